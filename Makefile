@@ -1,0 +1,71 @@
+# GNU make. Every target bootstraps what it needs: a fresh clone only needs
+# python3 (3.11+), node/npm and access to PyPI + the npm registry.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-builtin-rules
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+INSTALL_STAMP := $(VENV)/.installed
+
+# buf comes from the npm registry (package ships the binary), installed locally.
+BUF_VERSION := 1.75.0
+TOOLS := .tools
+BUF := $(TOOLS)/node_modules/.bin/buf
+BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
+
+PY_SOURCES := client_sdk server bots tests tools
+PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
+
+.PHONY: help install buf protos lint test run bench-engine fmt clean
+
+help: ## list targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
+
+$(INSTALL_STAMP): requirements-dev.txt $(PYPROJECTS)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -r requirements-dev.txt -e client_sdk -e server -e bots
+	touch $@
+
+install: $(INSTALL_STAMP) ## create .venv with dev tools + the three packages (editable)
+
+$(BUF_STAMP):
+	npm install --prefix $(TOOLS) --no-save --no-package-lock --no-audit --no-fund \
+		@bufbuild/buf@$(BUF_VERSION)
+	$(BUF) --version
+	touch $@
+
+buf: $(BUF_STAMP) ## install the pinned buf (BUF_VERSION, npm @bufbuild/buf) into .tools/
+
+protos: $(INSTALL_STAMP) ## regenerate client_sdk/src/spades/v1 from protos/ (tools/gen_protos.py)
+	$(PY) tools/gen_protos.py client_sdk/src
+
+lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy + buf lint
+	$(VENV)/bin/ruff check $(PY_SOURCES)
+	$(VENV)/bin/ruff format --check $(PY_SOURCES)
+	$(PY) -m mypy
+	@if [ -n "$$(find protos -name '*.proto' 2>/dev/null)" ]; then \
+		echo "$(BUF) lint"; $(BUF) lint; \
+	else echo "buf lint: no .proto files under protos/, skipped"; fi
+
+test: lint ## lint, then pytest
+	$(PY) -m pytest
+
+run: $(INSTALL_STAMP) ## run the engine demo (later: the server)
+	$(PY) -m spades.engine.demo
+
+bench-engine: $(INSTALL_STAMP) ## engine micro-benchmark
+	$(PY) tests/benchmarks/bench_engine.py
+
+fmt: $(INSTALL_STAMP) ## ruff format + ruff check --fix
+	$(VENV)/bin/ruff format $(PY_SOURCES)
+	$(VENV)/bin/ruff check --fix $(PY_SOURCES)
+
+clean: ## remove .venv, .tools/node_modules, caches and build artifacts (keeps generated stubs)
+	rm -rf $(VENV) $(TOOLS)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf build dist */build */dist */src/*.egg-info
+	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +

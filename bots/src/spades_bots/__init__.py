@@ -1,0 +1,1 @@
+"""Spades bots: automated players that connect through the Spades SDK."""

@@ -1,0 +1,86 @@
+"""The Spades rules engine: pure, deterministic, and fast enough for search.
+
+>>> from spades.engine import Rules, seated_match
+>>> state, events = seated_match(Rules(), seed=bytes(32))
+>>> len(state.legal_actions(state.turn))  # the first bidder may bid Nil or 1..13
+14
+"""
+
+from spades.engine import events
+from spades.engine.actions import (
+    BID,
+    BLIND,
+    CONCEDE,
+    LOOK,
+    PLAY,
+    Action,
+    Bid,
+    ChooseBlindNil,
+    Concede,
+    MakeBid,
+    PassCards,
+    PlayCard,
+    pass_cards,
+)
+from spades.engine.cards import CARDS, Card, Suit, card, cards_of, format_cards, parse_cards
+from spades.engine.errors import IllegalAction, InvalidRules
+from spades.engine.match import (
+    SEAT_NAMES,
+    CompletedTrick,
+    MatchState,
+    Phase,
+    effective_suit,
+    new_match,
+    seat_name,
+    seated_match,
+)
+from spades.engine.rules import Clock, Direction, Rules
+from spades.engine.scoring import score_side
+from spades.engine.shuffle import SHUFFLE_VERSION, commitment, new_seed
+from spades.engine.views import SeatView, Viewer, redact, view, visible_cards
+
+__all__ = [
+    "BID",
+    "BLIND",
+    "CARDS",
+    "CONCEDE",
+    "LOOK",
+    "PLAY",
+    "SEAT_NAMES",
+    "SHUFFLE_VERSION",
+    "Action",
+    "Bid",
+    "Card",
+    "ChooseBlindNil",
+    "Clock",
+    "CompletedTrick",
+    "Concede",
+    "Direction",
+    "IllegalAction",
+    "InvalidRules",
+    "MakeBid",
+    "MatchState",
+    "PassCards",
+    "Phase",
+    "PlayCard",
+    "Rules",
+    "SeatView",
+    "Suit",
+    "Viewer",
+    "card",
+    "cards_of",
+    "commitment",
+    "effective_suit",
+    "events",
+    "format_cards",
+    "new_match",
+    "new_seed",
+    "parse_cards",
+    "pass_cards",
+    "redact",
+    "score_side",
+    "seat_name",
+    "seated_match",
+    "view",
+    "visible_cards",
+]

@@ -1,0 +1,112 @@
+"""What each seat, and a spectator, may know: the one place hidden information is decided.
+
+:func:`redact` gives the copy of an event a viewer may receive; :func:`view` gives a viewer's
+whole picture of a match at this moment. A viewer is a seat number, or ``None`` for a
+spectator, who sees only what is public.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from spades.engine import events as ev
+from spades.engine.actions import Action, Bid
+from spades.engine.cards import Card, cards_of
+from spades.engine.match import CompletedTrick, MatchState, Phase
+from spades.engine.rules import Rules
+
+Viewer = int | None
+
+
+def redact(event: ev.Event, viewer: Viewer) -> ev.Event:
+    """The event as ``viewer`` may see it; the same object when nothing in it is hidden."""
+    if isinstance(event, ev.CardsDealt):
+        if event.seat == viewer and not event.face_down:
+            return event
+        return replace(event, cards=None)
+    if isinstance(event, ev.CardsShown):
+        return event if event.seat == viewer else replace(event, cards=None)
+    if isinstance(event, ev.CardsPassed):
+        if viewer is not None and viewer in (event.from_seat, event.to_seat):
+            return event
+        return replace(event, cards=None)
+    if isinstance(event, ev.TableCreated):
+        return replace(event, seed=None)
+    return event
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """Everything one viewer may know about a match at one moment."""
+
+    viewer: Viewer
+    rules: Rules
+    phase: Phase
+    players: tuple[tuple[str, bool] | None, ...]
+    hand_number: int
+    dealer: int
+    turn: int
+    #: The viewer's own cards; None for a spectator or while the seat has not looked yet.
+    hand: tuple[Card, ...] | None
+    #: How many cards each seat holds.
+    hand_sizes: tuple[int, ...]
+    bids: tuple[Bid | None, ...]
+    blind_nil_pending: tuple[int, ...]
+    leader: int
+    current_trick: tuple[tuple[int, Card], ...]
+    completed_tricks: tuple[CompletedTrick, ...]
+    tricks_won: tuple[int, ...]
+    spades_broken: bool
+    scores: tuple[int, ...]
+    bags: tuple[int, ...]
+    hand_results: tuple[ev.HandScored, ...]
+    legal_actions: tuple[Action, ...]
+    seed_commitment: bytes
+    #: Only once the match is over.
+    seed: bytes | None
+    end: ev.MatchEnded | None
+
+
+def view(state: MatchState, viewer: Viewer) -> SeatView:
+    """What ``viewer`` (a seat, or None for a spectator) may know of ``state`` now."""
+    hand: tuple[Card, ...] | None = None
+    legal: tuple[Action, ...] = ()
+    if viewer is not None:
+        if state.visible[viewer]:
+            hand = tuple(cards_of(state.hands[viewer]))
+        legal = tuple(state.legal_actions(viewer))
+    hand_number_started = state.phase is not Phase.WAITING_FOR_PLAYERS
+    return SeatView(
+        viewer=viewer,
+        rules=state.rules,
+        phase=state.phase,
+        players=tuple(state.players),
+        hand_number=state.hand_number,
+        dealer=state.dealer,
+        turn=state.turn,
+        hand=hand,
+        hand_sizes=tuple(h.bit_count() for h in state.hands) if hand_number_started else (),
+        bids=tuple(state.bids),
+        blind_nil_pending=state.blind_pending,
+        leader=state.leader,
+        current_trick=tuple(state.current_trick()),
+        completed_tricks=state.completed_tricks,
+        tricks_won=tuple(state.tricks_won),
+        spades_broken=state.spades_broken,
+        scores=tuple(state.scores),
+        bags=tuple(state.bags),
+        hand_results=state.hand_results,
+        legal_actions=legal,
+        seed_commitment=state.seed_commitment,
+        seed=state.seed if state.phase is Phase.ENDED else None,
+        end=state.end,
+    )
+
+
+def visible_cards(seat_view: SeatView) -> set[Card]:
+    """Every card a view shows: the viewer's hand, the trick, and the finished tricks."""
+    shown: set[Card] = set(seat_view.hand or ())
+    shown.update(card for _, card in seat_view.current_trick)
+    for trick in seat_view.completed_tricks:
+        shown.update(trick.cards)
+    return shown

@@ -1,0 +1,1 @@
+"""Spades table service: gRPC server hosting Spades tables."""

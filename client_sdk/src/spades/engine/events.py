@@ -23,6 +23,8 @@ class TableCreated:
     shuffle_version: str
     #: Secret until the match ends; ``None`` in every view.
     seed: bytes | None
+    #: Operator-given deals, one per hand from the first (each a hand per seat); secret too.
+    preset_deals: tuple[tuple[tuple[Card, ...], ...], ...] | None = ()
 
 
 @dataclass(frozen=True, slots=True)

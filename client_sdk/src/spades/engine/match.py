@@ -44,7 +44,7 @@ from spades.engine.cards import (
     cards_of,
     iter_cards,
 )
-from spades.engine.errors import IllegalAction
+from spades.engine.errors import IllegalAction, InvalidRules
 from spades.engine.rules import TWO_OF_CLUBS, Rules
 from spades.engine.scoring import score_side
 from spades.engine.shuffle import SHUFFLE_VERSION, commitment, deal, first_dealer, new_seed
@@ -131,6 +131,7 @@ class MatchState:
         "phase",
         "played",
         "players",
+        "preset_deals",
         "rules",
         "scores",
         "seed",
@@ -148,6 +149,7 @@ class MatchState:
     tables: _Tables
     seed: bytes | None
     seed_commitment: bytes
+    preset_deals: tuple[tuple[tuple[Card, ...], ...], ...]
     players: list[tuple[str, bool] | None]
     phase: Phase
     hand_number: int
@@ -553,7 +555,11 @@ class MatchState:
             dealer = (self.dealer + tables.step) % tables.players
         eligible = self._blind_nil_eligible(dealer)
         self._emit(ev.HandStarted(number, dealer, eligible), out)
-        hands = deal(self.seed, number, tables.deck, tables.players, tables.hand_size)
+        hands: Sequence[Sequence[int]]
+        if number <= len(self.preset_deals):
+            hands = self.preset_deals[number - 1]
+        else:
+            hands = deal(self.seed, number, tables.deck, tables.players, tables.hand_size)
         for seat, cards in enumerate(hands):
             shown = tuple(sorted(CARDS[n] for n in cards))
             self._emit(ev.CardsDealt(seat, shown, len(shown), seat in eligible), out)
@@ -585,6 +591,7 @@ class MatchState:
         self.tables = tables
         self.seed = event.seed
         self.seed_commitment = event.seed_commitment
+        self.preset_deals = event.preset_deals or ()
         self.players = [None] * tables.players
         self.phase = Phase.WAITING_FOR_PLAYERS
         self.hand_number = 0
@@ -783,24 +790,56 @@ _EVOLVERS: Final[dict[type, Any]] = {
 
 
 def new_match(
-    rules: Rules | None = None, seed: bytes | None = None
+    rules: Rules | None = None,
+    seed: bytes | None = None,
+    preset_deals: Sequence[Sequence[Iterable[int]]] = (),
 ) -> tuple[MatchState, list[ev.Event]]:
-    """A new match waiting for players, and its TableCreated event. A fresh seed by default."""
+    """A new match waiting for players, and its TableCreated event. A fresh seed by default.
+
+    ``preset_deals`` gives the first hands' cards (one list of cards per seat); each must deal
+    the rule set's deck out as the shuffle would (the hand sizes, no card twice).
+    """
     rules = rules or Rules()
     seed = new_seed() if seed is None else seed
-    created = ev.TableCreated(rules, commitment(seed), SHUFFLE_VERSION, seed)
+    deals = tuple(
+        _check_preset_deal(rules, number, hands) for number, hands in enumerate(preset_deals, 1)
+    )
+    created = ev.TableCreated(rules, commitment(seed), SHUFFLE_VERSION, seed, deals)
     state = MatchState()
     state.evolve(created)
     return state, [created]
+
+
+def _check_preset_deal(
+    rules: Rules, number: int, hands: Sequence[Iterable[int]]
+) -> tuple[tuple[Card, ...], ...]:
+    cards = tuple(tuple(sorted(CARDS[n] for n in hand)) for hand in hands)
+    where = f"preset deal {number}"
+    if len(cards) != rules.players:
+        raise InvalidRules(where, f"deal one hand to each of the {rules.players} seats")
+    seen = 0
+    for seat, hand in enumerate(cards):
+        mask = _mask(hand)
+        if len(hand) != rules.hand_size or mask.bit_count() != rules.hand_size:
+            raise InvalidRules(
+                where, f"{SEAT_NAMES[seat]} must get {rules.hand_size} different cards"
+            )
+        if mask & ~rules.deck_mask:
+            raise InvalidRules(where, f"{SEAT_NAMES[seat]} holds a card this deck does not have")
+        if mask & seen:
+            raise InvalidRules(where, "a card is dealt twice")
+        seen |= mask
+    return cards
 
 
 def seated_match(
     rules: Rules | None = None,
     seed: bytes | None = None,
     names: Sequence[str] | None = None,
+    preset_deals: Sequence[Sequence[Iterable[int]]] = (),
 ) -> tuple[MatchState, list[ev.Event]]:
     """A new match with every seat taken (by bots named after their seats), first hand dealt."""
-    state, events = new_match(rules, seed)
+    state, events = new_match(rules, seed, preset_deals)
     for seat in range(state.players_count):
         name = names[seat] if names else SEAT_NAMES[seat]
         state, more = state.apply_seat(seat, name, bot=True)

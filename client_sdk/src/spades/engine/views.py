@@ -31,7 +31,7 @@ def redact(event: ev.Event, viewer: Viewer) -> ev.Event:
             return event
         return replace(event, cards=None)
     if isinstance(event, ev.TableCreated):
-        return replace(event, seed=None)
+        return replace(event, seed=None, preset_deals=None)
     return event
 
 

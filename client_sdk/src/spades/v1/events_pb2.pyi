@@ -63,6 +63,7 @@ class TableCreated(_message.Message):
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     SHUFFLE_VERSION_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    PRESET_DEALS_FIELD_NUMBER: _builtins.int
     seed_commitment: _builtins.bytes
     """SHA-256 of the seed, published now so the deals can be verified when the seed is revealed."""
     shuffle_version: _builtins.str
@@ -73,6 +74,12 @@ class TableCreated(_message.Message):
     def rules(self) -> _rules_pb2.RuleSet:
         """The rules of the match."""
 
+    @_builtins.property
+    def preset_deals(self) -> _containers.RepeatedCompositeFieldContainer[Global___Deal]:
+        """Deals given by the operator (duplicate events, tests), one per hand from the first; hands
+        past the last one are shuffled from the seed. Secret like the seed.
+        """
+
     def __init__(
         self,
         *,
@@ -80,14 +87,63 @@ class TableCreated(_message.Message):
         seed_commitment: _builtins.bytes = ...,
         shuffle_version: _builtins.str = ...,
         seed: _builtins.bytes = ...,
+        preset_deals: _abc.Iterable[Global___Deal] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules", "seed", b"seed", "seed_commitment", b"seed_commitment", "shuffle_version", b"shuffle_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["preset_deals", b"preset_deals", "rules", b"rules", "seed", b"seed", "seed_commitment", b"seed_commitment", "shuffle_version", b"shuffle_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TableCreated: _TypeAlias = TableCreated  # noqa: Y015
+
+@_typing.final
+class Deal(_message.Message):
+    """The cards of one hand, seat by seat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HANDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___DealtHand]:
+        """One entry per seat, in seat order (North first)."""
+
+    def __init__(
+        self,
+        *,
+        hands: _abc.Iterable[Global___DealtHand] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hands", b"hands"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Deal: _TypeAlias = Deal  # noqa: Y015
+
+@_typing.final
+class DealtHand(_message.Message):
+    """The cards one seat receives in a deal."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]:
+        """The cards."""
+
+    def __init__(
+        self,
+        *,
+        cards: _abc.Iterable[_cards_pb2.Card] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DealtHand: _TypeAlias = DealtHand  # noqa: Y015
 
 @_typing.final
 class Player(_message.Message):

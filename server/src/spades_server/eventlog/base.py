@@ -1,0 +1,386 @@
+"""The event-log interface: one append-only stream of opaque byte events per table.
+
+Every backend (the embedded SQLite file today, PostgreSQL later) implements :class:`EventLog`
+and passes the same contract tests (``tests/eventlog``). The log knows nothing about Spades:
+an event is ``bytes`` (a serialised protobuf message to the server) stored under a stream id
+(a table id) at a *version*, its 1-based position within the stream, and at a global
+*position* that orders all events of all streams.
+
+Writers use optimistic concurrency: ``append(stream, expected_version, events)`` writes iff the
+stream is still at ``expected_version``, else raises :class:`VersionConflict` and writes nothing.
+Whoever loses a race reloads and decides again.
+
+Readers either read (``read``, ``read_all``) or subscribe (``subscribe``, ``subscribe_all``):
+a subscription yields every event after the given version or position, in order, then every
+event appended later, with no gap and no duplicate, until the consumer stops or the log closes
+(:class:`LogClosed`). Subscriptions are implemented here once, on top of a backend's ``read``
+methods and an :class:`AppendNotifier` that the backend feeds with what it committed.
+
+Example (with the SQLite backend)::
+
+    log = SqliteEventLog("tables.db")
+    await log.open()
+    stored = await log.append("table-1", 0, [b"created", b"seated"])
+    assert [event.version for event in stored] == [1, 2]
+    async with contextlib.aclosing(log.subscribe("table-1")) as events:
+        async for event in events:
+            ...
+    await log.close()
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import bisect
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass, field
+from typing import Self
+
+__all__ = [
+    "AppendNotifier",
+    "EventLog",
+    "LogClosed",
+    "StoredEvent",
+    "VersionConflict",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One event as the log stored it."""
+
+    stream_id: str
+    version: int  # 1-based position within its stream
+    position: int  # global order across all streams, strictly increasing
+    recorded_at: float  # unix seconds when stored
+    data: bytes
+
+
+class VersionConflict(Exception):
+    """An append expected the stream at one version but found it at another; nothing was written.
+
+    Another writer moved first: reload the stream, decide again, and append with the new version.
+    """
+
+    def __init__(self, stream_id: str, expected: int, actual: int) -> None:
+        self.stream_id = stream_id
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"stream {stream_id!r} is at version {actual}, not the expected {expected}; "
+            "nothing was appended"
+        )
+
+    def __reduce__(self) -> tuple[type[VersionConflict], tuple[str, int, int]]:
+        return (VersionConflict, (self.stream_id, self.expected, self.actual))
+
+
+class LogClosed(Exception):
+    """The event log is closed (or was never opened): no more appends, reads or live events."""
+
+
+class EventLog(abc.ABC):
+    """An append-only store of byte events in versioned streams, with live subscriptions.
+
+    A backend implements ``open``, ``close``, ``append``, ``read``, ``stream_version`` and
+    ``read_all``, and reports every event it committed to ``self.notifier`` (in commit order);
+    the subscriptions are shared. All coroutines must run on the event loop that opened the log.
+    """
+
+    #: How many events a subscription reads from storage at a time while it catches up.
+    subscription_batch_size: int = 500
+
+    def __init__(self) -> None:
+        self.notifier = AppendNotifier()
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def open(self) -> None:
+        """Create or migrate the schema and start the backend's workers."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Finish queued appends, stop the workers and end all subscriptions. Idempotent."""
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # -- writing and reading ------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def append(
+        self, stream_id: str, expected_version: int, events: Sequence[bytes]
+    ) -> list[StoredEvent]:
+        """Append ``events`` atomically iff the stream is at ``expected_version`` (0: new stream).
+
+        Returns the stored events, once they are durable per the backend's durability setting.
+        Raises :class:`VersionConflict` (nothing written) if the stream is at another version.
+        """
+
+    @abc.abstractmethod
+    async def read(
+        self, stream_id: str, after_version: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        """The stream's events with a version above ``after_version``, oldest first."""
+
+    @abc.abstractmethod
+    async def stream_version(self, stream_id: str) -> int:
+        """The stream's current version: the version of its last event, 0 if it has none."""
+
+    @abc.abstractmethod
+    async def read_all(self, after_position: int = 0, limit: int = 1000) -> list[StoredEvent]:
+        """Events of all streams with a position above ``after_position``, by position."""
+
+    # -- subscriptions ------------------------------------------------------------------------
+
+    async def subscribe(
+        self, stream_id: str, after_version: int = 0
+    ) -> AsyncGenerator[StoredEvent, None]:
+        """Every event of the stream after ``after_version``, in order, then live ones, forever.
+
+        Raises :class:`LogClosed` when the log closes. Close the iterator when done (for
+        example with ``contextlib.aclosing``) so that the log stops tracking it at once.
+        """
+        _check_stream_id(stream_id)
+        _check_not_negative("after_version", after_version)
+        notifier = self.notifier
+        # Watch before the first read: everything committed from now on is published to us,
+        # everything committed before is visible to the read, so nothing falls in between.
+        notifier.watch_stream(stream_id)
+        try:
+            cursor = after_version
+            while True:
+                batch = notifier.recent_in_stream(stream_id, cursor, self.subscription_batch_size)
+                if batch is None:
+                    batch = await self.read(stream_id, cursor, self.subscription_batch_size)
+                if not batch:
+                    await notifier.wait_for_stream(stream_id, cursor)
+                    continue
+                for event in batch:
+                    if event.version <= cursor:  # a read may overlap what was published
+                        continue
+                    if event.version != cursor + 1:
+                        raise RuntimeError(
+                            f"stream {stream_id!r} jumps from version {cursor} to {event.version}"
+                        )
+                    yield event
+                    cursor = event.version
+        finally:
+            notifier.unwatch_stream(stream_id)
+
+    async def subscribe_all(self, after_position: int = 0) -> AsyncGenerator[StoredEvent, None]:
+        """Every event of every stream after ``after_position``, by position, then live ones.
+
+        Raises :class:`LogClosed` when the log closes.
+        """
+        _check_not_negative("after_position", after_position)
+        notifier = self.notifier
+        cursor = after_position
+        while True:
+            batch = notifier.recent_in_all(cursor, self.subscription_batch_size)
+            if batch is None:
+                notifier.check_open()
+                batch = await self.read_all(cursor, self.subscription_batch_size)
+            if not batch:
+                await notifier.wait_for_position(cursor)
+                continue
+            for event in batch:
+                if event.position > cursor:
+                    yield event
+                    cursor = event.position
+
+
+@dataclass(slots=True)
+class _WatchedStream:
+    """What the notifier keeps for a stream that has subscribers."""
+
+    subscribers: int = 0
+    head: int = 0  # highest version published since the stream was first watched
+    recent: list[StoredEvent] = field(default_factory=list)  # contiguous versions
+    wakeup: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class AppendNotifier:
+    """Tells waiting subscriptions what was committed, and keeps the latest events in memory.
+
+    A backend calls :meth:`publish` on the event loop with each batch of committed events, in
+    commit order. Each waiting subscription then wakes once per batch and takes the new events
+    from memory, so a burst of appends costs no storage read per subscriber per event. A backend
+    that only learns *that* something was committed (PostgreSQL NOTIFY from another replica)
+    calls :meth:`advance` instead; subscribers then read the new events from storage once each.
+
+    Memory stays bounded: at most ``keep_all`` recent events for ``subscribe_all`` and
+    ``keep_per_stream`` recent events for each stream that currently has a subscriber.
+    A subscriber further behind than that reads from storage.
+    """
+
+    def __init__(self, *, keep_all: int = 4096, keep_per_stream: int = 256) -> None:
+        self._keep_all = keep_all
+        self._keep_per_stream = keep_per_stream
+        self._closed = False
+        self._watched: dict[str, _WatchedStream] = {}
+        self._head_position = 0
+        self._all_wakeup = asyncio.Event()
+        # ``_recent`` holds every committed event with a position above ``_complete_after``;
+        # None until the backend says where publishing starts (``start``).
+        self._recent: list[StoredEvent] = []
+        self._complete_after: int | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def check_open(self) -> None:
+        if self._closed:
+            raise LogClosed("the event log is closed")
+
+    def start(self, head_position: int) -> None:
+        """Begin publishing: every event after ``head_position`` will be published."""
+        self._closed = False
+        self._head_position = max(self._head_position, head_position)
+        self._all_wakeup = asyncio.Event()
+        self._recent.clear()
+        self._complete_after = head_position
+
+    def close(self) -> None:
+        """End every subscription: waiting ones raise :class:`LogClosed`."""
+        self._closed = True
+        self._recent.clear()
+        self._complete_after = None
+        self._all_wakeup.set()
+        for watched in self._watched.values():
+            watched.recent.clear()
+            watched.wakeup.set()
+
+    # -- backend side -------------------------------------------------------------------------
+
+    def publish(self, events: Sequence[StoredEvent]) -> None:
+        """Record events just committed (in commit order) and wake their subscribers."""
+        if self._closed or not events:
+            return
+        woken: list[_WatchedStream] = []
+        for event in events:
+            self._head_position = max(self._head_position, event.position)
+            if self._complete_after is not None:
+                self._recent.append(event)
+            watched = self._watched.get(event.stream_id)
+            if watched is not None:
+                recent = watched.recent
+                if recent and recent[-1].version + 1 != event.version:
+                    recent.clear()  # keep only contiguous versions
+                recent.append(event)
+                if len(recent) > 2 * self._keep_per_stream:
+                    del recent[: len(recent) - self._keep_per_stream]
+                watched.head = max(watched.head, event.version)
+                woken.append(watched)
+        if len(self._recent) > 2 * self._keep_all:
+            drop = len(self._recent) - self._keep_all
+            self._complete_after = self._recent[drop - 1].position
+            del self._recent[:drop]
+        for watched in woken:
+            _wake(watched)
+        self._wake_all()
+
+    def advance(self, stream_id: str, version: int, position: int) -> None:
+        """Note a commit known only by its stream, version and position (no event data)."""
+        if self._closed:
+            return
+        self._head_position = max(self._head_position, position)
+        # What is in memory may now miss events: serve from storage up to here.
+        self._recent.clear()
+        if self._complete_after is not None:
+            self._complete_after = max(self._complete_after, position)
+        watched = self._watched.get(stream_id)
+        if watched is not None:
+            watched.recent.clear()
+            watched.head = max(watched.head, version)
+            _wake(watched)
+        self._wake_all()
+
+    # -- subscriber side ----------------------------------------------------------------------
+
+    def watch_stream(self, stream_id: str) -> None:
+        self.check_open()
+        watched = self._watched.get(stream_id)
+        if watched is None:
+            watched = self._watched[stream_id] = _WatchedStream()
+        watched.subscribers += 1
+
+    def unwatch_stream(self, stream_id: str) -> None:
+        watched = self._watched.get(stream_id)
+        if watched is None:
+            return
+        watched.subscribers -= 1
+        if watched.subscribers <= 0:
+            del self._watched[stream_id]
+
+    def recent_in_stream(
+        self, stream_id: str, after_version: int, limit: int
+    ) -> list[StoredEvent] | None:
+        """Events of a watched stream after ``after_version`` from memory ([] if none is newer),
+        or None if memory does not reach back that far and storage must be read."""
+        self.check_open()
+        watched = self._watched.get(stream_id)
+        if watched is None or not watched.recent:
+            return None
+        recent = watched.recent
+        first = recent[0].version
+        if after_version + 1 < first:
+            return None
+        start = after_version + 1 - first
+        return recent[start : start + limit]
+
+    def recent_in_all(self, after_position: int, limit: int) -> list[StoredEvent] | None:
+        """Events after ``after_position`` from memory ([] if none is newer), or None if memory
+        does not reach back that far and storage must be read."""
+        self.check_open()
+        if self._complete_after is None or after_position < self._complete_after:
+            return None
+        start = bisect.bisect_right(self._recent, after_position, key=_position_of)
+        return self._recent[start : start + limit]
+
+    async def wait_for_stream(self, stream_id: str, after_version: int) -> None:
+        """Return once a version above ``after_version`` of the (watched) stream was published."""
+        watched = self._watched[stream_id]
+        while True:
+            self.check_open()
+            if watched.head > after_version:
+                return
+            await watched.wakeup.wait()
+
+    async def wait_for_position(self, after_position: int) -> None:
+        """Return once an event with a position above ``after_position`` was published."""
+        while True:
+            self.check_open()
+            if self._head_position > after_position:
+                return
+            await self._all_wakeup.wait()
+
+    def _wake_all(self) -> None:
+        wakeup, self._all_wakeup = self._all_wakeup, asyncio.Event()
+        wakeup.set()
+
+
+def _wake(watched: _WatchedStream) -> None:
+    wakeup, watched.wakeup = watched.wakeup, asyncio.Event()
+    wakeup.set()
+
+
+def _position_of(event: StoredEvent) -> int:
+    return event.position
+
+
+def _check_stream_id(stream_id: str) -> None:
+    if not isinstance(stream_id, str) or not stream_id:
+        raise ValueError(f"a stream id must be a non-empty string, not {stream_id!r}")
+
+
+def _check_not_negative(name: str, value: int) -> None:
+    if value < 0:
+        raise ValueError(f"{name} must be 0 or more, not {value}")

@@ -1,0 +1,131 @@
+"""What only the SQLite backend promises: its file format, group commit, and crash safety."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from spades_server.eventlog import Durability, SqliteEventLog, VersionConflict
+
+pytestmark = pytest.mark.asyncio
+
+CRASH_WRITER = Path(__file__).with_name("crash_writer.py")
+
+
+async def test_the_file_is_in_wal_mode_with_a_versioned_schema(tmp_path: Path) -> None:
+    path = tmp_path / "events.db"
+    async with SqliteEventLog(path) as log:
+        await log.append("table-1", 0, [b"a"])
+
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 1
+        rows = connection.execute("SELECT stream_id, version, data FROM events").fetchall()
+        assert rows == [("table-1", 1, b"a")]
+        with pytest.raises(sqlite3.IntegrityError):  # the unique key is the final guard
+            connection.execute(
+                "INSERT INTO events (stream_id, version, recorded_at, data)"
+                " VALUES ('table-1', 1, 0, x'00')"
+            )
+
+
+async def test_a_file_written_by_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "events.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA user_version = 99")
+    log = SqliteEventLog(path)
+    with pytest.raises(RuntimeError, match="schema 99"):
+        await log.open()
+    await log.close()
+
+
+async def test_bad_settings_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="file path"):
+        SqliteEventLog(":memory:")
+    with pytest.raises(ValueError, match="durability"):
+        SqliteEventLog(tmp_path / "x.db", durability="sometimes")  # type: ignore[arg-type]
+
+
+async def test_concurrent_appends_share_commits(tmp_path: Path) -> None:
+    async with SqliteEventLog(tmp_path / "events.db", durability="full") as log:
+        await log.append("warm-up", 0, [b"x"])
+        commits_before = log.commits
+        results = await asyncio.gather(
+            *(log.append(f"table-{n}", 0, [b"a", b"b"]) for n in range(64)),
+            *(log.append("contested", 0, [f"{n}".encode()]) for n in range(16)),
+            return_exceptions=True,
+        )
+        commits = log.commits - commits_before
+
+    stored = [result for result in results if isinstance(result, list)]
+    conflicts = [result for result in results if isinstance(result, VersionConflict)]
+    assert len(stored) == 65 and len(conflicts) == 15  # one conflict fails only its own append
+    assert commits < 20, f"{commits} commits for 80 concurrent appends: no group commit"
+
+
+@pytest.mark.parametrize("durability", ["normal", "full"])
+async def test_a_killed_writer_loses_no_acknowledged_append(
+    tmp_path: Path, durability: Durability
+) -> None:
+    path = tmp_path / "events.db"
+    acknowledged = kill_while_appending(path, durability, streams=8, acks_before_kill=400)
+
+    assert sum(version // 2 for version in acknowledged.values()) >= 400
+    async with SqliteEventLog(path, durability=durability) as log:
+        everything = await log.read_all(limit=1_000_000)
+        assert len({(event.stream_id, event.version) for event in everything}) == len(everything)
+        for stream_id, acknowledged_version in acknowledged.items():
+            events = await log.read(stream_id)
+            assert len(events) >= acknowledged_version, f"{stream_id} lost acknowledged events"
+            assert [event.version for event in events] == list(range(1, len(events) + 1))
+            assert [event.data for event in events] == [
+                f"{stream_id}#{event.version}".encode() for event in events
+            ]
+            assert len(events) % 2 == 0  # two-event appends are all or nothing
+
+
+def kill_while_appending(
+    path: Path, durability: Durability, *, streams: int, acks_before_kill: int
+) -> dict[str, int]:
+    """Run crash_writer.py, SIGKILL it after enough acks; the last acked version per stream."""
+    child = subprocess.Popen(
+        [sys.executable, str(CRASH_WRITER), str(path), durability, str(streams)],
+        stdout=subprocess.PIPE,
+    )
+    assert child.stdout is not None
+    output = b""
+    deadline = time.monotonic() + 15
+    try:
+        while output.count(b"\n") < acks_before_kill + 1:  # +1: the "ready" line
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, f"the writer acknowledged too little: {output[-200:]!r}"
+            readable, _, _ = select.select([child.stdout], [], [], remaining)
+            if readable:
+                chunk = os.read(child.stdout.fileno(), 65536)
+                assert chunk, f"the writer exited early with {child.poll()}"
+                output += chunk
+        child.send_signal(signal.SIGKILL)
+        output += child.stdout.read()  # acks printed before the kill still count
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
+    assert child.returncode == -signal.SIGKILL
+
+    acknowledged: dict[str, int] = {}
+    lines = output.split(b"\n")
+    assert lines[0] == b"ready"
+    for line in lines[1:-1]:  # the last piece may be cut short by the kill
+        stream_id, version = line.decode().split()
+        assert int(version) > acknowledged.get(stream_id, 0)
+        acknowledged[stream_id] = int(version)
+    return acknowledged

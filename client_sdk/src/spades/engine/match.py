@@ -190,17 +190,35 @@ class MatchState:
 
     def clone(self) -> MatchState:
         """An independent copy, cheap enough for search."""
+        # Every slot, spelled out (a loop of getattr/setattr costs ~3x more, and apply clones
+        # once per action); the lists are copied, everything else is immutable and shared.
         other = MatchState.__new__(MatchState)
-        for name in _IMMUTABLE_SLOTS:
-            setattr(other, name, getattr(self, name))
-        other.players = self.players[:]
-        other.hands = self.hands[:]
-        other.visible = self.visible[:]
+        other.bags = self.bags[:]
         other.bids = self.bids[:]
+        other.blind_pending = self.blind_pending
+        other.completed_tricks = self.completed_tricks
+        other.dealer = self.dealer
+        other.end = self.end
+        other.hand_number = self.hand_number
+        other.hand_results = self.hand_results
+        other.hands = self.hands[:]
+        other.leader = self.leader
+        other.passes_pending = self.passes_pending
+        other.phase = self.phase
+        other.played = self.played
+        other.players = self.players[:]
+        other.preset_deals = self.preset_deals
+        other.rules = self.rules
+        other.scores = self.scores[:]
+        other.seed = self.seed
+        other.seed_commitment = self.seed_commitment
+        other.spades_broken = self.spades_broken
+        other.tables = self.tables
+        other.timeouts = self.timeouts
         other.trick = self.trick[:]
         other.tricks_won = self.tricks_won[:]
-        other.scores = self.scores[:]
-        other.bags = self.bags[:]
+        other.turn = self.turn
+        other.visible = self.visible[:]
         return other
 
     # ------------------------------------------------------------------ questions
@@ -249,7 +267,7 @@ class MatchState:
         if phase is Phase.BIDDING:
             return [BID[tricks] for tricks in self._legal_bids(seat)]
         if phase is Phase.BLIND_NIL_CHOICE:
-            return [BLIND, LOOK]
+            return [BLIND, LOOK] if self._blind_nil_open(seat) else [LOOK]
         if phase is Phase.PASSING:
             hand = cards_of(self.hands[seat])
             count = self.rules.blind_nil_pass_cards
@@ -279,6 +297,13 @@ class MatchState:
             and not self.completed_tricks
             and bool(self.hands[seat] & (1 << TWO_OF_CLUBS))
         )
+
+    def _blind_nil_open(self, seat: int) -> bool:
+        # With a minimum team bid, one Blind Nil per team: the partner must then reach it.
+        if not self.rules.minimum_team_bid:
+            return True
+        partner_bid = self.bids[(seat + 2) % 4]
+        return partner_bid is None or not partner_bid.is_nil
 
     def _legal_bids(self, seat: int) -> list[int]:
         rules = self.rules
@@ -402,6 +427,11 @@ class MatchState:
         self.evolve(event)
 
     def _choose_blind(self, seat: int, blind: bool, out: list[ev.Event]) -> None:
+        if blind and not self._blind_nil_open(seat):
+            raise IllegalAction(
+                "your partner bid Blind Nil, so your team needs your bid to reach the "
+                f"minimum of {self.rules.minimum_team_bid}: look at your cards"
+            )
         self._emit(ev.BlindNilChosen(seat, blind), out)
         if blind:
             self._emit(ev.BidMade(seat, Bid.BLIND_NIL), out)
@@ -753,12 +783,6 @@ def _mask(cards: Iterable[int]) -> int:
         mask |= 1 << number
     return mask
 
-
-_IMMUTABLE_SLOTS: Final = tuple(
-    name
-    for name in MatchState.__slots__
-    if name not in ("players", "hands", "visible", "bids", "trick", "tricks_won", "scores", "bags")
-)
 
 _PHASE_WANTS: Final = {
     Phase.WAITING_FOR_PLAYERS: "players to sit down",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from spades.engine import events as ev
-from spades.engine.actions import Action, Bid
+from spades.engine.actions import Action, Bid, PassCards
 from spades.engine.cards import Card, cards_of
 from spades.engine.match import CompletedTrick, MatchState, Phase
 from spades.engine.rules import Rules
@@ -30,6 +30,11 @@ def redact(event: ev.Event, viewer: Viewer) -> ev.Event:
         if viewer is not None and viewer in (event.from_seat, event.to_seat):
             return event
         return replace(event, cards=None)
+    if isinstance(event, ev.TurnTimedOut) and isinstance(event.automatic_action, PassCards):
+        # A pass made by the clock is as private as one the player made.
+        if viewer is not None and viewer in (event.seat, (event.seat + 2) % 4):
+            return event
+        return replace(event, automatic_action=PassCards(()))
     if isinstance(event, ev.TableCreated):
         return replace(event, seed=None, preset_deals=None)
     return event

@@ -484,6 +484,7 @@ class MatchState:
         self._emit(ev.CardsPassed(seat, receiver, tuple(sorted(cards_of(mask))), count), out)
         if not self.visible[receiver]:
             self._emit(ev.CardsShown(receiver, tuple(cards_of(self.hands[receiver]))), out)
+        self._after_bidding_step(out)
 
     def _play(self, seat: int, card: int, out: list[ev.Event]) -> None:
         hand = self.hands[seat]
@@ -759,15 +760,19 @@ class MatchState:
             self.turn = self.leader
 
     def _passes_due(self) -> tuple[tuple[int, int], ...]:
-        # The partner passes first; the Blind Nil bidder then sees the cards and passes back.
+        # For each team with one Blind Nil bidder: the partner passes first, then the bidder
+        # sees the cards and passes back. Teams go in bidding order.
         if not self.rules.blind_nil_pass_cards:
             return ()
-        for seat, bid in enumerate(self.bids):
-            partner = (seat + 2) % 4
-            partner_bid = self.bids[partner]
+        passes: list[tuple[int, int]] = []
+        seat = self.dealer
+        for _ in range(self.tables.players):
+            seat = (seat + self.tables.step) % self.tables.players
+            bid = self.bids[seat]
+            partner_bid = self.bids[(seat + 2) % 4]
             if bid is not None and bid.blind and not (partner_bid and partner_bid.blind):
-                return ((partner, seat), (seat, partner))
-        return ()
+                passes += [((seat + 2) % 4, seat), (seat, (seat + 2) % 4)]
+        return tuple(passes)
 
     def _first_leader(self) -> int:
         if self.rules.two_of_clubs_leads:

@@ -55,8 +55,8 @@ lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy +
 test: lint ## lint, then pytest
 	$(PY) -m pytest
 
-run: $(INSTALL_STAMP) ## run the engine demo (later: the server)
-	$(PY) -m spades.engine.demo
+run: $(INSTALL_STAMP) ## play a demo match with the engine (later: start the server)
+	$(PY) -m spades.demo
 
 bench-engine: $(INSTALL_STAMP) ## engine micro-benchmark
 	$(PY) tests/benchmarks/bench_engine.py

@@ -116,3 +116,29 @@ def test_no_turn_to_time_out_before_the_start() -> None:
         state.automatic_action()
     with pytest.raises(IllegalAction):
         state.time_out()
+
+
+def test_the_seat_on_turn_may_claim_its_extension_once_per_turn() -> None:
+    from spades.engine import CLAIM_EXTENSION, IllegalAction, seated_match
+    from spades.engine import events as ev_
+
+    state, _ = seated_match(Rules(), seed=bytes(32))
+    seat = state.turn
+    other = (seat + 1) % 4
+    with pytest.raises(IllegalAction, match="turn"):
+        state.apply(other, CLAIM_EXTENSION)
+    state, events = state.apply(seat, CLAIM_EXTENSION)
+    assert events == [ev_.ExtensionClaimed(seat)]
+    with pytest.raises(IllegalAction, match="already claimed"):
+        state.apply(seat, CLAIM_EXTENSION)
+    state, _ = state.apply(seat, state.legal_actions(seat)[1])
+    state, events = state.apply(state.turn, CLAIM_EXTENSION)
+    assert events == [ev_.ExtensionClaimed(state.turn)]
+
+
+def test_no_extension_to_claim_when_the_clock_has_none() -> None:
+    from spades.engine import CLAIM_EXTENSION, Clock, IllegalAction, seated_match
+
+    state, _ = seated_match(Rules(clock=Clock(1000, 0)), seed=bytes(32))
+    with pytest.raises(IllegalAction, match="no extension"):
+        state.apply(state.turn, CLAIM_EXTENSION)

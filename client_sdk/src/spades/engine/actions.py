@@ -100,7 +100,16 @@ class Concede:
         return "concede"
 
 
-Action = ChooseBlindNil | MakeBid | PassCards | PlayCard | Concede
+@dataclass(frozen=True, slots=True)
+class ClaimExtension:
+    """Take the turn's one extension of the clock (the server times turns; the engine only
+    checks that the claim is the seat's, once per turn)."""
+
+    def __str__(self) -> str:
+        return "claim the extension"
+
+
+Action = ChooseBlindNil | MakeBid | PassCards | PlayCard | Concede | ClaimExtension
 
 #: Interned actions, so hot loops never allocate them.
 PLAY: Final = tuple(PlayCard(CARDS[number]) for number in range(CARD_COUNT))
@@ -108,6 +117,7 @@ BID: Final = tuple(MakeBid(tricks) for tricks in range(19))
 BLIND: Final = ChooseBlindNil(True)
 LOOK: Final = ChooseBlindNil(False)
 CONCEDE: Final = Concede()
+CLAIM_EXTENSION: Final = ClaimExtension()
 
 
 def pass_cards(*cards: int | str) -> PassCards:

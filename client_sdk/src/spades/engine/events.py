@@ -139,6 +139,11 @@ class TurnTimedOut:
 
 
 @dataclass(frozen=True, slots=True)
+class ExtensionClaimed:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
 class Conceded:
     seat: int
 
@@ -176,6 +181,7 @@ Event = (
     | TrickWon
     | HandScored
     | TurnTimedOut
+    | ExtensionClaimed
     | Conceded
     | MatchEnded
     | SeedRevealed

@@ -29,6 +29,7 @@ from spades.engine.actions import (
     Action,
     Bid,
     ChooseBlindNil,
+    ClaimExtension,
     Concede,
     MakeBid,
     PassCards,
@@ -123,6 +124,7 @@ class MatchState:
         "completed_tricks",
         "dealer",
         "end",
+        "extension_claimed",
         "hand_number",
         "hand_results",
         "hands",
@@ -170,6 +172,8 @@ class MatchState:
     bags: list[int]
     hand_results: tuple[ev.HandScored, ...]
     timeouts: int
+    #: True while the latest event is the seat on turn claiming its extension.
+    extension_claimed: bool
     end: ev.MatchEnded | None
 
     def __init__(self) -> None:
@@ -177,6 +181,7 @@ class MatchState:
         self.phase = Phase.WAITING_FOR_PLAYERS
         self.turn = -1
         self.end = None
+        self.extension_claimed = False
 
     # ------------------------------------------------------------------ construction
 
@@ -199,6 +204,7 @@ class MatchState:
         other.completed_tricks = self.completed_tricks
         other.dealer = self.dealer
         other.end = self.end
+        other.extension_claimed = self.extension_claimed
         other.hand_number = self.hand_number
         other.hand_results = self.hand_results
         other.hands = self.hands[:]
@@ -360,6 +366,9 @@ class MatchState:
         self._check_turn(seat)
         out: list[ev.Event] = []
         phase = self.phase
+        if isinstance(action, ClaimExtension):
+            self._claim_extension(seat, out)
+            return out
         if isinstance(action, PlayCard) and phase is Phase.PLAYING:
             self._play(seat, action.card, out)
         elif isinstance(action, MakeBid) and phase is Phase.BIDDING:
@@ -371,6 +380,13 @@ class MatchState:
         else:
             raise IllegalAction(f"it is time for {_PHASE_WANTS[phase]}, not to {action}")
         return out
+
+    def _claim_extension(self, seat: int, out: list[ev.Event]) -> None:
+        if not self.rules.clock.extension_millis:
+            raise IllegalAction("this table's clock has no extension")
+        if self.extension_claimed:
+            raise IllegalAction("you have already claimed this turn's extension")
+        self._emit(ev.ExtensionClaimed(seat), out)
 
     def time_out(self) -> tuple[MatchState, list[ev.Event]]:
         """The state after the clock acts for the seat on turn: TurnTimedOut, then its events."""
@@ -613,6 +629,7 @@ class MatchState:
 
     def evolve(self, event: ev.Event) -> None:
         """Fold one event into this state (the only way a state changes)."""
+        self.extension_claimed = False
         _EVOLVERS[type(event)](self, event)
 
     def _on_table_created(self, event: ev.TableCreated) -> None:
@@ -723,6 +740,9 @@ class MatchState:
     def _on_turn_timed_out(self, event: ev.TurnTimedOut) -> None:
         self.timeouts += 1
 
+    def _on_extension_claimed(self, event: ev.ExtensionClaimed) -> None:
+        self.extension_claimed = True
+
     def _on_conceded(self, event: ev.Conceded) -> None:
         pass
 
@@ -812,6 +832,7 @@ _EVOLVERS: Final[dict[type, Any]] = {
     ev.TrickWon: MatchState._on_trick_won,
     ev.HandScored: MatchState._on_hand_scored,
     ev.TurnTimedOut: MatchState._on_turn_timed_out,
+    ev.ExtensionClaimed: MatchState._on_extension_claimed,
     ev.Conceded: MatchState._on_conceded,
     ev.MatchEnded: MatchState._on_match_ended,
     ev.SeedRevealed: MatchState._on_seed_revealed,

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from spades.v1 import cards_pb2 as spades_dot_v1_dot_cards__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17spades/v1/actions.proto\x12\tspades.v1\x1a\x15spades/v1/cards.proto\"\x89\x01\n\x03\x42id\x12!\n\x04kind\x18\x01 \x01(\x0e\x32\x13.spades.v1.Bid.Kind\x12\x0e\n\x06tricks\x18\x02 \x01(\r\"O\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x0f\n\x0bKIND_TRICKS\x10\x01\x12\x0c\n\x08KIND_NIL\x10\x02\x12\x12\n\x0eKIND_BLIND_NIL\x10\x03\"\x1f\n\x0e\x42lindNilChoice\x12\r\n\x05\x62lind\x18\x01 \x01(\x08\"*\n\x08\x43\x61rdPass\x12\x1e\n\x05\x63\x61rds\x18\x01 \x03(\x0b\x32\x0f.spades.v1.Card\"\x0c\n\nConcession\"\xe3\x01\n\x06\x41\x63tion\x12\x35\n\x10\x62lind_nil_choice\x18\x01 \x01(\x0b\x32\x19.spades.v1.BlindNilChoiceH\x00\x12\x1d\n\x03\x62id\x18\x02 \x01(\x0b\x32\x0e.spades.v1.BidH\x00\x12(\n\tcard_pass\x18\x03 \x01(\x0b\x32\x13.spades.v1.CardPassH\x00\x12$\n\tplay_card\x18\x04 \x01(\x0b\x32\x0f.spades.v1.CardH\x00\x12+\n\nconcession\x18\x05 \x01(\x0b\x32\x15.spades.v1.ConcessionH\x00\x42\x06\n\x04kindb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17spades/v1/actions.proto\x12\tspades.v1\x1a\x15spades/v1/cards.proto\"\x89\x01\n\x03\x42id\x12!\n\x04kind\x18\x01 \x01(\x0e\x32\x13.spades.v1.Bid.Kind\x12\x0e\n\x06tricks\x18\x02 \x01(\r\"O\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x0f\n\x0bKIND_TRICKS\x10\x01\x12\x0c\n\x08KIND_NIL\x10\x02\x12\x12\n\x0eKIND_BLIND_NIL\x10\x03\"\x1f\n\x0e\x42lindNilChoice\x12\r\n\x05\x62lind\x18\x01 \x01(\x08\"*\n\x08\x43\x61rdPass\x12\x1e\n\x05\x63\x61rds\x18\x01 \x03(\x0b\x32\x0f.spades.v1.Card\"\x0c\n\nConcession\"\x10\n\x0e\x45xtensionClaim\"\x99\x02\n\x06\x41\x63tion\x12\x35\n\x10\x62lind_nil_choice\x18\x01 \x01(\x0b\x32\x19.spades.v1.BlindNilChoiceH\x00\x12\x1d\n\x03\x62id\x18\x02 \x01(\x0b\x32\x0e.spades.v1.BidH\x00\x12(\n\tcard_pass\x18\x03 \x01(\x0b\x32\x13.spades.v1.CardPassH\x00\x12$\n\tplay_card\x18\x04 \x01(\x0b\x32\x0f.spades.v1.CardH\x00\x12+\n\nconcession\x18\x05 \x01(\x0b\x32\x15.spades.v1.ConcessionH\x00\x12\x34\n\x0f\x65xtension_claim\x18\x06 \x01(\x0b\x32\x19.spades.v1.ExtensionClaimH\x00\x42\x06\n\x04kindb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -42,6 +42,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CARDPASS']._serialized_end=276
   _globals['_CONCESSION']._serialized_start=278
   _globals['_CONCESSION']._serialized_end=290
-  _globals['_ACTION']._serialized_start=293
-  _globals['_ACTION']._serialized_end=520
+  _globals['_EXTENSIONCLAIM']._serialized_start=292
+  _globals['_EXTENSIONCLAIM']._serialized_end=308
+  _globals['_ACTION']._serialized_start=311
+  _globals['_ACTION']._serialized_end=592
 # @@protoc_insertion_point(module_scope)

@@ -135,6 +135,23 @@ class Concession(_message.Message):
 Global___Concession: _TypeAlias = Concession  # noqa: Y015
 
 @_typing.final
+class ExtensionClaim(_message.Message):
+    """Taking the turn's one extension of the clock."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExtensionClaim: _TypeAlias = ExtensionClaim  # noqa: Y015
+
+@_typing.final
 class Action(_message.Message):
     """Anything a seated player may do at the table."""
 
@@ -145,6 +162,7 @@ class Action(_message.Message):
     CARD_PASS_FIELD_NUMBER: _builtins.int
     PLAY_CARD_FIELD_NUMBER: _builtins.int
     CONCESSION_FIELD_NUMBER: _builtins.int
+    EXTENSION_CLAIM_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def blind_nil_choice(self) -> Global___BlindNilChoice:
         """Bid Blind Nil or look at the cards."""
@@ -165,6 +183,10 @@ class Action(_message.Message):
     def concession(self) -> Global___Concession:
         """Concede the match."""
 
+    @_builtins.property
+    def extension_claim(self) -> Global___ExtensionClaim:
+        """Claim the turn's extension."""
+
     def __init__(
         self,
         *,
@@ -173,12 +195,13 @@ class Action(_message.Message):
         card_pass: Global___CardPass | None = ...,
         play_card: _cards_pb2.Card | None = ...,
         concession: Global___Concession | None = ...,
+        extension_claim: Global___ExtensionClaim | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["bid", b"bid", "blind_nil_choice", b"blind_nil_choice", "card_pass", b"card_pass", "concession", b"concession", "kind", b"kind", "play_card", b"play_card"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bid", b"bid", "blind_nil_choice", b"blind_nil_choice", "card_pass", b"card_pass", "concession", b"concession", "extension_claim", b"extension_claim", "kind", b"kind", "play_card", b"play_card"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bid", b"bid", "blind_nil_choice", b"blind_nil_choice", "card_pass", b"card_pass", "concession", b"concession", "kind", b"kind", "play_card", b"play_card"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bid", b"bid", "blind_nil_choice", b"blind_nil_choice", "card_pass", b"card_pass", "concession", b"concession", "extension_claim", b"extension_claim", "kind", b"kind", "play_card", b"play_card"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["blind_nil_choice", "bid", "card_pass", "play_card", "concession"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["blind_nil_choice", "bid", "card_pass", "play_card", "concession", "extension_claim"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

@@ -64,12 +64,24 @@ class TableCreated(_message.Message):
     SHUFFLE_VERSION_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     PRESET_DEALS_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    PRIVATE_FIELD_NUMBER: _builtins.int
+    JOIN_CODE_SHA256_FIELD_NUMBER: _builtins.int
+    QUICK_MATCH_FIELD_NUMBER: _builtins.int
     seed_commitment: _builtins.bytes
     """SHA-256 of the seed, published now so the deals can be verified when the seed is revealed."""
     shuffle_version: _builtins.str
     """The shuffle algorithm that turns the seed into deals, for example "spades-shuffle-v1"."""
     seed: _builtins.bytes
     """The seed itself. Secret: kept in the log, removed from every view until SeedRevealed."""
+    name: _builtins.str
+    """The table's name in the lobby."""
+    private: _builtins.bool
+    """True for a private table: not listed, joined with a code."""
+    join_code_sha256: _builtins.bytes
+    """SHA-256 of a private table's join code. Secret: removed from every view."""
+    quick_match: _builtins.bool
+    """True for a table the quick-match queue made (always the default rules)."""
     @_builtins.property
     def rules(self) -> _rules_pb2.RuleSet:
         """The rules of the match."""
@@ -88,10 +100,14 @@ class TableCreated(_message.Message):
         shuffle_version: _builtins.str = ...,
         seed: _builtins.bytes = ...,
         preset_deals: _abc.Iterable[Global___Deal] | None = ...,
+        name: _builtins.str = ...,
+        private: _builtins.bool = ...,
+        join_code_sha256: _builtins.bytes = ...,
+        quick_match: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["preset_deals", b"preset_deals", "rules", b"rules", "seed", b"seed", "seed_commitment", b"seed_commitment", "shuffle_version", b"shuffle_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["join_code_sha256", b"join_code_sha256", "name", b"name", "preset_deals", b"preset_deals", "private", b"private", "quick_match", b"quick_match", "rules", b"rules", "seed", b"seed", "seed_commitment", b"seed_commitment", "shuffle_version", b"shuffle_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -182,6 +198,9 @@ class SeatTaken(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     PLAYER_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_SHA256_FIELD_NUMBER: _builtins.int
+    seat_token_sha256: _builtins.bytes
+    """SHA-256 of the seat token handed to the player. Secret: removed from every view."""
     @_builtins.property
     def player(self) -> Global___Player:
         """The player and their seat."""
@@ -190,10 +209,11 @@ class SeatTaken(_message.Message):
         self,
         *,
         player: Global___Player | None = ...,
+        seat_token_sha256: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "seat_token_sha256", b"seat_token_sha256"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -666,6 +686,28 @@ class TurnTimedOut(_message.Message):
 Global___TurnTimedOut: _TypeAlias = TurnTimedOut  # noqa: Y015
 
 @_typing.final
+class ExtensionClaimed(_message.Message):
+    """The seat on turn claimed its extension; its deadline moved by the clock's extension."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _cards_pb2.Seat.ValueType
+    """The seat."""
+    def __init__(
+        self,
+        *,
+        seat: _cards_pb2.Seat.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExtensionClaimed: _TypeAlias = ExtensionClaimed  # noqa: Y015
+
+@_typing.final
 class Conceded(_message.Message):
     """A player conceded the match."""
 
@@ -751,6 +793,7 @@ class Event(_message.Message):
 
     SEQUENCE_FIELD_NUMBER: _builtins.int
     TIME_FIELD_NUMBER: _builtins.int
+    ACTION_ID_FIELD_NUMBER: _builtins.int
     TABLE_CREATED_FIELD_NUMBER: _builtins.int
     SEAT_TAKEN_FIELD_NUMBER: _builtins.int
     SEAT_LEFT_FIELD_NUMBER: _builtins.int
@@ -767,8 +810,11 @@ class Event(_message.Message):
     CONCEDED_FIELD_NUMBER: _builtins.int
     MATCH_ENDED_FIELD_NUMBER: _builtins.int
     SEED_REVEALED_FIELD_NUMBER: _builtins.int
+    EXTENSION_CLAIMED_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """Position in the table's log, starting at 1. Zero for an event not yet stored."""
+    action_id: _builtins.str
+    """The client's id of the action that caused this event, on the first event of that action."""
     @_builtins.property
     def time(self) -> _timestamp_pb2.Timestamp:
         """When the event was stored. Unset for an event not yet stored."""
@@ -805,11 +851,14 @@ class Event(_message.Message):
     def match_ended(self) -> Global___MatchEnded: ...
     @_builtins.property
     def seed_revealed(self) -> Global___SeedRevealed: ...
+    @_builtins.property
+    def extension_claimed(self) -> Global___ExtensionClaimed: ...
     def __init__(
         self,
         *,
         sequence: _builtins.int = ...,
         time: _timestamp_pb2.Timestamp | None = ...,
+        action_id: _builtins.str = ...,
         table_created: Global___TableCreated | None = ...,
         seat_taken: Global___SeatTaken | None = ...,
         seat_left: Global___SeatLeft | None = ...,
@@ -826,12 +875,13 @@ class Event(_message.Message):
         conceded: Global___Conceded | None = ...,
         match_ended: Global___MatchEnded | None = ...,
         seed_revealed: Global___SeedRevealed | None = ...,
+        extension_claimed: Global___ExtensionClaimed | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["bid_made", b"bid_made", "blind_nil_chosen", b"blind_nil_chosen", "card_played", b"card_played", "cards_dealt", b"cards_dealt", "cards_passed", b"cards_passed", "cards_shown", b"cards_shown", "conceded", b"conceded", "hand_scored", b"hand_scored", "hand_started", b"hand_started", "kind", b"kind", "match_ended", b"match_ended", "seat_left", b"seat_left", "seat_taken", b"seat_taken", "seed_revealed", b"seed_revealed", "table_created", b"table_created", "time", b"time", "trick_won", b"trick_won", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bid_made", b"bid_made", "blind_nil_chosen", b"blind_nil_chosen", "card_played", b"card_played", "cards_dealt", b"cards_dealt", "cards_passed", b"cards_passed", "cards_shown", b"cards_shown", "conceded", b"conceded", "extension_claimed", b"extension_claimed", "hand_scored", b"hand_scored", "hand_started", b"hand_started", "kind", b"kind", "match_ended", b"match_ended", "seat_left", b"seat_left", "seat_taken", b"seat_taken", "seed_revealed", b"seed_revealed", "table_created", b"table_created", "time", b"time", "trick_won", b"trick_won", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bid_made", b"bid_made", "blind_nil_chosen", b"blind_nil_chosen", "card_played", b"card_played", "cards_dealt", b"cards_dealt", "cards_passed", b"cards_passed", "cards_shown", b"cards_shown", "conceded", b"conceded", "hand_scored", b"hand_scored", "hand_started", b"hand_started", "kind", b"kind", "match_ended", b"match_ended", "seat_left", b"seat_left", "seat_taken", b"seat_taken", "seed_revealed", b"seed_revealed", "sequence", b"sequence", "table_created", b"table_created", "time", b"time", "trick_won", b"trick_won", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "bid_made", b"bid_made", "blind_nil_chosen", b"blind_nil_chosen", "card_played", b"card_played", "cards_dealt", b"cards_dealt", "cards_passed", b"cards_passed", "cards_shown", b"cards_shown", "conceded", b"conceded", "extension_claimed", b"extension_claimed", "hand_scored", b"hand_scored", "hand_started", b"hand_started", "kind", b"kind", "match_ended", b"match_ended", "seat_left", b"seat_left", "seat_taken", b"seat_taken", "seed_revealed", b"seed_revealed", "sequence", b"sequence", "table_created", b"table_created", "time", b"time", "trick_won", b"trick_won", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["table_created", "seat_taken", "seat_left", "hand_started", "cards_dealt", "blind_nil_chosen", "cards_shown", "bid_made", "cards_passed", "card_played", "trick_won", "hand_scored", "turn_timed_out", "conceded", "match_ended", "seed_revealed"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["table_created", "seat_taken", "seat_left", "hand_started", "cards_dealt", "blind_nil_chosen", "cards_shown", "bid_made", "cards_passed", "card_played", "trick_won", "hand_scored", "turn_timed_out", "conceded", "match_ended", "seed_revealed", "extension_claimed"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

@@ -24,17 +24,17 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15spades/v1/rules.proto\x12\tspades.v1\"T\n\tTurnClock\x12\x13\n\x0bturn_millis\x18\x01 \x01(\r\x12\x1d\n\x10\x65xtension_millis\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\x13\n\x11_extension_millis\"\xd6\x03\n\x07RuleSet\x12\x0f\n\x07players\x18\x01 \x01(\r\x12\x14\n\x0ctarget_score\x18\x02 \x01(\r\x12\x14\n\x0cnil_disabled\x18\x03 \x01(\x08\x12$\n\x1cnil_tricks_count_for_partner\x18\x04 \x01(\x08\x12\x11\n\tblind_nil\x18\x05 \x01(\x08\x12\x19\n\x11\x62lind_nil_deficit\x18\x06 \x01(\r\x12\x1c\n\x14\x62lind_nil_pass_cards\x18\x07 \x01(\r\x12\x1a\n\x12two_of_clubs_leads\x18\x08 \x01(\x08\x12\x0e\n\x06jokers\x18\t \x01(\x08\x12\x18\n\x10minimum_team_bid\x18\n \x01(\r\x12\x11\n\tbag_limit\x18\x0b \x01(\r\x12\x18\n\x0b\x62\x61g_penalty\x18\x0c \x01(\rH\x00\x88\x01\x01\x12\x1c\n\x14spades_lead_any_time\x18\r \x01(\x08\x12\x16\n\x0eloss_threshold\x18\x0e \x01(\x11\x12\x11\n\tmax_hands\x18\x0f \x01(\r\x12+\n\tdirection\x18\x10 \x01(\x0e\x32\x18.spades.v1.PlayDirection\x12#\n\x05\x63lock\x18\x11 \x01(\x0b\x32\x14.spades.v1.TurnClockB\x0e\n\x0c_bag_penalty*s\n\rPlayDirection\x12\x1e\n\x1aPLAY_DIRECTION_UNSPECIFIED\x10\x00\x12\x1c\n\x18PLAY_DIRECTION_CLOCKWISE\x10\x01\x12$\n PLAY_DIRECTION_COUNTER_CLOCKWISE\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15spades/v1/rules.proto\x12\tspades.v1\"T\n\tTurnClock\x12\x13\n\x0bturn_millis\x18\x01 \x01(\r\x12\x1d\n\x10\x65xtension_millis\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\x13\n\x11_extension_millis\"\xf1\x03\n\x07RuleSet\x12\x0f\n\x07players\x18\x01 \x01(\r\x12\x14\n\x0ctarget_score\x18\x02 \x01(\r\x12\x14\n\x0cnil_disabled\x18\x03 \x01(\x08\x12$\n\x1cnil_tricks_count_for_partner\x18\x04 \x01(\x08\x12\x11\n\tblind_nil\x18\x05 \x01(\x08\x12\x1e\n\x11\x62lind_nil_deficit\x18\x06 \x01(\rH\x00\x88\x01\x01\x12\x1c\n\x14\x62lind_nil_pass_cards\x18\x07 \x01(\r\x12\x1a\n\x12two_of_clubs_leads\x18\x08 \x01(\x08\x12\x0e\n\x06jokers\x18\t \x01(\x08\x12\x18\n\x10minimum_team_bid\x18\n \x01(\r\x12\x11\n\tbag_limit\x18\x0b \x01(\r\x12\x18\n\x0b\x62\x61g_penalty\x18\x0c \x01(\rH\x01\x88\x01\x01\x12\x1c\n\x14spades_lead_any_time\x18\r \x01(\x08\x12\x16\n\x0eloss_threshold\x18\x0e \x01(\x11\x12\x11\n\tmax_hands\x18\x0f \x01(\r\x12+\n\tdirection\x18\x10 \x01(\x0e\x32\x18.spades.v1.PlayDirection\x12#\n\x05\x63lock\x18\x11 \x01(\x0b\x32\x14.spades.v1.TurnClockB\x14\n\x12_blind_nil_deficitB\x0e\n\x0c_bag_penalty*s\n\rPlayDirection\x12\x1e\n\x1aPLAY_DIRECTION_UNSPECIFIED\x10\x00\x12\x1c\n\x18PLAY_DIRECTION_CLOCKWISE\x10\x01\x12$\n PLAY_DIRECTION_COUNTER_CLOCKWISE\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'spades.v1.rules_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PLAYDIRECTION']._serialized_start=595
-  _globals['_PLAYDIRECTION']._serialized_end=710
+  _globals['_PLAYDIRECTION']._serialized_start=622
+  _globals['_PLAYDIRECTION']._serialized_end=737
   _globals['_TURNCLOCK']._serialized_start=36
   _globals['_TURNCLOCK']._serialized_end=120
   _globals['_RULESET']._serialized_start=123
-  _globals['_RULESET']._serialized_end=593
+  _globals['_RULESET']._serialized_end=620
 # @@protoc_insertion_point(module_scope)

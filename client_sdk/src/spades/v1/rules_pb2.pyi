@@ -106,7 +106,9 @@ class RuleSet(_message.Message):
     blind_nil: _builtins.bool
     """True allows Blind Nil (needs Nil)."""
     blind_nil_deficit: _builtins.int
-    """How far a side must trail the leader when a hand is dealt to be offered Blind Nil. 0 means 100."""
+    """How far a side must trail the leader when a hand is dealt to be offered Blind Nil. Unset
+    means 100; 0 offers it every hand.
+    """
     blind_nil_pass_cards: _builtins.int
     """Cards a Blind Nil bidder and partner exchange after bidding: 0 or 2 (needs Blind Nil and partners)."""
     two_of_clubs_leads: _builtins.bool
@@ -141,7 +143,7 @@ class RuleSet(_message.Message):
         nil_disabled: _builtins.bool = ...,
         nil_tricks_count_for_partner: _builtins.bool = ...,
         blind_nil: _builtins.bool = ...,
-        blind_nil_deficit: _builtins.int = ...,
+        blind_nil_deficit: _builtins.int | None = ...,
         blind_nil_pass_cards: _builtins.int = ...,
         two_of_clubs_leads: _builtins.bool = ...,
         jokers: _builtins.bool = ...,
@@ -154,12 +156,17 @@ class RuleSet(_message.Message):
         direction: Global___PlayDirection.ValueType = ...,
         clock: Global___TurnClock | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_bag_penalty", b"_bag_penalty", "bag_penalty", b"bag_penalty", "clock", b"clock"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_bag_penalty", b"_bag_penalty", "_blind_nil_deficit", b"_blind_nil_deficit", "bag_penalty", b"bag_penalty", "blind_nil_deficit", b"blind_nil_deficit", "clock", b"clock"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bag_penalty", b"_bag_penalty", "bag_limit", b"bag_limit", "bag_penalty", b"bag_penalty", "blind_nil", b"blind_nil", "blind_nil_deficit", b"blind_nil_deficit", "blind_nil_pass_cards", b"blind_nil_pass_cards", "clock", b"clock", "direction", b"direction", "jokers", b"jokers", "loss_threshold", b"loss_threshold", "max_hands", b"max_hands", "minimum_team_bid", b"minimum_team_bid", "nil_disabled", b"nil_disabled", "nil_tricks_count_for_partner", b"nil_tricks_count_for_partner", "players", b"players", "spades_lead_any_time", b"spades_lead_any_time", "target_score", b"target_score", "two_of_clubs_leads", b"two_of_clubs_leads"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bag_penalty", b"_bag_penalty", "_blind_nil_deficit", b"_blind_nil_deficit", "bag_limit", b"bag_limit", "bag_penalty", b"bag_penalty", "blind_nil", b"blind_nil", "blind_nil_deficit", b"blind_nil_deficit", "blind_nil_pass_cards", b"blind_nil_pass_cards", "clock", b"clock", "direction", b"direction", "jokers", b"jokers", "loss_threshold", b"loss_threshold", "max_hands", b"max_hands", "minimum_team_bid", b"minimum_team_bid", "nil_disabled", b"nil_disabled", "nil_tricks_count_for_partner", b"nil_tricks_count_for_partner", "players", b"players", "spades_lead_any_time", b"spades_lead_any_time", "target_score", b"target_score", "two_of_clubs_leads", b"two_of_clubs_leads"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__bag_penalty: _TypeAlias = _typing.Literal["bag_penalty"]  # noqa: Y015
     _WhichOneofArgType__bag_penalty: _TypeAlias = _typing.Literal["_bag_penalty", b"_bag_penalty"]  # noqa: Y015
+    _WhichOneofReturnType__blind_nil_deficit: _TypeAlias = _typing.Literal["blind_nil_deficit"]  # noqa: Y015
+    _WhichOneofArgType__blind_nil_deficit: _TypeAlias = _typing.Literal["_blind_nil_deficit", b"_blind_nil_deficit"]  # noqa: Y015
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__bag_penalty) -> _WhichOneofReturnType__bag_penalty | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__blind_nil_deficit) -> _WhichOneofReturnType__blind_nil_deficit | None: ...
 
 Global___RuleSet: _TypeAlias = RuleSet  # noqa: Y015

@@ -303,6 +303,60 @@ class AppendNotifier:
             _wake(watched)
         self._wake_all()
 
+    # For a backend whose global positions may commit out of order (PostgreSQL): it tells
+    # stream subscribers at once (a stream's versions are gap-free by construction) but moves
+    # ``subscribe_all`` only to positions it proved final, with :meth:`advance_all`.
+
+    def publish_to_streams(self, events: Sequence[StoredEvent]) -> None:
+        """Give just-committed events to their streams' subscribers only (not to
+        ``subscribe_all``). Events may come in any order across calls: a version at or below
+        what was already published makes that stream's subscribers read from storage."""
+        if self._closed:
+            return
+        woken: list[_WatchedStream] = []
+        for event in events:
+            watched = self._watched.get(event.stream_id)
+            if watched is None:
+                continue
+            recent = watched.recent
+            if event.version <= watched.head:
+                recent.clear()  # late or repeated: memory may no longer be contiguous
+            else:
+                if recent and recent[-1].version + 1 != event.version:
+                    recent.clear()  # keep only contiguous versions
+                recent.append(event)
+                if len(recent) > 2 * self._keep_per_stream:
+                    del recent[: len(recent) - self._keep_per_stream]
+                watched.head = event.version
+            woken.append(watched)
+        for watched in woken:
+            _wake(watched)
+
+    def advance_stream(self, stream_id: str, version: int) -> None:
+        """Note that a stream reached ``version`` (no event data): its subscribers read storage."""
+        if self._closed:
+            return
+        watched = self._watched.get(stream_id)
+        if watched is not None and version > watched.head:
+            watched.recent.clear()
+            watched.head = version
+            _wake(watched)
+
+    def advance_all(self, position: int) -> None:
+        """Note that every event up to ``position`` is committed and final (no lower position
+        can appear later): ``subscribe_all`` subscribers read them from storage."""
+        if self._closed or position <= self._head_position:
+            return
+        self._head_position = position
+        self._recent.clear()
+        if self._complete_after is not None:
+            self._complete_after = max(self._complete_after, position)
+        self._wake_all()
+
+    def watched_streams(self) -> list[str]:
+        """The streams that currently have subscribers."""
+        return list(self._watched)
+
     # -- subscriber side ----------------------------------------------------------------------
 
     def watch_stream(self, stream_id: str) -> None:

@@ -1,0 +1,732 @@
+"""The one place that converts between engine values and ``spades.v1`` protobuf messages.
+
+Every direction of every message lives here and nowhere else: cards, seats, rule sets, bids,
+actions and events. There is no rules logic: a converted action may still be illegal, and the
+engine says why when it is applied. Malformed input (an unknown card, a seat out of range, an
+empty oneof) raises :class:`ProtocolError`, a :class:`ValueError` naming the offending field,
+which a server answers with ``INVALID_ARGUMENT``.
+
+>>> from spades.engine import Card, PlayCard
+>>> message = action_to_proto(PlayCard(Card.parse("Q♠")))
+>>> message.play_card.suit == cards_pb2.SUIT_SPADES, message.play_card.rank
+(True, 12)
+>>> action_from_proto(message)
+PlayCard(card=Card.parse('QS'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Final
+
+from spades.engine import events as ev
+from spades.engine.actions import (
+    BID,
+    BLIND,
+    CLAIM_EXTENSION,
+    CONCEDE,
+    LOOK,
+    PLAY,
+    Action,
+    Bid,
+    ChooseBlindNil,
+    ClaimExtension,
+    Concede,
+    MakeBid,
+    PassCards,
+    PlayCard,
+)
+from spades.engine.cards import BIG_JOKER, BIG_JOKER_RANK, CARDS, LITTLE_JOKER, LITTLE_JOKER_RANK
+from spades.engine.cards import Card as EngineCard
+from spades.engine.errors import InvalidRules
+from spades.engine.match import Phase
+from spades.engine.rules import Clock, Direction, Rules
+from spades.engine.views import SeatView
+from spades.v1 import actions_pb2, cards_pb2, events_pb2, rules_pb2, view_pb2
+
+__all__ = [
+    "ProtocolError",
+    "action_from_proto",
+    "action_to_proto",
+    "bid_from_proto",
+    "bid_to_proto",
+    "card_from_proto",
+    "card_to_proto",
+    "cards_from_proto",
+    "cards_to_proto",
+    "event_from_proto",
+    "event_to_proto",
+    "rules_from_proto",
+    "rules_to_proto",
+    "seat_from_proto",
+    "seat_to_proto",
+    "stored_event",
+]
+
+
+class ProtocolError(ValueError):
+    """A protobuf message the engine cannot take: ``field`` is its path, ``reason`` says why."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+# ---------------------------------------------------------------------------------- cards
+
+_SUIT_NAMES: Final[dict[int, str]] = {
+    cards_pb2.SUIT_CLUBS: "clubs",
+    cards_pb2.SUIT_DIAMONDS: "diamonds",
+    cards_pb2.SUIT_HEARTS: "hearts",
+    cards_pb2.SUIT_SPADES: "spades",
+}
+
+
+def card_to_proto(card: int) -> cards_pb2.Card:
+    """A card number (or :class:`~spades.engine.Card`) as a ``spades.v1.Card``."""
+    if not 0 <= card < len(CARDS):
+        raise ProtocolError("card", f"{card} is not a card number (0..53)")
+    if card >= LITTLE_JOKER:
+        rank = LITTLE_JOKER_RANK if card == LITTLE_JOKER else BIG_JOKER_RANK
+        return cards_pb2.Card(rank=cards_pb2.Rank.ValueType(rank))
+    return cards_pb2.Card(
+        suit=cards_pb2.Suit.ValueType(card // 13 + 1),
+        rank=cards_pb2.Rank.ValueType(card % 13 + 2),
+    )
+
+
+def card_from_proto(message: cards_pb2.Card, field: str = "card") -> EngineCard:
+    """The engine card of a ``spades.v1.Card``; a joker has rank 15 or 16 and no suit."""
+    suit, rank = int(message.suit), int(message.rank)
+    if suit == cards_pb2.SUIT_UNSPECIFIED:
+        if rank == LITTLE_JOKER_RANK:
+            return CARDS[LITTLE_JOKER]
+        if rank == BIG_JOKER_RANK:
+            return CARDS[BIG_JOKER]
+        raise ProtocolError(
+            field, f"a card without a suit must be a joker (rank 15 or 16), not {rank}"
+        )
+    if suit not in _SUIT_NAMES:
+        raise ProtocolError(field, f"unknown suit {suit}")
+    if not 2 <= rank <= 14:
+        if rank in (LITTLE_JOKER_RANK, BIG_JOKER_RANK):
+            raise ProtocolError(field, "a joker has no suit: leave suit unspecified")
+        raise ProtocolError(field, f"rank {rank} is not a card of {_SUIT_NAMES[suit]} (2..14)")
+    return CARDS[(suit - 1) * 13 + rank - 2]
+
+
+def cards_to_proto(cards: Iterable[int]) -> list[cards_pb2.Card]:
+    """Cards as ``spades.v1.Card`` messages, in the same order."""
+    return [card_to_proto(card) for card in cards]
+
+
+def cards_from_proto(
+    messages: Iterable[cards_pb2.Card], field: str = "cards"
+) -> tuple[EngineCard, ...]:
+    """Engine cards of ``spades.v1.Card`` messages, in the same order."""
+    return tuple(
+        card_from_proto(message, f"{field}[{index}]") for index, message in enumerate(messages)
+    )
+
+
+# ---------------------------------------------------------------------------------- seats
+
+
+def seat_to_proto(seat: int) -> cards_pb2.Seat.ValueType:
+    """An engine seat (0 North .. 3 West) as the ``spades.v1.Seat`` value (1 .. 4)."""
+    if not 0 <= seat <= 3:
+        raise ProtocolError("seat", f"{seat} is not a seat (0 North .. 3 West)")
+    return cards_pb2.Seat.ValueType(seat + 1)
+
+
+def seat_from_proto(value: int, field: str = "seat") -> int:
+    """The engine seat of a ``spades.v1.Seat`` value; unspecified or unknown values are errors."""
+    if value == cards_pb2.SEAT_UNSPECIFIED:
+        raise ProtocolError(field, "no seat given")
+    if not cards_pb2.SEAT_NORTH <= value <= cards_pb2.SEAT_WEST:
+        raise ProtocolError(field, f"unknown seat {value}")
+    return value - 1
+
+
+def _seats_from_proto(values: Iterable[int], field: str) -> tuple[int, ...]:
+    return tuple(seat_from_proto(value, f"{field}[{index}]") for index, value in enumerate(values))
+
+
+# ---------------------------------------------------------------------------------- rules
+
+_DEFAULT_RULES: Final = Rules()
+_DIRECTION_TO_PROTO: Final = {
+    Direction.CLOCKWISE: rules_pb2.PLAY_DIRECTION_CLOCKWISE,
+    Direction.COUNTER_CLOCKWISE: rules_pb2.PLAY_DIRECTION_COUNTER_CLOCKWISE,
+}
+_DIRECTION_FROM_PROTO: Final = {
+    rules_pb2.PLAY_DIRECTION_UNSPECIFIED: Direction.CLOCKWISE,
+    rules_pb2.PLAY_DIRECTION_CLOCKWISE: Direction.CLOCKWISE,
+    rules_pb2.PLAY_DIRECTION_COUNTER_CLOCKWISE: Direction.COUNTER_CLOCKWISE,
+}
+#: Engine rule fields whose ``spades.v1.RuleSet`` field has another name (and the opposite sense).
+_RULE_FIELD_IN_PROTO: Final = {
+    "nil_allowed": "nil_disabled",
+    "spades_must_be_broken": "spades_lead_any_time",
+}
+
+
+def rules_to_proto(rules: Rules) -> rules_pb2.RuleSet:
+    """A rule set as ``spades.v1.RuleSet``, every value written out (no zero-means-default)."""
+    try:
+        return rules_pb2.RuleSet(
+            players=rules.players,
+            target_score=rules.target_score,
+            nil_disabled=not rules.nil_allowed,
+            nil_tricks_count_for_partner=rules.nil_tricks_count_for_partner,
+            blind_nil=rules.blind_nil,
+            blind_nil_deficit=rules.blind_nil_deficit,
+            blind_nil_pass_cards=rules.blind_nil_pass_cards,
+            two_of_clubs_leads=rules.two_of_clubs_leads,
+            jokers=rules.jokers,
+            minimum_team_bid=rules.minimum_team_bid,
+            bag_limit=rules.bag_limit,
+            bag_penalty=rules.bag_penalty,
+            spades_lead_any_time=not rules.spades_must_be_broken,
+            loss_threshold=rules.loss_threshold or 0,
+            max_hands=rules.max_hands or 0,
+            direction=_DIRECTION_TO_PROTO[rules.direction],
+            clock=rules_pb2.TurnClock(
+                turn_millis=rules.clock.turn_millis,
+                extension_millis=rules.clock.extension_millis,
+            ),
+        )
+    except ValueError as error:  # a value too large for its protobuf field
+        raise ProtocolError("rules", str(error)) from error
+
+
+def rules_from_proto(message: rules_pb2.RuleSet) -> Rules:
+    """The engine rule set of a ``spades.v1.RuleSet``, reading zero values as its comments say.
+
+    Raises :class:`~spades.engine.InvalidRules` naming the ``RuleSet`` field when the rule set
+    cannot be played.
+    """
+    direction = _DIRECTION_FROM_PROTO.get(message.direction)
+    if direction is None:
+        raise InvalidRules("direction", f"unknown play direction {int(message.direction)}")
+    clock = Clock()
+    if message.HasField("clock"):
+        clock = Clock(
+            turn_millis=message.clock.turn_millis or _DEFAULT_RULES.clock.turn_millis,
+            extension_millis=(
+                message.clock.extension_millis
+                if message.clock.HasField("extension_millis")
+                else _DEFAULT_RULES.clock.extension_millis
+            ),
+        )
+    try:
+        return Rules(
+            players=message.players or _DEFAULT_RULES.players,
+            target_score=message.target_score or _DEFAULT_RULES.target_score,
+            nil_allowed=not message.nil_disabled,
+            nil_tricks_count_for_partner=message.nil_tricks_count_for_partner,
+            blind_nil=message.blind_nil,
+            blind_nil_deficit=(
+                message.blind_nil_deficit
+                if message.HasField("blind_nil_deficit")
+                else _DEFAULT_RULES.blind_nil_deficit
+            ),
+            blind_nil_pass_cards=message.blind_nil_pass_cards,
+            two_of_clubs_leads=message.two_of_clubs_leads,
+            jokers=message.jokers,
+            minimum_team_bid=message.minimum_team_bid,
+            bag_limit=message.bag_limit or _DEFAULT_RULES.bag_limit,
+            bag_penalty=(
+                message.bag_penalty
+                if message.HasField("bag_penalty")
+                else _DEFAULT_RULES.bag_penalty
+            ),
+            spades_must_be_broken=not message.spades_lead_any_time,
+            loss_threshold=message.loss_threshold or None,
+            max_hands=message.max_hands or None,
+            direction=direction,
+            clock=clock,
+        )
+    except InvalidRules as error:
+        field = _RULE_FIELD_IN_PROTO.get(error.field, error.field)
+        raise InvalidRules(field, error.reason) from error
+
+
+# ---------------------------------------------------------------------------------- bids
+
+
+def bid_to_proto(bid: Bid) -> actions_pb2.Bid:
+    """A bid as ``spades.v1.Bid``: tricks, Nil or Blind Nil."""
+    if bid.blind:
+        return actions_pb2.Bid(kind=actions_pb2.Bid.KIND_BLIND_NIL)
+    if bid.tricks == 0:
+        return actions_pb2.Bid(kind=actions_pb2.Bid.KIND_NIL)
+    return actions_pb2.Bid(kind=actions_pb2.Bid.KIND_TRICKS, tricks=bid.tricks)
+
+
+def bid_from_proto(message: actions_pb2.Bid, field: str = "bid") -> Bid:
+    """The engine bid of a ``spades.v1.Bid``."""
+    kind = message.kind
+    if kind == actions_pb2.Bid.KIND_TRICKS:
+        if message.tricks == 0:
+            raise ProtocolError(
+                f"{field}.tricks", "a bid of tricks needs 1 or more; bid KIND_NIL for 0"
+            )
+        return Bid(message.tricks)
+    if kind in (actions_pb2.Bid.KIND_NIL, actions_pb2.Bid.KIND_BLIND_NIL):
+        if message.tricks:
+            raise ProtocolError(f"{field}.tricks", "a Nil bid carries no number of tricks")
+        return Bid.BLIND_NIL if kind == actions_pb2.Bid.KIND_BLIND_NIL else Bid.NIL
+    if kind == actions_pb2.Bid.KIND_UNSPECIFIED:
+        raise ProtocolError(f"{field}.kind", "no kind of bid given")
+    raise ProtocolError(f"{field}.kind", f"unknown kind of bid {int(kind)}")
+
+
+# ---------------------------------------------------------------------------------- actions
+
+
+def action_to_proto(action: Action) -> actions_pb2.Action:
+    """An engine action as ``spades.v1.Action``."""
+    if isinstance(action, PlayCard):
+        return actions_pb2.Action(play_card=card_to_proto(action.card))
+    if isinstance(action, MakeBid):
+        return actions_pb2.Action(bid=bid_to_proto(Bid(action.tricks)))
+    if isinstance(action, ChooseBlindNil):
+        return actions_pb2.Action(blind_nil_choice=actions_pb2.BlindNilChoice(blind=action.blind))
+    if isinstance(action, PassCards):
+        return actions_pb2.Action(
+            card_pass=actions_pb2.CardPass(cards=cards_to_proto(action.cards))
+        )
+    if isinstance(action, Concede):
+        return actions_pb2.Action(concession=actions_pb2.Concession())
+    if isinstance(action, ClaimExtension):
+        return actions_pb2.Action(extension_claim=actions_pb2.ExtensionClaim())
+    raise TypeError(f"{action!r} is not an engine action")
+
+
+def action_from_proto(message: actions_pb2.Action, field: str = "action") -> Action:
+    """The engine action of a ``spades.v1.Action``.
+
+    A Blind Nil bid sent as a bid is the Blind Nil choice (``ChooseBlindNil(True)``).
+    """
+    kind = message.WhichOneof("kind")
+    if kind == "play_card":
+        return PLAY[card_from_proto(message.play_card, f"{field}.play_card")]
+    if kind == "bid":
+        bid = bid_from_proto(message.bid, f"{field}.bid")
+        if bid.blind:
+            return BLIND
+        return BID[bid.tricks] if bid.tricks < len(BID) else MakeBid(bid.tricks)
+    if kind == "blind_nil_choice":
+        return BLIND if message.blind_nil_choice.blind else LOOK
+    if kind == "card_pass":
+        return PassCards(cards_from_proto(message.card_pass.cards, f"{field}.card_pass.cards"))
+    if kind == "concession":
+        return CONCEDE
+    if kind == "extension_claim":
+        return CLAIM_EXTENSION
+    raise ProtocolError(field, "no action given (the oneof 'kind' is empty)")
+
+
+# ---------------------------------------------------------------------------------- events
+
+
+def _optional_cards(cards: tuple[EngineCard, ...] | None) -> list[cards_pb2.Card]:
+    return [] if cards is None else cards_to_proto(cards)
+
+
+def _counted_cards(
+    messages: Sequence[cards_pb2.Card], card_count: int, field: str
+) -> tuple[EngineCard, ...] | None:
+    # Hidden cards travel as an empty list; card_count still says how many there are.
+    if not messages:
+        return None
+    if len(messages) != card_count:
+        raise ProtocolError(
+            f"{field}.cards", f"{len(messages)} cards but card_count is {card_count}"
+        )
+    return cards_from_proto(messages, f"{field}.cards")
+
+
+_END_REASON_TO_PROTO: Final = {
+    ev.EndReason.TARGET_SCORE: events_pb2.MATCH_END_REASON_TARGET_SCORE,
+    ev.EndReason.LOSS_THRESHOLD: events_pb2.MATCH_END_REASON_LOSS_THRESHOLD,
+    ev.EndReason.MAX_HANDS: events_pb2.MATCH_END_REASON_MAX_HANDS,
+    ev.EndReason.CONCESSION: events_pb2.MATCH_END_REASON_CONCESSION,
+}
+_END_REASON_FROM_PROTO: Final = {value: reason for reason, value in _END_REASON_TO_PROTO.items()}
+
+
+def _side_to_proto(side: ev.SideResult) -> events_pb2.SideResult:
+    return events_pb2.SideResult(
+        seats=[seat_to_proto(seat) for seat in side.seats],
+        seat_results=[
+            events_pb2.SeatResult(
+                seat=seat_to_proto(result.seat), bid=bid_to_proto(result.bid), tricks=result.tricks
+            )
+            for result in side.seat_results
+        ],
+        contract=side.contract,
+        contract_tricks=side.contract_tricks,
+        contract_made=side.contract_made,
+        contract_points=side.contract_points,
+        nil_results=[
+            events_pb2.NilResult(
+                seat=seat_to_proto(nil.seat),
+                blind=nil.blind,
+                tricks=nil.tricks,
+                made=nil.made,
+                points=nil.points,
+            )
+            for nil in side.nil_results
+        ],
+        bags=side.bags,
+        bag_penalty_points=side.bag_penalty_points,
+        hand_points=side.hand_points,
+        total_score=side.total_score,
+        total_bags=side.total_bags,
+    )
+
+
+def _side_from_proto(message: events_pb2.SideResult, field: str) -> ev.SideResult:
+    return ev.SideResult(
+        seats=_seats_from_proto(message.seats, f"{field}.seats"),
+        seat_results=tuple(
+            ev.SeatResult(
+                seat_from_proto(result.seat, f"{field}.seat_results[{index}].seat"),
+                bid_from_proto(result.bid, f"{field}.seat_results[{index}].bid"),
+                result.tricks,
+            )
+            for index, result in enumerate(message.seat_results)
+        ),
+        contract=message.contract,
+        contract_tricks=message.contract_tricks,
+        contract_made=message.contract_made,
+        contract_points=message.contract_points,
+        nil_results=tuple(
+            ev.NilResult(
+                seat_from_proto(nil.seat, f"{field}.nil_results[{index}].seat"),
+                nil.blind,
+                nil.tricks,
+                nil.made,
+                nil.points,
+            )
+            for index, nil in enumerate(message.nil_results)
+        ),
+        bags=message.bags,
+        bag_penalty_points=message.bag_penalty_points,
+        hand_points=message.hand_points,
+        total_score=message.total_score,
+        total_bags=message.total_bags,
+    )
+
+
+def event_to_proto(event: ev.Event) -> events_pb2.Event:
+    """An engine event as a ``spades.v1.Event``, its sequence 0 and time unset (not stored yet).
+
+    Hidden fields of a redacted event (``None``) become empty: no cards, no seed, no preset deals.
+    """
+    if isinstance(event, ev.TableCreated):
+        return events_pb2.Event(
+            table_created=events_pb2.TableCreated(
+                rules=rules_to_proto(event.rules),
+                seed_commitment=event.seed_commitment,
+                shuffle_version=event.shuffle_version,
+                seed=event.seed or b"",
+                preset_deals=[
+                    events_pb2.Deal(
+                        hands=[events_pb2.DealtHand(cards=cards_to_proto(hand)) for hand in deal]
+                    )
+                    for deal in event.preset_deals or ()
+                ],
+            )
+        )
+    if isinstance(event, ev.SeatTaken):
+        player = events_pb2.Player(seat=seat_to_proto(event.seat), name=event.name, bot=event.bot)
+        return events_pb2.Event(seat_taken=events_pb2.SeatTaken(player=player))
+    if isinstance(event, ev.SeatLeft):
+        return events_pb2.Event(seat_left=events_pb2.SeatLeft(seat=seat_to_proto(event.seat)))
+    if isinstance(event, ev.HandStarted):
+        return events_pb2.Event(
+            hand_started=events_pb2.HandStarted(
+                hand_number=event.hand_number,
+                dealer=seat_to_proto(event.dealer),
+                blind_nil_eligible=[seat_to_proto(seat) for seat in event.blind_nil_eligible],
+            )
+        )
+    if isinstance(event, ev.CardsDealt):
+        return events_pb2.Event(
+            cards_dealt=events_pb2.CardsDealt(
+                seat=seat_to_proto(event.seat),
+                cards=_optional_cards(event.cards),
+                card_count=event.card_count,
+                face_down=event.face_down,
+            )
+        )
+    if isinstance(event, ev.BlindNilChosen):
+        return events_pb2.Event(
+            blind_nil_chosen=events_pb2.BlindNilChosen(
+                seat=seat_to_proto(event.seat), blind=event.blind
+            )
+        )
+    if isinstance(event, ev.CardsShown):
+        return events_pb2.Event(
+            cards_shown=events_pb2.CardsShown(
+                seat=seat_to_proto(event.seat), cards=_optional_cards(event.cards)
+            )
+        )
+    if isinstance(event, ev.BidMade):
+        return events_pb2.Event(
+            bid_made=events_pb2.BidMade(seat=seat_to_proto(event.seat), bid=bid_to_proto(event.bid))
+        )
+    if isinstance(event, ev.CardsPassed):
+        return events_pb2.Event(
+            cards_passed=events_pb2.CardsPassed(
+                from_seat=seat_to_proto(event.from_seat),
+                to_seat=seat_to_proto(event.to_seat),
+                cards=_optional_cards(event.cards),
+                card_count=event.card_count,
+            )
+        )
+    if isinstance(event, ev.CardPlayed):
+        return events_pb2.Event(
+            card_played=events_pb2.CardPlayed(
+                seat=seat_to_proto(event.seat), card=card_to_proto(event.card)
+            )
+        )
+    if isinstance(event, ev.TrickWon):
+        return events_pb2.Event(
+            trick_won=events_pb2.TrickWon(
+                trick_number=event.trick_number,
+                winner=seat_to_proto(event.winner),
+                winning_card=card_to_proto(event.winning_card),
+            )
+        )
+    if isinstance(event, ev.HandScored):
+        return events_pb2.Event(
+            hand_scored=events_pb2.HandScored(
+                hand_number=event.hand_number,
+                sides=[_side_to_proto(side) for side in event.sides],
+            )
+        )
+    if isinstance(event, ev.TurnTimedOut):
+        return events_pb2.Event(
+            turn_timed_out=events_pb2.TurnTimedOut(
+                seat=seat_to_proto(event.seat),
+                automatic_action=action_to_proto(event.automatic_action),
+            )
+        )
+    if isinstance(event, ev.Conceded):
+        return events_pb2.Event(conceded=events_pb2.Conceded(seat=seat_to_proto(event.seat)))
+    if isinstance(event, ev.ExtensionClaimed):
+        return events_pb2.Event(
+            extension_claimed=events_pb2.ExtensionClaimed(seat=seat_to_proto(event.seat))
+        )
+    if isinstance(event, ev.MatchEnded):
+        return events_pb2.Event(
+            match_ended=events_pb2.MatchEnded(
+                reason=_END_REASON_TO_PROTO[event.reason],
+                winners=[seat_to_proto(seat) for seat in event.winners],
+                final_scores=list(event.final_scores),
+            )
+        )
+    if isinstance(event, ev.SeedRevealed):
+        return events_pb2.Event(seed_revealed=events_pb2.SeedRevealed(seed=event.seed))
+    raise TypeError(f"{event!r} is not an engine event")
+
+
+def stored_event(event: ev.Event, sequence: int, time: datetime | None = None) -> events_pb2.Event:
+    """An engine event as the ``sequence``-th entry of a table's log (stored at ``time``)."""
+    message = event_to_proto(event)
+    message.sequence = sequence
+    if time is not None:
+        message.time.FromDatetime(time)
+    return message
+
+
+def event_from_proto(message: events_pb2.Event, field: str = "event") -> ev.Event:
+    """The engine event of a ``spades.v1.Event`` (its sequence and time are not part of it).
+
+    Empty hidden fields come back as ``None``: no cards, and no seed (with no preset deals).
+    Server-only fields the engine does not model (table name, join code...) are dropped.
+    """
+    kind = message.WhichOneof("kind")
+    where = f"{field}.{kind}"
+    if kind == "table_created":
+        created = message.table_created
+        seed = created.seed or None
+        preset_deals: tuple[tuple[tuple[EngineCard, ...], ...], ...] | None = None
+        if seed is not None:
+            preset_deals = tuple(
+                tuple(
+                    cards_from_proto(
+                        hand.cards, f"{where}.preset_deals[{number}].hands[{seat}].cards"
+                    )
+                    for seat, hand in enumerate(deal.hands)
+                )
+                for number, deal in enumerate(created.preset_deals)
+            )
+        elif created.preset_deals:
+            raise ProtocolError(f"{where}.preset_deals", "preset deals are secret like the seed")
+        return ev.TableCreated(
+            rules=rules_from_proto(created.rules),
+            seed_commitment=created.seed_commitment,
+            shuffle_version=created.shuffle_version,
+            seed=seed,
+            preset_deals=preset_deals,
+        )
+    if kind == "seat_taken":
+        player = message.seat_taken.player
+        return ev.SeatTaken(
+            seat_from_proto(player.seat, f"{where}.player.seat"), player.name, player.bot
+        )
+    if kind == "seat_left":
+        return ev.SeatLeft(seat_from_proto(message.seat_left.seat, f"{where}.seat"))
+    if kind == "hand_started":
+        started = message.hand_started
+        return ev.HandStarted(
+            hand_number=started.hand_number,
+            dealer=seat_from_proto(started.dealer, f"{where}.dealer"),
+            blind_nil_eligible=_seats_from_proto(
+                started.blind_nil_eligible, f"{where}.blind_nil_eligible"
+            ),
+        )
+    if kind == "cards_dealt":
+        dealt = message.cards_dealt
+        return ev.CardsDealt(
+            seat=seat_from_proto(dealt.seat, f"{where}.seat"),
+            cards=_counted_cards(dealt.cards, dealt.card_count, where),
+            card_count=dealt.card_count,
+            face_down=dealt.face_down,
+        )
+    if kind == "blind_nil_chosen":
+        chosen = message.blind_nil_chosen
+        return ev.BlindNilChosen(seat_from_proto(chosen.seat, f"{where}.seat"), chosen.blind)
+    if kind == "cards_shown":
+        shown = message.cards_shown
+        return ev.CardsShown(
+            seat=seat_from_proto(shown.seat, f"{where}.seat"),
+            cards=cards_from_proto(shown.cards, f"{where}.cards") if shown.cards else None,
+        )
+    if kind == "bid_made":
+        made = message.bid_made
+        return ev.BidMade(
+            seat_from_proto(made.seat, f"{where}.seat"), bid_from_proto(made.bid, f"{where}.bid")
+        )
+    if kind == "cards_passed":
+        passed = message.cards_passed
+        return ev.CardsPassed(
+            from_seat=seat_from_proto(passed.from_seat, f"{where}.from_seat"),
+            to_seat=seat_from_proto(passed.to_seat, f"{where}.to_seat"),
+            cards=_counted_cards(passed.cards, passed.card_count, where),
+            card_count=passed.card_count,
+        )
+    if kind == "card_played":
+        played = message.card_played
+        return ev.CardPlayed(
+            seat_from_proto(played.seat, f"{where}.seat"),
+            card_from_proto(played.card, f"{where}.card"),
+        )
+    if kind == "trick_won":
+        won = message.trick_won
+        return ev.TrickWon(
+            trick_number=won.trick_number,
+            winner=seat_from_proto(won.winner, f"{where}.winner"),
+            winning_card=card_from_proto(won.winning_card, f"{where}.winning_card"),
+        )
+    if kind == "hand_scored":
+        scored = message.hand_scored
+        return ev.HandScored(
+            hand_number=scored.hand_number,
+            sides=tuple(
+                _side_from_proto(side, f"{where}.sides[{index}]")
+                for index, side in enumerate(scored.sides)
+            ),
+        )
+    if kind == "turn_timed_out":
+        timed_out = message.turn_timed_out
+        return ev.TurnTimedOut(
+            seat=seat_from_proto(timed_out.seat, f"{where}.seat"),
+            automatic_action=action_from_proto(
+                timed_out.automatic_action, f"{where}.automatic_action"
+            ),
+        )
+    if kind == "conceded":
+        return ev.Conceded(seat_from_proto(message.conceded.seat, f"{where}.seat"))
+    if kind == "extension_claimed":
+        return ev.ExtensionClaimed(seat_from_proto(message.extension_claimed.seat, f"{where}.seat"))
+    if kind == "match_ended":
+        ended = message.match_ended
+        reason = _END_REASON_FROM_PROTO.get(ended.reason)
+        if reason is None:
+            raise ProtocolError(f"{where}.reason", f"unknown end reason {int(ended.reason)}")
+        return ev.MatchEnded(
+            reason=reason,
+            winners=_seats_from_proto(ended.winners, f"{where}.winners"),
+            final_scores=tuple(ended.final_scores),
+        )
+    if kind == "seed_revealed":
+        if not message.seed_revealed.seed:
+            raise ProtocolError(f"{where}.seed", "the revealed seed is empty")
+        return ev.SeedRevealed(message.seed_revealed.seed)
+    raise ProtocolError(field, "no event given (the oneof 'kind' is empty)")
+
+
+_PHASES: dict[Phase, view_pb2.Phase.ValueType] = {
+    Phase.WAITING_FOR_PLAYERS: view_pb2.PHASE_WAITING_FOR_PLAYERS,
+    Phase.BLIND_NIL_CHOICE: view_pb2.PHASE_BLIND_NIL_CHOICE,
+    Phase.BIDDING: view_pb2.PHASE_BIDDING,
+    Phase.PASSING: view_pb2.PHASE_PASSING,
+    Phase.PLAYING: view_pb2.PHASE_PLAYING,
+    Phase.ENDED: view_pb2.PHASE_ENDED,
+}
+
+
+def _optional_seat(seat: int | None) -> cards_pb2.Seat.ValueType:
+    return cards_pb2.SEAT_UNSPECIFIED if seat is None or seat < 0 else seat_to_proto(seat)
+
+
+def view_to_proto(seat_view: SeatView) -> view_pb2.MatchView:
+    """A seat's (or a spectator's) view as a ``MatchView`` message."""
+    message = view_pb2.MatchView(
+        viewer=_optional_seat(seat_view.viewer),
+        rules=rules_to_proto(seat_view.rules),
+        phase=_PHASES[seat_view.phase],
+        hand_number=seat_view.hand_number,
+        dealer=_optional_seat(seat_view.dealer),
+        turn=_optional_seat(seat_view.turn),
+        hand=cards_to_proto(seat_view.hand or ()),
+        hand_sizes=seat_view.hand_sizes,
+        blind_nil_pending=[seat_to_proto(seat) for seat in seat_view.blind_nil_pending],
+        tricks_won=seat_view.tricks_won,
+        spades_broken=seat_view.spades_broken,
+        scores=seat_view.scores,
+        bags=seat_view.bags,
+        legal_actions=[action_to_proto(action) for action in seat_view.legal_actions],
+        seed_commitment=seat_view.seed_commitment,
+        seed=seat_view.seed or b"",
+    )
+    for seat, player in enumerate(seat_view.players):
+        if player is not None:
+            message.players.add(seat=seat_to_proto(seat), name=player[0], bot=player[1])
+    for seat, bid in enumerate(seat_view.bids):
+        entry = message.bids.add(seat=seat_to_proto(seat))
+        if bid is not None:
+            entry.bid.CopyFrom(bid_to_proto(bid))
+    for seat, card in seat_view.current_trick:
+        message.current_trick.add(seat=seat_to_proto(seat), card=card_to_proto(card))
+    for trick in seat_view.completed_tricks:
+        done = message.completed_tricks.add(
+            leader=seat_to_proto(trick.leader), winner=seat_to_proto(trick.winner)
+        )
+        seat = trick.leader
+        for card in trick.cards:
+            done.plays.add(seat=seat_to_proto(seat), card=card_to_proto(card))
+            seat = (seat + seat_view.rules.step) % seat_view.rules.players
+    for result in seat_view.hand_results:
+        message.hand_results.append(event_to_proto(result).hand_scored)
+    if seat_view.end is not None:
+        message.end.CopyFrom(event_to_proto(seat_view.end).match_ended)
+    return message

@@ -1,0 +1,342 @@
+"""Records as text for people: a hand-by-hand account of a match, and its score table.
+
+Both read engine events (see :func:`~spades.records.record.events_of` for a record's). Plain
+text, one line per fact, cards as symbols (``Q♠``); hidden cards are shown as a count.
+
+>>> from spades.engine import Rules, seated_match
+>>> _, events = seated_match(Rules(), seed=bytes(32))
+>>> print(render_match(events).splitlines()[2])
+Players: North: North (bot), East: East (bot), South: South (bot), West: West (bot)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spades.engine import events as ev
+from spades.engine.actions import Bid
+from spades.engine.cards import format_cards
+from spades.engine.match import seat_name
+from spades.engine.rules import Rules
+
+
+@dataclass(frozen=True, slots=True)
+class SideLine:
+    """One side's line of one hand in the score table."""
+
+    side: str
+    seats: tuple[int, ...]
+    bids: tuple[Bid, ...]
+    contract: int
+    tricks: int
+    points: int
+    bags: int
+    bag_penalty: int
+    total: int
+    total_bags: int
+
+    @property
+    def bid_text(self) -> str:
+        return "+".join(_bid_text(bid) for bid in self.bids)
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreTable:
+    """A match's score, hand by hand and side by side, and how it ended."""
+
+    sides: tuple[str, ...]
+    hands: tuple[tuple[int, tuple[SideLine, ...]], ...]
+    end: ev.MatchEnded | None
+
+
+def side_name(seats: Sequence[int]) -> str:
+    """``"North-South"``, ``"East-West"``, or a seat's name in cutthroat."""
+    return "-".join(seat_name(seat) for seat in seats)
+
+
+def score_table(events: Sequence[ev.Event]) -> ScoreTable:
+    """The score table of a match from its events (the HandScored and MatchEnded ones)."""
+    rules = _rules(events)
+    hands = []
+    for event in events:
+        if isinstance(event, ev.HandScored):
+            lines = tuple(
+                SideLine(
+                    side=side_name(side.seats),
+                    seats=side.seats,
+                    bids=tuple(result.bid for result in side.seat_results),
+                    contract=side.contract,
+                    tricks=sum(result.tricks for result in side.seat_results),
+                    points=side.hand_points,
+                    bags=side.bags,
+                    bag_penalty=side.bag_penalty_points,
+                    total=side.total_score,
+                    total_bags=side.total_bags,
+                )
+                for side in event.sides
+            )
+            hands.append((event.hand_number, lines))
+    end = next((event for event in events if isinstance(event, ev.MatchEnded)), None)
+    return ScoreTable(
+        sides=tuple(side_name(seats) for seats in rules.sides), hands=tuple(hands), end=end
+    )
+
+
+#: Events that come after a hand's bidding (so its bids can be printed on one line).
+_AFTER_BIDDING = (ev.CardsPassed, ev.CardPlayed, ev.Conceded, ev.MatchEnded, ev.HandStarted)
+
+_SIDE_COLUMNS = ("Bid", "Tricks", "Points", "Bags", "Total")
+
+
+def render_score_table(table: ScoreTable) -> str:
+    """The score table as aligned plain text, then the winner."""
+    header = ["Hand"]
+    rows: list[list[str]] = []
+    for _ in table.sides:
+        header.extend(_SIDE_COLUMNS)
+    for hand_number, lines in table.hands:
+        row = [str(hand_number)]
+        for line in lines:
+            bags = f"{line.bags}" + (f" ({line.bag_penalty})" if line.bag_penalty else "")
+            row.extend(
+                [line.bid_text, str(line.tricks), f"{line.points:+d}", bags, str(line.total)]
+            )
+        rows.append(row)
+    widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header))]
+    group_line = " " * widths[0]
+    for index, side in enumerate(table.sides):
+        start = 1 + index * len(_SIDE_COLUMNS)
+        span = sum(widths[start : start + len(_SIDE_COLUMNS)]) + 2 * (len(_SIDE_COLUMNS) - 1)
+        group_line += " | " + side.ljust(span)
+    out = [group_line.rstrip(), _row(header, widths), _row(["-" * w for w in widths], widths)]
+    out.extend(_row(row, widths) for row in rows)
+    out.append("")
+    out.append(_end_text(table.end, table.sides))
+    return "\n".join(out) + "\n"
+
+
+def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
+    parts = [cells[0].rjust(widths[0])]
+    per_side = len(_SIDE_COLUMNS)
+    for index in range(1, len(cells)):
+        cell = (
+            cells[index].ljust(widths[index])
+            if (index - 1) % per_side == 0
+            else cells[index].rjust(widths[index])
+        )
+        parts.append((" | " if (index - 1) % per_side == 0 else "  ") + cell)
+    return "".join(parts).rstrip()
+
+
+def score_table_json(table: ScoreTable) -> dict[str, Any]:
+    """The score table as plain JSON-ready data."""
+    end = table.end
+    return {
+        "sides": list(table.sides),
+        "hands": [
+            {
+                "hand": hand_number,
+                "sides": [
+                    {
+                        "side": line.side,
+                        "seats": [seat_name(seat) for seat in line.seats],
+                        "bids": [_bid_text(bid) for bid in line.bids],
+                        "contract": line.contract,
+                        "tricks": line.tricks,
+                        "points": line.points,
+                        "bags": line.bags,
+                        "bag_penalty": line.bag_penalty,
+                        "total": line.total,
+                        "total_bags": line.total_bags,
+                    }
+                    for line in lines
+                ],
+            }
+            for hand_number, lines in table.hands
+        ],
+        "winner": None
+        if end is None
+        else {
+            "seats": [seat_name(seat) for seat in end.winners],
+            "reason": end.reason.value,
+            "final_scores": list(end.final_scores),
+        },
+    }
+
+
+def render_match(events: Sequence[ev.Event], table_id: str = "") -> str:
+    """A readable account of a match, hand by hand: deals, bids, tricks, scores, the winner."""
+    rules = _rules(events)
+    created = events[0]
+    assert isinstance(created, ev.TableCreated)
+    players: dict[int, ev.SeatTaken] = {}
+    out = ["Spades match" + (f" at table {table_id}" if table_id else "")]
+    out.append("Rules: " + (", ".join(rules.badges()) or "standard (partnership, to 500)"))
+    seated_line = len(out)
+    out.append("")
+    out.append(f"Seed commitment: {created.seed_commitment.hex()}")
+    # What the clock did for a seat, shown with the seat's next action.
+    notes: dict[int, list[str]] = {}
+    bids: list[str] = []
+    trick: list[str] = []
+    for event in events:
+        if bids and isinstance(event, _AFTER_BIDDING):
+            out.append("  Bids: " + ", ".join(bids))
+            bids = []
+        if isinstance(event, ev.SeatTaken):
+            players[event.seat] = event
+        elif isinstance(event, ev.SeatLeft):
+            players.pop(event.seat, None)
+        elif isinstance(event, ev.HandStarted):
+            out.append("")
+            out.append(f"Hand {event.hand_number}, dealt by {_who(players, event.dealer)}")
+            if event.blind_nil_eligible:
+                eligible = ", ".join(seat_name(seat) for seat in event.blind_nil_eligible)
+                out.append(f"  May bid Blind Nil: {eligible}")
+        elif isinstance(event, ev.CardsDealt):
+            shown = (
+                f"{event.card_count} cards (hidden)"
+                if event.cards is None
+                else format_cards(event.cards, symbols=True)
+            )
+            face_down = " (face down)" if event.face_down else ""
+            out.append(f"  {seat_name(event.seat):<5}  {shown}{face_down}")
+        elif isinstance(event, ev.BlindNilChosen):
+            choice = "bids Blind Nil" if event.blind else "looks at the cards"
+            out.append(f"  {seat_name(event.seat)} {choice}{_clock(notes, event.seat)}")
+        elif isinstance(event, ev.BidMade):
+            clock = "" if event.bid.blind else _clock(notes, event.seat)
+            bids.append(f"{seat_name(event.seat)} {event.bid}{clock}")
+        elif isinstance(event, ev.CardsPassed):
+            cards = "" if event.cards is None else ": " + format_cards(event.cards, symbols=True)
+            out.append(
+                f"  {seat_name(event.from_seat)} passes {event.card_count} cards to "
+                f"{seat_name(event.to_seat)}{cards}{_clock(notes, event.from_seat)}"
+            )
+        elif isinstance(event, ev.CardPlayed):
+            verb = " leads" if not trick else ""
+            clock = _clock(notes, event.seat)
+            trick.append(f"{seat_name(event.seat)}{verb} {event.card.symbol}{clock}")
+        elif isinstance(event, ev.TrickWon):
+            out.append(
+                f"  Trick {event.trick_number:>2}: {', '.join(trick)}  -> "
+                f"{seat_name(event.winner)} wins with the {event.winning_card.symbol}"
+            )
+            trick = []
+        elif isinstance(event, ev.HandScored):
+            out.append("  Score:")
+            out.extend("    " + line for line in _hand_score_lines(rules, event))
+        elif isinstance(event, ev.TurnTimedOut):
+            notes.setdefault(event.seat, []).append("time ran out")
+        elif isinstance(event, ev.ExtensionClaimed):
+            notes.setdefault(event.seat, []).append("extension claimed")
+        elif isinstance(event, ev.Conceded):
+            if trick:
+                out.append(f"  Unfinished trick: {', '.join(trick)}")
+            out.append("")
+            out.append(f"{_who(players, event.seat)} concedes the match.")
+        elif isinstance(event, ev.MatchEnded):
+            table = score_table(events)
+            out.append("")
+            out.append(_end_text(event, table.sides))
+        elif isinstance(event, ev.SeedRevealed):
+            out.append(f"Seed revealed: {event.seed.hex()}")
+    if not any(isinstance(event, ev.MatchEnded) for event in events):
+        if bids:
+            out.append("  Bids so far: " + ", ".join(bids))
+        if trick:
+            out.append(f"  Trick in progress: {', '.join(trick)}")
+        out.append("")
+        out.append("The match is not over.")
+    out[seated_line] = "Players: " + ", ".join(
+        f"{seat_name(seat)}: {taken.name}{' (bot)' if taken.bot else ''}"
+        for seat, taken in sorted(players.items())
+    )
+    return "\n".join(out) + "\n"
+
+
+def _hand_score_lines(rules: Rules, event: ev.HandScored) -> list[str]:
+    header = ["Side", "Bids", "Tricks", "Points", "Bags", "Total", "Bags held", "How"]
+    rows = []
+    for side in event.sides:
+        bids = "+".join(_bid_text(result.bid) for result in side.seat_results)
+        tricks = "+".join(str(result.tricks) for result in side.seat_results)
+        rows.append(
+            [
+                side_name(side.seats),
+                bids,
+                tricks,
+                f"{side.hand_points:+d}",
+                str(side.bags),
+                str(side.total_score),
+                str(side.total_bags),
+                _how(side),
+            ]
+        )
+    widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header))]
+    return [
+        "  ".join(
+            cell.ljust(width) if column in (0, 1, 2, 7) else cell.rjust(width)
+            for column, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in [header, *rows]
+    ]
+
+
+def _how(side: ev.SideResult) -> str:
+    parts = []
+    if side.contract:
+        outcome = "made" if side.contract_made else "set"
+        parts.append(f"contract {side.contract} {outcome} {side.contract_points:+d}")
+    for nil in side.nil_results:
+        kind = "blind nil" if nil.blind else "nil"
+        outcome = "made" if nil.made else "failed"
+        parts.append(f"{seat_name(nil.seat)} {kind} {outcome} {nil.points:+d}")
+    if side.bag_penalty_points:
+        parts.append(f"bag penalty {side.bag_penalty_points}")
+    return "; ".join(parts)
+
+
+def _end_text(end: ev.MatchEnded | None, sides: Sequence[str]) -> str:
+    if end is None:
+        return "No winner yet: the match is not over."
+    winners = "-".join(seat_name(seat) for seat in end.winners)
+    scores = ", ".join(
+        f"{side} {score}" for side, score in zip(sides, end.final_scores, strict=False)
+    )
+    return f"Winner: {winners} ({end.reason.value}; final scores {scores})"
+
+
+def _rules(events: Sequence[ev.Event]) -> Rules:
+    if not events or not isinstance(events[0], ev.TableCreated):
+        raise ValueError("a match's events start with TableCreated")
+    return events[0].rules
+
+
+def _who(players: dict[int, ev.SeatTaken], seat: int) -> str:
+    taken = players.get(seat)
+    if taken is None or taken.name == seat_name(seat):
+        return seat_name(seat)
+    return f"{seat_name(seat)} ({taken.name})"
+
+
+def _clock(notes: dict[int, list[str]], seat: int) -> str:
+    said = notes.pop(seat, None)
+    return f" ({', '.join(said)})" if said else ""
+
+
+def _bid_text(bid: Bid) -> str:
+    return str(bid)
+
+
+__all__ = [
+    "ScoreTable",
+    "SideLine",
+    "render_match",
+    "render_score_table",
+    "score_table",
+    "score_table_json",
+    "side_name",
+]

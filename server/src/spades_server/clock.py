@@ -1,0 +1,106 @@
+"""The turn clock: when a turn's time runs out, append the timeout and the automatic action.
+
+A deadline is never kept only in memory: it follows from the log. A turn starts at the time
+of the event that made it (the latest event, or the one before an ExtensionClaimed), and lasts
+the table's ``turn_millis``, plus ``extension_millis`` once the seat has claimed its extension.
+So after a restart, or on any replica, the same deadline comes out. Firing appends with the
+expected version of the table the deadline was computed for, so a timeout happens exactly
+once however many processes race to make it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import heapq
+import time
+
+import structlog
+
+from spades.engine import Phase
+from spades.v1 import events_pb2
+from spades_server import errors
+from spades_server.tables import Table, TableStore, to_proto_events
+
+log = structlog.get_logger(__name__)
+
+
+def deadline_of(table: Table) -> float | None:
+    """When the current turn's time runs out (unix seconds), or None when no one is to act."""
+    state = table.state
+    if state.turn < 0 or state.phase is Phase.ENDED or not table.events:
+        return None
+    clock = state.rules.clock
+    allowed = clock.turn_millis / 1000
+    started = table.events[-1]
+    if state.extension_claimed and len(table.events) >= 2:
+        started = table.events[-2]
+        allowed += clock.extension_millis / 1000
+    return started.time.ToNanoseconds() / 1e9 + allowed
+
+
+def decide_timeout(table: Table, version: int) -> list[events_pb2.Event]:
+    """The timeout's events if the table is still where the deadline was computed."""
+    if table.version != version or table.state.turn < 0 or table.finished:
+        return []
+    _, engine_events = table.state.time_out()
+    return to_proto_events(engine_events)
+
+
+class TurnClock:
+    """Keeps every active table's deadline and fires the ones that pass."""
+
+    def __init__(self, store: TableStore) -> None:
+        self._store = store
+        self._heap: list[tuple[float, str, int]] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        store.listeners.append(self.schedule)
+
+    def schedule(self, table: Table) -> None:
+        """Note the table's current deadline (a table that moved on makes older entries stale)."""
+        deadline = deadline_of(table)
+        if deadline is None:
+            return
+        heapq.heappush(self._heap, (deadline, table.table_id, table.version))
+        if self._heap[0][2] == table.version and self._heap[0][1] == table.table_id:
+            self._wake.set()
+
+    async def start(self, active_table_ids: list[str]) -> None:
+        """Load the tables in play (deadlines come from their logs) and start firing."""
+        for table_id in active_table_ids:
+            with contextlib.suppress(errors.RequestError):
+                self.schedule(await self._store.load(table_id))
+        self._task = asyncio.create_task(self._run(), name="turn-clock")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            if not self._heap:
+                await self._wake.wait()
+                continue
+            deadline, table_id, version = self._heap[0]
+            delay = deadline - time.time()
+            if delay > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), delay)
+                continue
+            heapq.heappop(self._heap)
+            if self._store.cached_version(table_id) != version:
+                continue  # the table moved on; its newer deadline is in the heap
+            try:
+                _, stored = await self._store.execute(
+                    table_id, functools.partial(decide_timeout, version=version)
+                )
+            except errors.RequestError as error:
+                log.warning("timeout not applied", table_id=table_id, reason=error.reason)
+                continue
+            if stored:
+                log.info("turn timed out", table_id=table_id, sequence=stored[0].version)

@@ -1,0 +1,124 @@
+"""The server's settings: command-line flags, each with an environment-variable equivalent.
+
+A flag beats its environment variable, which beats the built-in default. Values from the
+environment are checked like flags (a bad ``SPADES_LOG_FORMAT`` is an error, not ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import cast
+
+from spades_server.eventlog import Durability
+
+
+@dataclass(frozen=True)
+class Settings:
+    listen: str = "127.0.0.1:50051"
+    database: str = "spades.db"
+    durability: Durability = "normal"
+    metrics: str = "127.0.0.1:9464"
+    log_format: str = "auto"
+    log_level: str = "info"
+    shutdown_grace: float = 5.0
+
+
+#: Every flag's environment variable (flag destination -> variable).
+ENVIRONMENT = {
+    "listen": "SPADES_LISTEN",
+    "database": "SPADES_DATABASE",
+    "durability": "SPADES_DURABILITY",
+    "metrics": "SPADES_METRICS",
+    "log_format": "SPADES_LOG_FORMAT",
+    "log_level": "SPADES_LOG_LEVEL",
+    "shutdown_grace": "SPADES_SHUTDOWN_GRACE",
+}
+
+
+def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
+    environ = os.environ if environ is None else environ
+    defaults = Settings()
+    parse = argparse.ArgumentParser(
+        prog="spades-server",
+        description="The Spades table service: gRPC lobby, play and watch streams on an event log.",
+        epilog="Every flag can also be set by its environment variable; a flag wins over it.",
+    )
+
+    def option(flag: str, help_text: str, **kwargs: object) -> None:
+        dest = flag.removeprefix("--").replace("-", "_")
+        env = ENVIRONMENT[dest]
+        builtin = getattr(defaults, dest)
+        parse.add_argument(
+            flag,
+            default=environ.get(env, builtin),
+            help=f"{help_text} [env {env}; default: {builtin}]",
+            **kwargs,  # type: ignore[arg-type]
+        )
+
+    option("--listen", "host:port to serve gRPC on (port 0: any free port)")
+    option("--database", "SQLite event-log file (its folder is created if missing)")
+    option(
+        "--durability",
+        "normal: a killed process loses nothing acknowledged; full: also survives power loss",
+        choices=["normal", "full"],
+    )
+    option(
+        "--metrics",
+        "host:port for Prometheus /metrics (port 0: any free port; 'off' to disable)",
+    )
+    option(
+        "--log-format",
+        "json (one object a line), console (pretty), or auto (console on a terminal)",
+        choices=["auto", "json", "console"],
+    )
+    option(
+        "--log-level", "least severe level logged", choices=["debug", "info", "warning", "error"]
+    )
+    option(
+        "--shutdown-grace",
+        "seconds in-flight calls get to finish on SIGTERM/SIGINT",
+        type=float,
+    )
+    return parse
+
+
+def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    parse = parser(environ)
+    args = parse.parse_args(argv)
+    # argparse checks `choices` only for values given on the command line: check the
+    # environment's too.
+    for action in parse._actions:
+        value = getattr(args, action.dest, None)
+        if action.choices is not None and value not in action.choices:
+            env = ENVIRONMENT.get(action.dest, "")
+            parse.error(f"{env}={value!r} is not one of {', '.join(map(str, action.choices))}")
+    if args.metrics != "off":
+        split_address(args.metrics, parse, "--metrics/SPADES_METRICS")
+    split_address(args.listen, parse, "--listen/SPADES_LISTEN")
+    if args.shutdown_grace < 0:
+        parse.error("--shutdown-grace/SPADES_SHUTDOWN_GRACE must not be negative")
+    return Settings(
+        listen=args.listen,
+        database=args.database,
+        durability=cast(Durability, args.durability),
+        metrics=args.metrics,
+        log_format=args.log_format,
+        log_level=args.log_level,
+        shutdown_grace=float(args.shutdown_grace),
+    )
+
+
+def split_address(
+    address: str, parse: argparse.ArgumentParser | None = None, what: str = "address"
+) -> tuple[str, int]:
+    """``host:port`` (``[v6]:port`` too) as ``(host, port)``; an empty host is 127.0.0.1."""
+    host, colon, port = address.rpartition(":")
+    if not colon or not port.isdigit() or int(port) > 65535:
+        message = f"{what} must be host:port, not {address!r}"
+        if parse is not None:
+            parse.error(message)
+        raise ValueError(message)
+    return host.removeprefix("[").removesuffix("]") or "127.0.0.1", int(port)

@@ -1,0 +1,51 @@
+"""The server's Prometheus metrics (exported at /metrics by the metrics HTTP server)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
+
+_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+TABLES = Gauge("spades_tables", "Tables known to this server, by status.", ["status"])
+OPEN_STREAMS = Gauge("spades_open_streams", "Open streaming calls, by kind.", ["kind"])
+ACTIONS = Counter(
+    "spades_actions_total", "Actions received from seats, by type and result.", ["type", "result"]
+)
+ACTION_SECONDS = Histogram(
+    "spades_action_seconds",
+    "Time from receiving an action to its result (decide, append, fold).",
+    buckets=_LATENCY_BUCKETS,
+)
+APPEND_SECONDS = Histogram(
+    "spades_log_append_seconds",
+    "Time to append to the event log (durable when it returns).",
+    buckets=_LATENCY_BUCKETS,
+)
+EVENTS_APPENDED = Counter("spades_events_appended_total", "Events appended to the event log.")
+APPEND_CONFLICTS = Counter(
+    "spades_append_conflicts_total",
+    "Appends refused because another writer moved the table first (then retried).",
+)
+ERRORS = Counter("spades_errors_total", "Requests refused, by gRPC status code.", ["code"])
+QUICK_MATCH_WAITING = Gauge(
+    "spades_quick_match_waiting", "Players seated at quick-match tables that have not started."
+)
+
+
+def serve(host: str, port: int) -> tuple[str, Callable[[], None]]:
+    """Start the /metrics HTTP server on a daemon thread; returns its URL and a stop function.
+
+    Port 0 picks a free port; the URL carries the bound one.
+    """
+    httpd, thread = start_http_server(port, addr=host)
+    bound = httpd.server_address[1]
+    shown = f"[{host}]" if ":" in host else host
+
+    def stop() -> None:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+    return f"http://{shown}:{bound}/metrics", stop

@@ -1,0 +1,256 @@
+"""PlayService: each seat's stream, spectators' streams, and game records.
+
+A stream is a view of the table's log: a snapshot of what the viewer may know at one sequence
+number, then every later event redacted for the viewer by the engine, then live events, and a
+prompt whenever it is the seat's turn. Actions go through the TableStore like every command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import structlog
+
+from spades import protocol, records
+from spades.engine import IllegalAction, Viewer, redact, view
+from spades.v1 import events_pb2, play_pb2, play_pb2_grpc
+from spades_server import errors, metrics
+from spades_server.clock import deadline_of
+from spades_server.lobby import authenticate, seat_token_from
+from spades_server.tables import Table, TableStore, timestamp, to_proto_events
+
+log = structlog.get_logger(__name__)
+Context = grpc.aio.ServicerContext[Any, Any]
+
+MAX_ACTION_ID = 64
+STREAM_QUEUE_SIZE = 1024
+
+
+class AlreadyAnswered(Exception):
+    def __init__(self, sequence: int) -> None:
+        self.sequence = sequence
+
+
+class Shutdown:
+    """Signals streams that the server is going away."""
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+
+
+def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
+    """Stored event number ``index`` (0-based) as ``viewer`` may see it."""
+    stored = table.events[index]
+    engine_event = table.engine_events[index]
+    shown = redact(engine_event, viewer)
+    out = protocol.event_to_proto(shown)
+    out.sequence = stored.sequence
+    out.time.CopyFrom(stored.time)
+    if viewer is not None and stored.action_id:
+        out.action_id = stored.action_id
+    return out
+
+
+def snapshot(table: Table, sequence: int, viewer: Viewer) -> play_pb2.Snapshot:
+    state = table.state_at(sequence)
+    return play_pb2.Snapshot(sequence=sequence, view=protocol.view_to_proto(view(state, viewer)))
+
+
+class PlayServicer(play_pb2_grpc.PlayServiceServicer):
+    def __init__(self, store: TableStore, shutdown: Shutdown) -> None:
+        self._store = store
+        self._shutdown = shutdown
+
+    async def Play(
+        self,
+        request_iterator: AsyncIterator[play_pb2.PlayRequest],
+        context: Context,
+    ) -> AsyncIterator[play_pb2.PlayResponse]:
+        table, seat = await authenticate(self._store, seat_token_from(context))
+        first = await anext(aiter(request_iterator), None)
+        if first is None or first.WhichOneof("kind") != "start":
+            raise errors.invalid("the first message of a Play stream must be `start`")
+        start = first.start
+        after = _check_after(table, start.after_sequence)
+        bound = log.bind(table_id=table.table_id, seat=seat)
+        bound.info("play stream opened", sequence=after)
+        outgoing: asyncio.Queue[play_pb2.PlayResponse] = asyncio.Queue(STREAM_QUEUE_SIZE)
+        actions = asyncio.create_task(
+            self._handle_actions(request_iterator, table.table_id, seat, outgoing, bound)
+        )
+        metrics.OPEN_STREAMS.labels("play").inc()
+        try:
+            async for message in self._feed(table.table_id, after, seat, outgoing, actions):
+                yield message
+        finally:
+            metrics.OPEN_STREAMS.labels("play").dec()
+            actions.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await actions
+            bound.info("play stream closed")
+
+    async def Watch(
+        self, request: play_pb2.WatchRequest, context: Context
+    ) -> AsyncIterator[play_pb2.WatchResponse]:
+        table = await self._store.load(request.table_id)
+        after = _check_after(table, request.after_sequence)
+        metrics.OPEN_STREAMS.labels("watch").inc()
+        try:
+            async for message in self._feed(table.table_id, after, None, None, None):
+                kind = message.WhichOneof("kind")
+                if kind == "snapshot":
+                    yield play_pb2.WatchResponse(snapshot=message.snapshot)
+                elif kind == "event":
+                    yield play_pb2.WatchResponse(event=message.event)
+        finally:
+            metrics.OPEN_STREAMS.labels("watch").dec()
+
+    async def GetRecord(
+        self, request: play_pb2.GetRecordRequest, context: Context
+    ) -> play_pb2.GetRecordResponse:
+        table = await self._store.load(request.table_id)
+        # Public (spectator's events, no seed) until the match ends, then the whole record.
+        record = records.build_record(table.engine_events, table_id=table.table_id)
+        return play_pb2.GetRecordResponse(record=record)
+
+    async def _feed(
+        self,
+        table_id: str,
+        after: int,
+        viewer: Viewer,
+        outgoing: asyncio.Queue[play_pb2.PlayResponse] | None,
+        actions: asyncio.Task[None] | None,
+    ) -> AsyncIterator[play_pb2.PlayResponse]:
+        """Snapshot at ``after``, then every later event, then live ones; prompts for a seat."""
+        table = await self._store.load(table_id)
+        position = after or table.version
+        yield play_pb2.PlayResponse(snapshot=snapshot(table, position, viewer))
+        prompted = -1
+        while True:
+            table = self._store.cached(table_id)
+            while position < table.version:
+                position += 1
+                yield play_pb2.PlayResponse(event=redacted(table, position - 1, viewer))
+            if viewer is not None and table.state.turn == viewer and prompted != position:
+                prompted = position
+                legal = table.state.legal_actions(viewer)
+                prompt = play_pb2.TurnPrompt(
+                    sequence=position,
+                    legal_actions=[protocol.action_to_proto(action) for action in legal],
+                )
+                deadline = deadline_of(table)
+                if deadline is not None:
+                    prompt.deadline.CopyFrom(timestamp(deadline))
+                yield play_pb2.PlayResponse(prompt=prompt)
+            while outgoing is not None and not outgoing.empty():
+                yield outgoing.get_nowait()
+            if actions is not None and actions.done():
+                return  # the client closed its side
+            if self._shutdown.event.is_set():
+                raise errors.RequestError(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "the server is shutting down; reconnect and resume from your last sequence",
+                )
+            await self._store.wait_for_change(table_id, position, outgoing, self._shutdown.event)
+
+    async def _handle_actions(
+        self,
+        request_iterator: AsyncIterator[play_pb2.PlayRequest],
+        table_id: str,
+        seat: int,
+        outgoing: asyncio.Queue[play_pb2.PlayResponse],
+        bound: structlog.BoundLogger,
+    ) -> None:
+        try:
+            await self._answer_actions(request_iterator, table_id, seat, outgoing, bound)
+        finally:
+            self._store.poke(table_id)
+
+    async def _answer_actions(
+        self,
+        request_iterator: AsyncIterator[play_pb2.PlayRequest],
+        table_id: str,
+        seat: int,
+        outgoing: asyncio.Queue[play_pb2.PlayResponse],
+        bound: structlog.BoundLogger,
+    ) -> None:
+        async for request in request_iterator:
+            if request.WhichOneof("kind") != "action":
+                result = play_pb2.ActionResult(
+                    accepted=False,
+                    code=grpc.StatusCode.INVALID_ARGUMENT.value[0],
+                    reason="`start` may only be sent once, first",
+                )
+            else:
+                result = await self._act(table_id, seat, request.action, bound)
+            await outgoing.put(play_pb2.PlayResponse(action_result=result))
+            self._store.poke(table_id)
+
+    async def _act(
+        self,
+        table_id: str,
+        seat: int,
+        request: play_pb2.ActionRequest,
+        bound: structlog.BoundLogger,
+    ) -> play_pb2.ActionResult:
+        started = time.perf_counter()
+        kind = request.action.WhichOneof("kind") or "none"
+        result = play_pb2.ActionResult(action_id=request.action_id)
+        try:
+            if not 1 <= len(request.action_id) <= MAX_ACTION_ID:
+                raise errors.invalid(f"action_id must be 1 to {MAX_ACTION_ID} characters")
+            try:
+                action = protocol.action_from_proto(request.action)
+            except protocol.ProtocolError as error:
+                raise errors.invalid(str(error)) from error
+
+            def decide(table: Table) -> list[events_pb2.Event]:
+                first = table.answered_actions.get((seat, request.action_id))
+                if first is not None:
+                    raise AlreadyAnswered(first)
+                if table.finished:
+                    raise errors.precondition("the match is over")
+                if request.sequence != table.version:
+                    raise errors.RequestError(
+                        grpc.StatusCode.ABORTED,
+                        f"stale: this answers sequence {request.sequence}, but the table is at "
+                        f"{table.version}",
+                    )
+                try:
+                    _, engine_events = table.state.apply(seat, action)
+                except IllegalAction as error:
+                    raise errors.precondition(error.reason) from error
+                return to_proto_events(engine_events, request.action_id)
+
+            _, stored = await self._store.execute(table_id, decide)
+            result.accepted = True
+            result.sequence = stored[0].version
+            metrics.ACTIONS.labels(kind, "accepted").inc()
+            bound.info("action applied", action=kind, sequence=result.sequence)
+        except AlreadyAnswered as answered:
+            result.accepted = True
+            result.sequence = answered.sequence
+            metrics.ACTIONS.labels(kind, "repeated").inc()
+        except errors.RequestError as error:
+            result.accepted = False
+            result.code = error.code.value[0]
+            result.reason = error.reason
+            metrics.ACTIONS.labels(kind, "refused").inc()
+            metrics.ERRORS.labels(error.code.name).inc()
+            bound.info("action refused", action=kind, code=error.code.name, reason=error.reason)
+        metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
+        return result
+
+
+def _check_after(table: Table, after: int) -> int:
+    if after > table.version:
+        raise errors.RequestError(
+            grpc.StatusCode.OUT_OF_RANGE,
+            f"after_sequence {after} is past the table's latest sequence {table.version}",
+        )
+    return after

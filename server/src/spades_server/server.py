@@ -1,0 +1,187 @@
+"""Assembles the service: event log, table store, lobby projection, gRPC services, metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from spades.v1 import lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc
+from spades_server import errors, metrics
+from spades_server.clock import TurnClock
+from spades_server.config import Settings
+from spades_server.eventlog.base import EventLog
+from spades_server.eventlog.sqlite import SqliteEventLog
+from spades_server.lobby import LobbyProjection, LobbyServicer
+from spades_server.play import PlayServicer, Shutdown
+from spades_server.tables import TableStore
+
+log = structlog.get_logger(__name__)
+Context = grpc.aio.ServicerContext[Any, Any]
+
+SERVICE_NAMES = (
+    lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name,
+    play_pb2.DESCRIPTOR.services_by_name["PlayService"].full_name,
+)
+
+
+class _Errors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    """Turns a RequestError into its status, binds a request id to every log line."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Any]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Any:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        method = handler_call_details.method
+        if handler.unary_unary:
+            inner_unary = handler.unary_unary
+
+            async def unary(request: Any, context: Context) -> Any:
+                structlog.contextvars.bind_contextvars(request_id=uuid.uuid4().hex[:12])
+                try:
+                    return await inner_unary(request, context)
+                except errors.RequestError as error:
+                    await _abort(context, error, method)
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream or handler.stream_stream:
+            streaming = handler.unary_stream or handler.stream_stream
+
+            async def stream(request: Any, context: Context) -> Any:
+                structlog.contextvars.bind_contextvars(request_id=uuid.uuid4().hex[:12])
+                try:
+                    async for message in streaming(request, context):
+                        yield message
+                except errors.RequestError as error:
+                    await _abort(context, error, method)
+
+            make = (
+                grpc.unary_stream_rpc_method_handler
+                if handler.unary_stream
+                else grpc.stream_stream_rpc_method_handler
+            )
+            return make(
+                stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+
+async def _abort(context: Context, error: errors.RequestError, method: str) -> None:
+    metrics.ERRORS.labels(error.code.name).inc()
+    log.info("request refused", method=method, code=error.code.name, reason=error.reason)
+    await context.abort(error.code, error.reason)
+
+
+class SpadesServer:
+    """One running server: start it, then stop it (gracefully) when done."""
+
+    def __init__(self, settings: Settings, event_log: EventLog | None = None) -> None:
+        self.settings = settings
+        self.log = event_log or SqliteEventLog(settings.database, durability=settings.durability)
+        self.store = TableStore(self.log)
+        self.projection = LobbyProjection(self.log)
+        self.clock = TurnClock(self.store)
+        self.shutdown = Shutdown()
+        self.health = health.HealthServicer()
+        self.server = grpc.aio.server(interceptors=[_Errors()])
+        self.port = 0
+
+    async def start(self) -> int:
+        """Open the log, rebuild the lobby, start serving; returns the bound port."""
+        try:
+            self.port = self.server.add_insecure_port(self.settings.listen)
+        except RuntimeError as error:  # grpc's "Failed to bind to address ..."
+            raise OSError(f"cannot listen on {self.settings.listen}: {error}") from None
+        if self.port == 0:
+            raise OSError(f"cannot listen on {self.settings.listen}")
+        await self.log.open()
+        await self.projection.start()
+        await self.clock.start(self.projection.active_table_ids())
+        lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
+            LobbyServicer(self.store, self.projection), self.server
+        )
+        play_pb2_grpc.add_PlayServiceServicer_to_server(
+            PlayServicer(self.store, self.shutdown), self.server
+        )
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        reflection.enable_server_reflection(
+            (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
+        )
+        for name in ("", *SERVICE_NAMES):
+            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        await self.server.start()
+        host = self.settings.listen.rpartition(":")[0]
+        log.info(
+            "serving",
+            address=f"{host}:{self.port}",
+            database=self.settings.database,
+            durability=self.settings.durability,
+        )
+        return self.port
+
+    async def stop(self) -> None:
+        """Stop taking calls, let in-flight commands finish, close streams with UNAVAILABLE."""
+        self.health.enter_graceful_shutdown()
+        self.shutdown.event.set()
+        self.store.wake_all()
+        await self.server.stop(self.settings.shutdown_grace)
+        await self.clock.stop()
+        await self.projection.stop()
+        await self.log.close()
+        log.info("stopped")
+
+    async def wait(self) -> None:
+        await self.server.wait_for_termination()
+
+
+async def serve(settings: Settings, ready: Callable[[int], None] | None = None) -> None:
+    """Serve until SIGTERM or SIGINT, then shut down gracefully.
+
+    ``ready`` is called with the bound port once the server accepts calls. On the signal: health
+    turns NOT_SERVING, new calls are refused, streams close with UNAVAILABLE (their clients
+    reconnect and resume), in-flight calls get ``settings.shutdown_grace`` seconds, then the
+    event log is closed (every acknowledged append is already committed).
+    """
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    received: list[signal.Signals] = []
+
+    def on_signal(signum: signal.Signals) -> None:
+        received.append(signum)
+        stopping.set()
+
+    # Handlers go in before the port opens, so a signal is never lost to the default action.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, on_signal, signum)
+    server = SpadesServer(settings)
+    try:
+        port = await server.start()
+        if ready is not None:
+            ready(port)
+        await stopping.wait()
+        log.info(
+            "shutting down",
+            signal=received[0].name if received else None,
+            grace_seconds=settings.shutdown_grace,
+        )
+        await server.stop()
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)

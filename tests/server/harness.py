@@ -1,0 +1,356 @@
+"""A real server on an ephemeral 127.0.0.1 port and real gRPC clients, for the server tests."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import grpc
+from google.protobuf.message import Message
+
+from spades import protocol
+from spades.engine import Card, Rules, new_match
+from spades.v1 import (
+    actions_pb2,
+    cards_pb2,
+    events_pb2,
+    lobby_pb2,
+    lobby_pb2_grpc,
+    play_pb2,
+    play_pb2_grpc,
+    view_pb2,
+)
+from spades_server import tokens
+from spades_server.config import Settings
+from spades_server.server import SpadesServer
+from spades_server.tables import to_proto_events
+
+TOKEN_KEY = "spades-seat-token"
+READ_TIMEOUT = 10.0
+
+
+@asynccontextmanager
+async def running_server(database: Path, **settings: object) -> AsyncIterator[SpadesServer]:
+    server = SpadesServer(
+        Settings(listen="127.0.0.1:0", database=str(database), metrics="off", **settings)  # type: ignore[arg-type]
+    )
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@dataclass
+class Client:
+    """Stubs on one channel to a server."""
+
+    channel: grpc.aio.Channel
+    lobby: lobby_pb2_grpc.LobbyServiceAsyncStub = field(init=False)
+    play: play_pb2_grpc.PlayServiceAsyncStub = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lobby = lobby_pb2_grpc.LobbyServiceStub(self.channel)
+        self.play = play_pb2_grpc.PlayServiceStub(self.channel)
+
+    async def create_table(
+        self, rules: Rules | None = None, **fields: object
+    ) -> lobby_pb2.CreateTableResponse:
+        request = lobby_pb2.CreateTableRequest(
+            name=str(fields.pop("name", "test table")),
+            rules=protocol.rules_to_proto(rules or Rules()),
+            **fields,  # type: ignore[arg-type]
+        )
+        return await self.lobby.CreateTable(request)
+
+    async def seat_all(self, table_id: str, players: int = 4, join_code: str = "") -> list[str]:
+        tokens = []
+        for index in range(players):
+            joined = await self.lobby.JoinTable(
+                lobby_pb2.JoinTableRequest(
+                    table_id=table_id, player_name=f"player {index}", bot=True, join_code=join_code
+                )
+            )
+            tokens.append(joined.seat_token)
+        return tokens
+
+    def seat_stream(self, token: str) -> SeatStream:
+        return SeatStream(self.play.Play(metadata=((TOKEN_KEY, token),)))  # type: ignore[call-arg]
+
+
+class SeatStream:
+    """One seat's Play stream, with the messages it received."""
+
+    def __init__(self, call: Any) -> None:
+        self.call = call
+        self.received: list[play_pb2.PlayResponse] = []
+        self._pending: list[play_pb2.PlayResponse] = []
+
+    async def start(self, after_sequence: int = 0) -> play_pb2.Snapshot:
+        await self.call.write(
+            play_pb2.PlayRequest(start=play_pb2.StartPlay(after_sequence=after_sequence))
+        )
+        message = await self.next()
+        assert message.WhichOneof("kind") == "snapshot", message
+        return message.snapshot
+
+    async def next(self, timeout: float = READ_TIMEOUT) -> play_pb2.PlayResponse:
+        if self._pending:
+            return self._pending.pop(0)
+        message = await asyncio.wait_for(self.call.read(), timeout)
+        if message is grpc.aio.EOF:  # type: ignore[attr-defined]
+            raise EOFError("the server closed the stream")
+        self.received.append(message)
+        return cast(play_pb2.PlayResponse, message)
+
+    async def next_of(self, kind: str, timeout: float = READ_TIMEOUT) -> play_pb2.PlayResponse:
+        """The next message of one kind; others are kept for later."""
+        skipped = []
+        try:
+            while True:
+                message = await self.next(timeout)
+                if message.WhichOneof("kind") == kind:
+                    return message
+                skipped.append(message)
+        finally:
+            self._pending[:0] = skipped
+
+    async def send(
+        self, action: actions_pb2.Action, sequence: int, action_id: str | None = None
+    ) -> str:
+        action_id = action_id or uuid.uuid4().hex
+        await self.call.write(
+            play_pb2.PlayRequest(
+                action=play_pb2.ActionRequest(action_id=action_id, sequence=sequence, action=action)
+            )
+        )
+        return action_id
+
+    async def act(
+        self, action: actions_pb2.Action, sequence: int, action_id: str | None = None
+    ) -> play_pb2.ActionResult:
+        sent = await self.send(action, sequence, action_id)
+        while True:
+            message = await self.next_of("action_result")
+            if message.action_result.action_id == sent:
+                return message.action_result
+
+    def events(self) -> list[play_pb2.PlayResponse]:
+        return [m for m in self.received if m.WhichOneof("kind") == "event"]
+
+    async def act_result(
+        self, action_id: str, timeout: float = READ_TIMEOUT
+    ) -> play_pb2.ActionResult:
+        """The result of the action sent with ``action_id``; other messages are kept."""
+        skipped = []
+        try:
+            while True:
+                message = await self.next(timeout)
+                if (
+                    message.WhichOneof("kind") == "action_result"
+                    and message.action_result.action_id == action_id
+                ):
+                    return message.action_result
+                skipped.append(message)
+        finally:
+            self._pending[:0] = skipped
+
+    async def close(self) -> None:
+        await self.call.done_writing()
+        self.call.cancel()
+
+
+async def play_until_over(stream: SeatStream, rng: random.Random) -> None:
+    """Answer every prompt with a random legal action until the match ends."""
+    while True:
+        message = await stream.next()
+        kind = message.WhichOneof("kind")
+        if kind == "event" and message.event.WhichOneof("kind") == "seed_revealed":
+            return
+        if kind == "prompt":
+            action = rng.choice(list(message.prompt.legal_actions))
+            result = await stream.act(action, message.prompt.sequence)
+            assert result.accepted or result.code == grpc.StatusCode.ABORTED.value[0], result
+
+
+# ------------------------------------------------------------------------------------------
+# Helpers for the bad-input, leak, resume, idempotency, restart and lobby tests.
+
+ActionChooser = Any  # Callable[[play_pb2.TurnPrompt, random.Random], actions_pb2.Action]
+
+
+async def rpc_error(awaitable: Any) -> grpc.aio.AioRpcError:
+    """The gRPC error a call ends with; fails when the call succeeds."""
+    try:
+        await awaitable
+    except grpc.aio.AioRpcError as error:
+        return error
+    raise AssertionError("the call succeeded, but an error status was expected")
+
+
+async def stream_error(call: Any, *requests: play_pb2.PlayRequest) -> grpc.aio.AioRpcError:
+    """The status a Play stream ends with after ``requests`` (then the client's half-close)."""
+    try:
+        for request in requests:
+            await call.write(request)
+        await call.done_writing()
+    except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+        pass  # the server may have ended the call already; its status is what matters
+    try:
+        while True:
+            message = await asyncio.wait_for(call.read(), READ_TIMEOUT)
+            if message is grpc.aio.EOF:  # type: ignore[attr-defined]
+                break
+    except grpc.aio.AioRpcError as error:
+        return error
+    code = await asyncio.wait_for(call.code(), READ_TIMEOUT)
+    raise AssertionError(f"the stream ended with {code}, but an error status was expected")
+
+
+async def log_head(server: SpadesServer) -> int:
+    """The position of the last event in the whole log (0 when it is empty)."""
+    position = 0
+    while batch := await server.log.read_all(position, limit=1000):
+        position = batch[-1].position
+    return position
+
+
+async def log_events(server: SpadesServer, table_id: str) -> list[events_pb2.Event]:
+    """A table's events as the log stores them (nothing redacted), with their sequences."""
+    out = []
+    for stored in await server.log.read(table_id):
+        event = events_pb2.Event.FromString(stored.data)
+        event.sequence = stored.version
+        out.append(event)
+    return out
+
+
+async def create_admin_table(
+    server: SpadesServer,
+    rules: Rules,
+    *,
+    seed: bytes | None = None,
+    preset_deals: Sequence[Sequence[Iterable[int]]] = (),
+    name: str = "admin table",
+) -> str:
+    """A table made the way an operator would (a given seed or deals), through the store."""
+    table_id = tokens.new_table_id()
+    _, engine_events = new_match(rules, seed=seed, preset_deals=preset_deals)
+    created = to_proto_events(engine_events)
+    created[0].table_created.name = name
+    await server.store.create(table_id, created)
+    stored = await server.log.read(table_id)
+    await asyncio.wait_for(server.projection.caught_up(stored[-1].position), READ_TIMEOUT)
+    return table_id
+
+
+class WatchStream:
+    """A spectator's Watch stream, with the messages it received."""
+
+    def __init__(self, call: Any) -> None:
+        self.call = call
+        self.received: list[play_pb2.WatchResponse] = []
+
+    async def next(self, timeout: float = READ_TIMEOUT) -> play_pb2.WatchResponse:
+        message = await asyncio.wait_for(self.call.read(), timeout)
+        if message is grpc.aio.EOF:  # type: ignore[attr-defined]
+            raise EOFError("the server closed the stream")
+        self.received.append(message)
+        return cast(play_pb2.WatchResponse, message)
+
+    async def snapshot(self) -> play_pb2.Snapshot:
+        message = await self.next()
+        assert message.WhichOneof("kind") == "snapshot", message
+        return message.snapshot
+
+    async def until_event(self, kind: str, timeout: float = READ_TIMEOUT) -> events_pb2.Event:
+        """Read on until an event of ``kind`` (for example "seed_revealed")."""
+        while True:
+            message = await self.next(timeout)
+            if message.WhichOneof("kind") == "event" and message.event.WhichOneof("kind") == kind:
+                return message.event
+
+    def events(self) -> list[events_pb2.Event]:
+        return [m.event for m in self.received if m.WhichOneof("kind") == "event"]
+
+    def close(self) -> None:
+        self.call.cancel()
+
+
+def watch(client: Client, table_id: str, after_sequence: int = 0) -> WatchStream:
+    return WatchStream(
+        client.play.Watch(play_pb2.WatchRequest(table_id=table_id, after_sequence=after_sequence))
+    )
+
+
+async def current_view(client: Client, table_id: str) -> play_pb2.Snapshot:
+    """The public view at the table's latest sequence (one Watch snapshot)."""
+    stream = watch(client, table_id)
+    try:
+        return await stream.snapshot()
+    finally:
+        stream.close()
+
+
+def random_action(prompt: play_pb2.TurnPrompt, rng: random.Random) -> actions_pb2.Action:
+    return rng.choice(list(prompt.legal_actions))
+
+
+async def play_turns(
+    client: Client,
+    table_id: str,
+    streams: dict[int, SeatStream],
+    rng: random.Random,
+    *,
+    until: Any = None,
+    choose: ActionChooser = random_action,
+    max_actions: int = 2000,
+) -> play_pb2.Snapshot:
+    """Play the table turn by turn (whoever is to act, through its stream) until the match is
+    over, or ``until(snapshot)`` holds, or the seat to act has no stream; returns the public
+    view there. Every action must be accepted."""
+    for _ in range(max_actions):
+        now = await current_view(client, table_id)
+        if now.view.phase == view_pb2.PHASE_ENDED or (until is not None and until(now)):
+            return now
+        seat = protocol.seat_from_proto(now.view.turn)
+        stream = streams.get(seat)
+        if stream is None:
+            return now
+        while True:
+            prompt = (await stream.next_of("prompt")).prompt
+            if prompt.sequence == now.sequence:
+                break
+            assert prompt.sequence < now.sequence, (prompt, now.sequence)
+        result = await stream.act(choose(prompt, rng), prompt.sequence)
+        assert result.accepted, result
+    raise AssertionError(f"the match did not end within {max_actions} actions")
+
+
+def cards_in(message: Message) -> list[Card]:
+    """Every ``spades.v1.Card`` anywhere in ``message``, as engine cards."""
+    found: list[Card] = []
+
+    def walk(node: Message) -> None:
+        if isinstance(node, cards_pb2.Card):
+            found.append(protocol.card_from_proto(node))
+            return
+        for descriptor, value in node.ListFields():
+            if descriptor.message_type is None:
+                continue
+            if descriptor.is_repeated:
+                if descriptor.message_type.GetOptions().map_entry:
+                    continue
+                for item in value:
+                    walk(item)
+            else:
+                walk(value)
+
+    walk(message)
+    return found

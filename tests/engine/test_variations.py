@@ -322,3 +322,17 @@ def test_no_action_after_the_end() -> None:
     assert state.legal_actions(0) == [] and state.legal_actions(state.turn) == []
     with pytest.raises(IllegalAction):
         state.automatic_action()
+
+
+def test_the_operator_can_close_a_match_and_no_side_wins() -> None:
+    from spades.engine import IllegalAction, MatchState, Phase, seated_match
+    from spades.engine import events as ev_
+
+    state, events = seated_match(Rules(), seed=bytes(32))
+    closed, more = state.close()
+    assert more[0] == ev_.MatchEnded(ev_.EndReason.CLOSED, (), (0, 0))
+    assert more[1] == ev_.SeedRevealed(bytes(32))
+    assert closed.phase is Phase.ENDED and state.phase is not Phase.ENDED
+    assert MatchState.from_events(events + more).end == closed.end
+    with pytest.raises(IllegalAction, match="already over"):
+        closed.close()

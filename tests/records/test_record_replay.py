@@ -63,3 +63,14 @@ def test_a_record_that_stops_inside_an_action_is_refused(
         replay(record)
     assert caught.value.index == trick_won
     assert "the record ends, but the engine goes on with TrickWon" in str(caught.value)
+
+
+def test_a_match_the_operator_closed_replays() -> None:
+    from spades.engine import Rules, seated_match
+    from spades.records import build_record, replay
+
+    state, events = seated_match(Rules(), seed=bytes(32))
+    state, more = state.apply(state.turn, state.legal_actions(state.turn)[2])
+    closed, ended = state.close()
+    replayed = replay(build_record(events + more + ended))
+    assert replayed.end == closed.end

@@ -355,6 +355,7 @@ _END_REASON_TO_PROTO: Final = {
     ev.EndReason.LOSS_THRESHOLD: events_pb2.MATCH_END_REASON_LOSS_THRESHOLD,
     ev.EndReason.MAX_HANDS: events_pb2.MATCH_END_REASON_MAX_HANDS,
     ev.EndReason.CONCESSION: events_pb2.MATCH_END_REASON_CONCESSION,
+    ev.EndReason.CLOSED: events_pb2.MATCH_END_REASON_CLOSED,
 }
 _END_REASON_FROM_PROTO: Final = {value: reason for reason, value in _END_REASON_TO_PROTO.items()}
 

@@ -153,6 +153,7 @@ class EndReason(Enum):
     LOSS_THRESHOLD = "loss threshold"
     MAX_HANDS = "hand limit"
     CONCESSION = "concession"
+    CLOSED = "closed by the operator"
 
 
 @dataclass(frozen=True, slots=True)

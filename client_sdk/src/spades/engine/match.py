@@ -398,6 +398,15 @@ class MatchState:
         out.extend(new.act(seat, action))
         return new, out
 
+    def close(self) -> tuple[MatchState, list[ev.Event]]:
+        """The state after the operator closes the table: the match ends and no side wins."""
+        if self.phase is Phase.ENDED:
+            raise IllegalAction("the match is already over")
+        new = self.clone()
+        out: list[ev.Event] = []
+        new._end(ev.EndReason.CLOSED, (), out)
+        return new, out
+
     def apply_seat(
         self, seat: int, name: str, *, bot: bool = False
     ) -> tuple[MatchState, list[ev.Event]]:

@@ -93,6 +93,8 @@ def _redo(state: MatchState, event: ev.Event, index: int) -> tuple[MatchState, l
         return state.leave_seat(event.seat)
     if isinstance(event, ev.TurnTimedOut):
         return state.time_out()
+    if isinstance(event, ev.MatchEnded) and event.reason is ev.EndReason.CLOSED:
+        return state.close()
     action: Action
     seat: int
     if isinstance(event, ev.BlindNilChosen):

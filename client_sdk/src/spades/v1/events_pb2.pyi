@@ -38,6 +38,8 @@ class _MatchEndReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchE
     """The hand limit was reached."""
     MATCH_END_REASON_CONCESSION: _MatchEndReason.ValueType  # 4
     """A player conceded."""
+    MATCH_END_REASON_CLOSED: _MatchEndReason.ValueType  # 5
+    """The operator closed the table; no side wins."""
 
 class MatchEndReason(_MatchEndReason, metaclass=_MatchEndReasonEnumTypeWrapper):
     """Why a match ended."""
@@ -51,6 +53,8 @@ MATCH_END_REASON_MAX_HANDS: MatchEndReason.ValueType  # 3
 """The hand limit was reached."""
 MATCH_END_REASON_CONCESSION: MatchEndReason.ValueType  # 4
 """A player conceded."""
+MATCH_END_REASON_CLOSED: MatchEndReason.ValueType  # 5
+"""The operator closed the table; no side wins."""
 Global___MatchEndReason: _TypeAlias = MatchEndReason  # noqa: Y015
 
 @_typing.final
@@ -742,7 +746,7 @@ class MatchEnded(_message.Message):
     """Why it ended."""
     @_builtins.property
     def winners(self) -> _containers.RepeatedScalarFieldContainer[_cards_pb2.Seat.ValueType]:
-        """The seats of the winning side."""
+        """The seats of the winning side (none when the operator closed the table)."""
 
     @_builtins.property
     def final_scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 from spades_server.eventlog import Durability
@@ -24,6 +24,19 @@ class Settings:
     log_format: str = "auto"
     log_level: str = "info"
     shutdown_grace: float = 5.0
+    stream_write_timeout: float = 30.0
+    # Limits (limits.py): 0 turns one off. Generous: a 64-table loopback benchmark, where
+    # every client has the address 127.0.0.1, is not throttled.
+    max_message_bytes: int = 64 * 1024
+    seat_action_rate: float = 200.0
+    connection_action_rate: float = 2000.0
+    max_play_streams: int = 4
+    tables_per_address: int = 600
+    quick_match_per_address: int = 64
+    # Administration (admin.py) and transport security.
+    operator_token: str = field(default="", repr=False)
+    tls_cert: str = ""
+    tls_key: str = ""
 
 
 #: Every flag's environment variable (flag destination -> variable).
@@ -35,6 +48,16 @@ ENVIRONMENT = {
     "log_format": "SPADES_LOG_FORMAT",
     "log_level": "SPADES_LOG_LEVEL",
     "shutdown_grace": "SPADES_SHUTDOWN_GRACE",
+    "stream_write_timeout": "SPADES_STREAM_WRITE_TIMEOUT",
+    "max_message_bytes": "SPADES_MAX_MESSAGE_BYTES",
+    "seat_action_rate": "SPADES_SEAT_ACTION_RATE",
+    "connection_action_rate": "SPADES_CONNECTION_ACTION_RATE",
+    "max_play_streams": "SPADES_MAX_PLAY_STREAMS",
+    "tables_per_address": "SPADES_TABLES_PER_ADDRESS",
+    "quick_match_per_address": "SPADES_QUICK_MATCH_PER_ADDRESS",
+    "operator_token": "SPADES_OPERATOR_TOKEN",
+    "tls_cert": "SPADES_TLS_CERT",
+    "tls_key": "SPADES_TLS_KEY",
 }
 
 
@@ -82,6 +105,45 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         "seconds in-flight calls get to finish on SIGTERM/SIGINT",
         type=float,
     )
+    option(
+        "--stream-write-timeout",
+        "seconds a stream may wait for its client to read before it is closed",
+        type=float,
+    )
+    # Limits: each refused with RESOURCE_EXHAUSTED; 0 turns one off (see limits.py).
+    option(
+        "--max-message-bytes",
+        "largest message a client may send, in bytes (0: gRPC's own 4 MiB)",
+        type=int,
+    )
+    option(
+        "--seat-action-rate",
+        "actions a second one seat may send (bursts of twice as many)",
+        type=float,
+    )
+    option(
+        "--connection-action-rate",
+        "actions a second one connection may send, all its seats together (bursts of 2x)",
+        type=float,
+    )
+    option("--max-play-streams", "open Play streams one seat token may have", type=int)
+    option(
+        "--tables-per-address",
+        "tables one client address may create a minute (loopback clients share one address)",
+        type=int,
+    )
+    option(
+        "--quick-match-per-address",
+        "players one client address may have waiting in the quick-match queue",
+        type=int,
+    )
+    option(
+        "--operator-token",
+        "secret for AdminService calls (metadata spades-operator-token); empty: admin is off."
+        " Prefer the environment variable: a flag shows in the process list",
+    )
+    option("--tls-cert", "PEM certificate chain file: serve TLS (needs --tls-key)")
+    option("--tls-key", "PEM private key file of --tls-cert")
     return parse
 
 
@@ -100,6 +162,19 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
     split_address(args.listen, parse, "--listen/SPADES_LISTEN")
     if args.shutdown_grace < 0:
         parse.error("--shutdown-grace/SPADES_SHUTDOWN_GRACE must not be negative")
+    for dest in (
+        "max_message_bytes",
+        "seat_action_rate",
+        "connection_action_rate",
+        "max_play_streams",
+        "tables_per_address",
+        "quick_match_per_address",
+    ):
+        if getattr(args, dest) < 0:
+            flag = "--" + dest.replace("_", "-")
+            parse.error(f"{flag}/{ENVIRONMENT[dest]} must not be negative (0 turns it off)")
+    if bool(args.tls_cert) != bool(args.tls_key):
+        parse.error("--tls-cert/SPADES_TLS_CERT and --tls-key/SPADES_TLS_KEY go together")
     return Settings(
         listen=args.listen,
         database=args.database,
@@ -108,6 +183,16 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         log_format=args.log_format,
         log_level=args.log_level,
         shutdown_grace=float(args.shutdown_grace),
+        stream_write_timeout=float(args.stream_write_timeout),
+        max_message_bytes=int(args.max_message_bytes),
+        seat_action_rate=float(args.seat_action_rate),
+        connection_action_rate=float(args.connection_action_rate),
+        max_play_streams=int(args.max_play_streams),
+        tables_per_address=int(args.tables_per_address),
+        quick_match_per_address=int(args.quick_match_per_address),
+        operator_token=args.operator_token,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
     )
 
 

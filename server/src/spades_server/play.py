@@ -17,7 +17,7 @@ import grpc
 import structlog
 
 from spades import protocol, records
-from spades.engine import IllegalAction, Viewer, redact, view
+from spades.engine import IllegalAction, Viewer, redact, view, visible_legal_actions
 from spades.v1 import events_pb2, play_pb2, play_pb2_grpc
 from spades_server import errors, metrics
 from spades_server.clock import deadline_of
@@ -65,6 +65,8 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
     def __init__(self, store: TableStore, shutdown: Shutdown) -> None:
         self._store = store
         self._shutdown = shutdown
+        #: The open Play stream of each (table, seat): set when a newer one replaces it.
+        self._seat_streams: dict[tuple[str, int], asyncio.Event] = {}
 
     async def Play(
         self,
@@ -79,15 +81,26 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         after = _check_after(table, start.after_sequence)
         bound = log.bind(table_id=table.table_id, seat=seat)
         bound.info("play stream opened", sequence=after)
+        # One stream per seat: the newer wins, the older is closed with a clear status.
+        key = (table.table_id, seat)
+        previous = self._seat_streams.get(key)
+        if previous is not None:
+            previous.set()
+            self._store.poke(table.table_id)
+        superseded = self._seat_streams[key] = asyncio.Event()
         outgoing: asyncio.Queue[play_pb2.PlayResponse] = asyncio.Queue(STREAM_QUEUE_SIZE)
         actions = asyncio.create_task(
             self._handle_actions(request_iterator, table.table_id, seat, outgoing, bound)
         )
         metrics.OPEN_STREAMS.labels("play").inc()
         try:
-            async for message in self._feed(table.table_id, after, seat, outgoing, actions):
+            async for message in self._feed(
+                table.table_id, after, seat, outgoing, actions, superseded
+            ):
                 yield message
         finally:
+            if self._seat_streams.get(key) is superseded:
+                del self._seat_streams[key]
             metrics.OPEN_STREAMS.labels("play").dec()
             actions.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -101,7 +114,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         after = _check_after(table, request.after_sequence)
         metrics.OPEN_STREAMS.labels("watch").inc()
         try:
-            async for message in self._feed(table.table_id, after, None, None, None):
+            async for message in self._feed(table.table_id, after, None, None, None, None):
                 kind = message.WhichOneof("kind")
                 if kind == "snapshot":
                     yield play_pb2.WatchResponse(snapshot=message.snapshot)
@@ -125,6 +138,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         viewer: Viewer,
         outgoing: asyncio.Queue[play_pb2.PlayResponse] | None,
         actions: asyncio.Task[None] | None,
+        superseded: asyncio.Event | None,
     ) -> AsyncIterator[play_pb2.PlayResponse]:
         """Snapshot at ``after``, then every later event, then live ones; prompts for a seat."""
         table = await self._store.load(table_id)
@@ -136,9 +150,13 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             while position < table.version:
                 position += 1
                 yield play_pb2.PlayResponse(event=redacted(table, position - 1, viewer))
-            if viewer is not None and table.state.turn == viewer and prompted != position:
+            legal = (
+                visible_legal_actions(table.state, viewer)
+                if viewer is not None and table.state.turn == viewer and prompted != position
+                else []
+            )
+            if legal:
                 prompted = position
-                legal = table.state.legal_actions(viewer)
                 prompt = play_pb2.TurnPrompt(
                     sequence=position,
                     legal_actions=[protocol.action_to_proto(action) for action in legal],
@@ -151,6 +169,11 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
                 yield outgoing.get_nowait()
             if actions is not None and actions.done():
                 return  # the client closed its side
+            if superseded is not None and superseded.is_set():
+                raise errors.RequestError(
+                    grpc.StatusCode.ABORTED,
+                    "a newer stream for this seat took over, so this one is closed",
+                )
             if self._shutdown.event.is_set():
                 raise errors.RequestError(
                     grpc.StatusCode.UNAVAILABLE,

@@ -33,7 +33,11 @@ SERVICE_NAMES = (
 
 
 class _Errors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
-    """Turns a RequestError into its status, binds a request id to every log line."""
+    """Turns a RequestError into its status, binds a request id to every log line, and
+    bounds how long a stream may wait for its client to read."""
+
+    def __init__(self, write_timeout: float) -> None:
+        self._write_timeout = write_timeout
 
     async def intercept_service(
         self,
@@ -62,11 +66,22 @@ class _Errors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         if handler.unary_stream or handler.stream_stream:
             streaming = handler.unary_stream or handler.stream_stream
 
-            async def stream(request: Any, context: Context) -> Any:
+            write_timeout = self._write_timeout
+
+            async def stream(request: Any, context: Context) -> None:
                 structlog.contextvars.bind_contextvars(request_id=uuid.uuid4().hex[:12])
                 try:
                     async for message in streaming(request, context):
-                        yield message
+                        # A client that stops reading fills its flow-control window; it gets
+                        # a bounded wait, then its stream is closed (no one else waits on it).
+                        try:
+                            await asyncio.wait_for(context.write(message), write_timeout)
+                        except TimeoutError:
+                            raise errors.RequestError(
+                                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"this stream was not read for {write_timeout:g} s, so it is "
+                                "closed; reconnect and resume from your last sequence",
+                            ) from None
                 except errors.RequestError as error:
                     await _abort(context, error, method)
 
@@ -100,7 +115,7 @@ class SpadesServer:
         self.clock = TurnClock(self.store)
         self.shutdown = Shutdown()
         self.health = health.HealthServicer()
-        self.server = grpc.aio.server(interceptors=[_Errors()])
+        self.server = grpc.aio.server(interceptors=[_Errors(settings.stream_write_timeout)])
         self.port = 0
 
     async def start(self) -> int:

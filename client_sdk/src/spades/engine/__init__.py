@@ -39,7 +39,14 @@ from spades.engine.match import (
 from spades.engine.rules import Clock, Direction, Rules
 from spades.engine.scoring import score_side
 from spades.engine.shuffle import SHUFFLE_VERSION, commitment, new_seed
-from spades.engine.views import SeatView, Viewer, redact, view, visible_cards
+from spades.engine.views import (
+    SeatView,
+    Viewer,
+    redact,
+    view,
+    visible_cards,
+    visible_legal_actions,
+)
 
 __all__ = [
     "BID",
@@ -87,4 +94,5 @@ __all__ = [
     "seated_match",
     "view",
     "visible_cards",
+    "visible_legal_actions",
 ]

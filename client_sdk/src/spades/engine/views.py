@@ -72,6 +72,15 @@ class SeatView:
     end: ev.MatchEnded | None
 
 
+def visible_legal_actions(state: MatchState, seat: int) -> list[Action]:
+    """The seat's legal actions, as far as it may know them: none that name a card it has not
+    been shown (between the events of one action, a Blind Nil bidder can be on turn a moment
+    before its cards are shown to it)."""
+    if not state.visible[seat] and state.phase is not Phase.BLIND_NIL_CHOICE:
+        return []
+    return state.legal_actions(seat)
+
+
 def view(state: MatchState, viewer: Viewer) -> SeatView:
     """What ``viewer`` (a seat, or None for a spectator) may know of ``state`` now."""
     hand: tuple[Card, ...] | None = None
@@ -79,7 +88,7 @@ def view(state: MatchState, viewer: Viewer) -> SeatView:
     if viewer is not None:
         if state.visible[viewer]:
             hand = tuple(cards_of(state.hands[viewer]))
-        legal = tuple(state.legal_actions(viewer))
+        legal = tuple(visible_legal_actions(state, viewer))
     hand_number_started = state.phase is not Phase.WAITING_FOR_PLAYERS
     return SeatView(
         viewer=viewer,

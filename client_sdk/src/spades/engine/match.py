@@ -269,7 +269,15 @@ class MatchState:
             return []
         phase = self.phase
         if phase is Phase.PLAYING:
-            return [PLAY[number] for number in iter_cards(self._legal_play_mask(seat))]
+            mask = self._legal_play_mask(seat)
+            plays: list[Action] = []
+            chunk = 0
+            while mask:
+                if mask & 0xFF:
+                    plays += _PLAYS_BY_BYTE[chunk][mask & 0xFF]
+                mask >>= 8
+                chunk += 1
+            return plays
         if phase is Phase.BIDDING:
             return [BID[tricks] for tricks in self._legal_bids(seat)]
         if phase is Phase.BLIND_NIL_CHOICE:
@@ -518,7 +526,7 @@ class MatchState:
             raise IllegalAction(f"you do not hold the {shown}")
         if not self._legal_play_mask(seat) >> card & 1:
             raise IllegalAction(self._why_play_is_illegal(seat, card))
-        self._emit(ev.CardPlayed(seat, CARDS[card]), out)
+        self._emit(_CARD_PLAYED[seat][card], out)
         if len(self.trick) == self.tables.players:
             winner, winning_card = self._trick_winner()
             self._emit(ev.TrickWon(len(self.completed_tricks) + 1, winner, winning_card), out)
@@ -817,6 +825,20 @@ def _mask(cards: Iterable[int]) -> int:
         mask |= 1 << number
     return mask
 
+
+#: The play actions of every byte of a card mask, so listing legal plays needs no bit loop.
+_PLAYS_BY_BYTE: Final = tuple(
+    tuple(
+        tuple(PLAY[8 * chunk + bit] for bit in range(8) if byte >> bit & 1 and 8 * chunk + bit < 54)
+        for byte in range(256)
+    )
+    for chunk in range(7)
+)
+
+#: Every possible CardPlayed event, interned (events are immutable; plays are the hot path).
+_CARD_PLAYED: Final = tuple(
+    tuple(ev.CardPlayed(seat, CARDS[number]) for number in range(54)) for seat in range(4)
+)
 
 _PHASE_WANTS: Final = {
     Phase.WAITING_FOR_PLAYERS: "players to sit down",

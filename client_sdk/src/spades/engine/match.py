@@ -730,6 +730,10 @@ class MatchState:
 
     def _on_card_played(self, event: ev.CardPlayed) -> None:
         card = event.card
+        if not self.trick:
+            # The seat that plays first led (a fold of redacted events may not know who holds
+            # the 2♣ that must lead, but it sees who played).
+            self.leader = event.seat
         self.hands[event.seat] &= ~(1 << card)
         self.played |= 1 << card
         self.trick.append(card)

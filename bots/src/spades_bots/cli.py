@@ -1,0 +1,121 @@
+"""``spades-bot``: seat a bot at a table (or in the quick-match queue) and play.
+
+spades-bot --server 127.0.0.1:50051 --bot heuristic --quick-match --matches 3
+spades-bot --bot mymodule:MyBot --table TABLE_ID --seat north
+spades-bot --bot random --token SEAT_TOKEN          # resume a seat after a crash
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from spades.bot import Bot, MatchOutcome, play_match
+from spades.client import SeatTicket, SpadesClient, SpadesError
+from spades.engine import SEAT_NAMES
+from spades_bots.registry import bot_class
+
+log = logging.getLogger("spades.bot")
+
+
+def parser() -> argparse.ArgumentParser:
+    parse = argparse.ArgumentParser(
+        prog="spades-bot", description="Play Spades on a server with a bot."
+    )
+    parse.add_argument(
+        "--server", default="127.0.0.1:50051", help="host:port (default: %(default)s)"
+    )
+    parse.add_argument(
+        "--bot",
+        default="heuristic",
+        help="random, heuristic, or package.module:Class (default: %(default)s)",
+    )
+    where = parse.add_mutually_exclusive_group(required=True)
+    where.add_argument("--table", metavar="ID", help="join this table")
+    where.add_argument("--token", help="resume the seat this seat token is for")
+    where.add_argument("--quick-match", action="store_true", help="join the quick-match queue")
+    parse.add_argument(
+        "--seat", choices=["north", "east", "south", "west"], help="with --table: this seat"
+    )
+    parse.add_argument("--code", default="", help="with --table: a private table's join code")
+    parse.add_argument(
+        "--matches", type=int, default=1, help="with --quick-match: play this many matches"
+    )
+    parse.add_argument("--name", help="the name shown at the table (default: the bot's)")
+    parse.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="default: %(default)s",
+    )
+    return parse
+
+
+def make_bot(spec: str) -> Bot:
+    return bot_class(spec)()
+
+
+async def run(args: argparse.Namespace) -> int:
+    bot = make_bot(args.bot)
+    name = args.name or bot.name or type(bot).__name__
+    results: list[MatchOutcome] = []
+    async with SpadesClient(args.server) as client:
+        for number in range(1, max(1, args.matches) + 1):
+            table_id = ""
+            if args.token:
+                token = args.token
+            else:
+                ticket = await _seat(client, args, name)
+                token, table_id = ticket.token, ticket.table_id
+                log.info(
+                    "seated at table %s as %s (seat token %s)",
+                    ticket.table_id,
+                    SEAT_NAMES[ticket.seat],
+                    ticket.token,
+                )
+            outcome = await play_match(client, bot, token, table_id=table_id)
+            results.append(outcome)
+            if not args.quick_match:
+                break
+            log.info("match %d of %d done", number, args.matches)
+    if len(results) > 1:
+        won = sum(outcome.won for outcome in results)
+        log.info("won %d of %d matches", won, len(results))
+    return 0
+
+
+async def _seat(client: SpadesClient, args: argparse.Namespace, name: str) -> SeatTicket:
+    if args.quick_match:
+        return await client.quick_match(name, bot=True)
+    return await client.join_table(args.table, name, seat=args.seat, bot=True, join_code=args.code)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    # Like `python -m`, find an author's module in the current folder (a console script's
+    # sys.path starts at its own bin/ folder instead).
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    if args.seat and not args.table:
+        parser().error("--seat needs --table")
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s"
+    )
+    try:
+        return asyncio.run(run(args))
+    except SpadesError as error:
+        log.error("%s: %s", error.code.name, error.reason)
+        return 1
+    except ValueError as error:  # a bot that cannot be loaded
+        log.error("%s", error)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""The class a bot author subclasses: answer ``bid`` and ``play``; the SDK does the rest.
+
+>>> from spades.bot import Bot, BotView
+>>> class FirstCard(Bot):
+...     def bid(self, view: BotView) -> int:
+...         return 1 if 1 in view.legal_bids else view.legal_bids[0]
+...     def play(self, view: BotView) -> Card:
+...         return view.legal_cards[0]
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from spades.bot.view import BotView, lowest_cards
+from spades.engine import (
+    BID,
+    BLIND,
+    LOOK,
+    PLAY,
+    Action,
+    Bid,
+    Card,
+    ChooseBlindNil,
+    MakeBid,
+    PassCards,
+    PlayCard,
+    pass_cards,
+)
+from spades.engine import events as ev
+
+log = logging.getLogger("spades.bot")
+T = TypeVar("T")
+
+
+class Bot:
+    """A Spades player. Implement :meth:`bid` and :meth:`play`; the rest is optional.
+
+    Each decision method may also be ``async def``. A decision the rules do not allow (or an
+    exception) is logged and replaced by the first legal action, so a bot never stalls a table.
+    """
+
+    #: The name shown at the table (the runner's ``--name`` overrides it).
+    name: str = "bot"
+
+    def bid(self, view: BotView) -> int:
+        """How many tricks to bid: one of ``view.legal_bids``; 0 is Nil."""
+        raise NotImplementedError
+
+    def play(self, view: BotView) -> Card:
+        """The card to play: one of ``view.legal_cards``."""
+        raise NotImplementedError
+
+    def choose_blind_nil(self, view: BotView) -> bool:
+        """True to bid Blind Nil before looking at the cards; the default looks."""
+        return False
+
+    def pass_cards(self, view: BotView) -> list[Card]:
+        """The cards to hand over in the Blind Nil card pass; the default gives the lowest."""
+        return lowest_cards(view.hand, view.rules.blind_nil_pass_cards)
+
+    def on_event(self, event: ev.Event, view: BotView) -> None:
+        """Called for every event of the table the seat sees, after it is folded into ``view``."""
+
+    def on_hand_end(self, result: ev.HandScored, view: BotView) -> None:
+        """Called when a hand has been scored."""
+
+    def on_match_end(self, end: ev.MatchEnded, view: BotView) -> None:
+        """Called once when the match is over."""
+
+
+async def _resolve(value: T | Awaitable[T]) -> T:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+async def ask(bot: Bot, view: BotView) -> Action:
+    """The bot's answer to the prompt in ``view`` as an engine action (not validated yet)."""
+    kind = type(view.legal_actions[0])
+    if kind is ChooseBlindNil:
+        return BLIND if await _resolve(bot.choose_blind_nil(view)) else LOOK
+    if kind is MakeBid:
+        answer: Any = await _resolve(bot.bid(view))
+        tricks = answer.tricks if isinstance(answer, Bid) else int(answer)
+        return BID[tricks] if 0 <= tricks < len(BID) else MakeBid(tricks)
+    if kind is PassCards:
+        cards = await _resolve(bot.pass_cards(view))
+        return pass_cards(*cards)
+    if kind is PlayCard:
+        played: Any = await _resolve(bot.play(view))
+        card = Card.parse(played) if isinstance(played, str) else Card(int(played))
+        return PLAY[card] if 0 <= card < len(PLAY) else PlayCard(card)
+    raise TypeError(f"no bot decision answers {kind.__name__}")
+
+
+async def decide(bot: Bot, view: BotView) -> tuple[Action, bool]:
+    """The bot's legal answer to the prompt in ``view``, and whether it had to be replaced.
+
+    An illegal answer or an exception is logged, and the first legal action is played instead.
+    """
+    legal = view.legal_actions
+    try:
+        action = await ask(bot, view)
+    except Exception:
+        log.exception("%s raised while deciding; playing %s instead", type(bot).__name__, legal[0])
+        return legal[0], True
+    if action in legal:
+        return action, False
+    log.warning(
+        "%s chose %s, which the rules do not allow now; playing %s instead",
+        type(bot).__name__,
+        action,
+        legal[0],
+    )
+    return legal[0], True

@@ -1,0 +1,293 @@
+"""Playing a seat to the end of its match: the stream, the prompts, and surviving drops.
+
+:func:`play_match` opens the seat's Play stream, folds every event into the bot's view,
+answers each prompt with the bot's (validated) decision, and when the connection drops,
+reconnects with exponential back-off and resumes from the last sequence it folded.
+
+No action is lost or repeated across a drop: an action keeps its action id until its result
+(or an event it caused) has been seen, and after reconnecting every such action is sent again
+under the same id and for the same sequence. The server applies an id at most once and answers
+a repeat with the first result; an action the table has moved past is refused as stale.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+
+import grpc
+
+from spades.bot.base import Bot, decide
+from spades.bot.view import BotView, SeatTracker
+from spades.client.client import SpadesClient
+from spades.client.connection import SeatConnection, new_action_id
+from spades.client.errors import ActionRefused, SpadesError, is_transient
+from spades.client.messages import ActionResult, Prompt, Snapshot, StreamEvent
+from spades.engine import SEAT_NAMES, Action, Rules
+from spades.engine import events as ev
+from spades.engine.shuffle import SHUFFLE_VERSION
+from spades.protocol import rules_from_proto, seat_from_proto
+from spades.v1 import cards_pb2
+
+log = logging.getLogger("spades.bot")
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """How long to wait between reconnection attempts, and when to give up."""
+
+    initial: float = 0.2
+    maximum: float = 10.0
+    multiplier: float = 2.0
+    #: Each wait is randomized by up to this fraction, so clients do not reconnect in lockstep.
+    jitter: float = 0.2
+    #: Give up after failing to reconnect for this many seconds in a row.
+    give_up_after: float = 120.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        base = min(self.maximum, self.initial * self.multiplier**attempt)
+        return base * (1 + self.jitter * (2 * rng.random() - 1))
+
+
+@dataclass
+class MatchOutcome:
+    """How a seat's match went."""
+
+    seat: int
+    table_id: str
+    end: ev.MatchEnded | None
+    hand_results: tuple[ev.HandScored, ...]
+    view: BotView
+    #: Ids of the seat's actions the table applied (each exactly once).
+    applied_action_ids: set[str] = field(default_factory=set)
+    #: Actions sent again after a reconnect (under their first id).
+    resent: int = 0
+    #: Decisions replaced by the first legal action.
+    fallbacks: int = 0
+    reconnects: int = 0
+
+    @property
+    def won(self) -> bool:
+        return self.end is not None and self.seat in self.end.winners
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    action_id: str
+    sequence: int
+    action: Action
+
+
+def table_created_from(snapshot: Snapshot) -> ev.TableCreated:
+    """The (public) TableCreated event behind a snapshot taken at sequence 1."""
+    return ev.TableCreated(
+        rules=rules_from_proto(snapshot.view.rules),
+        seed_commitment=snapshot.view.seed_commitment,
+        shuffle_version=SHUFFLE_VERSION,
+        seed=None,
+        preset_deals=None,
+    )
+
+
+def describe_hand(result: ev.HandScored, rules: Rules) -> str:
+    """One line: the hand's bids and tricks per seat, and each side's score and bags."""
+    seats = sorted(
+        (seat_result for side in result.sides for seat_result in side.seat_results),
+        key=lambda seat_result: seat_result.seat,
+    )
+    bids = " ".join(f"{SEAT_NAMES[s.seat][0]} {s.bid}" for s in seats)
+    tricks = " ".join(f"{SEAT_NAMES[s.seat][0]} {s.tricks}" for s in seats)
+    scores = ", ".join(
+        f"{side_label(side.seats)} {side.total_score} (bags {side.total_bags})"
+        for side in result.sides
+    )
+    return f"hand {result.hand_number}: bids {bids} | tricks {tricks} | scores {scores}"
+
+
+def side_label(seats: tuple[int, ...]) -> str:
+    return "".join(SEAT_NAMES[seat][0] for seat in seats)
+
+
+def describe_end(end: ev.MatchEnded, seat: int) -> str:
+    verdict = "won" if seat in end.winners else "lost"
+    winners = side_label(end.winners)
+    scores = "/".join(str(score) for score in end.final_scores)
+    return f"match over ({end.reason.value}): {winners} win, scores {scores}; we {verdict}"
+
+
+class _SeatPlayer:
+    """The state of one seat's play across connections."""
+
+    def __init__(self, client: SpadesClient, bot: Bot, token: str, table_id: str) -> None:
+        self.client = client
+        self.bot = bot
+        self.token = token
+        self.table_id = table_id
+        self.seat = -1
+        self.tracker: SeatTracker | None = None
+        self.pending: dict[str, _Pending] = {}
+        self.applied: set[str] = set()
+        self.resent = 0
+        self.fallbacks = 0
+        self.refusals_in_a_row = 0
+        self.end: ev.MatchEnded | None = None
+        self.last_prompt: Prompt | None = None
+        self.connected = False
+
+    async def run_connection(self) -> bool:
+        """Play on one stream; True once the match is over, False if the server closed it."""
+        after = self.tracker.sequence if self.tracker is not None else 1
+        self.connected = False
+        connection = await self.client.play(self.token, after_sequence=after)
+        self.connected = True
+        try:
+            assert connection.snapshot is not None
+            self._on_snapshot(connection.snapshot)
+            for pending in list(self.pending.values()):
+                log.info("resending %s (id %s)", pending.action, pending.action_id)
+                self.resent += 1
+                await connection.send(pending.action, pending.sequence, pending.action_id)
+            async for message in connection:
+                if isinstance(message, StreamEvent):
+                    self._on_event(message)
+                    if self.end is not None:
+                        return True
+                elif isinstance(message, Prompt):
+                    await self._on_prompt(connection, message)
+                elif isinstance(message, ActionResult):
+                    await self._on_result(connection, message)
+            return False
+        finally:
+            await connection.close()
+
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        if self.tracker is not None:
+            return  # resuming: the events after our sequence follow
+        viewer = snapshot.view.viewer
+        if viewer == cards_pb2.SEAT_UNSPECIFIED:
+            raise SpadesError(grpc.StatusCode.INTERNAL, "the Play stream's snapshot has no seat")
+        self.seat = seat_from_proto(viewer)
+        self.tracker = SeatTracker(self.seat)
+        self.tracker.fold(table_created_from(snapshot), snapshot.sequence)
+
+    def _on_event(self, message: StreamEvent) -> None:
+        tracker = self.tracker
+        assert tracker is not None
+        if message.sequence <= tracker.sequence:
+            return  # already folded (never expected: the stream resumes after our sequence)
+        tracker.fold(message.event, message.sequence)
+        if message.action_id and message.action_id in self.pending:
+            self.pending.pop(message.action_id)
+            self.applied.add(message.action_id)
+        event = message.event
+        current = tracker.view()
+        self.bot.on_event(event, current)
+        if isinstance(event, ev.HandScored):
+            log.info(describe_hand(event, current.rules))
+            self.bot.on_hand_end(event, current)
+        elif isinstance(event, ev.MatchEnded):
+            self.end = event
+            log.info(describe_end(event, self.seat))
+            self.bot.on_match_end(event, current)
+
+    async def _on_prompt(self, connection: SeatConnection, prompt: Prompt) -> None:
+        if any(pending.sequence == prompt.sequence for pending in self.pending.values()):
+            return  # an action answering this prompt is on its way
+        assert self.tracker is not None
+        self.last_prompt = prompt
+        action, replaced = await decide(self.bot, self.tracker.view(prompt.legal_actions))
+        self.fallbacks += replaced
+        await self._send(connection, action, prompt.sequence)
+
+    async def _send(self, connection: SeatConnection, action: Action, sequence: int) -> None:
+        pending = _Pending(new_action_id(), sequence, action)
+        # Remembered before sending: if the connection drops now, it is resent under this id.
+        self.pending[pending.action_id] = pending
+        await connection.send(action, sequence, pending.action_id)
+
+    async def _on_result(self, connection: SeatConnection, result: ActionResult) -> None:
+        pending = self.pending.pop(result.action_id, None)
+        if result.accepted:
+            self.applied.add(result.action_id)
+            self.refusals_in_a_row = 0
+            return
+        if pending is None or result.code == grpc.StatusCode.ABORTED:
+            # Stale: the table moved on (another prompt follows if it is still our turn).
+            log.debug("action %s not applied: %s", result.action_id, result.reason)
+            return
+        self.refusals_in_a_row += 1
+        log.warning("the server refused %s: %s", pending.action, result.reason)
+        prompt = self.last_prompt
+        if self.refusals_in_a_row > 1 or prompt is None or prompt.sequence != pending.sequence:
+            raise ActionRefused(result.code, result.reason)
+        self.fallbacks += 1
+        await self._send(connection, prompt.legal_actions[0], prompt.sequence)
+
+    def outcome(self, reconnects: int) -> MatchOutcome:
+        assert self.tracker is not None
+        current = self.tracker.view()
+        return MatchOutcome(
+            seat=self.seat,
+            table_id=self.table_id,
+            end=self.end,
+            hand_results=current.hand_results,
+            view=current,
+            applied_action_ids=set(self.applied),
+            resent=self.resent,
+            fallbacks=self.fallbacks,
+            reconnects=reconnects,
+        )
+
+
+async def play_match(
+    client: SpadesClient,
+    bot: Bot,
+    seat_token: str,
+    *,
+    table_id: str = "",
+    backoff: Backoff | None = None,
+) -> MatchOutcome:
+    """Play the seat of ``seat_token`` with ``bot`` until its match ends.
+
+    Dropped connections (UNAVAILABLE, a reset stream, a restarting server) are retried with
+    exponential back-off; any other refusal raises its :class:`~spades.client.SpadesError`.
+    """
+    backoff = backoff or Backoff()
+    rng = random.Random()
+    player = _SeatPlayer(client, bot, seat_token, table_id)
+    attempt = 0
+    reconnects = 0
+    failing_since: float | None = None
+    while True:
+        try:
+            if await player.run_connection():
+                return player.outcome(reconnects)
+            problem = "the server closed the stream"
+        except SpadesError as error:
+            if not is_transient(error):
+                raise
+            problem = str(error)
+        if player.connected:  # the stream had opened: this is a new run of failures
+            attempt = 0
+            failing_since = None
+        now = time.monotonic()
+        failing_since = failing_since if failing_since is not None else now
+        if now - failing_since > backoff.give_up_after:
+            raise SpadesError(
+                grpc.StatusCode.UNAVAILABLE,
+                f"gave up reconnecting after {backoff.give_up_after:.0f} s: {problem}",
+            )
+        delay = backoff.delay(attempt, rng)
+        sequence = player.tracker.sequence if player.tracker is not None else 0
+        log.warning(
+            "connection lost (%s); reconnecting in %.1f s from sequence %d",
+            problem,
+            delay,
+            sequence,
+        )
+        await asyncio.sleep(delay)
+        attempt += 1
+        reconnects += 1

@@ -1,0 +1,75 @@
+"""The Spades client: an async client for every call, and a thin synchronous wrapper.
+
+>>> import asyncio
+>>> from spades.client import SpadesClient
+>>> async def tables() -> None:  # doctest: +SKIP
+...     async with SpadesClient("127.0.0.1:50051") as client:
+...         for table in (await client.list_tables("waiting")).tables:
+...             print(table.table_id, table.name, table.badges)
+"""
+
+from spades.client.client import (
+    DEFAULT_CHANNEL_OPTIONS,
+    CreatedTable,
+    SeatInfo,
+    SeatTicket,
+    SpadesClient,
+    TableInfo,
+    TablePage,
+    parse_seat,
+)
+from spades.client.connection import SEAT_TOKEN_METADATA, SeatConnection, new_action_id
+from spades.client.errors import (
+    Aborted,
+    ActionRefused,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    OutOfRange,
+    PermissionDenied,
+    ResourceExhausted,
+    SpadesError,
+    Unauthenticated,
+    Unavailable,
+)
+from spades.client.messages import (
+    ActionResult,
+    PlayMessage,
+    Prompt,
+    Snapshot,
+    StreamEvent,
+    WatchMessage,
+)
+from spades.client.sync import SyncSpadesClient
+
+__all__ = [
+    "DEFAULT_CHANNEL_OPTIONS",
+    "SEAT_TOKEN_METADATA",
+    "Aborted",
+    "ActionRefused",
+    "ActionResult",
+    "CreatedTable",
+    "FailedPrecondition",
+    "InvalidArgument",
+    "NotFound",
+    "OutOfRange",
+    "PermissionDenied",
+    "PlayMessage",
+    "Prompt",
+    "ResourceExhausted",
+    "SeatConnection",
+    "SeatInfo",
+    "SeatTicket",
+    "Snapshot",
+    "SpadesClient",
+    "SpadesError",
+    "StreamEvent",
+    "SyncSpadesClient",
+    "TableInfo",
+    "TablePage",
+    "Unauthenticated",
+    "Unavailable",
+    "WatchMessage",
+    "new_action_id",
+    "parse_seat",
+]

@@ -1,0 +1,296 @@
+"""The async client: every lobby and play call of the Spades table service.
+
+>>> async def main() -> None:  # doctest: +SKIP
+...     async with SpadesClient("127.0.0.1:50051") as client:
+...         table = await client.create_table("friday night", Rules(target_score=300))
+...         seat = await client.join_table(table.table_id, "me", seat="north")
+...         connection = await client.play(seat.token)
+...         async for message in connection:
+...             print(message)
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Final, TypeVar, cast
+
+import grpc
+
+from spades import protocol
+from spades.client.connection import SEAT_TOKEN_METADATA, SeatConnection
+from spades.client.errors import from_rpc_error
+from spades.client.messages import WatchMessage, watch_message
+from spades.engine import SEAT_NAMES, Rules
+from spades.v1 import cards_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc, record_pb2
+
+#: Keep idle connections alive and notice dead ones; reconnect quickly after a drop.
+DEFAULT_CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 0),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.initial_reconnect_backoff_ms", 250),
+    ("grpc.min_reconnect_backoff_ms", 250),
+    ("grpc.max_reconnect_backoff_ms", 5_000),
+)
+
+_STATUS_NAMES: Final = {
+    lobby_pb2.TABLE_STATUS_WAITING: "waiting",
+    lobby_pb2.TABLE_STATUS_PLAYING: "playing",
+    lobby_pb2.TABLE_STATUS_FINISHED: "finished",
+}
+_STATUS_VALUES: Final = {name: value for value, name in _STATUS_NAMES.items()}
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """One seat as the lobby shows it."""
+
+    seat: int
+    player_name: str | None
+    bot: bool
+
+    @property
+    def occupied(self) -> bool:
+        return self.player_name is not None
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """A table as the lobby shows it (``message`` is the ``spades.v1.Table`` itself)."""
+
+    table_id: str
+    name: str
+    rules: Rules
+    badges: tuple[str, ...]
+    private: bool
+    quick_match: bool
+    #: "waiting", "playing" or "finished".
+    status: str
+    seats: tuple[SeatInfo, ...]
+    scores: tuple[int, ...]
+    hand_number: int
+    sequence: int
+    message: lobby_pb2.Table
+
+    @staticmethod
+    def from_proto(message: lobby_pb2.Table) -> TableInfo:
+        return TableInfo(
+            table_id=message.table_id,
+            name=message.name,
+            rules=protocol.rules_from_proto(message.rules),
+            badges=tuple(message.badges),
+            private=message.private,
+            quick_match=message.quick_match,
+            status=_STATUS_NAMES.get(message.status, "unknown"),
+            seats=tuple(
+                SeatInfo(
+                    protocol.seat_from_proto(seat.seat),
+                    seat.player_name if seat.occupied else None,
+                    seat.bot,
+                )
+                for seat in message.seats
+            ),
+            scores=tuple(message.scores),
+            hand_number=message.hand_number,
+            sequence=message.sequence,
+            message=message,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedTable:
+    """A new table, and the join code of a private one (shown only once)."""
+
+    table: TableInfo
+    join_code: str
+
+    @property
+    def table_id(self) -> str:
+        return self.table.table_id
+
+
+@dataclass(frozen=True, slots=True)
+class SeatTicket:
+    """A seat taken: the token (send it to play; shown only once) for ``seat`` at ``table_id``."""
+
+    table_id: str
+    seat: int
+    token: str
+
+    @staticmethod
+    def from_proto(message: lobby_pb2.JoinTableResponse) -> SeatTicket:
+        return SeatTicket(
+            message.table_id, protocol.seat_from_proto(message.seat), message.seat_token
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TablePage:
+    tables: tuple[TableInfo, ...]
+    #: Pass to :meth:`SpadesClient.list_tables` for the next page; "" on the last page.
+    next_page_token: str
+
+
+def parse_seat(seat: int | str | None) -> int | None:
+    """A seat from 0..3 or a name ("north", "N"); None for any seat."""
+    if seat is None or isinstance(seat, int):
+        return seat
+    cleaned = seat.strip().lower()
+    for number, name in enumerate(SEAT_NAMES):
+        if cleaned in (name.lower(), name[0].lower()):
+            return number
+    raise ValueError(f"{seat!r} is not a seat; write north, east, south or west")
+
+
+class SpadesClient:
+    """An async client for one server. Use it as an async context manager (or call close()).
+
+    Every refused call raises a typed :class:`~spades.client.SpadesError` subclass carrying the
+    status code and the server's reason.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        channel_options: Sequence[tuple[str, Any]] = DEFAULT_CHANNEL_OPTIONS,
+        timeout: float | None = 10.0,
+    ) -> None:
+        self.address = address
+        self.timeout = timeout
+        self._channel = grpc.aio.insecure_channel(address, options=list(channel_options))
+        self.lobby: lobby_pb2_grpc.LobbyServiceAsyncStub = lobby_pb2_grpc.LobbyServiceStub(
+            self._channel
+        )
+        self.play_service: play_pb2_grpc.PlayServiceAsyncStub = play_pb2_grpc.PlayServiceStub(
+            self._channel
+        )
+
+    async def __aenter__(self) -> SpadesClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._channel.close(None)
+
+    async def _call(self, call: Awaitable[T]) -> T:
+        try:
+            return await call
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+
+    # ------------------------------------------------------------------ lobby
+
+    async def create_table(
+        self, name: str = "Spades", rules: Rules | None = None, *, private: bool = False
+    ) -> CreatedTable:
+        """Open a table with ``rules`` (the default game if None)."""
+        request = lobby_pb2.CreateTableRequest(
+            name=name, rules=protocol.rules_to_proto(rules or Rules()), private=private
+        )
+        response = await self._call(self.lobby.CreateTable(request, timeout=self.timeout))
+        return CreatedTable(TableInfo.from_proto(response.table), response.join_code)
+
+    async def list_tables(
+        self, status: str | None = None, *, page_size: int = 0, page_token: str = ""
+    ) -> TablePage:
+        """Public tables, newest first; ``status`` is "waiting", "playing" or "finished"."""
+        request = lobby_pb2.ListTablesRequest(
+            status=_STATUS_VALUES[status] if status else lobby_pb2.TABLE_STATUS_UNSPECIFIED,
+            page_size=page_size,
+            page_token=page_token,
+        )
+        response = await self._call(self.lobby.ListTables(request, timeout=self.timeout))
+        return TablePage(
+            tuple(TableInfo.from_proto(table) for table in response.tables),
+            response.next_page_token,
+        )
+
+    async def get_table(self, table_id: str) -> TableInfo:
+        request = lobby_pb2.GetTableRequest(table_id=table_id)
+        response = await self._call(self.lobby.GetTable(request, timeout=self.timeout))
+        return TableInfo.from_proto(response.table)
+
+    async def join_table(
+        self,
+        table_id: str,
+        name: str,
+        *,
+        seat: int | str | None = None,
+        bot: bool = True,
+        join_code: str = "",
+    ) -> SeatTicket:
+        """Take ``seat`` (0..3 or "north".."west"; any free seat if None)."""
+        number = parse_seat(seat)
+        request = lobby_pb2.JoinTableRequest(
+            table_id=table_id,
+            seat=(
+                protocol.seat_to_proto(number) if number is not None else cards_pb2.SEAT_UNSPECIFIED
+            ),
+            player_name=name,
+            bot=bot,
+            join_code=join_code,
+        )
+        response = await self._call(self.lobby.JoinTable(request, timeout=self.timeout))
+        return SeatTicket.from_proto(response)
+
+    async def leave_table(self, seat_token: str) -> SeatTicket:
+        """Give up a seat before the match starts (the returned ticket's token is empty)."""
+        response = await self._call(
+            self.lobby.LeaveTable(
+                lobby_pb2.LeaveTableRequest(),
+                metadata=((SEAT_TOKEN_METADATA, seat_token),),
+                timeout=self.timeout,
+            )
+        )
+        return SeatTicket(response.table_id, protocol.seat_from_proto(response.seat), "")
+
+    async def quick_match(self, name: str, *, bot: bool = True) -> SeatTicket:
+        """Join the quick-match queue: seated at once, the match starts when the table fills."""
+        request = lobby_pb2.QuickMatchRequest(player_name=name, bot=bot)
+        response = await self._call(self.lobby.QuickMatch(request, timeout=self.timeout))
+        return SeatTicket.from_proto(response.seat)
+
+    # ------------------------------------------------------------------ play
+
+    async def play(self, seat_token: str, after_sequence: int = 0) -> SeatConnection:
+        """Open the seat's Play stream; its ``snapshot`` is the view at ``after_sequence``
+        (the latest for 0), and every later event follows."""
+        connection = SeatConnection(self.play_service, seat_token)
+        try:
+            await connection.start(after_sequence)
+        except BaseException:
+            await connection.close()
+            raise
+        return connection
+
+    async def watch(self, table_id: str, after_sequence: int = 0) -> AsyncIterator[WatchMessage]:
+        """A spectator's stream: a :class:`Snapshot`, then every public :class:`StreamEvent`."""
+        call = self.play_service.Watch(
+            play_pb2.WatchRequest(table_id=table_id, after_sequence=after_sequence)
+        )
+        try:
+            async for message in cast(AsyncIterator[play_pb2.WatchResponse], call):
+                yield watch_message(message)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+        finally:
+            call.cancel()
+
+    async def get_record(self, table_id: str) -> record_pb2.GameRecord:
+        """The table's record: the public part until the match ends, then all of it."""
+        request = play_pb2.GetRecordRequest(table_id=table_id)
+        response = await self._call(self.play_service.GetRecord(request, timeout=self.timeout))
+        return response.record

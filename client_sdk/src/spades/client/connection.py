@@ -1,0 +1,108 @@
+"""One seat's Play stream: send actions, receive snapshots, events, prompts and results.
+
+A :class:`SeatConnection` is one open stream; when it drops, open another with
+``after_sequence`` set to the last event seen (the bot runner in :mod:`spades.bot` does this for
+you, resending any action whose result it never got under the same action id).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any, cast
+
+import grpc
+
+from spades import protocol
+from spades.client.errors import SpadesError, Unavailable, from_rpc_error
+from spades.client.messages import PlayMessage, Snapshot, play_message
+from spades.engine import Action
+from spades.v1 import play_pb2, play_pb2_grpc
+
+SEAT_TOKEN_METADATA = "spades-seat-token"
+
+
+def new_action_id() -> str:
+    """A fresh action id (the server keeps the first result of each id)."""
+    return uuid.uuid4().hex
+
+
+class SeatConnection:
+    """An open Play stream for one seat. Use :meth:`SpadesClient.play` to open one.
+
+    Iterate it (``async for message in connection``) for :class:`Snapshot`, :class:`StreamEvent`,
+    :class:`Prompt` and :class:`ActionResult` values; the iteration ends when the server closes
+    the stream, and a failure raises the typed :class:`SpadesError` (``Unavailable`` when the
+    connection dropped: reopen from the last sequence).
+    """
+
+    def __init__(self, stub: play_pb2_grpc.PlayServiceAsyncStub, seat_token: str) -> None:
+        self._call: Any = stub.Play(metadata=((SEAT_TOKEN_METADATA, seat_token),))  # type: ignore[call-arg]
+        self._dropped = False
+        self.snapshot: Snapshot | None = None
+
+    async def start(self, after_sequence: int = 0) -> Snapshot:
+        """Send ``start`` and return the snapshot the server answers with."""
+        await self._write(
+            play_pb2.PlayRequest(start=play_pb2.StartPlay(after_sequence=after_sequence))
+        )
+        first = await self.receive()
+        if not isinstance(first, Snapshot):
+            raise SpadesError(grpc.StatusCode.INTERNAL, f"expected a snapshot first, got {first}")
+        self.snapshot = first
+        return first
+
+    async def send(self, action: Action, sequence: int, action_id: str | None = None) -> str:
+        """Send ``action`` answering ``sequence``; returns its action id (reuse it to resend)."""
+        action_id = action_id or new_action_id()
+        request = play_pb2.ActionRequest(
+            action_id=action_id, sequence=sequence, action=protocol.action_to_proto(action)
+        )
+        await self._write(play_pb2.PlayRequest(action=request))
+        return action_id
+
+    async def receive(self) -> PlayMessage | None:
+        """The next message, or None when the server ended the stream."""
+        if self._dropped:
+            raise Unavailable(grpc.StatusCode.UNAVAILABLE, "the connection was dropped")
+        try:
+            message = await self._call.read()
+        except asyncio.CancelledError:
+            if self._dropped:
+                raise Unavailable(
+                    grpc.StatusCode.UNAVAILABLE, "the connection was dropped"
+                ) from None
+            raise
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+        if message is grpc.aio.EOF:  # type: ignore[attr-defined]
+            return None
+        return play_message(cast(play_pb2.PlayResponse, message))
+
+    async def __aiter__(self) -> AsyncIterator[PlayMessage]:
+        while (message := await self.receive()) is not None:
+            yield message
+
+    def drop(self) -> None:
+        """Cut the stream at once, as a network failure would (later reads raise Unavailable)."""
+        self._dropped = True
+        self._call.cancel()
+
+    async def close(self) -> None:
+        """Say we are done and close the stream."""
+        if not self._call.done():
+            with contextlib.suppress(grpc.RpcError, asyncio.InvalidStateError):
+                await self._call.done_writing()
+            self._call.cancel()
+
+    async def _write(self, request: play_pb2.PlayRequest) -> None:
+        if self._dropped:
+            raise Unavailable(grpc.StatusCode.UNAVAILABLE, "the connection was dropped")
+        try:
+            await self._call.write(request)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+        except asyncio.InvalidStateError as error:  # written after the call ended
+            raise Unavailable(grpc.StatusCode.UNAVAILABLE, "the stream has ended") from error

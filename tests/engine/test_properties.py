@@ -531,7 +531,8 @@ class Referee:
             singular = ["a club", "a diamond", "a heart", "a spade"][led]
             plural = ["clubs", "diamonds", "hearts", "spades"][led]
             assert reason == f"you hold {singular}, so you must follow {plural}"
-        elif self.rules.two_of_clubs_leads and self.tricks_done == 0:
+        elif self.rules.two_of_clubs_leads and self.tricks_done == 0 and 0 in self.holdings[seat]:
+            # (In cutthroat the 2♣ may be the card out of play: then nobody must lead it.)
             assert reason == "the holder of the 2♣ must lead it to the first trick"
         else:
             assert reason == "spades are not broken yet, and you hold another suit to lead"

@@ -129,3 +129,17 @@ def kill_while_appending(
         assert int(version) > acknowledged.get(stream_id, 0)
         acknowledged[stream_id] = int(version)
     return acknowledged
+
+
+async def test_a_second_process_cannot_open_a_file_in_use(tmp_path: Path) -> None:
+    first = SqliteEventLog(tmp_path / "events.db")
+    await first.open()
+    try:
+        second = SqliteEventLog(tmp_path / "events.db")
+        with pytest.raises(RuntimeError, match="in use by another process"):
+            await second.open()
+    finally:
+        await first.close()
+    reopened = SqliteEventLog(tmp_path / "events.db")
+    await reopened.open()  # closing released it
+    await reopened.close()

@@ -1,6 +1,7 @@
 """The event log: every table is one append-only stream of events, the service's truth.
 
-``EventLog`` is the interface (``base``); ``SqliteEventLog`` the embedded backend (``sqlite``).
+``EventLog`` is the interface (``base``); ``SqliteEventLog`` the embedded backend (``sqlite``),
+``PostgresEventLog`` the shared one for several server replicas (``postgres``).
 """
 
 from spades_server.eventlog.base import (
@@ -10,6 +11,7 @@ from spades_server.eventlog.base import (
     StoredEvent,
     VersionConflict,
 )
+from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.eventlog.sqlite import Durability, SqliteEventLog
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "Durability",
     "EventLog",
     "LogClosed",
+    "PostgresEventLog",
     "SqliteEventLog",
     "StoredEvent",
     "VersionConflict",

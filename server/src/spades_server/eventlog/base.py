@@ -90,6 +90,9 @@ class EventLog(abc.ABC):
 
     #: How many events a subscription reads from storage at a time while it catches up.
     subscription_batch_size: int = 500
+    #: True when no process but this one can append (the embedded file, locked on open): a
+    #: cache of a stream is then exact, and need not be checked against storage.
+    sole_writer: bool = False
 
     def __init__(self) -> None:
         self.notifier = AppendNotifier()

@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import fcntl
 import os
 import queue
 import sqlite3
@@ -43,7 +44,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from spades_server.eventlog.base import (
     EventLog,
@@ -128,6 +129,7 @@ class SqliteEventLog(EventLog):
         self.commits = 0
         self.appends = 0
         self._state: Literal["new", "opening", "open", "closing", "closed"] = "new"
+        self._lock_file: IO[bytes] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._requests: queue.SimpleQueue[_AppendRequest | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
@@ -139,9 +141,13 @@ class SqliteEventLog(EventLog):
 
     # -- lifecycle ----------------------------------------------------------------------------
 
+    #: The file is locked to one process on open (see :meth:`_lock`).
+    sole_writer = True
+
     async def open(self) -> None:
         if self._state != "new":
             raise RuntimeError(f"{self!r} was already opened; make a new one to reopen the file")
+        self._lock()
         self._state = "opening"
         self._loop = asyncio.get_running_loop()
         ready: concurrent.futures.Future[int] = concurrent.futures.Future()
@@ -184,6 +190,24 @@ class SqliteEventLog(EventLog):
             await loop.run_in_executor(self._reader, self._close_reader)
             self._reader.shutdown(wait=False)
         self._state = "closed"
+        if self._lock_file is not None:
+            self._lock_file.close()  # releases the lock
+            self._lock_file = None
+
+    def _lock(self) -> None:
+        """Take the file for this process: two servers on one embedded log would each trust a
+        cache the other invalidates. The OS drops the lock when the process dies, even by
+        SIGKILL, so a restart after a crash is never blocked."""
+        lock_file = open(f"{self.path}.lock", "a+b")  # noqa: SIM115 - held until close
+        try:
+            fcntl.flock(lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock_file.close()
+            raise RuntimeError(
+                f"{self.path} is in use by another process; the embedded event log has one "
+                "server (use PostgreSQL for several)"
+            ) from None
+        self._lock_file = lock_file
 
     # -- writing ------------------------------------------------------------------------------
 

@@ -1,0 +1,327 @@
+"""What only the PostgreSQL backend promises: replicas sharing one log, gap-safe global order,
+fan-out through LISTEN/NOTIFY, and a schema several processes may create at once.
+
+Each test works in a schema of its own (dropped afterwards); skipped when no server answers at
+``SPADES_TEST_POSTGRES_DSN`` (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from pathlib import Path
+
+import asyncpg
+import pytest
+import pytest_asyncio
+
+from spades_server.eventlog import PostgresEventLog, StoredEvent, VersionConflict
+
+from .conftest import POSTGRES_DSN, drop_schema, require_postgres, schema_for
+
+pytestmark = pytest.mark.asyncio
+
+DEADLINE = 15.0
+
+MakeLog = Callable[..., PostgresEventLog]
+
+
+@pytest.fixture
+def schema(tmp_path: Path) -> str:
+    require_postgres()
+    return schema_for(tmp_path)
+
+
+@pytest_asyncio.fixture
+async def make_log(schema: str) -> AsyncIterator[MakeLog]:
+    """Makes open-able log instances on this test's schema (each its own pool: a replica)."""
+    made: list[PostgresEventLog] = []
+
+    def make(**options: object) -> PostgresEventLog:
+        options.setdefault("pool_size", 4)
+        log = PostgresEventLog(POSTGRES_DSN, schema=schema, **options)  # type: ignore[arg-type]
+        made.append(log)
+        return log
+
+    yield make
+    for log in made:
+        await log.close()
+    await drop_schema(schema)
+
+
+@pytest_asyncio.fixture
+async def admin(schema: str) -> AsyncIterator[asyncpg.Connection]:
+    """A plain connection on the test's schema, for what the log must not be able to do."""
+    connection = await asyncpg.connect(POSTGRES_DSN, server_settings={"search_path": schema})
+    yield connection
+    await connection.close()
+
+
+async def opened(log: PostgresEventLog) -> PostgresEventLog:
+    await log.open()
+    return log
+
+
+async def collect(subscription: AsyncGenerator[StoredEvent, None], count: int) -> list[StoredEvent]:
+    taken: list[StoredEvent] = []
+    async with contextlib.aclosing(subscription):
+        async for event in subscription:
+            taken.append(event)
+            if len(taken) == count:
+                return taken
+    raise AssertionError("the subscription ended on its own")
+
+
+async def test_the_schema_has_the_unique_key_and_a_version(
+    make_log: MakeLog, admin: asyncpg.Connection
+) -> None:
+    log = await opened(make_log())
+    await log.append("table-1", 0, [b"a"])
+    assert await admin.fetchval("SELECT version FROM eventlog_schema") == 1
+    with pytest.raises(asyncpg.UniqueViolationError):  # the unique key is the final guard
+        await admin.execute(
+            "INSERT INTO events (stream_id, version, recorded_at, data)"
+            " VALUES ('table-1', 1, 0, '\\x00')"
+        )
+
+
+async def test_many_processes_may_create_the_schema_at_once(make_log: MakeLog) -> None:
+    logs = [make_log(pool_size=1) for _ in range(6)]
+    async with asyncio.timeout(DEADLINE):
+        await asyncio.gather(*(log.open() for log in logs))
+    await logs[0].append("table-1", 0, [b"a"])
+    assert [await log.stream_version("table-1") for log in logs] == [1] * 6
+
+
+async def test_a_newer_schema_is_refused(make_log: MakeLog, admin: asyncpg.Connection) -> None:
+    await (await opened(make_log())).close()
+    await admin.execute("UPDATE eventlog_schema SET version = 99")
+    with pytest.raises(RuntimeError, match="schema 99"):
+        await make_log().open()
+
+
+async def test_a_replica_sees_another_replicas_events_in_order(make_log: MakeLog) -> None:
+    a = await opened(make_log())
+    b = await opened(make_log())
+    total = 200
+
+    async def writer() -> None:
+        for version in range(total):
+            via = b if version % 3 else a
+            await via.append("table-1", version, [f"e{version + 1}".encode()])
+            if version % 7 == 0:
+                await b.append("other", await b.stream_version("other"), [b"noise"])
+
+    async with asyncio.timeout(DEADLINE):
+        on_a = asyncio.create_task(collect(a.subscribe("table-1"), total))
+        all_on_a = asyncio.create_task(collect(a.subscribe_all(), total + 29))
+        on_b = asyncio.create_task(collect(b.subscribe("table-1", 50), total - 50))
+        await writer()
+        stream_a, everything_a, stream_b = await asyncio.gather(on_a, all_on_a, on_b)
+
+    stored = await a.read("table-1")
+    assert [event.version for event in stored] == list(range(1, total + 1))
+    assert stream_a == stored
+    assert stream_b == stored[50:]
+    assert everything_a == await b.read_all(limit=10_000)
+    assert a.notifications_sent > 0 and b.notifications_sent > 0
+
+
+async def test_racing_through_two_replicas_one_winner_per_version(make_log: MakeLog) -> None:
+    a = await opened(make_log())
+    b = await opened(make_log())
+
+    async def attempt(task: int, expected: int) -> bool:
+        via = a if task % 2 else b
+        try:
+            await via.append("table-1", expected, [f"task {task}".encode()])
+        except VersionConflict as conflict:
+            assert conflict.actual > expected
+            return False
+        return True
+
+    for expected in range(10):
+        async with asyncio.timeout(DEADLINE):
+            won = await asyncio.gather(*(attempt(task, expected) for task in range(12)))
+        assert won.count(True) == 1
+    assert [event.version for event in await a.read("table-1")] == list(range(1, 11))
+
+
+async def test_subscribe_all_misses_nothing_under_racing_replicas(make_log: MakeLog) -> None:
+    """Writers on both replicas race on shared streams (losers burn positions: holes) while
+    positions commit out of order; every subscribe_all sees exactly the final log."""
+    a = await opened(make_log(pool_size=6))
+    b = await opened(make_log(pool_size=6))
+    streams = [f"table-{n}" for n in range(6)]
+    per_writer = 25
+
+    async def writer(task: int) -> None:
+        via = a if task % 2 else b
+        stream = streams[task % len(streams)]
+        for item in range(per_writer):
+            while True:
+                version = await via.stream_version(stream)
+                try:
+                    await via.append(stream, version, [f"{task}:{item}".encode(), b"x"])
+                    break
+                except VersionConflict:
+                    pass
+
+    writers = 16
+    total = writers * per_writer * 2
+    async with asyncio.timeout(DEADLINE * 2):
+        subscribers = [asyncio.create_task(collect(log.subscribe_all(), total)) for log in (a, b)]
+        await asyncio.gather(*(writer(task) for task in range(writers)))
+        received = await asyncio.gather(*subscribers)
+
+    everything = await a.read_all(limit=100_000)
+    assert len(everything) == total
+    positions = [event.position for event in everything]
+    assert positions == sorted(set(positions))
+    for events in received:
+        assert events == everything
+
+
+async def test_positions_committed_out_of_order_are_not_skipped(
+    make_log: MakeLog, admin: asyncpg.Connection
+) -> None:
+    """A transaction draws position 1 and commits only after position 2 committed: a reader
+    that followed ``position > last`` would skip 1 for good."""
+    log = await opened(make_log())
+    slow = await asyncpg.connect(POSTGRES_DSN, server_settings={"search_path": log.schema or ""})
+    try:
+        transaction = slow.transaction()
+        await transaction.start()
+        # As the log's append does: take the transaction id, then draw the position.
+        await slow.fetchval("SELECT pg_current_xact_id()")
+        held = await slow.fetchval(
+            "INSERT INTO events (stream_id, version, recorded_at, data)"
+            " VALUES ('slow', 1, extract(epoch FROM now()), 'slow') RETURNING position"
+        )
+        (fast,) = await log.append("fast", 0, [b"fast"])
+        assert held < fast.position
+        # The naive reader's view: the later position is visible, the earlier one is not.
+        naive = await admin.fetch("SELECT position FROM events WHERE position > 0")
+        assert [row["position"] for row in naive] == [fast.position]
+
+        subscription = asyncio.create_task(collect(log.subscribe_all(), 2))
+        stream = asyncio.create_task(collect(log.subscribe("fast"), 1))
+        assert await log.read_all() == []  # nothing is final yet
+        async with asyncio.timeout(DEADLINE):
+            assert [event.data for event in await stream] == [b"fast"]  # streams need no wait
+        await asyncio.sleep(0.3)
+        assert not subscription.done()  # subscribe_all waits for position 1
+        await transaction.commit()
+        async with asyncio.timeout(DEADLINE):
+            received = await subscription
+    finally:
+        await slow.close()
+    assert [(event.stream_id, event.position) for event in received] == [
+        ("slow", held),
+        ("fast", fast.position),
+    ]
+    assert await log.read_all() == received
+
+
+async def test_a_position_that_never_commits_is_skipped_once_final(make_log: MakeLog) -> None:
+    log = await opened(make_log())
+    slow = await asyncpg.connect(POSTGRES_DSN, server_settings={"search_path": log.schema or ""})
+    try:
+        transaction = slow.transaction()
+        await transaction.start()
+        await slow.fetchval("SELECT pg_current_xact_id()")
+        held = await slow.fetchval(
+            "INSERT INTO events (stream_id, version, recorded_at, data)"
+            " VALUES ('doomed', 1, 0, 'x') RETURNING position"
+        )
+        (fast,) = await log.append("fast", 0, [b"fast"])
+        subscription = asyncio.create_task(collect(log.subscribe_all(), 1))
+        await asyncio.sleep(0.2)
+        assert not subscription.done()
+        await transaction.rollback()  # position `held` stays a hole forever
+        async with asyncio.timeout(DEADLINE):
+            (received,) = await subscription
+    finally:
+        await slow.close()
+    assert received == fast and held < fast.position
+    assert await log.read_all() == [fast]
+
+
+async def test_a_lost_listener_reconnects_and_catches_up(
+    make_log: MakeLog, admin: asyncpg.Connection
+) -> None:
+    a = await opened(make_log(poll_interval=60.0, reconnect_delay=0.5))
+    b = await opened(make_log())
+    await b.append("table-1", 0, [b"one"])
+    async with asyncio.timeout(DEADLINE):
+        stream = asyncio.create_task(collect(a.subscribe("table-1"), 3))
+        everything = asyncio.create_task(collect(a.subscribe_all(), 3))
+        while not a.notifier.watched_streams():
+            await asyncio.sleep(0.01)
+        await b.append("table-1", 1, [b"two"])  # delivered by NOTIFY
+        listener = a._listener
+        assert listener is not None
+        await admin.execute("SELECT pg_terminate_backend($1)", listener.get_server_pid())
+        while a._listener is not None:  # A noticed
+            await asyncio.sleep(0.01)
+        await b.append("table-1", 2, [b"three"])  # its NOTIFY reaches nobody on A
+        received = await stream
+        received_all = await everything
+    assert [event.data for event in received] == [b"one", b"two", b"three"]
+    assert received_all == received
+    assert a.listener_reconnects == 1
+
+
+async def test_notifications_are_coalesced(make_log: MakeLog) -> None:
+    log = await opened(make_log(pool_size=8))
+    streams = [f"table-{n}" for n in range(32)]
+
+    async def run(stream: str) -> None:
+        for version in range(10):
+            await log.append(stream, version, [b"x"])
+
+    async with asyncio.timeout(DEADLINE):
+        await asyncio.gather(*(run(stream) for stream in streams))
+    await log.close()
+    assert log.appends == 320
+    assert 0 < log.notifications_sent < log.appends
+
+
+async def test_a_writer_with_a_newer_transaction_id_still_counts(
+    make_log: MakeLog, admin: asyncpg.Connection
+) -> None:
+    """R takes its transaction id, then H takes a newer one and draws position g, then R draws
+    g + 1 and commits. H is then newer than every completed transaction, so the snapshot does
+    not list it (xmin = xmax): "nobody is writing" is wrong there, and g must still be waited
+    for."""
+    log = await opened(make_log())
+    settings = {"search_path": log.schema or ""}
+    first = await asyncpg.connect(POSTGRES_DSN, server_settings=settings)
+    held = await asyncpg.connect(POSTGRES_DSN, server_settings=settings)
+    insert = (
+        "INSERT INTO events (stream_id, version, recorded_at, data)"
+        " VALUES ($1, 1, extract(epoch FROM now()), 'x') RETURNING position"
+    )
+    try:
+        first_tx, held_tx = first.transaction(), held.transaction()
+        await first_tx.start()
+        await held_tx.start()
+        older = await first.fetchval("SELECT pg_current_xact_id()::text::bigint")
+        newer = await held.fetchval("SELECT pg_current_xact_id()::text::bigint")
+        assert older < newer
+        gap = await held.fetchval(insert, "held")
+        later = await first.fetchval(insert, "first")
+        await first_tx.commit()
+        assert gap < later
+        subscription = asyncio.create_task(collect(log.subscribe_all(), 2))
+        await asyncio.sleep(0.3)
+        assert not subscription.done()
+        assert await log.read_all() == []
+        await held_tx.commit()
+        async with asyncio.timeout(DEADLINE):
+            received = await subscription
+    finally:
+        await first.close()
+        await held.close()
+    assert [event.position for event in received] == [gap, later]

@@ -20,7 +20,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install buf protos lint test run bench-engine fmt clean
+.PHONY: help install buf protos lint test run demo bench-engine bench-server fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -55,11 +55,25 @@ lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy +
 test: lint ## lint, then pytest
 	$(PY) -m pytest
 
-run: $(INSTALL_STAMP) ## play a demo match with the engine (later: start the server)
-	$(PY) -m spades.demo
+# The server's settings can also come from SPADES_* environment variables (README: "Operating
+# the server"); `make run RUN_ARGS='--log-format json'` passes flags through.
+RUN_DB ?= $(or $(SPADES_DATABASE),var/spades.db)
+RUN_ARGS ?=
+run: $(INSTALL_STAMP) ## start the table service on var/spades.db (127.0.0.1:50051, metrics :9464)
+	mkdir -p $(dir $(RUN_DB))
+	$(VENV)/bin/spades-server --database $(RUN_DB) $(RUN_ARGS)
+
+# `make demo DEMO_ARGS='--target 300 --max-hands 20'`; records go to the git-ignored records/.
+DEMO_ARGS ?=
+demo: $(INSTALL_STAMP) ## a server on a temporary log, four heuristic bots, one match told hand by hand
+	$(PY) -m spades_server.demo $(DEMO_ARGS)
 
 bench-engine: $(INSTALL_STAMP) ## engine micro-benchmark
 	$(PY) tests/benchmarks/bench_engine.py
+
+BENCH_ARGS ?=
+bench-server: $(INSTALL_STAMP) ## server benchmark: N = 1, 16, 64 tables of 4 random clients
+	$(PY) tests/benchmarks/bench_server.py $(BENCH_ARGS)
 
 fmt: $(INSTALL_STAMP) ## ruff format + ruff check --fix
 	$(VENV)/bin/ruff format $(PY_SOURCES)

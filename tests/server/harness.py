@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import uuid
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,7 +163,8 @@ class SeatStream:
             self._pending[:0] = skipped
 
     async def close(self) -> None:
-        await self.call.done_writing()
+        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            await self.call.done_writing()  # the server may have ended the call already
         self.call.cancel()
 
 
@@ -182,7 +184,8 @@ async def play_until_over(stream: SeatStream, rng: random.Random) -> None:
 # ------------------------------------------------------------------------------------------
 # Helpers for the bad-input, leak, resume, idempotency, restart and lobby tests.
 
-ActionChooser = Any  # Callable[[play_pb2.TurnPrompt, random.Random], actions_pb2.Action]
+#: Picks a seat's action: (seat, prompt, rng) -> action.
+ActionChooser = Callable[[int, play_pb2.TurnPrompt, random.Random], actions_pb2.Action]
 
 
 async def rpc_error(awaitable: Any) -> grpc.aio.AioRpcError:
@@ -298,7 +301,7 @@ async def current_view(client: Client, table_id: str) -> play_pb2.Snapshot:
         stream.close()
 
 
-def random_action(prompt: play_pb2.TurnPrompt, rng: random.Random) -> actions_pb2.Action:
+def random_action(seat: int, prompt: play_pb2.TurnPrompt, rng: random.Random) -> actions_pb2.Action:
     return rng.choice(list(prompt.legal_actions))
 
 
@@ -328,7 +331,7 @@ async def play_turns(
             if prompt.sequence == now.sequence:
                 break
             assert prompt.sequence < now.sequence, (prompt, now.sequence)
-        result = await stream.act(choose(prompt, rng), prompt.sequence)
+        result = await stream.act(choose(seat, prompt, rng), prompt.sequence)
         assert result.accepted, result
     raise AssertionError(f"the match did not end within {max_actions} actions")
 

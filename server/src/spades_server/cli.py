@@ -12,16 +12,18 @@ from spades_server import config, logs, metrics
 from spades_server.server import serve
 
 
-def banner(address: str, database: str, durability: str, metrics_url: str) -> str:
+def banner(
+    address: str, database: str, durability: str, metrics_url: str, grpcurl: str = "-plaintext"
+) -> str:
     """What the operator sees once the server is listening (the first line names the address)."""
     return (
         f"Spades table service listening on {address}"
         f" (event log {database}, durability {durability})\n"
         f"  metrics:        {metrics_url}\n"
         f"  connect a bot:  spades-bot --server {address} --quick-match --bot random\n"
-        f'  watch a table:  grpcurl -plaintext -d \'{{"table_id": "TABLE_ID"}}\' {address}'
+        f'  watch a table:  grpcurl {grpcurl} -d \'{{"table_id": "TABLE_ID"}}\' {address}'
         " spades.v1.PlayService/Watch\n"
-        f"  list tables:    grpcurl -plaintext {address} spades.v1.LobbyService/ListTables\n"
+        f"  list tables:    grpcurl {grpcurl} {address} spades.v1.LobbyService/ListTables\n"
         "  stop:           Ctrl-C or SIGTERM (streams close with UNAVAILABLE: clients resume)"
     )
 
@@ -30,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = config.from_args(argv)
     logs.configure(settings.log_format, settings.log_level)
     log = structlog.get_logger("spades_server.cli")
-    Path(settings.database).parent.mkdir(parents=True, exist_ok=True)
+    if not settings.postgres_dsn:
+        Path(settings.database).parent.mkdir(parents=True, exist_ok=True)
     metrics_url, stop_metrics = "off", None
     try:
         if settings.metrics != "off":
@@ -40,7 +43,11 @@ def main(argv: list[str] | None = None) -> int:
         def ready(port: int) -> None:
             host = settings.listen.rpartition(":")[0] or "127.0.0.1"
             address = f"{host}:{port}"
-            print(banner(address, settings.database, settings.durability, metrics_url), flush=True)
+            tls = settings.tls_cert
+            grpcurl = f"-cacert {tls}" if tls else "-plaintext"
+            log_name = "PostgreSQL" if settings.postgres_dsn else settings.database
+            shown = banner(address, log_name, settings.durability, metrics_url, grpcurl)
+            print(shown, flush=True)
 
         asyncio.run(serve(settings, ready=ready))
     except OSError as error:

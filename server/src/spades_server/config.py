@@ -20,6 +20,8 @@ class Settings:
     listen: str = "127.0.0.1:50051"
     database: str = "spades.db"
     durability: Durability = "normal"
+    #: A PostgreSQL DSN selects the PostgreSQL event log (for several replicas) over the file.
+    postgres_dsn: str = field(default="", repr=False)
     metrics: str = "127.0.0.1:9464"
     log_format: str = "auto"
     log_level: str = "info"
@@ -28,8 +30,8 @@ class Settings:
     # Limits (limits.py): 0 turns one off. Generous: a 64-table loopback benchmark, where
     # every client has the address 127.0.0.1, is not throttled.
     max_message_bytes: int = 64 * 1024
-    seat_action_rate: float = 200.0
-    connection_action_rate: float = 2000.0
+    seat_action_rate: float = 400.0
+    connection_action_rate: float = 4000.0
     max_play_streams: int = 4
     tables_per_address: int = 600
     quick_match_per_address: int = 64
@@ -37,12 +39,16 @@ class Settings:
     operator_token: str = field(default="", repr=False)
     tls_cert: str = ""
     tls_key: str = ""
+    # House bots (house.py): 0 turns them off.
+    house_bots: int = 64
+    quick_match_fill_after: float = 30.0
 
 
 #: Every flag's environment variable (flag destination -> variable).
 ENVIRONMENT = {
     "listen": "SPADES_LISTEN",
     "database": "SPADES_DATABASE",
+    "postgres_dsn": "SPADES_POSTGRES_DSN",
     "durability": "SPADES_DURABILITY",
     "metrics": "SPADES_METRICS",
     "log_format": "SPADES_LOG_FORMAT",
@@ -58,6 +64,8 @@ ENVIRONMENT = {
     "operator_token": "SPADES_OPERATOR_TOKEN",
     "tls_cert": "SPADES_TLS_CERT",
     "tls_key": "SPADES_TLS_KEY",
+    "house_bots": "SPADES_HOUSE_BOTS",
+    "quick_match_fill_after": "SPADES_QUICK_MATCH_FILL_AFTER",
 }
 
 
@@ -83,6 +91,11 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
 
     option("--listen", "host:port to serve gRPC on (port 0: any free port)")
     option("--database", "SQLite event-log file (its folder is created if missing)")
+    option(
+        "--postgres-dsn",
+        "PostgreSQL DSN: use a PostgreSQL event log instead of the file (several replicas "
+        "may share it)",
+    )
     option(
         "--durability",
         "normal: a killed process loses nothing acknowledged; full: also survives power loss",
@@ -144,6 +157,16 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
     )
     option("--tls-cert", "PEM certificate chain file: serve TLS (needs --tls-key)")
     option("--tls-key", "PEM private key file of --tls-cert")
+    option(
+        "--house-bots",
+        "house bots this server may run at once (AddHouseBot, quick-match filling); 0: none",
+        type=int,
+    )
+    option(
+        "--quick-match-fill-after",
+        "seconds a quick-match player waits before house bots complete the table; 0: never",
+        type=float,
+    )
     return parse
 
 
@@ -173,11 +196,16 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         if getattr(args, dest) < 0:
             flag = "--" + dest.replace("_", "-")
             parse.error(f"{flag}/{ENVIRONMENT[dest]} must not be negative (0 turns it off)")
+    for dest in ("house_bots", "quick_match_fill_after"):
+        if getattr(args, dest) < 0:
+            flag = "--" + dest.replace("_", "-")
+            parse.error(f"{flag}/{ENVIRONMENT[dest]} must not be negative (0 turns it off)")
     if bool(args.tls_cert) != bool(args.tls_key):
         parse.error("--tls-cert/SPADES_TLS_CERT and --tls-key/SPADES_TLS_KEY go together")
     return Settings(
         listen=args.listen,
         database=args.database,
+        postgres_dsn=args.postgres_dsn,
         durability=cast(Durability, args.durability),
         metrics=args.metrics,
         log_format=args.log_format,
@@ -193,6 +221,8 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         operator_token=args.operator_token,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
+        house_bots=int(args.house_bots),
+        quick_match_fill_after=float(args.quick_match_fill_after),
     )
 
 

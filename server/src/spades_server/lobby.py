@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import structlog
@@ -20,7 +21,11 @@ from spades.engine import InvalidRules, Rules, new_match, seat_name
 from spades.v1 import cards_pb2, events_pb2, lobby_pb2, lobby_pb2_grpc
 from spades_server import errors, metrics, tokens
 from spades_server.eventlog.base import EventLog, StoredEvent
+from spades_server.limits import Limits
 from spades_server.tables import Table, TableStore, timestamp, to_proto_events
+
+if TYPE_CHECKING:
+    from spades_server.house import HousePool
 
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -42,6 +47,8 @@ class LobbyProjection:
         self.position = 0
         self._advanced = asyncio.Condition()
         self._task: asyncio.Task[None] | None = None
+        #: Called with every event as the projection follows the log (after the rebuild).
+        self.listeners: list[Callable[[StoredEvent], None]] = []
 
     async def start(self) -> None:
         """Rebuild from the whole log, then follow it."""
@@ -59,8 +66,10 @@ class LobbyProjection:
 
     async def _follow(self) -> None:
         async for stored in self._log.subscribe_all(self.position):
-            self._apply(stored)
-            self._refresh_gauges()
+            if self._apply(stored):
+                self._refresh_gauges()
+            for listener in self.listeners:
+                listener(stored)
             async with self._advanced:
                 self._advanced.notify_all()
 
@@ -69,16 +78,17 @@ class LobbyProjection:
         async with self._advanced:
             await self._advanced.wait_for(lambda: self.position >= position)
 
-    def _apply(self, stored: StoredEvent) -> None:
+    def _apply(self, stored: StoredEvent) -> bool:
+        """Fold one event; True when it changed what the gauges count (seats or a status)."""
         self.position = max(self.position, stored.position)
         event = events_pb2.Event.FromString(stored.data)
         kind = event.WhichOneof("kind")
         if kind == "table_created":
             self.tables[stored.stream_id] = _new_summary(stored, event.table_created)
-            return
+            return True
         summary = self.tables.get(stored.stream_id)
         if summary is None:
-            return
+            return False
         summary.sequence = stored.version
         if kind == "seat_taken":
             player = event.seat_taken.player
@@ -95,6 +105,7 @@ class LobbyProjection:
             summary.scores.extend(side.total_score for side in event.hand_scored.sides)
         elif kind == "match_ended":
             summary.status = lobby_pb2.TABLE_STATUS_FINISHED
+        return kind in _COUNTED_KINDS
 
     def _refresh_gauges(self) -> None:
         counts = dict.fromkeys(("waiting", "playing", "finished"), 0)
@@ -126,6 +137,9 @@ class LobbyProjection:
         ]
         return sorted(found, key=lambda summary: summary.create_time.ToNanoseconds())
 
+
+#: The events that change a table's status or seats, the things the gauges count.
+_COUNTED_KINDS = frozenset(("seat_taken", "seat_left", "hand_started", "match_ended"))
 
 _STATUS_NAMES = {
     lobby_pb2.TABLE_STATUS_WAITING: "waiting",
@@ -212,10 +226,18 @@ def decide_join(
 class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     """Create, list, inspect, join and leave tables; the quick-match queue."""
 
-    def __init__(self, store: TableStore, projection: LobbyProjection) -> None:
+    def __init__(
+        self,
+        store: TableStore,
+        projection: LobbyProjection,
+        limits: Limits | None = None,
+        house_bots: HousePool | None = None,
+    ) -> None:
         self._store = store
         self._projection = projection
         self._quick_match_lock = asyncio.Lock()
+        self._limits = limits or Limits()
+        self._house_bots = house_bots
 
     async def CreateTable(
         self, request: lobby_pb2.CreateTableRequest, context: Context
@@ -225,6 +247,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             rules = protocol.rules_from_proto(request.rules)
         except InvalidRules as error:
             raise errors.invalid(f"rules.{error.field}: {error.reason}") from error
+        self._limits.check_table_creation(context)
         join_code = tokens.new_join_code() if request.private else ""
         table = await self._create(name, rules, private=request.private, join_code=join_code)
         return lobby_pb2.CreateTableResponse(table=self._summary(table), join_code=join_code)
@@ -267,6 +290,8 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             offset = int(request.page_token or "0")
         except ValueError:
             raise errors.invalid("page_token is not one this server gave out") from None
+        if offset < 0:
+            raise errors.invalid("page_token is not one this server gave out")
         listed = [
             summary
             for summary in self._projection.tables.values()
@@ -314,9 +339,15 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def LeaveTable(
         self, request: lobby_pb2.LeaveTableRequest, context: Context
     ) -> lobby_pb2.LeaveTableResponse:
-        table, seat = await authenticate(self._store, seat_token_from(context))
+        token = seat_token_from(context)
+        table, seat = await authenticate(self._store, token)
 
         def decide(table: Table) -> list[events_pb2.Event]:
+            # Checked again on the latest table: a late retry must not free a newcomer's seat.
+            if not tokens.matches(token, table.seat_token_digests.get(seat, b"")):
+                raise errors.unauthenticated(
+                    "this seat token is not valid (or its seat was given up)"
+                )
             if table.started:
                 raise errors.precondition(
                     "the match has started: seats cannot be left now (you may concede)"
@@ -335,6 +366,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.QuickMatchResponse:
         name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME)
         async with self._quick_match_lock:
+            address = self._limits.check_quick_match(context, self._waiting)
             for summary in self._projection.open_quick_match_tables():
                 try:
                     seated = await self._join(summary.table_id, -1, name, request.bot, "")
@@ -342,12 +374,46 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                     if error.code is grpc.StatusCode.FAILED_PRECONDITION:
                         continue  # filled or started meanwhile (another replica): next table
                     raise
-                return lobby_pb2.QuickMatchResponse(seat=seated)
+                return self._quick_matched(address, seated)
             table = await self._create(
                 "Quick match", Rules(), private=False, join_code="", quick_match=True
             )
             seated = await self._join(table.table_id, -1, name, request.bot, "")
-            return lobby_pb2.QuickMatchResponse(seat=seated)
+            return self._quick_matched(address, seated)
+
+    def _quick_matched(
+        self, address: str, seated: lobby_pb2.JoinTableResponse
+    ) -> lobby_pb2.QuickMatchResponse:
+        seat = protocol.seat_from_proto(seated.seat)
+        self._limits.quick_match_seated(address, seated.table_id, seat)
+        return lobby_pb2.QuickMatchResponse(seat=seated)
+
+    def _waiting(self, table_id: str, seat: int) -> bool:
+        """Whether ``seat`` at ``table_id`` is still taken at a table that has not started."""
+        summary = self._projection.tables.get(table_id)
+        return (
+            summary is not None
+            and summary.status == lobby_pb2.TABLE_STATUS_WAITING
+            and summary.seats[seat].occupied
+        )
+
+    async def AddHouseBot(
+        self, request: lobby_pb2.AddHouseBotRequest, context: Context
+    ) -> lobby_pb2.AddHouseBotResponse:
+        # The pool joins through this same service (house.py): the table's own checks apply.
+        from spades_server.house import KINDS
+
+        if self._house_bots is None:
+            raise errors.precondition("this server runs no house bots")
+        if request.kind not in KINDS:
+            raise errors.invalid(f"there is no house bot kind {request.kind}")
+        seat = _seat_or_any(request.seat)
+        bot = await self._house_bots.add(
+            request.table_id, None if seat < 0 else seat, KINDS[request.kind], request.join_code
+        )
+        return lobby_pb2.AddHouseBotResponse(
+            table_id=bot.table_id, seat=protocol.seat_to_proto(bot.seat), player_name=bot.name
+        )
 
 
 def _seat_or_any(seat: cards_pb2.Seat.ValueType) -> int:

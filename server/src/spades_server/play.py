@@ -19,8 +19,9 @@ import structlog
 from spades import protocol, records
 from spades.engine import IllegalAction, Viewer, redact, view, visible_legal_actions
 from spades.v1 import events_pb2, play_pb2, play_pb2_grpc
-from spades_server import errors, metrics
+from spades_server import errors, metrics, tokens
 from spades_server.clock import deadline_of
+from spades_server.limits import Limits
 from spades_server.lobby import authenticate, seat_token_from
 from spades_server.tables import Table, TableStore, timestamp, to_proto_events
 
@@ -44,16 +45,26 @@ class Shutdown:
 
 
 def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
-    """Stored event number ``index`` (0-based) as ``viewer`` may see it."""
+    """Stored event number ``index`` (0-based) as ``viewer`` may see it.
+
+    The engine's redaction decides; when it hides nothing, the stored message itself goes out
+    (no conversion per viewer), except for the kinds that carry server secrets (digests of
+    seat tokens and join codes), which are always rebuilt from the engine's event.
+    """
     stored = table.events[index]
     engine_event = table.engine_events[index]
     shown = redact(engine_event, viewer)
+    if shown is engine_event and stored.WhichOneof("kind") not in _CARRY_SERVER_SECRETS:
+        return stored
     out = protocol.event_to_proto(shown)
     out.sequence = stored.sequence
     out.time.CopyFrom(stored.time)
-    if viewer is not None and stored.action_id:
-        out.action_id = stored.action_id
+    out.action_id = stored.action_id
     return out
+
+
+#: Event kinds whose stored form holds secrets the engine does not model.
+_CARRY_SERVER_SECRETS = frozenset(("table_created", "seat_taken"))
 
 
 def snapshot(table: Table, sequence: int, viewer: Viewer) -> play_pb2.Snapshot:
@@ -62,9 +73,10 @@ def snapshot(table: Table, sequence: int, viewer: Viewer) -> play_pb2.Snapshot:
 
 
 class PlayServicer(play_pb2_grpc.PlayServiceServicer):
-    def __init__(self, store: TableStore, shutdown: Shutdown) -> None:
+    def __init__(self, store: TableStore, shutdown: Shutdown, limits: Limits | None = None) -> None:
         self._store = store
         self._shutdown = shutdown
+        self._limits = limits or Limits()
         #: The open Play stream of each (table, seat): set when a newer one replaces it.
         self._seat_streams: dict[tuple[str, int], asyncio.Event] = {}
 
@@ -73,7 +85,9 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         request_iterator: AsyncIterator[play_pb2.PlayRequest],
         context: Context,
     ) -> AsyncIterator[play_pb2.PlayResponse]:
-        table, seat = await authenticate(self._store, seat_token_from(context))
+        token = seat_token_from(context)
+        table, seat = await authenticate(self._store, token)
+        holder = tokens.digest(token)
         first = await anext(aiter(request_iterator), None)
         if first is None or first.WhichOneof("kind") != "start":
             raise errors.invalid("the first message of a Play stream must be `start`")
@@ -90,12 +104,12 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         superseded = self._seat_streams[key] = asyncio.Event()
         outgoing: asyncio.Queue[play_pb2.PlayResponse] = asyncio.Queue(STREAM_QUEUE_SIZE)
         actions = asyncio.create_task(
-            self._handle_actions(request_iterator, table.table_id, seat, outgoing, bound)
+            self._handle_actions(request_iterator, table.table_id, seat, holder, outgoing, bound)
         )
         metrics.OPEN_STREAMS.labels("play").inc()
         try:
             async for message in self._feed(
-                table.table_id, after, seat, outgoing, actions, superseded
+                table.table_id, after, seat, outgoing, actions, superseded, holder
             ):
                 yield message
         finally:
@@ -114,7 +128,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         after = _check_after(table, request.after_sequence)
         metrics.OPEN_STREAMS.labels("watch").inc()
         try:
-            async for message in self._feed(table.table_id, after, None, None, None, None):
+            async for message in self._feed(table.table_id, after, None, None, None, None, b""):
                 kind = message.WhichOneof("kind")
                 if kind == "snapshot":
                     yield play_pb2.WatchResponse(snapshot=message.snapshot)
@@ -139,6 +153,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         outgoing: asyncio.Queue[play_pb2.PlayResponse] | None,
         actions: asyncio.Task[None] | None,
         superseded: asyncio.Event | None,
+        holder: bytes,
     ) -> AsyncIterator[play_pb2.PlayResponse]:
         """Snapshot at ``after``, then every later event, then live ones; prompts for a seat."""
         table = await self._store.load(table_id)
@@ -147,6 +162,12 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         prompted = -1
         while True:
             table = self._store.cached(table_id)
+            if viewer is not None and table.seat_token_digests.get(viewer) != holder:
+                # Checked against the latest state before anything more is sent: a player who
+                # gave the seat up never sees what its next occupant is dealt.
+                raise errors.unauthenticated(
+                    "this seat was given up, so its token is no longer valid"
+                )
             while position < table.version:
                 position += 1
                 yield play_pb2.PlayResponse(event=redacted(table, position - 1, viewer))
@@ -186,11 +207,12 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         request_iterator: AsyncIterator[play_pb2.PlayRequest],
         table_id: str,
         seat: int,
+        holder: bytes,
         outgoing: asyncio.Queue[play_pb2.PlayResponse],
         bound: structlog.BoundLogger,
     ) -> None:
         try:
-            await self._answer_actions(request_iterator, table_id, seat, outgoing, bound)
+            await self._answer_actions(request_iterator, table_id, seat, holder, outgoing, bound)
         finally:
             self._store.poke(table_id)
 
@@ -199,6 +221,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         request_iterator: AsyncIterator[play_pb2.PlayRequest],
         table_id: str,
         seat: int,
+        holder: bytes,
         outgoing: asyncio.Queue[play_pb2.PlayResponse],
         bound: structlog.BoundLogger,
     ) -> None:
@@ -210,7 +233,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
                     reason="`start` may only be sent once, first",
                 )
             else:
-                result = await self._act(table_id, seat, request.action, bound)
+                result = await self._act(table_id, seat, holder, request.action, bound)
             await outgoing.put(play_pb2.PlayResponse(action_result=result))
             self._store.poke(table_id)
 
@@ -218,6 +241,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         self,
         table_id: str,
         seat: int,
+        holder: bytes,
         request: play_pb2.ActionRequest,
         bound: structlog.BoundLogger,
     ) -> play_pb2.ActionResult:
@@ -225,6 +249,8 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         kind = request.action.WhichOneof("kind") or "none"
         result = play_pb2.ActionResult(action_id=request.action_id)
         try:
+            # Per seat and per connection (RESOURCE_EXHAUSTED, "retry in 0.25 s").
+            self._limits.check_action(table_id, seat)
             if not 1 <= len(request.action_id) <= MAX_ACTION_ID:
                 raise errors.invalid(f"action_id must be 1 to {MAX_ACTION_ID} characters")
             try:
@@ -233,6 +259,10 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
                 raise errors.invalid(str(error)) from error
 
             def decide(table: Table) -> list[events_pb2.Event]:
+                if table.seat_token_digests.get(seat) != holder:
+                    raise errors.unauthenticated(
+                        "this seat was given up, so its token is no longer valid"
+                    )
                 first = table.answered_actions.get((seat, request.action_id))
                 if first is not None:
                     raise AlreadyAnswered(first)

@@ -10,15 +10,19 @@ from typing import Any
 
 import grpc
 import structlog
+from grpc_health.v1 import _async as health_aio  # = health.aio, which mypy cannot see
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from spades.v1 import lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc
-from spades_server import errors, metrics
+from spades.v1 import admin_pb2, admin_pb2_grpc, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc
+from spades_server import errors, limits, metrics
+from spades_server.admin import AdminServicer
 from spades_server.clock import TurnClock
 from spades_server.config import Settings
 from spades_server.eventlog.base import EventLog
+from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.eventlog.sqlite import SqliteEventLog
+from spades_server.house import HousePool, own_address
 from spades_server.lobby import LobbyProjection, LobbyServicer
 from spades_server.play import PlayServicer, Shutdown
 from spades_server.tables import TableStore
@@ -29,6 +33,7 @@ Context = grpc.aio.ServicerContext[Any, Any]
 SERVICE_NAMES = (
     lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name,
     play_pb2.DESCRIPTOR.services_by_name["PlayService"].full_name,
+    admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
 )
 
 
@@ -75,7 +80,8 @@ class _Errors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                         # A client that stops reading fills its flow-control window; it gets
                         # a bounded wait, then its stream is closed (no one else waits on it).
                         try:
-                            await asyncio.wait_for(context.write(message), write_timeout)
+                            async with asyncio.timeout(write_timeout):
+                                await context.write(message)
                         except TimeoutError:
                             raise errors.RequestError(
                                 grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -104,24 +110,72 @@ async def _abort(context: Context, error: errors.RequestError, method: str) -> N
     await context.abort(error.code, error.reason)
 
 
+def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
+    """TLS credentials from ``--tls-cert``/``--tls-key`` (PEM files); None to serve plaintext."""
+    if not settings.tls_cert and not settings.tls_key:
+        return None
+    if not settings.tls_cert or not settings.tls_key:
+        raise OSError("TLS needs both --tls-cert and --tls-key")
+    pem = {}
+    for what, path in (("--tls-cert", settings.tls_cert), ("--tls-key", settings.tls_key)):
+        try:
+            with open(path, "rb") as file:
+                pem[what] = file.read()
+        except OSError as error:
+            raise OSError(f"cannot read {what} {path}: {error.strerror or error}") from None
+    return grpc.ssl_server_credentials([(pem["--tls-key"], pem["--tls-cert"])])
+
+
+def open_event_log(settings: Settings) -> EventLog:
+    """The PostgreSQL log when a DSN is set, else the embedded SQLite file."""
+    if settings.postgres_dsn:
+        return PostgresEventLog(settings.postgres_dsn)
+    return SqliteEventLog(settings.database, durability=settings.durability)
+
+
 class SpadesServer:
     """One running server: start it, then stop it (gracefully) when done."""
 
     def __init__(self, settings: Settings, event_log: EventLog | None = None) -> None:
         self.settings = settings
-        self.log = event_log or SqliteEventLog(settings.database, durability=settings.durability)
+        self.log = event_log or open_event_log(settings)
         self.store = TableStore(self.log)
         self.projection = LobbyProjection(self.log)
         self.clock = TurnClock(self.store)
+        if not self.log.sole_writer:
+            # Other replicas append too: fold what they write into this one's cached tables.
+            self.projection.listeners.append(self.store.observe)
         self.shutdown = Shutdown()
-        self.health = health.HealthServicer()
-        self.server = grpc.aio.server(interceptors=[_Errors(settings.stream_write_timeout)])
+        self.house_bots = HousePool(
+            self.projection,
+            capacity=settings.house_bots,
+            fill_after=settings.quick_match_fill_after,
+        )
+        # The asyncio servicer: the plain one's handlers are sync and fail on a grpc.aio server.
+        self.health = health_aio.HealthServicer()
+        self.limits = limits.Limits(settings)
+        self.server = grpc.aio.server(
+            interceptors=[_Errors(settings.stream_write_timeout), limits.Guard(self.limits)],
+            # No SO_REUSEPORT: a second server on a busy port must fail, not share the port.
+            options=[
+                *limits.server_options(settings),
+                ("grpc.so_reuseport", 0),
+                # The SDK pings idle streams every 30 s; accept that instead of answering
+                # too_many_pings and dropping quiet players.
+                ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
+                ("grpc.keepalive_permit_without_calls", 1),
+            ],
+        )
         self.port = 0
 
     async def start(self) -> int:
         """Open the log, rebuild the lobby, start serving; returns the bound port."""
+        credentials = server_credentials(self.settings)
         try:
-            self.port = self.server.add_insecure_port(self.settings.listen)
+            if credentials is None:
+                self.port = self.server.add_insecure_port(self.settings.listen)
+            else:
+                self.port = self.server.add_secure_port(self.settings.listen, credentials)
         except RuntimeError as error:  # grpc's "Failed to bind to address ..."
             raise OSError(f"cannot listen on {self.settings.listen}: {error}") from None
         if self.port == 0:
@@ -130,30 +184,41 @@ class SpadesServer:
         await self.projection.start()
         await self.clock.start(self.projection.active_table_ids())
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
-            LobbyServicer(self.store, self.projection), self.server
+            LobbyServicer(self.store, self.projection, self.limits, self.house_bots), self.server
         )
         play_pb2_grpc.add_PlayServiceServicer_to_server(
-            PlayServicer(self.store, self.shutdown), self.server
+            PlayServicer(self.store, self.shutdown, self.limits), self.server
+        )
+        admin_pb2_grpc.add_AdminServiceServicer_to_server(
+            AdminServicer(self.store, self.projection, self.settings.operator_token), self.server
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
             (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
         )
         for name in ("", *SERVICE_NAMES):
-            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         await self.server.start()
+        if credentials is not None:
+            # A house bot is a client of this port; over TLS it would need a name the
+            # certificate holds, which the server cannot know.
+            self.house_bots.disable("house bots are off on a server that serves TLS")
+        await self.house_bots.start(own_address(self.settings.listen, self.port))
         host = self.settings.listen.rpartition(":")[0]
         log.info(
             "serving",
             address=f"{host}:{self.port}",
             database=self.settings.database,
             durability=self.settings.durability,
+            tls=credentials is not None,
+            admin=bool(self.settings.operator_token),
         )
         return self.port
 
     async def stop(self) -> None:
         """Stop taking calls, let in-flight commands finish, close streams with UNAVAILABLE."""
-        self.health.enter_graceful_shutdown()
+        await self.health.enter_graceful_shutdown()
+        await self.house_bots.stop()
         self.shutdown.event.set()
         self.store.wake_all()
         await self.server.stop(self.settings.shutdown_grace)

@@ -48,11 +48,12 @@ class Table:
     #: The same events as engine values (for redaction and views).
     engine_events: list[ev.Event] = field(default_factory=list)
 
-    def fold(self, stored: StoredEvent) -> None:
-        """Add one stored event (the next version) to the table."""
+    def fold(self, stored: StoredEvent, message: events_pb2.Event | None = None) -> None:
+        """Add one stored event (the next version) to the table; ``message`` is its data
+        already parsed (by the command that appended it), to save parsing it again."""
         if stored.version <= self.version:
             return  # already folded: a concurrent load read it from the log first
-        event = events_pb2.Event.FromString(stored.data)
+        event = message if message is not None else events_pb2.Event.FromString(stored.data)
         event.sequence = stored.version
         event.time.FromNanoseconds(int(stored.recorded_at * 1e9))
         engine_event = protocol.event_from_proto(event)
@@ -125,6 +126,7 @@ class TableStore:
         self._cache: dict[str, Table] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._signals: dict[str, asyncio.Event] = {}
+        self._refreshing: set[asyncio.Task[None]] = set()
         #: Called with a table each time new events were folded into it.
         self.listeners: list[Callable[[Table], None]] = []
 
@@ -136,16 +138,44 @@ class TableStore:
 
     async def load(self, table_id: str) -> Table:
         """The table as of the log's latest version; NOT_FOUND when there is none."""
-        table = self._cache.get(table_id) or Table(table_id)
+        if not table_id:
+            raise errors.invalid("table_id is required")
+        table = self._cache.get(table_id)
+        if table is not None and self.log.sole_writer:
+            return table  # every append to this log went through this store and was folded
+        table = table or Table(table_id)
         stored = await self.log.read(table_id, after_version=table.version)
+        # Another load may have cached this table while we read: keep one object per table,
+        # or commands and streams would fold into different copies.
+        table = self._cache.get(table_id) or table
         for event in stored:
-            table.fold(event)
+            table.fold(event)  # folding skips what the table already has
         if table.version == 0:
             raise errors.not_found(f"there is no table {table_id!r}")
         self._cache[table_id] = table
         if stored:
             self._changed(table)
         return table
+
+    async def _refresh(self, table: Table) -> None:
+        """Fold whatever the log has past the cached table (after a conflict: always read)."""
+        for event in await self.log.read(table.table_id, after_version=table.version):
+            table.fold(event)
+        self._changed(table)
+
+    def observe(self, stored: StoredEvent) -> None:
+        """Fold an event another process appended into the cached table (the log's followers
+        call this with every event; events this store appended are already folded)."""
+        table = self._cache.get(stored.stream_id)
+        if table is None or stored.version <= table.version:
+            return
+        if stored.version == table.version + 1:
+            table.fold(stored)
+            self._changed(table)
+        else:  # events were missed: read them in order
+            task = asyncio.get_running_loop().create_task(self._refresh(table))
+            self._refreshing.add(task)
+            task.add_done_callback(self._refreshing.discard)
 
     def cached(self, table_id: str) -> Table:
         """The table as last loaded (call :meth:`load` once first)."""
@@ -219,9 +249,10 @@ class TableStore:
                     stored = await self._append(table_id, table.version, new_events)
                 except VersionConflict:
                     metrics.APPEND_CONFLICTS.inc()
+                    await self._refresh(table)
                     continue
-                for event in stored:
-                    table.fold(event)
+                for event, message in zip(stored, new_events, strict=True):
+                    table.fold(event, message)
                 self._changed(table)
                 return table, stored
         raise errors.RequestError(

@@ -27,16 +27,24 @@ async def play_local_match(
     rules: Rules | None = None,
     seed: bytes | None = None,
     preset_deals: Sequence[Sequence[Iterable[int]]] = (),
+    *,
+    events: list[ev.Event] | None = None,
 ) -> MatchState:
-    """Play a match between ``bots`` (one per seat, North first); returns the final state."""
+    """Play a match between ``bots`` (one per seat, North first); returns the final state.
+
+    Every event of the match, as the table logs it, is appended to ``events`` if given (for
+    :func:`spades.records.build_record`).
+    """
     rules = rules or Rules()
     if len(bots) != rules.players:
         raise ValueError(f"these rules seat {rules.players} players, not {len(bots)}")
     names = [bot.name for bot in bots]
-    state, events = seated_match(rules, seed, names, preset_deals)
+    state, first_events = seated_match(rules, seed, names, preset_deals)
     trackers = [SeatTracker(seat) for seat in range(rules.players)]
 
-    def deliver(new_events: Iterable[ev.Event]) -> None:
+    def deliver(new_events: Sequence[ev.Event]) -> None:
+        if events is not None:
+            events.extend(new_events)
         for event in new_events:
             for seat, tracker in enumerate(trackers):
                 shown = redact(event, seat)
@@ -51,7 +59,7 @@ async def play_local_match(
                 elif isinstance(shown, ev.MatchEnded):
                     bot.on_match_end(shown, seat_view)
 
-    deliver(events)
+    deliver(first_events)
     while not state.is_over:
         seat = state.turn
         legal = state.legal_actions(seat)
@@ -66,6 +74,8 @@ def run_local_match(
     rules: Rules | None = None,
     seed: bytes | None = None,
     preset_deals: Sequence[Sequence[Iterable[int]]] = (),
+    *,
+    events: list[ev.Event] | None = None,
 ) -> MatchState:
     """:func:`play_local_match`, for code that is not async."""
-    return asyncio.run(play_local_match(bots, rules, seed, preset_deals))
+    return asyncio.run(play_local_match(bots, rules, seed, preset_deals, events=events))

@@ -10,7 +10,9 @@
 
 from spades.client.client import (
     DEFAULT_CHANNEL_OPTIONS,
+    HOUSE_BOT_KINDS,
     CreatedTable,
+    HouseBotSeated,
     SeatInfo,
     SeatTicket,
     SpadesClient,
@@ -44,12 +46,14 @@ from spades.client.sync import SyncSpadesClient
 
 __all__ = [
     "DEFAULT_CHANNEL_OPTIONS",
+    "HOUSE_BOT_KINDS",
     "SEAT_TOKEN_METADATA",
     "Aborted",
     "ActionRefused",
     "ActionResult",
     "CreatedTable",
     "FailedPrecondition",
+    "HouseBotSeated",
     "InvalidArgument",
     "NotFound",
     "OutOfRange",

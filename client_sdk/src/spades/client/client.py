@@ -130,6 +130,22 @@ class SeatTicket:
 
 
 @dataclass(frozen=True, slots=True)
+class HouseBotSeated:
+    """A house bot the server seated: where it sits and the name it shows."""
+
+    table_id: str
+    seat: int
+    player_name: str
+
+
+#: The kinds of house bot (:meth:`SpadesClient.add_house_bot`), by name.
+HOUSE_BOT_KINDS: Final = {
+    "random": lobby_pb2.HOUSE_BOT_KIND_RANDOM,
+    "heuristic": lobby_pb2.HOUSE_BOT_KIND_HEURISTIC,
+}
+
+
+@dataclass(frozen=True, slots=True)
 class TablePage:
     tables: tuple[TableInfo, ...]
     #: Pass to :meth:`SpadesClient.list_tables` for the next page; "" on the last page.
@@ -262,6 +278,32 @@ class SpadesClient:
         request = lobby_pb2.QuickMatchRequest(player_name=name, bot=bot)
         response = await self._call(self.lobby.QuickMatch(request, timeout=self.timeout))
         return SeatTicket.from_proto(response.seat)
+
+    async def add_house_bot(
+        self,
+        table_id: str,
+        *,
+        seat: int | str | None = None,
+        kind: str = "heuristic",
+        join_code: str = "",
+    ) -> HouseBotSeated:
+        """Fill ``seat`` (any free seat if None) with a house bot of ``kind`` ("random" or
+        "heuristic"), which the server runs; a private table needs its ``join_code``."""
+        if kind not in HOUSE_BOT_KINDS:
+            raise ValueError(f"{kind!r} is not a house bot; choose {' or '.join(HOUSE_BOT_KINDS)}")
+        number = parse_seat(seat)
+        request = lobby_pb2.AddHouseBotRequest(
+            table_id=table_id,
+            seat=(
+                protocol.seat_to_proto(number) if number is not None else cards_pb2.SEAT_UNSPECIFIED
+            ),
+            kind=HOUSE_BOT_KINDS[kind],
+            join_code=join_code,
+        )
+        response = await self._call(self.lobby.AddHouseBot(request, timeout=self.timeout))
+        return HouseBotSeated(
+            response.table_id, protocol.seat_from_proto(response.seat), response.player_name
+        )
 
     # ------------------------------------------------------------------ play
 

@@ -14,7 +14,14 @@ from collections.abc import Coroutine
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from spades.client.client import CreatedTable, SeatTicket, SpadesClient, TableInfo, TablePage
+from spades.client.client import (
+    CreatedTable,
+    HouseBotSeated,
+    SeatTicket,
+    SpadesClient,
+    TableInfo,
+    TablePage,
+)
 from spades.engine import Rules
 from spades.v1 import record_pb2
 
@@ -99,6 +106,18 @@ class SyncSpadesClient:
 
     def quick_match(self, name: str, *, bot: bool = True) -> SeatTicket:
         return self._run(self._client.quick_match(name, bot=bot))
+
+    def add_house_bot(
+        self,
+        table_id: str,
+        *,
+        seat: int | str | None = None,
+        kind: str = "heuristic",
+        join_code: str = "",
+    ) -> HouseBotSeated:
+        return self._run(
+            self._client.add_house_bot(table_id, seat=seat, kind=kind, join_code=join_code)
+        )
 
     def get_record(self, table_id: str) -> record_pb2.GameRecord:
         return self._run(self._client.get_record(table_id))

@@ -20,6 +20,7 @@ from spades.records.files import (
 )
 from spades.records.record import FORMAT_VERSION, RecordError, build_record, events_of
 from spades.records.render import (
+    MatchNarrator,
     ScoreTable,
     SideLine,
     render_match,
@@ -33,6 +34,7 @@ from spades.records.verify import Verification, VerificationError, verify
 __all__ = [
     "FORMAT_VERSION",
     "Format",
+    "MatchNarrator",
     "NotReplayable",
     "RecordError",
     "ReplayError",

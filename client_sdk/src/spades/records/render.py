@@ -171,20 +171,58 @@ def render_match(events: Sequence[ev.Event], table_id: str = "") -> str:
     rules = _rules(events)
     created = events[0]
     assert isinstance(created, ev.TableCreated)
-    players: dict[int, ev.SeatTaken] = {}
     out = ["Spades match" + (f" at table {table_id}" if table_id else "")]
     out.append("Rules: " + (", ".join(rules.badges()) or "standard (partnership, to 500)"))
     seated_line = len(out)
     out.append("")
     out.append(f"Seed commitment: {created.seed_commitment.hex()}")
-    # What the clock did for a seat, shown with the seat's next action.
-    notes: dict[int, list[str]] = {}
-    bids: list[str] = []
-    trick: list[str] = []
+    narrator = MatchNarrator(rules)
     for event in events:
-        if bids and isinstance(event, _AFTER_BIDDING):
-            out.append("  Bids: " + ", ".join(bids))
-            bids = []
+        out.extend(narrator.lines(event))
+    if not narrator.over:
+        out.extend(narrator.unfinished())
+    out[seated_line] = narrator.players_line()
+    return "\n".join(out) + "\n"
+
+
+class MatchNarrator:
+    """:func:`render_match` one event at a time, for a match being watched as it is played.
+
+    :meth:`lines` gives the lines an event completes (bids come as one line once bidding is
+    over, a trick once it is won). ``needed=True`` adds to each hand's score table the points
+    each side still needs to reach the target.
+
+    >>> from spades.engine import Rules, seated_match
+    >>> _, events = seated_match(Rules(), seed=bytes(32))
+    >>> narrator = MatchNarrator(Rules())
+    >>> [line for event in events for line in narrator.lines(event)][1]
+    'Hand 1, dealt by North'
+    """
+
+    def __init__(self, rules: Rules, *, needed: bool = False) -> None:
+        self.rules = rules
+        self.needed = needed
+        self.players: dict[int, ev.SeatTaken] = {}
+        self.over = False
+        self._hand_results: list[ev.HandScored] = []
+        # What the clock did for a seat, shown with the seat's next action.
+        self._notes: dict[int, list[str]] = {}
+        self._bids: list[str] = []
+        self._trick: list[str] = []
+
+    def players_line(self) -> str:
+        return "Players: " + ", ".join(
+            f"{seat_name(seat)}: {taken.name}{' (bot)' if taken.bot else ''}"
+            for seat, taken in sorted(self.players.items())
+        )
+
+    def lines(self, event: ev.Event) -> list[str]:
+        """The lines ``event`` completes (often none)."""
+        out: list[str] = []
+        players, notes, trick = self.players, self._notes, self._trick
+        if self._bids and isinstance(event, _AFTER_BIDDING):
+            out.append("  Bids: " + ", ".join(self._bids))
+            self._bids = []
         if isinstance(event, ev.SeatTaken):
             players[event.seat] = event
         elif isinstance(event, ev.SeatLeft):
@@ -208,7 +246,7 @@ def render_match(events: Sequence[ev.Event], table_id: str = "") -> str:
             out.append(f"  {seat_name(event.seat)} {choice}{_clock(notes, event.seat)}")
         elif isinstance(event, ev.BidMade):
             clock = "" if event.bid.blind else _clock(notes, event.seat)
-            bids.append(f"{seat_name(event.seat)} {event.bid}{clock}")
+            self._bids.append(f"{seat_name(event.seat)} {event.bid}{clock}")
         elif isinstance(event, ev.CardsPassed):
             cards = "" if event.cards is None else ": " + format_cards(event.cards, symbols=True)
             out.append(
@@ -224,10 +262,12 @@ def render_match(events: Sequence[ev.Event], table_id: str = "") -> str:
                 f"  Trick {event.trick_number:>2}: {', '.join(trick)}  -> "
                 f"{seat_name(event.winner)} wins with the {event.winning_card.symbol}"
             )
-            trick = []
+            trick.clear()
         elif isinstance(event, ev.HandScored):
+            self._hand_results.append(event)
             out.append("  Score:")
-            out.extend("    " + line for line in _hand_score_lines(rules, event))
+            target = self.rules.target_score if self.needed else None
+            out.extend("    " + line for line in _hand_score_lines(self.rules, event, target))
         elif isinstance(event, ev.TurnTimedOut):
             notes.setdefault(event.seat, []).append("time ran out")
         elif isinstance(event, ev.ExtensionClaimed):
@@ -238,47 +278,52 @@ def render_match(events: Sequence[ev.Event], table_id: str = "") -> str:
             out.append("")
             out.append(f"{_who(players, event.seat)} concedes the match.")
         elif isinstance(event, ev.MatchEnded):
-            table = score_table(events)
+            self.over = True
+            sides = tuple(side_name(seats) for seats in self.rules.sides)
             out.append("")
-            out.append(_end_text(event, table.sides))
+            out.append(_end_text(event, sides))
         elif isinstance(event, ev.SeedRevealed):
             out.append(f"Seed revealed: {event.seed.hex()}")
-    if not any(isinstance(event, ev.MatchEnded) for event in events):
-        if bids:
-            out.append("  Bids so far: " + ", ".join(bids))
-        if trick:
-            out.append(f"  Trick in progress: {', '.join(trick)}")
+        return out
+
+    def unfinished(self) -> list[str]:
+        """The closing lines of a match that is not over: the bids and trick in progress."""
+        out = []
+        if self._bids:
+            out.append("  Bids so far: " + ", ".join(self._bids))
+        if self._trick:
+            out.append(f"  Trick in progress: {', '.join(self._trick)}")
         out.append("")
         out.append("The match is not over.")
-    out[seated_line] = "Players: " + ", ".join(
-        f"{seat_name(seat)}: {taken.name}{' (bot)' if taken.bot else ''}"
-        for seat, taken in sorted(players.items())
-    )
-    return "\n".join(out) + "\n"
+        return out
 
 
-def _hand_score_lines(rules: Rules, event: ev.HandScored) -> list[str]:
+def _hand_score_lines(rules: Rules, event: ev.HandScored, target: int | None = None) -> list[str]:
     header = ["Side", "Bids", "Tricks", "Points", "Bags", "Total", "Bags held", "How"]
+    if target is not None:
+        header.insert(7, "Needs")
     rows = []
     for side in event.sides:
         bids = "+".join(_bid_text(result.bid) for result in side.seat_results)
         tricks = "+".join(str(result.tricks) for result in side.seat_results)
-        rows.append(
-            [
-                side_name(side.seats),
-                bids,
-                tricks,
-                f"{side.hand_points:+d}",
-                str(side.bags),
-                str(side.total_score),
-                str(side.total_bags),
-                _how(side),
-            ]
-        )
+        row = [
+            side_name(side.seats),
+            bids,
+            tricks,
+            f"{side.hand_points:+d}",
+            str(side.bags),
+            str(side.total_score),
+            str(side.total_bags),
+            _how(side),
+        ]
+        if target is not None:
+            row.insert(7, str(max(0, target - side.total_score)))
+        rows.append(row)
     widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header))]
+    left = (0, 1, 2, len(header) - 1)
     return [
         "  ".join(
-            cell.ljust(width) if column in (0, 1, 2, 7) else cell.rjust(width)
+            cell.ljust(width) if column in left else cell.rjust(width)
             for column, (cell, width) in enumerate(zip(row, widths, strict=True))
         ).rstrip()
         for row in [header, *rows]
@@ -332,6 +377,7 @@ def _bid_text(bid: Bid) -> str:
 
 
 __all__ = [
+    "MatchNarrator",
     "ScoreTable",
     "SideLine",
     "render_match",

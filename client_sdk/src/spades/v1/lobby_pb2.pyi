@@ -22,6 +22,30 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _HouseBotKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _HouseBotKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HouseBotKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    HOUSE_BOT_KIND_UNSPECIFIED: _HouseBotKind.ValueType  # 0
+    """The server's default kind (heuristic)."""
+    HOUSE_BOT_KIND_RANDOM: _HouseBotKind.ValueType  # 1
+    """A uniformly random legal action at every turn."""
+    HOUSE_BOT_KIND_HEURISTIC: _HouseBotKind.ValueType  # 2
+    """The rule-based player (counts tricks to bid, plays by plan)."""
+
+class HouseBotKind(_HouseBotKind, metaclass=_HouseBotKindEnumTypeWrapper):
+    """The kinds of house bot a server runs."""
+
+HOUSE_BOT_KIND_UNSPECIFIED: HouseBotKind.ValueType  # 0
+"""The server's default kind (heuristic)."""
+HOUSE_BOT_KIND_RANDOM: HouseBotKind.ValueType  # 1
+"""A uniformly random legal action at every turn."""
+HOUSE_BOT_KIND_HEURISTIC: HouseBotKind.ValueType  # 2
+"""The rule-based player (counts tricks to bid, plays by plan)."""
+Global___HouseBotKind: _TypeAlias = HouseBotKind  # noqa: Y015
+
 class _TableStatus:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -482,3 +506,67 @@ class QuickMatchResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___QuickMatchResponse: _TypeAlias = QuickMatchResponse  # noqa: Y015
+
+@_typing.final
+class AddHouseBotRequest(_message.Message):
+    """Request for LobbyService.AddHouseBot."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    JOIN_CODE_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table's id."""
+    seat: _cards_pb2.Seat.ValueType
+    """The seat to fill; unspecified fills any free seat."""
+    kind: Global___HouseBotKind.ValueType
+    """The kind of bot; unspecified is the server's default."""
+    join_code: _builtins.str
+    """A private table's join code."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        seat: _cards_pb2.Seat.ValueType = ...,
+        kind: Global___HouseBotKind.ValueType = ...,
+        join_code: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["join_code", b"join_code", "kind", b"kind", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddHouseBotRequest: _TypeAlias = AddHouseBotRequest  # noqa: Y015
+
+@_typing.final
+class AddHouseBotResponse(_message.Message):
+    """Response for LobbyService.AddHouseBot."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_NAME_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table's id."""
+    seat: _cards_pb2.Seat.ValueType
+    """The seat the house bot took."""
+    player_name: _builtins.str
+    """The name it shows at the table, e.g. "House Heuristic 1"."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        seat: _cards_pb2.Seat.ValueType = ...,
+        player_name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_name", b"player_name", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddHouseBotResponse: _TypeAlias = AddHouseBotResponse  # noqa: Y015

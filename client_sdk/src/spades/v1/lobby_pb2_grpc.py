@@ -65,6 +65,11 @@ class LobbyServiceStub:
                 request_serializer=spades_dot_v1_dot_lobby__pb2.QuickMatchRequest.SerializeToString,
                 response_deserializer=spades_dot_v1_dot_lobby__pb2.QuickMatchResponse.FromString,
                 _registered_method=True)
+        self.AddHouseBot = channel.unary_unary(
+                '/spades.v1.LobbyService/AddHouseBot',
+                request_serializer=spades_dot_v1_dot_lobby__pb2.AddHouseBotRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_lobby__pb2.AddHouseBotResponse.FromString,
+                _registered_method=True)
 
 
 class LobbyServiceServicer:
@@ -114,6 +119,17 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AddHouseBot(self, request, context):
+        """Fills a free seat with a house bot: a player the server runs, which joins and plays through
+        this same public API and shows as a bot. Whoever may join the table may add one: anyone at a
+        listed table, and at a private table whoever has its join code. Fails like JoinTable (the
+        match has started, the seat is taken, a wrong join code), and with RESOURCE_EXHAUSTED when
+        the server runs as many house bots as it allows, or FAILED_PRECONDITION when it runs none.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LobbyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -146,6 +162,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.QuickMatch,
                     request_deserializer=spades_dot_v1_dot_lobby__pb2.QuickMatchRequest.FromString,
                     response_serializer=spades_dot_v1_dot_lobby__pb2.QuickMatchResponse.SerializeToString,
+            ),
+            'AddHouseBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddHouseBot,
+                    request_deserializer=spades_dot_v1_dot_lobby__pb2.AddHouseBotRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_lobby__pb2.AddHouseBotResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -311,6 +332,33 @@ class LobbyService:
             '/spades.v1.LobbyService/QuickMatch',
             spades_dot_v1_dot_lobby__pb2.QuickMatchRequest.SerializeToString,
             spades_dot_v1_dot_lobby__pb2.QuickMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddHouseBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spades.v1.LobbyService/AddHouseBot',
+            spades_dot_v1_dot_lobby__pb2.AddHouseBotRequest.SerializeToString,
+            spades_dot_v1_dot_lobby__pb2.AddHouseBotResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -47,6 +47,13 @@ class LobbyServiceStub:
     """Joins the quick-match queue: the player is seated at once at the oldest quick-match table
     with a free seat (a new one if none), which starts when its four seats are taken.
     """
+    AddHouseBot: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.AddHouseBotRequest, _lobby_pb2.AddHouseBotResponse]
+    """Fills a free seat with a house bot: a player the server runs, which joins and plays through
+    this same public API and shows as a bot. Whoever may join the table may add one: anyone at a
+    listed table, and at a private table whoever has its join code. Fails like JoinTable (the
+    match has started, the seat is taken, a wrong join code), and with RESOURCE_EXHAUSTED when
+    the server runs as many house bots as it allows, or FAILED_PRECONDITION when it runs none.
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -66,6 +73,13 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     QuickMatch: _aio.UnaryUnaryMultiCallable[_lobby_pb2.QuickMatchRequest, _lobby_pb2.QuickMatchResponse]  # type: ignore[assignment]
     """Joins the quick-match queue: the player is seated at once at the oldest quick-match table
     with a free seat (a new one if none), which starts when its four seats are taken.
+    """
+    AddHouseBot: _aio.UnaryUnaryMultiCallable[_lobby_pb2.AddHouseBotRequest, _lobby_pb2.AddHouseBotResponse]  # type: ignore[assignment]
+    """Fills a free seat with a house bot: a player the server runs, which joins and plays through
+    this same public API and shows as a bot. Whoever may join the table may add one: anyone at a
+    listed table, and at a private table whoever has its join code. Fails like JoinTable (the
+    match has started, the seat is taken, a wrong join code), and with RESOURCE_EXHAUSTED when
+    the server runs as many house bots as it allows, or FAILED_PRECONDITION when it runs none.
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -119,6 +133,19 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_lobby_pb2.QuickMatchResponse, _abc.Awaitable[_lobby_pb2.QuickMatchResponse]]:
         """Joins the quick-match queue: the player is seated at once at the oldest quick-match table
         with a free seat (a new one if none), which starts when its four seats are taken.
+        """
+
+    @_abc_1.abstractmethod
+    def AddHouseBot(
+        self,
+        request: _lobby_pb2.AddHouseBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_pb2.AddHouseBotResponse, _abc.Awaitable[_lobby_pb2.AddHouseBotResponse]]:
+        """Fills a free seat with a house bot: a player the server runs, which joins and plays through
+        this same public API and shows as a bot. Whoever may join the table may add one: anyone at a
+        listed table, and at a private table whoever has its join code. Fails like JoinTable (the
+        match has started, the seat is taken, a wrong join code), and with RESOURCE_EXHAUSTED when
+        the server runs as many house bots as it allows, or FAILED_PRECONDITION when it runs none.
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,126 @@
+"""``make demo``: a server on a temporary log, four heuristic bots, a match told hand by hand.
+
+    python -m spades_server.demo [--target 200] [--max-hands 12] [--records records]
+
+Everything goes through the real service: the server listens on a free port of 127.0.0.1, the
+bots join and play with the SDK like any client, and the match is shown as a spectator sees it
+(the Watch stream): bids, every trick, each hand's score with the points still needed, then the
+winner and where the record was written. Then the server shuts down and its log is deleted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from spades.bot import play_match
+from spades.client import SpadesClient, StreamEvent
+from spades.engine import SEAT_NAMES, Rules
+from spades.engine import events as ev
+from spades.records import (
+    MatchNarrator,
+    events_of,
+    render_score_table,
+    save_record,
+    score_table,
+)
+from spades_bots.heuristic import HeuristicBot
+from spades_server import logs
+from spades_server.config import Settings
+from spades_server.server import SpadesServer
+
+#: The demo ends well within a minute; a stuck one fails instead of hanging.
+TIMEOUT = 120.0
+
+
+async def watch(client: SpadesClient, table_id: str, rules: Rules) -> None:
+    """Print the match as it is played, until it ends."""
+    narrator = MatchNarrator(rules, needed=True)
+    async for message in client.watch(table_id, after_sequence=1):
+        if not isinstance(message, StreamEvent):
+            continue  # the opening snapshot: the table as it was created
+        event = message.event
+        if isinstance(event, ev.HandStarted) and event.hand_number == 1:
+            print(narrator.players_line())
+        lines = narrator.lines(event)
+        if isinstance(event, ev.CardsDealt) and event.cards is None:
+            continue  # a spectator sees no hand: skip "13 cards (hidden)"
+        for line in lines:
+            print(line, flush=True)
+        if isinstance(event, ev.SeedRevealed):
+            return
+
+
+async def demo(target: int, max_hands: int, records: Path) -> int:
+    rules = Rules(target_score=target, max_hands=max_hands or None)
+    with tempfile.TemporaryDirectory(prefix="spades-demo-") as directory:
+        settings = Settings(
+            listen="127.0.0.1:0",
+            database=str(Path(directory) / "events.db"),
+            metrics="off",
+            shutdown_grace=1.0,
+        )
+        server = SpadesServer(settings)
+        port = await server.start()
+        address = f"127.0.0.1:{port}"
+        print(f"Spades demo: a server on {address} with its event log in {directory}")
+        print(f"Four heuristic bots play to {target} points (at most {max_hands} hands).")
+        try:
+            async with SpadesClient(address) as client:
+                created = await client.create_table("Demo", rules)
+                table_id = created.table_id
+                print(f"Table {table_id}: {', '.join(created.table.badges) or 'standard rules'}")
+                watching = asyncio.create_task(watch(client, table_id, rules))
+                tokens = [
+                    (await client.join_table(table_id, f"Heuristic {name}", seat=seat)).token
+                    for seat, name in enumerate(SEAT_NAMES)
+                ]
+                await asyncio.wait_for(
+                    asyncio.gather(
+                        *(
+                            play_match(client, HeuristicBot(), token, table_id=table_id)
+                            for token in tokens
+                        ),
+                        watching,
+                    ),
+                    TIMEOUT,
+                )
+                record = await client.get_record(table_id)
+            records.mkdir(parents=True, exist_ok=True)
+            path = records / f"demo-{table_id}.json"
+            save_record(record, path)
+            print()
+            print(render_score_table(score_table(events_of(record))), end="")
+            print(f"Record written to {path}")
+            print(f"  replay it: spades-record show {path}")
+        finally:
+            await server.stop()
+        print("Server stopped.")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m spades_server.demo", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--target", type=int, default=200, help="target score (default: 200)")
+    parser.add_argument(
+        "--max-hands", type=int, default=12, help="hand limit, 0 for none (default: 12)"
+    )
+    parser.add_argument(
+        "--records", type=Path, default=Path("records"), help="folder for the record"
+    )
+    arguments = parser.parse_args(argv)
+    logs.configure("console", "warning")
+    try:
+        return asyncio.run(demo(arguments.target, arguments.max_hands, arguments.records))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""House bots: players the server runs for tables that need them.
+
+A house bot is an ordinary client. The pool opens a gRPC channel of its own to this server's
+port, takes the seat with ``JoinTable`` (as a bot, named like "House Heuristic 1") and plays it
+with the SDK's :func:`~spades.bot.play_match`: the same calls, checks and limits as any player,
+no back door into the tables. So a house bot appears in the lobby and in the record as a bot.
+
+The pool supervises every bot's task: a task that fails is started again after a back-off, with
+a new bot that resumes the seat from the table's log, until the match is over or the bot has
+failed :data:`MAX_FAILURES` times in a row. On shutdown every bot stops; their seats are then
+the turn clock's, like any player who went away.
+
+It also completes the quick-match queue: a quick-match table whose first player has waited
+``fill_after`` seconds gets heuristic house bots in its free seats, and the match starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import grpc
+import structlog
+
+from spades.bot import Backoff, Bot, play_match
+from spades.client import SpadesClient, SpadesError
+from spades.engine import seat_name
+from spades.v1 import lobby_pb2
+from spades_server import errors
+from spades_server.limits import LimitExceeded
+from spades_server.lobby import LobbyProjection
+
+log = structlog.get_logger(__name__)
+
+#: The kinds of house bot, by the API's enum; unspecified is the default kind.
+KINDS: dict[int, str] = {
+    lobby_pb2.HOUSE_BOT_KIND_UNSPECIFIED: "heuristic",
+    lobby_pb2.HOUSE_BOT_KIND_RANDOM: "random",
+    lobby_pb2.HOUSE_BOT_KIND_HEURISTIC: "heuristic",
+}
+#: A bot whose task failed this many times in a row is given up (its seat goes to the clock).
+MAX_FAILURES = 8
+#: A task that ran this long before failing starts a new run of failures.
+HEALTHY_AFTER = 60.0
+
+BotFactory = Callable[[str], Bot]
+
+
+def make_house_bot(kind: str) -> Bot:
+    """A new bot of ``kind`` ("random" or "heuristic") from the bots distribution."""
+    from spades_bots.registry import bot_class  # the bots are only needed once one plays
+
+    return bot_class(kind)()
+
+
+def own_address(listen: str, port: int) -> str:
+    """Where a client in this process reaches the server listening on ``listen`` (port ``port``):
+    a wildcard host (all interfaces) is reached on the loopback address."""
+    host = listen.rpartition(":")[0]
+    if host in ("", "0.0.0.0", "[::]", "::"):
+        host = "127.0.0.1"
+    return f"{host}:{port}"
+
+
+@dataclass
+class HouseBot:
+    """One seat the pool plays."""
+
+    table_id: str
+    seat: int
+    name: str
+    kind: str
+    token: str = field(repr=False)
+    client: SpadesClient = field(repr=False)
+    task: asyncio.Task[None] | None = field(default=None, repr=False)
+    #: How many times its task failed and was started again.
+    restarts: int = 0
+    #: True once its match is over.
+    finished: bool = False
+
+
+class HousePool:
+    """The house bots of one server, and the quick-match filler.
+
+    ``capacity`` bounds how many bots play at once (0: no house bots); ``fill_after`` is how long
+    a quick-match player waits before house bots complete the table (0: never).
+    """
+
+    def __init__(
+        self,
+        projection: LobbyProjection,
+        *,
+        capacity: int = 64,
+        fill_after: float = 30.0,
+        make_bot: BotFactory = make_house_bot,
+        restart_backoff: Backoff | None = None,
+    ) -> None:
+        self._projection = projection
+        self.capacity = capacity
+        self.fill_after = fill_after
+        self.make_bot = make_bot
+        self.restart_backoff = restart_backoff or Backoff(initial=0.5, maximum=30.0)
+        self._address: str | None = None
+        self._why_off = "this server runs no house bots (--house-bots 0)"
+        self.bots: dict[tuple[str, int], HouseBot] = {}
+        self._seating = asyncio.Lock()
+        self._waiting_since: dict[str, float] = {}
+        self._filler: asyncio.Task[None] | None = None
+        self._rng = random.Random()
+
+    # ------------------------------------------------------------------ life
+
+    async def start(self, address: str) -> None:
+        """Play through the server at ``address`` (this process's own port)."""
+        if self.capacity <= 0:
+            return
+        self._address = address
+        if self.fill_after > 0:
+            self._filler = asyncio.create_task(self._fill_quick_match(), name="house-filler")
+        log.info("house bots ready", capacity=self.capacity, quick_match_fill_after=self.fill_after)
+
+    def disable(self, why: str) -> None:
+        """Run no house bots, saying ``why`` to whoever asks for one."""
+        self.capacity = 0
+        self._why_off = why
+
+    async def stop(self) -> None:
+        """Stop the filler and every bot (their seats are left to the turn clock)."""
+        self._address = None
+        tasks = [task for task in (self._filler, *self._tasks()) if task is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for bot in list(self.bots.values()):
+            await bot.client.close()
+        self.bots.clear()
+
+    def _tasks(self) -> list[asyncio.Task[None]]:
+        return [bot.task for bot in self.bots.values() if bot.task is not None]
+
+    @property
+    def playing(self) -> int:
+        """How many house bots are playing now."""
+        return sum(not bot.finished for bot in self.bots.values())
+
+    # ------------------------------------------------------------------ seating
+
+    async def add(
+        self, table_id: str, seat: int | None = None, kind: str = "heuristic", join_code: str = ""
+    ) -> HouseBot:
+        """Seat a house bot of ``kind`` at ``seat`` (any free seat if None) and start it.
+
+        Raises the :class:`~spades_server.errors.RequestError` the table's JoinTable answered
+        (the match has started, the seat is taken, a wrong join code), FAILED_PRECONDITION when
+        the pool is off and RESOURCE_EXHAUSTED when it is full.
+        """
+        if self._address is None or self.capacity <= 0:
+            raise errors.precondition(self._why_off)
+        if not table_id:
+            raise errors.invalid("table_id is required")
+        async with self._seating:  # one at a time, so two bots never pick the same name
+            if self.playing >= self.capacity:
+                raise LimitExceeded(
+                    f"this server already runs {self.capacity} house bots; try again later"
+                )
+            name = self._name_for(table_id, kind)
+            client = SpadesClient(self._address)
+            try:
+                ticket = await client.join_table(
+                    table_id, name, seat=seat, bot=True, join_code=join_code
+                )
+            except SpadesError as error:
+                await client.close()
+                raise errors.RequestError(error.code, error.reason) from None
+            except BaseException:
+                await client.close()
+                raise
+            bot = HouseBot(table_id, ticket.seat, name, kind, ticket.token, client)
+            self.bots[(table_id, ticket.seat)] = bot
+            bot.task = asyncio.create_task(self._supervise(bot), name=f"house-{name}")
+        log.info("house bot seated", table_id=table_id, seat=seat_name(bot.seat), player=name)
+        return bot
+
+    def _name_for(self, table_id: str, kind: str) -> str:
+        """ "House Heuristic N" with the smallest N not yet at the table."""
+        summary = self._projection.tables.get(table_id)
+        taken = {seat.player_name for seat in summary.seats} if summary is not None else set()
+        prefix = f"House {kind.title()}"
+        number = 1
+        while f"{prefix} {number}" in taken:
+            number += 1
+        return f"{prefix} {number}"
+
+    # ------------------------------------------------------------------ supervision
+
+    async def _supervise(self, bot: HouseBot) -> None:
+        failures = 0
+        try:
+            while True:
+                started = time.monotonic()
+                try:
+                    await play_match(bot.client, self.make_bot(bot.kind), bot.token)
+                    return
+                except asyncio.CancelledError:
+                    raise
+                except Exception as error:
+                    if time.monotonic() - started > HEALTHY_AFTER:
+                        failures = 0
+                    failures += 1
+                    reason = error.reason if isinstance(error, SpadesError) else repr(error)
+                    if failures >= MAX_FAILURES or self._match_over(bot.table_id):
+                        log.error(
+                            "house bot gave up",
+                            table_id=bot.table_id,
+                            player=bot.name,
+                            failures=failures,
+                            error=reason,
+                        )
+                        return
+                    delay = self.restart_backoff.delay(failures - 1, self._rng)
+                    log.warning(
+                        "house bot failed; restarting",
+                        table_id=bot.table_id,
+                        player=bot.name,
+                        error=reason,
+                        in_seconds=round(delay, 2),
+                    )
+                    bot.restarts += 1
+                    await asyncio.sleep(delay)
+        finally:
+            bot.finished = True
+            if self.bots.get((bot.table_id, bot.seat)) is bot:
+                del self.bots[(bot.table_id, bot.seat)]
+            await asyncio.shield(bot.client.close())
+
+    def _match_over(self, table_id: str) -> bool:
+        summary = self._projection.tables.get(table_id)
+        return summary is None or summary.status == lobby_pb2.TABLE_STATUS_FINISHED
+
+    # ------------------------------------------------------------------ quick match
+
+    async def _fill_quick_match(self) -> None:
+        interval = min(1.0, max(0.05, self.fill_after / 4))
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.fill_waiting_tables()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # never let one bad pass stop the filler
+                log.exception("quick-match filling failed")
+
+    async def fill_waiting_tables(self) -> None:
+        """Complete every quick-match table whose first player has waited long enough."""
+        now = time.monotonic()
+        open_tables = self._projection.open_quick_match_tables()
+        still_open = {summary.table_id for summary in open_tables}
+        for table_id in set(self._waiting_since) - still_open:
+            del self._waiting_since[table_id]
+        for summary in open_tables:
+            table_id = summary.table_id
+            players = [
+                index
+                for index, seat in enumerate(summary.seats)
+                if seat.occupied and (table_id, index) not in self.bots
+            ]
+            if not players:  # nobody waits (or only house bots do)
+                self._waiting_since.pop(table_id, None)
+                continue
+            since = self._waiting_since.setdefault(table_id, now)
+            if now - since < self.fill_after:
+                continue
+            free = [index for index, seat in enumerate(summary.seats) if not seat.occupied]
+            log.info("completing a quick-match table", table_id=table_id, house_bots=len(free))
+            for index in free:
+                try:
+                    await self.add(table_id, index, "heuristic")
+                except errors.RequestError as error:
+                    if error.code is not grpc.StatusCode.FAILED_PRECONDITION:
+                        log.warning(
+                            "cannot complete the table", table_id=table_id, error=error.reason
+                        )
+                        break
+                    # That seat was taken meanwhile (a player, or another replica's bot).
+            self._waiting_since.pop(table_id, None)

@@ -1,0 +1,80 @@
+"""Helpers for the abuse tests: a server with given settings, statuses, the log unchanged."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from spades import protocol
+from spades.engine import MatchState, view
+from spades.v1 import admin_pb2_grpc
+from spades_server.server import SpadesServer
+from tests.server.harness import Client, current_view, log_events, log_head, running_server
+
+Code = grpc.StatusCode
+OPERATOR_TOKEN = "operator-secret-for-tests"
+OPERATOR_KEY = "spades-operator-token"
+#: A separate TCP connection per channel (channels to one target may otherwise share one).
+OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
+
+
+@asynccontextmanager
+async def serving(tmp_path: Path, **settings: object) -> AsyncIterator[tuple[SpadesServer, Client]]:
+    """A server with ``settings`` and one client connected to it."""
+    async with (
+        running_server(tmp_path / "tables.db", **settings) as server,
+        grpc.aio.insecure_channel(f"127.0.0.1:{server.port}", options=OWN_CONNECTION) as channel,
+    ):
+        yield server, Client(channel)
+
+
+def admin_stub(client: Client) -> admin_pb2_grpc.AdminServiceAsyncStub:
+    return admin_pb2_grpc.AdminServiceStub(client.channel)
+
+
+def raw(channel: grpc.aio.Channel) -> Any:
+    """The channel untyped, for calls with raw bytes (grpc-stubs insist on serializers)."""
+    return channel
+
+
+def operator(token: str = OPERATOR_TOKEN) -> tuple[tuple[str, str]]:
+    return ((OPERATOR_KEY, token),)
+
+
+def assert_status(error: grpc.aio.AioRpcError, code: grpc.StatusCode, *reason: str) -> None:
+    assert error.code() == code, (error.code(), error.details())
+    details = error.details() or ""
+    assert details, "a reason for a person"
+    for part in reason:
+        assert part in details, (part, details)
+
+
+@asynccontextmanager
+async def nothing_written(server: SpadesServer) -> AsyncIterator[None]:
+    head = await log_head(server)
+    yield
+    assert await log_head(server) == head, "nothing may be written"
+
+
+async def assert_log_replays(server: SpadesServer, client: Client) -> int:
+    """Every table's log replays (engine events from the stored protobuf) to the state the
+    server serves: its in-memory state for every seat and the spectator, and the public view
+    sent over the wire. Returns how many tables were checked."""
+    table_ids = list(server.projection.tables)
+    for table_id in table_ids:
+        logged = await log_events(server, table_id)
+        replayed = MatchState.from_events(protocol.event_from_proto(event) for event in logged)
+        served = (await server.store.load(table_id)).state
+        for viewer in (None, *range(replayed.players_count)):
+            assert protocol.view_to_proto(view(replayed, viewer)) == protocol.view_to_proto(
+                view(served, viewer)
+            ), (table_id, viewer)
+        wire = await asyncio.wait_for(current_view(client, table_id), 10)
+        if wire.sequence == len(logged):
+            assert wire.view == protocol.view_to_proto(view(replayed, None)), table_id
+    return len(table_ids)

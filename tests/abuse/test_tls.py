@@ -1,0 +1,118 @@
+"""TLS: --tls-cert/--tls-key serve TLS; a client trusting the certificate plays, a plaintext
+client cannot. The certificate is self-signed, made in the test."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from pathlib import Path
+
+import grpc
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from spades.engine import Rules
+from spades.v1 import lobby_pb2
+from spades_server import config
+from spades_server.config import Settings
+from spades_server.server import SpadesServer
+from tests.server.harness import Client, running_server
+
+
+def self_signed(folder: Path) -> tuple[Path, Path, bytes]:
+    """A certificate for localhost and 127.0.0.1 and its key: (cert file, key file, cert PEM)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_pem = certificate.public_bytes(serialization.Encoding.PEM)
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    cert_file, key_file = folder / "server.crt", folder / "server.key"
+    cert_file.write_bytes(cert_pem)
+    key_file.write_bytes(key_pem)
+    key_file.chmod(0o600)
+    return cert_file, key_file, cert_pem
+
+
+@pytest.mark.asyncio
+async def test_a_tls_server_serves_a_client_that_trusts_its_certificate(tmp_path: Path) -> None:
+    cert_file, key_file, cert_pem = self_signed(tmp_path)
+    async with running_server(
+        tmp_path / "tables.db", tls_cert=str(cert_file), tls_key=str(key_file)
+    ) as server:
+        credentials = grpc.ssl_channel_credentials(root_certificates=cert_pem)
+        async with grpc.aio.secure_channel(f"127.0.0.1:{server.port}", credentials) as channel:
+            client = Client(channel)
+            created = await client.create_table(Rules(), name="over TLS")
+            tokens = await client.seat_all(created.table.table_id)
+            stream = client.seat_stream(tokens[0])
+            snapshot = await stream.start()
+            assert len(snapshot.view.hand) == 13
+            await stream.close()
+            health = health_pb2_grpc.HealthStub(channel)
+            reply = await health.Check(health_pb2.HealthCheckRequest())
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+        # Plaintext against the TLS port: no answer but UNAVAILABLE.
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as plain:
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await Client(plain).lobby.ListTables(lobby_pb2.ListTablesRequest(), timeout=5)
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+
+        # A client that does not trust the certificate is refused too.
+        (tmp_path / "other").mkdir()
+        _, _, other_pem = self_signed(tmp_path / "other")
+        untrusting = grpc.ssl_channel_credentials(root_certificates=other_pem)
+        async with grpc.aio.secure_channel(f"127.0.0.1:{server.port}", untrusting) as channel:
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await Client(channel).lobby.ListTables(lobby_pb2.ListTablesRequest(), timeout=5)
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+@pytest.mark.asyncio
+async def test_an_unreadable_certificate_is_a_clear_error(tmp_path: Path) -> None:
+    server = SpadesServer(
+        Settings(
+            listen="127.0.0.1:0",
+            database=str(tmp_path / "tables.db"),
+            metrics="off",
+            tls_cert=str(tmp_path / "missing.crt"),
+            tls_key=str(tmp_path / "missing.key"),
+        )
+    )
+    with pytest.raises(OSError, match=r"cannot read --tls-cert .*missing\.crt"):
+        await server.start()
+
+
+def test_tls_flags_and_environment_variables(capsys: pytest.CaptureFixture[str]) -> None:
+    settings = config.from_args(
+        ["--tls-cert", "a.crt"], {"SPADES_TLS_KEY": "a.key", "SPADES_TLS_CERT": "b.crt"}
+    )
+    assert (settings.tls_cert, settings.tls_key) == ("a.crt", "a.key")
+    with pytest.raises(SystemExit):
+        config.from_args(["--tls-cert", "a.crt"], {})
+    assert "go together" in capsys.readouterr().err

@@ -1,0 +1,177 @@
+"""Several server replicas on one PostgreSQL event log, as operators run them to scale out.
+
+Each replica is a real SpadesServer on its own port with its own connection pool; clients of
+one table are spread across them. Skipped, saying why, when no PostgreSQL server answers at
+SPADES_TEST_POSTGRES_DSN.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+import grpc
+import pytest
+
+from spades.engine import Clock, Rules
+from spades.v1 import lobby_pb2, play_pb2
+from spades_server.config import Settings
+from spades_server.eventlog.postgres import PostgresEventLog
+from spades_server.server import SpadesServer
+from tests.eventlog.conftest import POSTGRES_DSN, drop_schema, require_postgres, schema_for
+from tests.server.harness import Client, SeatStream, play_until_over
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture(autouse=True)
+def _needs_postgres() -> None:
+    require_postgres()
+
+
+@asynccontextmanager
+async def replicas(directory: Path, count: int) -> AsyncIterator[list[SpadesServer]]:
+    schema = schema_for(directory)
+    servers = [
+        SpadesServer(
+            Settings(listen="127.0.0.1:0", metrics="off", house_bots=0),
+            PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=4),
+        )
+        for _ in range(count)
+    ]
+    try:
+        for server in servers:
+            await server.start()
+        yield servers
+    finally:
+        for server in servers:
+            await server.stop()
+        await drop_schema(schema)
+
+
+@asynccontextmanager
+async def clients(servers: list[SpadesServer]) -> AsyncIterator[list[Client]]:
+    async with AsyncExitStack() as stack:
+        channels = [
+            await stack.enter_async_context(grpc.aio.insecure_channel(f"127.0.0.1:{s.port}"))
+            for s in servers
+        ]
+        yield [Client(channel) for channel in channels]
+
+
+def sequences(stream: SeatStream) -> list[int]:
+    return [message.event.sequence for message in stream.events()]
+
+
+async def test_seats_on_different_replicas_see_every_event_in_order(tmp_path: Path) -> None:
+    async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
+        table_id = (await a.create_table(Rules(max_hands=1))).table.table_id
+        tokens = await b.seat_all(table_id)
+        streams = [
+            (a if seat % 2 == 0 else b).seat_stream(token) for seat, token in enumerate(tokens)
+        ]
+        snapshots = [await stream.start(after_sequence=1) for stream in streams]
+        assert all(snapshot.sequence == 1 for snapshot in snapshots)
+        rng = random.Random(11)
+        await asyncio.wait_for(
+            asyncio.gather(*(play_until_over(stream, rng) for stream in streams)), 120
+        )
+        record = (await a.play.GetRecord(play_pb2.GetRecordRequest(table_id=table_id))).record
+        last = record.events[-1].sequence
+        for stream in streams:
+            assert sequences(stream) == list(range(2, last + 1))
+        summaries = [
+            (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
+            for client in (a, b)
+        ]
+        assert summaries[0].status == summaries[1].status == lobby_pb2.TABLE_STATUS_FINISHED
+        assert list(summaries[0].scores) == list(summaries[1].scores)
+        for stream in streams:
+            await stream.close()
+
+
+async def test_actions_racing_through_two_replicas_apply_once(tmp_path: Path) -> None:
+    async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
+        table_id = (await a.create_table(Rules(max_hands=1))).table.table_id
+        tokens = await a.seat_all(table_id)
+        first_stream = a.seat_stream(tokens[0])
+        seat = (await first_stream.start()).view.turn - 1
+        await first_stream.close()
+        # The seat on turn has one stream on each replica, and both answer the same prompt.
+        on_a, on_b = a.seat_stream(tokens[seat]), b.seat_stream(tokens[seat])
+        await on_a.start()
+        await on_b.start()
+        prompt = (await on_a.next_of("prompt")).prompt
+        first, second = list(prompt.legal_actions)[:2]
+        results = await asyncio.gather(
+            on_a.act(first, prompt.sequence), on_b.act(second, prompt.sequence)
+        )
+        assert sorted(result.accepted for result in results) == [False, True]
+        refused = next(result for result in results if not result.accepted)
+        assert refused.code in (
+            grpc.StatusCode.ABORTED.value[0],
+            grpc.StatusCode.FAILED_PRECONDITION.value[0],
+        )
+        record = (await b.play.GetRecord(play_pb2.GetRecordRequest(table_id=table_id))).record
+        bids = [event for event in record.events if event.WhichOneof("kind") == "bid_made"]
+        assert len(bids) == 1
+        await on_a.close()
+        await on_b.close()
+
+
+async def test_the_clock_fires_once_across_replicas(tmp_path: Path) -> None:
+    fast = Rules(max_hands=1, clock=Clock(turn_millis=40, extension_millis=40))
+    async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
+        table_id = (await a.create_table(fast)).table.table_id
+        await b.seat_all(table_id)
+        for _ in range(300):
+            table = (await a.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
+            if table.status == lobby_pb2.TABLE_STATUS_FINISHED:
+                break
+            await asyncio.sleep(0.1)
+        record = (await b.play.GetRecord(play_pb2.GetRecordRequest(table_id=table_id))).record
+        kinds = [event.WhichOneof("kind") for event in record.events]
+        assert kinds[-1] == "seed_revealed"
+        assert kinds.count("turn_timed_out") == 56  # 4 bids and 52 cards, each timed out once
+
+
+async def test_a_replica_dies_and_its_clients_continue_on_another(tmp_path: Path) -> None:
+    async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
+        table_id = (await b.create_table(Rules(max_hands=1))).table.table_id
+        tokens = await b.seat_all(table_id)
+        streams = [a.seat_stream(token) for token in tokens]
+        for stream in streams:
+            await stream.start(after_sequence=1)
+        rng = random.Random(4)
+        played = [0]
+
+        async def play_until_cut(stream: SeatStream) -> None:
+            # Answer prompts through replica A until it goes away under the stream.
+            try:
+                while True:
+                    message = await stream.next()
+                    if message.WhichOneof("kind") == "prompt" and played[0] < 12:
+                        action = rng.choice(list(message.prompt.legal_actions))
+                        await stream.act(action, message.prompt.sequence)
+                        played[0] += 1
+            except (grpc.aio.AioRpcError, EOFError):
+                return
+
+        tasks = [asyncio.create_task(play_until_cut(stream)) for stream in streams]
+        while played[0] < 12:
+            await asyncio.sleep(0.05)
+        await servers[0].stop()  # mid-hand: its streams end with UNAVAILABLE
+        await asyncio.wait_for(asyncio.gather(*tasks), 30)
+        last_seen = [max(sequences(stream), default=1) for stream in streams]
+        await servers[0].stop()
+        moved = [b.seat_stream(token) for token in tokens]
+        for stream, seen in zip(moved, last_seen, strict=True):
+            await stream.start(after_sequence=seen)
+        await asyncio.wait_for(asyncio.gather(*(play_until_over(s, rng) for s in moved)), 120)
+        record = (await b.play.GetRecord(play_pb2.GetRecordRequest(table_id=table_id))).record
+        assert record.events[-1].WhichOneof("kind") == "seed_revealed"
+        for stream, seen in zip(moved, last_seen, strict=True):
+            assert sequences(stream) == list(range(seen + 1, record.events[-1].sequence + 1))

@@ -1,0 +1,474 @@
+"""Every bad input gets its precise gRPC status and a reason, and writes nothing."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import grpc
+import pytest
+
+from spades import protocol
+from spades.engine import Rules, seated_match
+from spades.v1 import (
+    actions_pb2,
+    cards_pb2,
+    lobby_pb2,
+    play_pb2,
+    rules_pb2,
+    view_pb2,
+)
+from spades_server.server import SpadesServer
+from tests.server.harness import (
+    TOKEN_KEY,
+    Client,
+    create_admin_table,
+    current_view,
+    log_head,
+    play_turns,
+    rpc_error,
+    stream_error,
+)
+
+Code = grpc.StatusCode
+
+
+@asynccontextmanager
+async def nothing_written(
+    server: SpadesServer, client: Client, table_id: str = ""
+) -> AsyncIterator[None]:
+    """The log (and the table's lobby entry) are exactly as they were."""
+    head = await log_head(server)
+    before = None
+    if table_id:
+        before = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
+    yield
+    assert await log_head(server) == head, "nothing may be written"
+    if table_id:
+        assert before is not None
+        after = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
+        assert after == before
+        assert await server.log.stream_version(table_id) == before.sequence
+
+
+def assert_status(error: grpc.aio.AioRpcError, code: grpc.StatusCode, *reason: str) -> None:
+    assert error.code() == code, (error.code(), error.details())
+    details = error.details() or ""
+    assert details, "a reason for a person"
+    for part in reason:
+        assert part in details, (part, details)
+
+
+def assert_refused(result: play_pb2.ActionResult, code: grpc.StatusCode, *reason: str) -> None:
+    assert not result.accepted, result
+    assert result.code == code.value[0], result
+    assert result.reason, result
+    for part in reason:
+        assert part in result.reason, (part, result.reason)
+
+
+def bid(tricks: int) -> actions_pb2.Action:
+    return actions_pb2.Action(bid=actions_pb2.Bid(kind=actions_pb2.Bid.KIND_TRICKS, tricks=tricks))
+
+
+def play(card: cards_pb2.Card) -> actions_pb2.Action:
+    return actions_pb2.Action(play_card=card)
+
+
+CONCEDE = actions_pb2.Action(concession=actions_pb2.Concession())
+START = play_pb2.PlayRequest(start=play_pb2.StartPlay())
+
+
+async def join(client: Client, table_id: str, seat: int = 0, **fields: object) -> str:
+    request = lobby_pb2.JoinTableRequest(
+        table_id=table_id,
+        seat=seat,  # type: ignore[arg-type]
+        player_name=str(fields.pop("player_name", "someone")),
+        **fields,  # type: ignore[arg-type]
+    )
+    return (await client.lobby.JoinTable(request)).seat_token
+
+
+# ------------------------------------------------------------------------------ CreateTable
+
+BAD_RULES = [
+    (rules_pb2.RuleSet(players=5), "rules.players"),
+    (rules_pb2.RuleSet(players=2), "rules.players"),
+    (rules_pb2.RuleSet(target_score=50), "rules.target_score"),
+    (rules_pb2.RuleSet(target_score=1001), "rules.target_score"),
+    (rules_pb2.RuleSet(jokers=True, two_of_clubs_leads=True), "rules.two_of_clubs_leads"),
+    (rules_pb2.RuleSet(blind_nil=True, nil_disabled=True), "rules.blind_nil"),
+    (rules_pb2.RuleSet(blind_nil=True, blind_nil_pass_cards=1), "rules.blind_nil_pass_cards"),
+    (rules_pb2.RuleSet(blind_nil_pass_cards=2), "rules.blind_nil_pass_cards"),
+    (
+        rules_pb2.RuleSet(players=3, blind_nil=True, blind_nil_pass_cards=2),
+        "rules.blind_nil_pass_cards",
+    ),
+    (
+        rules_pb2.RuleSet(nil_disabled=True, nil_tricks_count_for_partner=True),
+        "rules.nil_tricks_count_for_partner",
+    ),
+    (rules_pb2.RuleSet(minimum_team_bid=14), "rules.minimum_team_bid"),
+    (rules_pb2.RuleSet(players=3, minimum_team_bid=4), "rules.minimum_team_bid"),
+    (rules_pb2.RuleSet(loss_threshold=100), "rules.loss_threshold"),
+    (rules_pb2.RuleSet(direction=7), "rules.direction"),  # type: ignore[arg-type]
+]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("rules", "field"), BAD_RULES, ids=[field for _, field in BAD_RULES])
+async def test_create_table_with_invalid_rules_names_the_field(
+    client: Client, server: SpadesServer, rules: rules_pb2.RuleSet, field: str
+) -> None:
+    async with nothing_written(server, client):
+        error = await rpc_error(
+            client.lobby.CreateTable(lobby_pb2.CreateTableRequest(name="bad", rules=rules))
+        )
+    assert_status(error, Code.INVALID_ARGUMENT, f"{field}:")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("name", ["", "   ", "x" * 65, "two\nlines", "bell\x07", "del\x7f"])
+async def test_create_table_with_a_bad_name(
+    client: Client, server: SpadesServer, name: str
+) -> None:
+    async with nothing_written(server, client):
+        error = await rpc_error(client.lobby.CreateTable(lobby_pb2.CreateTableRequest(name=name)))
+    assert_status(error, Code.INVALID_ARGUMENT, "table name")
+
+
+# ------------------------------------------------------------------------------ JoinTable
+
+
+@pytest.mark.asyncio
+async def test_join_table_refusals(client: Client, server: SpadesServer) -> None:
+    table_id = (await client.create_table(Rules())).table.table_id
+    three = (await client.create_table(Rules(players=3))).table.table_id
+    await join(client, table_id, cards_pb2.SEAT_NORTH)
+
+    async with nothing_written(server, client):
+        error = await rpc_error(join(client, "no-such-table"))
+    assert_status(error, Code.NOT_FOUND, "no-such-table")
+
+    async with nothing_written(server, client):
+        error = await rpc_error(join(client, ""))
+    assert_status(error, Code.INVALID_ARGUMENT, "table_id")
+
+    async with nothing_written(server, client, table_id):
+        error = await rpc_error(join(client, table_id, cards_pb2.SEAT_NORTH))
+    assert_status(error, Code.FAILED_PRECONDITION, "North is already taken")
+
+    async with nothing_written(server, client, three):
+        error = await rpc_error(join(client, three, cards_pb2.SEAT_WEST))
+    assert_status(error, Code.INVALID_ARGUMENT, "3 seats")
+
+    async with nothing_written(server, client, table_id):
+        error = await rpc_error(join(client, table_id, 9))
+    assert_status(error, Code.INVALID_ARGUMENT, "seat")
+
+    for name in ("", "  ", "n" * 33, "tab\there"):
+        async with nothing_written(server, client, table_id):
+            error = await rpc_error(join(client, table_id, player_name=name))
+        assert_status(error, Code.INVALID_ARGUMENT, "player name")
+
+
+@pytest.mark.asyncio
+async def test_join_a_full_or_started_table(client: Client, server: SpadesServer) -> None:
+    table_id = (await client.create_table(Rules())).table.table_id
+    await client.seat_all(table_id)  # the fourth seat starts the match
+    for seat in (cards_pb2.SEAT_UNSPECIFIED, cards_pb2.SEAT_EAST):
+        async with nothing_written(server, client, table_id):
+            error = await rpc_error(join(client, table_id, seat))
+        assert_status(error, Code.FAILED_PRECONDITION, "already started")
+
+
+@pytest.mark.asyncio
+async def test_join_a_private_table_without_or_with_a_wrong_code(
+    client: Client, server: SpadesServer
+) -> None:
+    created = await client.create_table(Rules(), private=True)
+    table_id = created.table.table_id
+    async with nothing_written(server, client, table_id):
+        error = await rpc_error(join(client, table_id))
+    assert_status(error, Code.PERMISSION_DENIED, "join code")
+    wrong = "A" * len(created.join_code)
+    async with nothing_written(server, client, table_id):
+        error = await rpc_error(join(client, table_id, join_code=wrong))
+    assert_status(error, Code.PERMISSION_DENIED, "not this table's join code")
+    await join(client, table_id, join_code=created.join_code)
+
+
+# ------------------------------------------------------------------------------ LeaveTable
+
+
+@pytest.mark.asyncio
+async def test_leave_table_refusals(client: Client, server: SpadesServer) -> None:
+    table_id = (await client.create_table(Rules())).table.table_id
+    other_id = (await client.create_table(Rules())).table.table_id
+    token = await join(client, table_id)
+    _, secret = token.split(".", 1)
+
+    async with nothing_written(server, client, table_id):
+        error = await rpc_error(client.lobby.LeaveTable(lobby_pb2.LeaveTableRequest()))
+    assert_status(error, Code.UNAUTHENTICATED, TOKEN_KEY)
+
+    bad_tokens = [
+        "",
+        "garbage",
+        f"{table_id}.short",
+        f"{table_id}.{'x' * len(secret)}",  # well formed, not the seat's
+        f"{other_id}.{secret}",  # the secret, for another table
+        f"no-such-table.{secret}",
+        token + "x",
+    ]
+    for bad in bad_tokens:
+        async with nothing_written(server, client, table_id):
+            error = await rpc_error(
+                client.lobby.LeaveTable(
+                    lobby_pb2.LeaveTableRequest(),
+                    metadata=((TOKEN_KEY, bad),),
+                )
+            )
+        assert_status(error, Code.UNAUTHENTICATED)
+
+    await client.seat_all(table_id, 3)  # the match starts
+    async with nothing_written(server, client, table_id):
+        error = await rpc_error(
+            client.lobby.LeaveTable(
+                lobby_pb2.LeaveTableRequest(),
+                metadata=((TOKEN_KEY, token),),
+            )
+        )
+    assert_status(error, Code.FAILED_PRECONDITION, "started")
+
+
+# ------------------------------------------------------------------------------ Play streams
+
+
+@pytest.mark.asyncio
+async def test_play_stream_refusals(client: Client, server: SpadesServer) -> None:
+    table_id = (await client.create_table(Rules())).table.table_id
+    token = await join(client, table_id)
+    version = await server.log.stream_version(table_id)
+
+    async with nothing_written(server, client, table_id):
+        error = await stream_error(client.play.Play(), START)  # type: ignore[call-arg]
+    assert_status(error, Code.UNAUTHENTICATED, TOKEN_KEY)
+
+    for bad in ("garbage", f"{table_id}.{'y' * 32}", f"nowhere.{'y' * 32}"):
+        async with nothing_written(server, client, table_id):
+            call = client.play.Play(metadata=((TOKEN_KEY, bad),))  # type: ignore[call-arg]
+            error = await stream_error(call, START)
+        assert_status(error, Code.UNAUTHENTICATED)
+
+    first_action = play_pb2.PlayRequest(
+        action=play_pb2.ActionRequest(action_id="a", sequence=version, action=bid(3))
+    )
+    async with nothing_written(server, client, table_id):
+        error = await stream_error(client.seat_stream(token).call, first_action)
+    assert_status(error, Code.INVALID_ARGUMENT, "start")
+
+    async with nothing_written(server, client, table_id):
+        error = await stream_error(client.seat_stream(token).call)  # closed without a word
+    assert_status(error, Code.INVALID_ARGUMENT, "start")
+
+    beyond = play_pb2.PlayRequest(start=play_pb2.StartPlay(after_sequence=version + 1))
+    async with nothing_written(server, client, table_id):
+        error = await stream_error(client.seat_stream(token).call, beyond)
+    assert_status(error, Code.OUT_OF_RANGE, str(version + 1), str(version))
+
+    # Acting before the match starts.
+    stream = client.seat_stream(token)
+    await stream.start()
+    async with nothing_written(server, client, table_id):
+        assert_refused(
+            await stream.act(bid(3), version), Code.FAILED_PRECONDITION, "has not started"
+        )
+        assert_refused(
+            await stream.act(CONCEDE, version), Code.FAILED_PRECONDITION, "has not started"
+        )
+    await stream.close()
+
+
+def heart_follow_seed() -> tuple[bytes, int, cards_pb2.Card, cards_pb2.Card]:
+    """A seed whose first leader holds a heart, and whose second player holds hearts and
+    another suit: (seed, leader, the heart to lead, the second player's wrong card)."""
+    for number in range(256):
+        seed = bytes([number]) * 32
+        state, _ = seated_match(Rules(), seed=seed)
+        leader = state.next_seat(state.dealer)
+        second = state.next_seat(leader)
+        hearts = [card for card in state.hand_of(leader) if card.suit == 2]
+        second_hand = state.hand_of(second)
+        others = [card for card in second_hand if card.suit not in (2,)]
+        if hearts and others and any(card.suit == 2 for card in second_hand):
+            return (
+                seed,
+                leader,
+                protocol.card_to_proto(hearts[0]),
+                protocol.card_to_proto(others[0]),
+            )
+    raise AssertionError("no seed found")
+
+
+@pytest.mark.asyncio
+async def test_action_refusals(client: Client, server: SpadesServer) -> None:
+    seed, leader, heart, wrong_card = heart_follow_seed()
+    table_id = await create_admin_table(server, Rules(max_hands=1), seed=seed)
+    tokens = await client.seat_all(table_id)
+    streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
+    for stream in streams.values():
+        await stream.start()
+
+    now = await current_view(client, table_id)
+    assert now.view.phase == view_pb2.PHASE_BIDDING
+    turn = protocol.seat_from_proto(now.view.turn)
+    idle = (turn + 1) % 4
+    sequence = now.sequence
+    stream = streams[turn]
+
+    async with nothing_written(server, client, table_id):
+        assert_refused(
+            await streams[idle].act(bid(3), sequence),
+            Code.FAILED_PRECONDITION,
+            "turn, not",
+        )
+        assert_refused(
+            await stream.act(play(heart), sequence), Code.FAILED_PRECONDITION, "time for bidding"
+        )
+        assert_refused(await stream.act(bid(14), sequence), Code.FAILED_PRECONDITION, "0 (Nil)")
+        assert_refused(
+            await stream.act(actions_pb2.Action(), sequence), Code.INVALID_ARGUMENT, "no action"
+        )
+        unknown_card = cards_pb2.Card(suit=cards_pb2.SUIT_HEARTS, rank=20)  # type: ignore[arg-type]
+        assert_refused(await stream.act(play(unknown_card), sequence), Code.INVALID_ARGUMENT)
+        no_suit = cards_pb2.Card(rank=cards_pb2.RANK_ACE)
+        assert_refused(await stream.act(play(no_suit), sequence), Code.INVALID_ARGUMENT)
+        zero = actions_pb2.Action(bid=actions_pb2.Bid(kind=actions_pb2.Bid.KIND_TRICKS))
+        assert_refused(await stream.act(zero, sequence), Code.INVALID_ARGUMENT, "tricks")
+        assert_refused(
+            await stream.act(actions_pb2.Action(bid=actions_pb2.Bid()), sequence),
+            Code.INVALID_ARGUMENT,
+            "kind",
+        )
+        for action_id in ("", "x" * 65):
+            await stream.call.write(
+                play_pb2.PlayRequest(
+                    action=play_pb2.ActionRequest(
+                        action_id=action_id, sequence=sequence, action=bid(3)
+                    )
+                )
+            )
+            assert_refused(await stream.act_result(action_id), Code.INVALID_ARGUMENT, "action_id")
+        assert_refused(await stream.act(bid(3), sequence - 1), Code.ABORTED, "stale")
+        assert_refused(await stream.act(bid(3), sequence + 3), Code.ABORTED)
+        await stream.call.write(START)
+        assert_refused(await stream.act_result(""), Code.INVALID_ARGUMENT, "start")
+
+    # Bid round, then the leader leads a heart and the next seat does not follow.
+    def not_playing(now: play_pb2.Snapshot) -> bool:
+        return now.view.phase == view_pb2.PHASE_PLAYING
+
+    now = await play_turns(client, table_id, streams, random.Random(2), until=not_playing)
+    assert protocol.seat_from_proto(now.view.turn) == leader
+    led = await streams[leader].act(play(heart), now.sequence)
+    assert led.accepted, led
+    second = (leader + 1) % 4
+    now = await current_view(client, table_id)
+    async with nothing_written(server, client, table_id):
+        assert_refused(
+            await streams[second].act(play(wrong_card), now.sequence),
+            Code.FAILED_PRECONDITION,
+        )
+        result = await streams[second].act(play(wrong_card), now.sequence)
+        assert result.reason == "you hold a heart, so you must follow hearts", result
+        assert_refused(
+            await streams[second].act(play(heart), now.sequence),
+            Code.FAILED_PRECONDITION,
+            "you do not hold the",
+        )
+
+    # The match ends by a concession; then every action is refused as too late.
+    conceded = await streams[idle].act(CONCEDE, now.sequence)
+    assert conceded.accepted, conceded
+    over = await current_view(client, table_id)
+    assert over.view.phase == view_pb2.PHASE_ENDED
+    async with nothing_written(server, client, table_id):
+        for seat_stream in streams.values():
+            for action in (bid(3), play(heart), CONCEDE):
+                assert_refused(
+                    await seat_stream.act(action, over.sequence),
+                    Code.FAILED_PRECONDITION,
+                    "over",
+                )
+            assert_refused(
+                await seat_stream.act(CONCEDE, over.sequence - 1), Code.FAILED_PRECONDITION
+            )
+    for seat_stream in streams.values():
+        await seat_stream.close()
+
+
+# ------------------------------------------------------------------------------ Watch, GetTable,
+# GetRecord, ListTables
+
+
+@pytest.mark.asyncio
+async def test_unknown_tables(client: Client, server: SpadesServer) -> None:
+    async with nothing_written(server, client):
+        error = await rpc_error(client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id="nope")))
+        assert_status(error, Code.NOT_FOUND, "nope")
+        error = await rpc_error(client.play.GetRecord(play_pb2.GetRecordRequest(table_id="nope")))
+        assert_status(error, Code.NOT_FOUND, "nope")
+        call = client.play.Watch(play_pb2.WatchRequest(table_id="nope"))
+        error = await rpc_error(call.read())
+        assert_status(error, Code.NOT_FOUND, "nope")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("method", ["GetTable", "GetRecord", "Watch"])
+async def test_an_empty_table_id(client: Client, server: SpadesServer, method: str) -> None:
+    """No table id at all is a client's mistake, not an internal error (UNKNOWN)."""
+    calls: dict[str, Callable[[], Awaitable[object]]] = {
+        "GetTable": lambda: client.lobby.GetTable(lobby_pb2.GetTableRequest()),
+        "GetRecord": lambda: client.play.GetRecord(play_pb2.GetRecordRequest()),
+        "Watch": lambda: client.play.Watch(play_pb2.WatchRequest()).read(),
+    }
+    async with nothing_written(server, client):
+        error = await rpc_error(calls[method]())
+    assert error.code() in (Code.INVALID_ARGUMENT, Code.NOT_FOUND), (error.code(), error.details())
+
+
+@pytest.mark.asyncio
+async def test_watch_beyond_the_log(client: Client, server: SpadesServer) -> None:
+    table_id = (await client.create_table(Rules())).table.table_id
+    async with nothing_written(server, client, table_id):
+        call = client.play.Watch(play_pb2.WatchRequest(table_id=table_id, after_sequence=2))
+        error = await rpc_error(call.read())
+    assert_status(error, Code.OUT_OF_RANGE, "after_sequence 2")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("page_size", "page_token", "reason"),
+    [
+        (101, "", "page_size"),
+        (1000, "", "page_size"),
+        (0, "abc", "page_token"),
+        (0, "1.5", "page_token"),
+        (0, "-1", "page_token"),
+        (10, "-100", "page_token"),
+    ],
+)
+async def test_list_tables_with_a_bad_page(
+    client: Client, server: SpadesServer, page_size: int, page_token: str, reason: str
+) -> None:
+    for _ in range(3):
+        await client.create_table(Rules())
+    async with nothing_written(server, client):
+        error = await rpc_error(
+            client.lobby.ListTables(
+                lobby_pb2.ListTablesRequest(page_size=page_size, page_token=page_token)
+            )
+        )
+    assert_status(error, Code.INVALID_ARGUMENT, reason)

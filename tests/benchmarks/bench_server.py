@@ -1,37 +1,90 @@
-"""Server benchmark: N tables of four random-playing clients against a real server process.
+"""Server benchmark: N tables of four random-playing clients against real server processes.
 
 Run with ``make bench-server`` (or ``python tests/benchmarks/bench_server.py --tables 1,16,64
---seconds 10``).
+--seconds 10 --backends sqlite,postgres,postgres-2,postgres-2-split``).
 
-What is measured
-----------------
-For each N (default 1, 16, 64) a fresh ``spades-server`` process is started (the real console
-script: embedded SQLite log in a temporary folder, default durability ``normal`` unless
-``--durability full``, default log level ``info`` with the JSON log going to a file, metrics on).
+Backends
+--------
+For each N (default 1, 16, 64) and each backend (``--backends``), fresh ``spades-server``
+processes are started (the real console script, default log level ``info`` with the JSON log
+going to a file, metrics on):
+
+* ``sqlite``: one process on the embedded SQLite log in a temporary folder (durability
+  ``normal`` unless ``--durability full``);
+* ``postgres``: one process on the PostgreSQL log (``--postgres-dsn``, default
+  ``SPADES_TEST_POSTGRES_DSN`` or ``postgresql://postgres@127.0.0.1:5432/test``), in a fresh
+  schema per run chosen through the DSN (``options=-c search_path=bench_...``), dropped after;
+* ``postgres-2``: two processes on one such schema; table *i* lives on replica *i mod 2* (all
+  four seats create, join and play through it), so the load is split evenly;
+* ``postgres-2-split``: two processes, and every table's seats alternate between them (seats
+  0 and 2 on one replica, 1 and 3 on the other): every action's effect reaches the next seat's
+  stream through the other replica (LISTEN/NOTIFY and a read), the worst case for replicas.
+
 Client processes (``--client-procs``, default 1) create the N tables (default rules), seat four
-bots at each and open the four Play streams over loopback (grpc.aio, one channel per table).
-Once every client process is ready, all start together and play for ``--seconds`` seconds:
-each seat answers each of its prompts at once with a random legal action.
+bots at each and open the four Play streams over loopback (grpc.aio, one channel per table and
+replica). Once every client process is ready, all start together and play for ``--seconds``
+seconds: each seat answers each of its prompts at once with a random legal action. A match that
+ends (rare with random bids) is replaced by a new table from the same clients.
 
-* **actions/s**: accepted actions whose result arrived inside the window, per second;
+What is printed
+---------------
+First table (a row as each run ends, the backends of one N next to each other):
+
+* **actions/s**: accepted actions whose result arrived inside the window, per second, and
+  **vs sqlite**: that as a share of the ``sqlite`` row with the same N;
 * **hands/s**: ``HandScored`` events inside the window (counted once per table), per second;
-* **latency p50/p99**: from writing an action on the seat's stream to receiving the event it
-  caused on the same stream (the event carries the action id);
-* **server peak memory**: ``VmHWM`` of the server process (``/proc/PID/status``) at the end;
-* **server CPU / client CPU**: CPU seconds over wall seconds in the window (100% = one core
-  busy), to see which side is the limit. The server is one Python process (its event loop plus
-  the log's writer thread and gRPC's threads), so about 100% means it is CPU-bound;
-* **server action / append (mean)**: from the server's own histograms
-  (``spades_action_seconds``, ``spades_log_append_seconds``): how much of the latency is
-  spent inside the server deciding and appending durably.
+* **latency p50/p99/mean**: from writing an action on the acting seat's stream to receiving
+  the event it caused on that same stream (the event carries the action id), whichever replica
+  that stream is on;
+* **peak RSS**: ``VmHWM`` of each server process (``/proc/PID/status``) at the end, in MiB.
 
-A match that ends (rare with random bids) is replaced by a new table from the same clients.
+Second table, where the time goes (printed once every run is done):
+
+* **srv act / append ms**: from the servers' own histograms (``spades_action_seconds``,
+  ``spades_log_append_seconds``, every replica's /metrics together): mean time inside the
+  server per action (decide, read/append, fold) and per log append; **append p50/p99** are
+  estimated from the append histogram's buckets (linear inside a bucket, like PromQL's
+  ``histogram_quantile``; the buckets are 0.5, 1, 2.5, 5, 10 ms ...);
+* **srv CPU** (each process), **PG CPU** (the PostgreSQL backends serving the servers'
+  connections, found through their sockets; plus, after ``/``, every other PostgreSQL process
+  such as the WAL writer), **cli CPU**, and **machine** (all CPUs busy, from ``/proc/stat``;
+  200% = both cores of a 2-CPU machine): CPU seconds over wall seconds in the window
+  (100% = one core busy);
+* **CPU ms/action** for the servers, PostgreSQL and the clients: CPU seconds spent in the window
+  divided by the actions played, the cost that decides how far each part scales.
+
+Where the time goes (2-CPU development machine, PostgreSQL 15 on the same host with
+``synchronous_commit=on``; figures in the closing note of issue 6)
+---------------------------------------------------------------------------------------
+Every configuration is CPU-bound, so read the CPU ms per action. SQLite: the one server process
+is at ~105% (event loop + gRPC poller + log writer threads) and spends ~0.9-1.1 ms of CPU per
+action, clients ~0.5 ms: ~1,000-1,200 actions/s. PostgreSQL, one replica: the server spends
+~1.3-1.7 ms per action (asyncpg protocol work for a read of the table's stream before every
+command, since it is not the sole writer, then the append, each with the pool's reset query on
+release (a third round trip, ~0.1 ms, ``asyncpg.create_pool(reset=...)``), the coalesced NOTIFY,
+its own notifications coming back), PostgreSQL's backends ~0.5-0.7 ms; the server is at ~90% of
+a core while the machine still has ~0.3 core free, so one replica is bound by its own Python
+process (~600-700 actions/s here). At N=1 only latency counts: an action takes ~2.4 ms at p50
+(two or three round trips and a commit) against ~1 ms on SQLite. Two replicas: each one also
+follows every event of the other (lobby projection, reading them from PostgreSQL): ~0.2 ms of
+CPU per foreign action under load (more at low rates: an idle replica used ~17% of a core to
+follow ~300 actions/s), so the servers' CPU per action rises from ~1.3-1.7 to ~1.5-1.9 ms; the
+machine is then saturated (~200%) and two replicas come within a few per cent of one (-4% to
++13% over two full runs at N=16 and 64). Estimate for a bigger machine: a replica gets one core
+and costs ~1.4 ms per own action plus ~0.2 ms per action anywhere, so R replicas give about R /
+(1.4 + 0.2 R) actions per ms: ~1,100/s with 2, ~1,800/s with 4, ~2,700/s with 8, never above
+~5,000/s while every replica follows every event; PostgreSQL needs ~0.55 ms of CPU per action
+(about one core per 1,800 actions/s, ~2.5 replicas) before its WAL flush rate (a few thousand
+commits/s here) matters. Splitting a table's seats over replicas costs another ~0.2-0.5 ms per
+action (both replicas fold and stream every event): keep a table on one replica.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import math
 import multiprocessing
 import os
 import random
@@ -40,12 +93,15 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import grpc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -60,6 +116,32 @@ from tests.operations.server_process import (
 )
 
 TOKEN_KEY = "spades-seat-token"
+DEFAULT_DSN = os.environ.get(
+    "SPADES_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test"
+)
+CLOCK_TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    postgres: bool
+    replicas: int
+    split_seats: bool = False
+
+
+BACKENDS = {
+    backend.name: backend
+    for backend in (
+        Backend("sqlite", postgres=False, replicas=1),
+        Backend("postgres", postgres=True, replicas=1),
+        Backend("postgres-2", postgres=True, replicas=2),
+        Backend("postgres-2-split", postgres=True, replicas=2, split_seats=True),
+    )
+}
+
+
+# -- clients -----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -94,24 +176,24 @@ class Window:
 
 
 async def open_table(
-    channel: grpc.aio.Channel, name: str
-) -> tuple[list[Any], lobby_pb2_grpc.LobbyServiceStub]:
-    lobby = lobby_pb2_grpc.LobbyServiceStub(channel)
-    play = play_pb2_grpc.PlayServiceStub(channel)
-    created = await lobby.CreateTable(
+    channels: dict[int, grpc.aio.Channel], home: int, seat_replicas: list[int], name: str
+) -> list[Any]:
+    """Create a table on replica ``home``; seat ``i`` joins and plays on ``seat_replicas[i]``."""
+    created = await lobby_pb2_grpc.LobbyServiceStub(channels[home]).CreateTable(
         lobby_pb2.CreateTableRequest(name=name, rules=protocol.rules_to_proto(Rules()))
     )
     calls = []
-    for index in range(4):
-        joined = await lobby.JoinTable(
+    for index, replica in enumerate(seat_replicas):
+        joined = await lobby_pb2_grpc.LobbyServiceStub(channels[replica]).JoinTable(
             lobby_pb2.JoinTableRequest(
                 table_id=created.table.table_id, player_name=f"bench {index}", bot=True
             )
         )
+        play = play_pb2_grpc.PlayServiceStub(channels[replica])
         call = play.Play(metadata=((TOKEN_KEY, joined.seat_token),))  # type: ignore[call-arg]
         await call.write(play_pb2.PlayRequest(start=play_pb2.StartPlay()))
         calls.append(call)
-    return calls, lobby
+    return calls
 
 
 async def play_seat(
@@ -163,7 +245,8 @@ async def play_seat(
 
 
 async def run_table(
-    address: str,
+    addresses: list[str],
+    split_seats: bool,
     index: int,
     seed: int,
     window: Window,
@@ -173,8 +256,15 @@ async def run_table(
     open_calls: list[Any],
 ) -> None:
     rng = random.Random(seed)
-    async with grpc.aio.insecure_channel(address) as channel:
-        calls, _ = await open_table(channel, f"bench {index}")
+    replicas = len(addresses)
+    home = index % replicas
+    seat_replicas = [(home + seat) % replicas if split_seats else home for seat in range(4)]
+    async with contextlib.AsyncExitStack() as stack:
+        channels = {
+            replica: await stack.enter_async_context(grpc.aio.insecure_channel(addresses[replica]))
+            for replica in sorted(set(seat_replicas))
+        }
+        calls = await open_table(channels, home, seat_replicas, f"bench {index}")
         open_calls.extend(calls)
         ready.set()
         while True:
@@ -188,12 +278,16 @@ async def run_table(
                 return
             for call in calls:
                 call.cancel()
-            calls, _ = await open_table(channel, f"bench {index}")
+            calls = await open_table(channels, home, seat_replicas, f"bench {index}")
             open_calls.extend(calls)
 
 
 async def client_main(
-    address: str, tables: list[int], seconds: float, barrier: Barrier | None
+    addresses: list[str],
+    split_seats: bool,
+    tables: list[int],
+    seconds: float,
+    barrier: Barrier | None,
 ) -> Stats:
     stats = Stats()
     window = Window()
@@ -203,7 +297,17 @@ async def client_main(
     setup = time.perf_counter()
     runners = [
         asyncio.create_task(
-            run_table(address, index, 1000 + index, window, ready, started, stats, open_calls)
+            run_table(
+                addresses,
+                split_seats,
+                index,
+                1000 + index,
+                window,
+                ready,
+                started,
+                stats,
+                open_calls,
+            )
         )
         for index, ready in zip(tables, readies, strict=True)
     ]
@@ -227,13 +331,17 @@ async def client_main(
 
 
 def client_process(
-    address: str,
+    addresses: list[str],
+    split_seats: bool,
     tables: list[int],
     seconds: float,
     barrier: Barrier,
     results: multiprocessing.Queue[Stats],
 ) -> None:
-    results.put(asyncio.run(client_main(address, tables, seconds, barrier)))
+    results.put(asyncio.run(client_main(addresses, split_seats, tables, seconds, barrier)))
+
+
+# -- what the processes spend ------------------------------------------------------------------
 
 
 def proc_status(pid: int, key: str) -> str:
@@ -243,34 +351,218 @@ def proc_status(pid: int, key: str) -> str:
     return "?"
 
 
+def peak_mib(pid: int) -> float:
+    value = proc_status(pid, "VmHWM")  # "68284 kB"
+    return int(value.split()[0]) / 1024 if value.endswith("kB") else float("nan")
+
+
+def _stat_fields(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    fields = _stat_fields(pid)
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICK
 
 
-def histogram(server: ServerProcess, name: str) -> tuple[float, float]:
+def postgres_processes() -> dict[int, float]:
+    """Every live PostgreSQL process (any user's) -> its CPU seconds; the postmaster's count
+    includes its reaped children, so backends that end during a window are not lost."""
+    stats: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, IndexError):
+            if (entry / "comm").read_text().strip() == "postgres":
+                stats[int(entry.name)] = _stat_fields(int(entry.name))
+    found = {}
+    for pid, fields in stats.items():
+        ticks = int(fields[11]) + int(fields[12])
+        if int(fields[1]) not in stats:  # the postmaster: + its reaped children
+            ticks += int(fields[13]) + int(fields[14])
+        found[pid] = ticks / CLOCK_TICK
+    return found
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds all CPUs spent not idle (nor waiting for I/O) since boot."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return (sum(fields[:8]) - idle) / CLOCK_TICK
+
+
+def wait_for_quiet(limit: float, threshold: float = 0.3) -> str:
+    """Wait (up to ``limit`` seconds) until the machine is nearly idle: other processes' load
+    distorts every figure on a small machine. A note when it waited or gave up."""
+    started = time.perf_counter()
+    while True:
+        before = machine_busy_seconds()
+        time.sleep(0.5)
+        busy = (machine_busy_seconds() - before) / 0.5
+        waited = time.perf_counter() - started
+        if busy <= threshold:
+            return f"waited {waited:.0f} s for other load to end" if waited > 1 else ""
+        if waited >= limit:
+            return f"other load {busy:.0%} of a core before the run"
+
+
+def tcp_peer_ports(pid: int, remote_port: int) -> set[int]:
+    """Local ports of ``pid``'s TCP connections to ``remote_port`` (sockets in /proc/PID/fd)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    ports = set()
+    for table in ("tcp", "tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+                columns = line.split()
+                local, remote, inode = columns[1], columns[2], columns[9]
+                if inode in inodes and int(remote.rsplit(":", 1)[1], 16) == remote_port:
+                    ports.add(int(local.rsplit(":", 1)[1], 16))
+    return ports
+
+
+async def backend_pids(dsn: str, client_ports: set[int]) -> set[int]:
+    """The PostgreSQL backends serving the connections from ``client_ports``."""
+    connection = await asyncpg.connect(dsn)
+    try:
+        rows = await connection.fetch(
+            "SELECT pid, client_port FROM pg_stat_activity WHERE client_port = ANY($1::int[])",
+            list(client_ports),
+        )
+    finally:
+        await connection.close()
+    return {row["pid"] for row in rows}
+
+
+def histogram(server: ServerProcess, name: str) -> tuple[float, float, list[tuple[float, float]]]:
+    """A histogram's sum, count and cumulative buckets (upper bound, count) on /metrics."""
     samples = server.metrics()
-    return samples.get((f"{name}_sum", ()), 0.0), samples.get((f"{name}_count", ()), 0.0)
+    buckets = sorted(
+        (float(dict(labels)["le"]), value)
+        for (sample, labels), value in samples.items()
+        if sample == f"{name}_bucket"
+    )
+    return (
+        samples.get((f"{name}_sum", ()), 0.0),
+        samples.get((f"{name}_count", ()), 0.0),
+        buckets,
+    )
 
 
-def run_one(tables: int, args: argparse.Namespace, folder: Path) -> dict[str, Any]:
-    database = folder / f"bench-{tables}.db"
-    server_args = [
+Histogram = tuple[float, float, list[tuple[float, float]]]
+
+
+def histogram_delta(befores: list[Histogram], afters: list[Histogram]) -> Histogram:
+    """What every server observed between the two readings, summed over servers."""
+    total = 0.0
+    count = 0.0
+    buckets: dict[float, float] = {}
+    for before, after in zip(befores, afters, strict=True):
+        total += after[0] - before[0]
+        count += after[1] - before[1]
+        earlier = dict(before[2])
+        for bound, value in after[2]:
+            buckets[bound] = buckets.get(bound, 0.0) + value - earlier.get(bound, 0.0)
+    return total, count, sorted(buckets.items())
+
+
+def histogram_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
+    """PromQL-style estimate from cumulative buckets, in ms (linear inside a bucket)."""
+    if not buckets or buckets[-1][1] <= 0:
+        return float("nan")
+    rank = q * buckets[-1][1]
+    lower, below = 0.0, 0.0
+    for bound, cumulative in buckets:
+        if cumulative >= rank:
+            if math.isinf(bound):
+                return lower * 1000
+            share = (rank - below) / (cumulative - below) if cumulative > below else 1.0
+            return (lower + (bound - lower) * share) * 1000
+        lower, below = bound, cumulative
+    return lower * 1000
+
+
+# -- one run -----------------------------------------------------------------------------------
+
+
+def with_search_path(dsn: str, schema: str) -> str:
+    """``dsn`` with ``options=-c search_path=SCHEMA`` (URL form, or key=value form)."""
+    if "://" not in dsn:
+        return f"{dsn} options='-c search_path={schema}'"
+    parts = urllib.parse.urlsplit(dsn)
+    query = urllib.parse.parse_qsl(parts.query)
+    query = [(key, value) for key, value in query if key != "options"]
+    query.append(("options", f"-c search_path={schema}"))
+    return urllib.parse.urlunsplit(
+        parts._replace(query=urllib.parse.urlencode(query, quote_via=urllib.parse.quote))
+    )
+
+
+async def _schema(dsn: str, statement: str) -> None:
+    connection = await asyncpg.connect(dsn, timeout=5)
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+@contextlib.contextmanager
+def fresh_schema(dsn: str) -> Iterator[str]:
+    """A new schema for one run: the DSN that selects it; dropped afterwards."""
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_schema(dsn, f"CREATE SCHEMA {schema}"))
+    try:
+        yield with_search_path(dsn, schema)
+    finally:
+        asyncio.run(_schema(dsn, f"DROP SCHEMA {schema} CASCADE"))
+
+
+def run_one(
+    backend: Backend, tables: int, args: argparse.Namespace, folder: Path
+) -> dict[str, Any]:
+    tag = f"{backend.name}-{tables}"
+    note = wait_for_quiet(args.quiet_wait)
+    common = [
         "--listen",
         "127.0.0.1:0",
         "--metrics",
         "127.0.0.1:0",
-        "--database",
-        str(database),
-        "--durability",
-        args.durability,
         "--log-format",
         "json",
         "--log-level",
         args.log_level,
     ]
-    with spades_server(folder / f"server-{tables}.log", *server_args) as server:
-        pid = server.process.pid
+    with contextlib.ExitStack() as stack:
+        if backend.postgres:
+            dsn = stack.enter_context(fresh_schema(args.postgres_dsn))
+            env = clean_environment(SPADES_POSTGRES_DSN=dsn)
+            server_args = common
+        else:
+            env = clean_environment()
+            server_args = [
+                *common,
+                "--database",
+                str(folder / f"bench-{tag}.db"),
+                "--durability",
+                args.durability,
+            ]
+        servers = [
+            stack.enter_context(
+                spades_server(folder / f"server-{tag}-{replica}.log", *server_args, env=env)
+            )
+            for replica in range(backend.replicas)
+        ]
+        pids = [server.process.pid for server in servers]
+        pg_backends: set[int] = set()
+        if backend.postgres:
+            port = urllib.parse.urlsplit(args.postgres_dsn).port or 5432
+            ports = set().union(*(tcp_peer_ports(pid, port) for pid in pids))
+            pg_backends = asyncio.run(backend_pids(args.postgres_dsn, ports))
+        addresses = [server.address for server in servers]
         procs = min(args.client_procs, tables)
         shares = [list(range(tables))[i::procs] for i in range(procs)]
         context = multiprocessing.get_context("spawn")
@@ -279,7 +571,7 @@ def run_one(tables: int, args: argparse.Namespace, folder: Path) -> dict[str, An
         workers = [
             context.Process(
                 target=client_process,
-                args=(server.address, share, args.seconds, barrier, results),
+                args=(addresses, backend.split_seats, share, args.seconds, barrier, results),
                 daemon=True,
             )
             for share in shares
@@ -287,46 +579,67 @@ def run_one(tables: int, args: argparse.Namespace, folder: Path) -> dict[str, An
         for worker in workers:
             worker.start()
         barrier.wait(timeout=120)
-        action_before = histogram(server, "spades_action_seconds")
-        append_before = histogram(server, "spades_log_append_seconds")
-        server_cpu = cpu_seconds(pid)
+        action_before = [histogram(server, "spades_action_seconds") for server in servers]
+        append_before = [histogram(server, "spades_log_append_seconds") for server in servers]
+        server_cpu = [cpu_seconds(pid) for pid in pids]
+        pg_before = postgres_processes()
+        machine = machine_busy_seconds()
         begun = time.perf_counter()
-        profiler = None
+        profilers = []
         if args.py_spy:
-            # Collapsed stacks of the server during the window (py-spy: pip install py-spy).
-            profiler = subprocess.Popen(
-                [
-                    str(Path(sys.executable).with_name("py-spy")),
-                    "record",
-                    "--pid",
-                    str(pid),
-                    "--duration",
-                    str(max(1, int(args.seconds) - 1)),
-                    "--format",
-                    "raw",
-                    "--threads",
-                    "--output",
-                    f"{args.py_spy}-{tables}.txt",
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
+            # Collapsed stacks of each server during the window (py-spy: pip install py-spy).
+            profilers = [
+                subprocess.Popen(
+                    [
+                        str(Path(sys.executable).with_name("py-spy")),
+                        "record",
+                        "--pid",
+                        str(pid),
+                        "--duration",
+                        str(max(1, int(args.seconds) - 1)),
+                        "--format",
+                        "raw",
+                        "--threads",
+                        "--output",
+                        f"{args.py_spy}-{tag}-{replica}.txt",
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                for replica, pid in enumerate(pids)
+            ]
         time.sleep(args.seconds)
-        if profiler is not None:
-            profiler.wait(30)
-        server_cpu = cpu_seconds(pid) - server_cpu
+        server_cpu = [
+            cpu_seconds(pid) - before for pid, before in zip(pids, server_cpu, strict=True)
+        ]
+        pg_after = postgres_processes()
+        machine = machine_busy_seconds() - machine
         elapsed = time.perf_counter() - begun
-        action_after = histogram(server, "spades_action_seconds")
-        append_after = histogram(server, "spades_log_append_seconds")
+        for profiler in profilers:
+            profiler.wait(30)
+        action = histogram_delta(
+            action_before, [histogram(server, "spades_action_seconds") for server in servers]
+        )
+        append = histogram_delta(
+            append_before, [histogram(server, "spades_log_append_seconds") for server in servers]
+        )
         total = Stats()
         for _ in workers:
             total.merge(results.get(timeout=60))
         for worker in workers:
             worker.join(timeout=30)
-        peak = proc_status(pid, "VmHWM")
-        server.terminate()
-        server.wait(30)
+        peaks = [peak_mib(pid) for pid in pids]
+        for server in servers:
+            server.terminate()
+        for server in servers:
+            server.wait(30)
 
+    pg_ours = sum(
+        pg_after[pid] - pg_before[pid]
+        for pid in pg_backends
+        if pid in pg_before and pid in pg_after
+    )
+    pg_other = sum(pg_after.values()) - sum(pg_before.values()) - pg_ours
     latencies = sorted(total.latencies)
 
     def quantile(q: float) -> float:
@@ -334,66 +647,185 @@ def run_one(tables: int, args: argparse.Namespace, folder: Path) -> dict[str, An
             return float("nan")
         return latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000
 
-    def mean_ms(before: tuple[float, float], after: tuple[float, float]) -> float:
-        count = after[1] - before[1]
-        return (after[0] - before[0]) / count * 1000 if count else float("nan")
+    def mean_ms(observed: Histogram) -> float:
+        return observed[0] / observed[1] * 1000 if observed[1] else float("nan")
+
+    def per_action_ms(seconds: float) -> float:
+        return seconds / total.actions * 1000 if total.actions else float("nan")
 
     return {
+        "backend": backend.name,
+        "postgres": backend.postgres,
         "tables": tables,
+        "actions": total.actions,
         "actions_per_s": total.actions / args.seconds,
         "hands_per_s": total.hands / args.seconds,
         "p50_ms": quantile(0.50),
         "p99_ms": quantile(0.99),
         "mean_ms": statistics.fmean(latencies) * 1000 if latencies else float("nan"),
         "refused": total.refused,
-        "peak_memory": peak,
-        "server_cpu": server_cpu / elapsed,
+        "peak_mib": peaks,
+        "server_cpu": [used / elapsed for used in server_cpu],
+        "pg_cpu": pg_ours / elapsed,
+        "pg_other_cpu": pg_other / elapsed,
+        "pg_backends": len(pg_backends),
         "client_cpu": total.cpu_seconds / args.seconds,
+        "machine_cpu": machine / elapsed,
+        "other_cpu": (machine - sum(server_cpu) - pg_ours - pg_other - total.cpu_seconds) / elapsed,
+        "note": note,
         "client_procs": procs,
-        "server_action_ms": mean_ms(action_before, action_after),
-        "server_append_ms": mean_ms(append_before, append_after),
+        "server_action_ms": mean_ms(action),
+        "append_ms": mean_ms(append),
+        "append_p50_ms": histogram_quantile(0.50, append[2]),
+        "append_p99_ms": histogram_quantile(0.99, append[2]),
+        "server_ms_per_action": per_action_ms(sum(server_cpu)),
+        "pg_ms_per_action": per_action_ms(pg_ours + pg_other) if backend.postgres else math.nan,
+        "client_ms_per_action": per_action_ms(total.cpu_seconds),
         "setup_s": total.setup_seconds,
     }
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def joined(values: list[float], spec: str, suffix: str = "") -> str:
+    return "+".join(format(value, spec) for value in values) + suffix
+
+
+def figures_row(row: dict[str, Any], sqlite: dict[str, Any] | None) -> str:
+    share = (
+        f"{row['actions_per_s'] / sqlite['actions_per_s']:.0%}"
+        if sqlite and sqlite["actions_per_s"]
+        else "-"
+    )
+    return (
+        f"{row['backend']:<16} {row['tables']:>3} {row['actions_per_s']:>9,.0f} {share:>9}"
+        f" {row['hands_per_s']:>7.1f} {row['p50_ms']:>6.1f} {row['p99_ms']:>6.1f}"
+        f" {row['mean_ms']:>7.1f} {joined(row['peak_mib'], '.0f', ' MiB'):>13}"
+        + (f"  ({row['refused']} refused)" if row["refused"] else "")
+        + (f"  ({row['note']})" if row["note"] else "")
+    )
+
+
+FIGURES_HEADER = (
+    f"{'backend':<16} {'N':>3} {'actions/s':>9} {'vs sqlite':>9} {'hands/s':>7} {'p50 ms':>6}"
+    f" {'p99 ms':>6} {'mean ms':>7} {'peak RSS':>13}"
+)
+
+
+def costs_row(row: dict[str, Any]) -> str:
+    pg = f"{row['pg_cpu']:.0%}/{row['pg_other_cpu']:.0%}" if row["postgres"] else "-"
+    pg_ms = f"{row['pg_ms_per_action']:.2f}" if row["postgres"] else "-"
+    return (
+        f"{row['backend']:<16} {row['tables']:>3} {row['server_action_ms']:>7.2f}"
+        f" {row['append_ms']:>6.2f} {row['append_p50_ms']:>5.2f} {row['append_p99_ms']:>5.1f}"
+        f" {joined([100 * cpu for cpu in row['server_cpu']], '.0f', '%'):>8} {pg:>8}"
+        f" {row['client_cpu']:>5.0%} {row['other_cpu']:>5.0%} {row['machine_cpu']:>5.0%}"
+        f" {row['server_ms_per_action']:>6.2f} {pg_ms:>6} {row['client_ms_per_action']:>6.2f}"
+    )
+
+
+COSTS_HEADER = (
+    f"{'':<16} {'':>3} {'srv act':>7} {'append (server histogram, ms)':>18}"
+    f" {'CPU (100% = one core busy)':>36}   {'CPU ms per action':>20}\n"
+    f"{'backend':<16} {'N':>3} {'mean ms':>7} {'mean':>6} {'p50':>5} {'p99':>5}"
+    f" {'srv':>8} {'PG':>8} {'cli':>5} {'other':>5} {'mach':>5}"
+    f" {'srv':>6} {'PG':>6} {'cli':>6}"
+)
+
+
+def postgres_problem(dsn: str) -> str | None:
+    async def probe() -> str:
+        connection = await asyncpg.connect(dsn, timeout=3)
+        try:
+            settings = await connection.fetch(
+                "SELECT name, setting FROM pg_settings WHERE name IN"
+                " ('synchronous_commit', 'fsync', 'server_version')"
+            )
+        finally:
+            await connection.close()
+        return ", ".join(f"{row['name']} {row['setting']}" for row in settings)
+
+    try:
+        print(f"PostgreSQL: {asyncio.run(probe())}", flush=True)
+    except (OSError, asyncpg.PostgresError, TimeoutError) as error:
+        return f"{type(error).__name__}: {error}"
+    return None
 
 
 def main() -> None:
     parse = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     parse.add_argument("--tables", default="1,16,64", help="comma-separated N (default 1,16,64)")
-    parse.add_argument("--seconds", type=float, default=10.0, help="measured seconds per N")
+    parse.add_argument("--seconds", type=float, default=10.0, help="measured seconds per run")
+    parse.add_argument(
+        "--backends",
+        default=",".join(BACKENDS),
+        help=f"comma-separated, of {', '.join(BACKENDS)} (default: all)",
+    )
+    parse.add_argument(
+        "--postgres-dsn",
+        default=DEFAULT_DSN,
+        help="PostgreSQL to use (a fresh schema per run; default SPADES_TEST_POSTGRES_DSN or "
+        "postgresql://postgres@127.0.0.1:5432/test)",
+    )
     parse.add_argument("--client-procs", type=int, default=1, help="client processes")
-    parse.add_argument("--durability", choices=["normal", "full"], default="normal")
+    parse.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=15.0,
+        help="seconds to wait before each run for other processes' CPU load to end (default 15)",
+    )
+    parse.add_argument(
+        "--durability", choices=["normal", "full"], default="normal", help="of the SQLite log"
+    )
     parse.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
     parse.add_argument(
         "--py-spy",
         metavar="PREFIX",
-        help="profile the server with py-spy during each window into PREFIX-N.txt (raw stacks)",
+        help="profile each server with py-spy during each window into "
+        "PREFIX-BACKEND-N-REPLICA.txt (raw stacks)",
     )
     args = parse.parse_args()
+    names = [name.strip() for name in args.backends.split(",") if name.strip()]
+    unknown = [name for name in names if name not in BACKENDS]
+    if unknown:
+        parse.error(f"unknown backend(s) {', '.join(unknown)}; choose from {', '.join(BACKENDS)}")
+    names = [name for name in BACKENDS if name in names]  # sqlite first: the others' reference
     os.environ.clear()
     os.environ.update(clean_environment())
     print(
-        f"spades-server benchmark: {args.seconds:g} s per N, durability {args.durability},"
-        f" log level {args.log_level}, {args.client_procs} client process(es),"
-        f" {os.cpu_count()} CPUs",
+        f"spades-server benchmark: {args.seconds:g} s per run, SQLite durability"
+        f" {args.durability}, log level {args.log_level}, {args.client_procs} client"
+        f" process(es), {os.cpu_count()} CPUs",
         flush=True,
     )
-    header = (
-        f"{'N':>3} {'actions/s':>10} {'hands/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'mean ms':>8}"
-        f" {'srv act ms':>10} {'append ms':>9} {'srv CPU':>7} {'cli CPU':>7} {'peak RSS':>10}"
-    )
-    print(header, flush=True)
+    if any(BACKENDS[name].postgres for name in names):
+        problem = postgres_problem(args.postgres_dsn)
+        if problem is not None:
+            print(f"PostgreSQL backends skipped: no server at {args.postgres_dsn!r}: {problem}")
+            names = [name for name in names if not BACKENDS[name].postgres]
+            if not names:
+                return
+    rows: list[dict[str, Any]] = []
+    print(FIGURES_HEADER, flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-server-") as folder:
         for tables in (int(n) for n in args.tables.split(",")):
-            row = run_one(tables, args, Path(folder))
-            print(
-                f"{row['tables']:>3} {row['actions_per_s']:>10,.0f} {row['hands_per_s']:>8.1f}"
-                f" {row['p50_ms']:>7.1f} {row['p99_ms']:>7.1f} {row['mean_ms']:>8.1f}"
-                f" {row['server_action_ms']:>10.2f} {row['server_append_ms']:>9.2f}"
-                f" {row['server_cpu']:>7.0%} {row['client_cpu']:>7.0%}"
-                f" {row['peak_memory']:>10}"
-                + (f"  ({row['refused']} refused)" if row["refused"] else ""),
-                flush=True,
-            )
+            sqlite: dict[str, Any] | None = None
+            for name in names:
+                row = run_one(BACKENDS[name], tables, args, Path(folder))
+                if name == "sqlite":
+                    sqlite = row
+                rows.append(row)
+                print(figures_row(row, sqlite), flush=True)
+    print("\nWhere the time goes (the window only):")
+    print(COSTS_HEADER)
+    for row in rows:
+        print(costs_row(row))
+    if any(row["other_cpu"] > 0.2 for row in rows):
+        print(
+            "\nNote: other processes used CPU during some runs ('other' column): on a small"
+            " machine their figures are low; compare the CPU ms per action instead."
+        )
 
 
 if __name__ == "__main__":

@@ -277,6 +277,9 @@ class PostgresEventLog(EventLog):
                 min_size=self.pool_size,
                 max_size=self.pool_size,
                 server_settings=self._server_settings,
+                # The log keeps no session state, so the pool's reset query on every release
+                # would only add a round trip to each append and read.
+                reset=_keep_session,
             )
             async with self._pool.acquire() as connection:
                 schema = await self._migrate(connection)
@@ -725,3 +728,7 @@ def _channel_for(schema: str) -> str:
 
 def _quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+async def _keep_session(connection: asyncpg.Connection) -> None:
+    """A connection goes back to the pool as it is (see ``create_pool(reset=...)``)."""

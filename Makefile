@@ -71,8 +71,9 @@ demo: $(INSTALL_STAMP) ## a server on a temporary log, four heuristic bots, one 
 bench-engine: $(INSTALL_STAMP) ## engine micro-benchmark
 	$(PY) tests/benchmarks/bench_engine.py
 
+# e.g. BENCH_ARGS="--backends sqlite,postgres --tables 16 --seconds 5"
 BENCH_ARGS ?=
-bench-server: $(INSTALL_STAMP) ## server benchmark: N = 1, 16, 64 tables of 4 random clients
+bench-server: $(INSTALL_STAMP) ## server benchmark: SQLite vs PostgreSQL 1/2 replicas, N=1,16,64 (BENCH_ARGS=--help)
 	$(PY) tests/benchmarks/bench_server.py $(BENCH_ARGS)
 
 fmt: $(INSTALL_STAMP) ## ruff format + ruff check --fix

@@ -27,17 +27,33 @@ def play(
     concede_after: int | None = None,
     stop_after: int | None = None,
     preset_deals: Sequence[Any] = (),
+    substitute_after: int = 0,
+    reclaim_rate: float = 0.0,
 ) -> list[ev.Event]:
     """The events of a match of random legal actions (Blind Nil taken most times it is offered
     and the partner has not taken it), with some extensions claimed, some turns left to the
     clock, an optional concession after ``concede_after`` actions, or stopped unfinished after
-    ``stop_after`` actions."""
+    ``stop_after`` actions. With ``substitute_after``, a seat whose turns timed out that many
+    times in a row gets a substitute, and a substituted seat's player takes it back at
+    ``reclaim_rate`` per action."""
     rng = random.Random(rng_seed)
     # Claims change nothing in the play, so they draw from their own generator.
     extension_rng = random.Random(-rng_seed)
+    substitution_rng = random.Random(rng_seed + 1000)
     state, events = seated_match(rules, seed, preset_deals=preset_deals)
     actions = 0
     while not state.is_over and (stop_after is None or actions < stop_after):
+        if substitute_after:
+            for seat in range(rules.players):
+                if state.timeout_streaks[seat] >= substitute_after:
+                    state, produced = state.substitute(seat, ev.SubstitutionReason.TIMEOUTS)
+                    events.extend(produced)
+                elif (
+                    state.substitutions[seat] is not None
+                    and substitution_rng.random() < reclaim_rate
+                ):
+                    state, produced = state.reclaim(seat)
+                    events.extend(produced)
         if state.turn >= 0 and extension_rng.random() < extension_rate:
             state, produced = state.apply(state.turn, CLAIM_EXTENSION)
             events.extend(produced)
@@ -114,6 +130,10 @@ VARIANTS: dict[str, tuple[Rules, dict[str, Any]]] = {
     "short clock, timeouts": (
         Rules(max_hands=2, clock=Rules().clock.__class__(turn_millis=50, extension_millis=0)),
         {"rng_seed": 8, "timeout_rate": 0.5},
+    ),
+    "substitutes after two timeouts": (
+        Rules(max_hands=3),
+        {"rng_seed": 11, "timeout_rate": 0.4, "substitute_after": 2, "reclaim_rate": 0.03},
     ),
     "concession": (
         Rules(blind_nil=True, blind_nil_deficit=0),

@@ -49,7 +49,7 @@ EVENT_TYPES = {
     ev.TableCreated, ev.SeatTaken, ev.SeatLeft, ev.HandStarted, ev.CardsDealt,
     ev.BlindNilChosen, ev.CardsShown, ev.BidMade, ev.CardsPassed, ev.CardPlayed, ev.TrickWon,
     ev.HandScored, ev.TurnTimedOut, ev.ExtensionClaimed, ev.Conceded, ev.MatchEnded,
-    ev.SeedRevealed,
+    ev.SeedRevealed, ev.SeatSubstituted, ev.SeatReclaimed,
 }  # fmt: skip
 
 

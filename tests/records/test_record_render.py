@@ -31,6 +31,12 @@ def test_the_account_tells_every_hand(matches: dict[str, list[ev.Event]]) -> Non
 
 def test_the_account_marks_the_clock_and_concessions(matches: dict[str, list[ev.Event]]) -> None:
     assert "(time ran out)" in render_match(matches["short clock, timeouts"])
+    assert "Automatic play this hand" in render_match(matches["short clock, timeouts"])
+    table = score_table(matches["short clock, timeouts"])
+    assert any(table.automatic_play)
+    assert "* automatic play" in render_score_table(table)
+    hands = score_table_json(table)["hands"]
+    assert any(hand["automatic_play"] for hand in hands)
     assert "concedes the match." in render_match(matches["concession"])
 
 
@@ -56,9 +62,12 @@ def test_score_table_matches_the_hand_scores(match: list[ev.Event]) -> None:
                 side.hand_points, side.bags, side.total_score, side.total_bags,
             )  # fmt: skip
             assert line.tricks == sum(result.tricks for result in side.seat_results)
+    assert table.automatic_play == tuple(event.automatic_play for event in scored)
     text = render_score_table(table)
     assert text.splitlines()[1].startswith("Hand | Bid")
-    assert len(text.splitlines()) == 3 + len(scored) + 2
+    # A hand with automatic play is starred, and named in a footnote (with its blank line).
+    footnote = 2 if any(event.automatic_play for event in scored) else 0
+    assert len(text.splitlines()) == 3 + len(scored) + footnote + 2
     data = score_table_json(table)
     assert data["winner"]["final_scores"] == list(match[-2].final_scores)  # type: ignore[union-attr]
 

@@ -12,6 +12,7 @@ import random
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -33,11 +34,14 @@ def _needs_postgres() -> None:
 
 
 @asynccontextmanager
-async def replicas(directory: Path, count: int) -> AsyncIterator[list[SpadesServer]]:
+async def replicas(
+    directory: Path, count: int, **settings: Any
+) -> AsyncIterator[list[SpadesServer]]:
     schema = schema_for(directory)
+    settings = {"house_bots": 0, **settings}
     servers = [
         SpadesServer(
-            Settings(listen="127.0.0.1:0", metrics="off", house_bots=0),
+            Settings(listen="127.0.0.1:0", metrics="off", **settings),
             PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=4),
         )
         for _ in range(count)
@@ -136,6 +140,34 @@ async def test_the_clock_fires_once_across_replicas(tmp_path: Path) -> None:
         kinds = [event.WhichOneof("kind") for event in record.events]
         assert kinds[-1] == "seed_revealed"
         assert kinds.count("turn_timed_out") == 56  # 4 bids and 52 cards, each timed out once
+        assert "seat_substituted" not in kinds  # no house bots here (house_bots=0)
+
+
+async def test_an_absent_player_gets_one_substitute_across_replicas(tmp_path: Path) -> None:
+    rules = Rules(max_hands=1, clock=Clock(turn_millis=500, extension_millis=0))
+    settings = {"house_bots": 8, "substitute_after_timeouts": 2, "disconnect_grace": 0}
+    async with replicas(tmp_path, 2, **settings) as servers, clients(servers) as (a, b):
+        table_id = (await a.create_table(rules)).table.table_id
+        await b.seat_all(table_id)  # nobody ever connects: every seat times out twice
+        for _ in range(600):
+            table = (await a.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
+            if table.status == lobby_pb2.TABLE_STATUS_FINISHED:
+                break
+            await asyncio.sleep(0.1)
+        record = (await b.play.GetRecord(play_pb2.GetRecordRequest(table_id=table_id))).record
+        kinds = [event.WhichOneof("kind") for event in record.events]
+        assert kinds[-1] == "seed_revealed"
+        substituted = [
+            event.seat_substituted.seat
+            for event in record.events
+            if event.WhichOneof("kind") == "seat_substituted"
+        ]
+        # Both replicas saw every run of two timeouts; each seat got exactly one substitute,
+        # who then played its turns (8 timeouts in all, not 56).
+        assert sorted(substituted) == [1, 2, 3, 4]
+        assert kinds.count("turn_timed_out") == 8
+        playing = sum(len(server.house_bots.substitutes) for server in servers)
+        assert playing <= 4
 
 
 async def test_a_replica_dies_and_its_clients_continue_on_another(tmp_path: Path) -> None:

@@ -23,19 +23,28 @@ async def _events(client: Client, table_id: str) -> list[str]:
 
 
 @pytest.mark.asyncio
-async def test_a_silent_table_is_played_by_the_clock_to_the_end(client: Client) -> None:
-    table_id = (await client.create_table(FAST)).table.table_id
-    await client.seat_all(table_id)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        table = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
-        if table.status == lobby_pb2.TABLE_STATUS_FINISHED:
-            break
-        await asyncio.sleep(0.2)
-    kinds = await _events(client, table_id)
+async def test_a_silent_table_is_played_by_the_clock_to_the_end(tmp_path: Path) -> None:
+    # No substitutes (they have tests of their own, tests/server/test_absent.py): the clock
+    # alone plays every turn.
+    async with (
+        running_server(tmp_path / "silent.db", substitute_after_timeouts=0) as server,
+        grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel,
+    ):
+        client = Client(channel)
+        table_id = (await client.create_table(FAST)).table.table_id
+        await client.seat_all(table_id)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            request = lobby_pb2.GetTableRequest(table_id=table_id)
+            table = (await client.lobby.GetTable(request)).table
+            if table.status == lobby_pb2.TABLE_STATUS_FINISHED:
+                break
+            await asyncio.sleep(0.2)
+        kinds = await _events(client, table_id)
     assert kinds[-2:] == ["match_ended", "seed_revealed"]
     # 4 bids and 52 cards, each after exactly one timeout.
     assert kinds.count("turn_timed_out") == 56
+    assert "seat_substituted" not in kinds
 
 
 @pytest.mark.asyncio
@@ -70,7 +79,7 @@ async def test_a_deadline_survives_a_restart(server: SpadesServer) -> None:
         await client.seat_all(table_id)
     await server.stop()
     await asyncio.sleep(0.3)  # the first deadline passes while no server runs
-    async with running_server(Path(database)) as restarted:
+    async with running_server(Path(database), substitute_after_timeouts=0) as restarted:
         await asyncio.sleep(1.0)
         async with grpc.aio.insecure_channel(f"127.0.0.1:{restarted.port}") as channel:
             kinds = await _events(Client(channel), table_id)

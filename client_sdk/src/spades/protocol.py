@@ -358,6 +358,13 @@ _END_REASON_TO_PROTO: Final = {
     ev.EndReason.CLOSED: events_pb2.MATCH_END_REASON_CLOSED,
 }
 _END_REASON_FROM_PROTO: Final = {value: reason for reason, value in _END_REASON_TO_PROTO.items()}
+_SUBSTITUTION_REASON_TO_PROTO: Final = {
+    ev.SubstitutionReason.TIMEOUTS: events_pb2.SUBSTITUTION_REASON_TIMEOUTS,
+    ev.SubstitutionReason.DISCONNECTED: events_pb2.SUBSTITUTION_REASON_DISCONNECTED,
+}
+_SUBSTITUTION_REASON_FROM_PROTO: Final = {
+    value: reason for reason, value in _SUBSTITUTION_REASON_TO_PROTO.items()
+}
 
 
 def _side_to_proto(side: ev.SideResult) -> events_pb2.SideResult:
@@ -510,6 +517,7 @@ def event_to_proto(event: ev.Event) -> events_pb2.Event:
             hand_scored=events_pb2.HandScored(
                 hand_number=event.hand_number,
                 sides=[_side_to_proto(side) for side in event.sides],
+                automatic_play=[seat_to_proto(seat) for seat in event.automatic_play],
             )
         )
     if isinstance(event, ev.TurnTimedOut):
@@ -524,6 +532,17 @@ def event_to_proto(event: ev.Event) -> events_pb2.Event:
     if isinstance(event, ev.ExtensionClaimed):
         return events_pb2.Event(
             extension_claimed=events_pb2.ExtensionClaimed(seat=seat_to_proto(event.seat))
+        )
+    if isinstance(event, ev.SeatSubstituted):
+        return events_pb2.Event(
+            seat_substituted=events_pb2.SeatSubstituted(
+                seat=seat_to_proto(event.seat),
+                reason=_SUBSTITUTION_REASON_TO_PROTO[event.reason],
+            )
+        )
+    if isinstance(event, ev.SeatReclaimed):
+        return events_pb2.Event(
+            seat_reclaimed=events_pb2.SeatReclaimed(seat=seat_to_proto(event.seat))
         )
     if isinstance(event, ev.MatchEnded):
         return events_pb2.Event(
@@ -645,6 +664,7 @@ def event_from_proto(message: events_pb2.Event, field: str = "event") -> ev.Even
                 _side_from_proto(side, f"{where}.sides[{index}]")
                 for index, side in enumerate(scored.sides)
             ),
+            automatic_play=_seats_from_proto(scored.automatic_play, f"{where}.automatic_play"),
         )
     if kind == "turn_timed_out":
         timed_out = message.turn_timed_out
@@ -658,6 +678,16 @@ def event_from_proto(message: events_pb2.Event, field: str = "event") -> ev.Even
         return ev.Conceded(seat_from_proto(message.conceded.seat, f"{where}.seat"))
     if kind == "extension_claimed":
         return ev.ExtensionClaimed(seat_from_proto(message.extension_claimed.seat, f"{where}.seat"))
+    if kind == "seat_substituted":
+        substituted = message.seat_substituted
+        substitution = _SUBSTITUTION_REASON_FROM_PROTO.get(substituted.reason)
+        if substitution is None:
+            raise ProtocolError(
+                f"{where}.reason", f"unknown substitution reason {int(substituted.reason)}"
+            )
+        return ev.SeatSubstituted(seat_from_proto(substituted.seat, f"{where}.seat"), substitution)
+    if kind == "seat_reclaimed":
+        return ev.SeatReclaimed(seat_from_proto(message.seat_reclaimed.seat, f"{where}.seat"))
     if kind == "match_ended":
         ended = message.match_ended
         reason = _END_REASON_FROM_PROTO.get(ended.reason)
@@ -708,6 +738,7 @@ def view_to_proto(seat_view: SeatView) -> view_pb2.MatchView:
         legal_actions=[action_to_proto(action) for action in seat_view.legal_actions],
         seed_commitment=seat_view.seed_commitment,
         seed=seat_view.seed or b"",
+        substituted=[seat_to_proto(seat) for seat in seat_view.substituted],
     )
     for seat, player in enumerate(seat_view.players):
         if player is not None:

@@ -42,6 +42,10 @@ class Settings:
     # House bots (house.py): 0 turns them off.
     house_bots: int = 64
     quick_match_fill_after: float = 30.0
+    # Absent players (absent.py): a house bot takes a seat after this many timeouts in a row,
+    # or after its player had no Play stream for this many seconds; 0 turns either off.
+    substitute_after_timeouts: int = 2
+    disconnect_grace: float = 60.0
 
 
 #: Every flag's environment variable (flag destination -> variable).
@@ -66,6 +70,8 @@ ENVIRONMENT = {
     "tls_key": "SPADES_TLS_KEY",
     "house_bots": "SPADES_HOUSE_BOTS",
     "quick_match_fill_after": "SPADES_QUICK_MATCH_FILL_AFTER",
+    "substitute_after_timeouts": "SPADES_SUBSTITUTE_AFTER_TIMEOUTS",
+    "disconnect_grace": "SPADES_DISCONNECT_GRACE",
 }
 
 
@@ -167,6 +173,18 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         "seconds a quick-match player waits before house bots complete the table; 0: never",
         type=float,
     )
+    option(
+        "--substitute-after-timeouts",
+        "turns of a seat timed out in a row before a house bot plays it (until its player "
+        "reconnects); 0: never",
+        type=int,
+    )
+    option(
+        "--disconnect-grace",
+        "seconds a seat's player may have no Play stream open during the match before a house "
+        "bot plays it (until the player reconnects); 0: never",
+        type=float,
+    )
     return parse
 
 
@@ -196,7 +214,12 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         if getattr(args, dest) < 0:
             flag = "--" + dest.replace("_", "-")
             parse.error(f"{flag}/{ENVIRONMENT[dest]} must not be negative (0 turns it off)")
-    for dest in ("house_bots", "quick_match_fill_after"):
+    for dest in (
+        "house_bots",
+        "quick_match_fill_after",
+        "substitute_after_timeouts",
+        "disconnect_grace",
+    ):
         if getattr(args, dest) < 0:
             flag = "--" + dest.replace("_", "-")
             parse.error(f"{flag}/{ENVIRONMENT[dest]} must not be negative (0 turns it off)")
@@ -223,6 +246,8 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         tls_key=args.tls_key,
         house_bots=int(args.house_bots),
         quick_match_fill_after=float(args.quick_match_fill_after),
+        substitute_after_timeouts=int(args.substitute_after_timeouts),
+        disconnect_grace=float(args.disconnect_grace),
     )
 
 

@@ -12,6 +12,11 @@ the turn clock's, like any player who went away.
 
 It also completes the quick-match queue: a quick-match table whose first player has waited
 ``fill_after`` seconds gets heuristic house bots in its free seats, and the match starts.
+
+And it plays for absent players (see :mod:`spades_server.absent`): a substitute is a house bot
+given the seat token of a substitution the server appended to the table's log (only its digest
+is kept there). It plays the seat through the same public API until its player takes the seat
+back (its token is then refused, and it stops without a restart) or the match ends.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from spades.bot import Backoff, Bot, play_match
 from spades.client import SpadesClient, SpadesError
 from spades.engine import seat_name
 from spades.v1 import lobby_pb2
-from spades_server import errors
+from spades_server import errors, tokens
 from spades_server.limits import LimitExceeded
 from spades_server.lobby import LobbyProjection
 
@@ -81,6 +86,10 @@ class HouseBot:
     restarts: int = 0
     #: True once its match is over.
     finished: bool = False
+    #: True for a substitute playing for an absent player (not seated by JoinTable).
+    substitute: bool = False
+    #: A substitute's token digest (as its SeatSubstituted event holds it).
+    digest: bytes = field(default=b"", repr=False)
 
 
 class HousePool:
@@ -107,6 +116,8 @@ class HousePool:
         self._address: str | None = None
         self._why_off = "this server runs no house bots (--house-bots 0)"
         self.bots: dict[tuple[str, int], HouseBot] = {}
+        #: The substitutes playing for absent players, by (table, seat).
+        self.substitutes: dict[tuple[str, int], HouseBot] = {}
         self._seating = asyncio.Lock()
         self._waiting_since: dict[str, float] = {}
         self._filler: asyncio.Task[None] | None = None
@@ -137,17 +148,25 @@ class HousePool:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        for bot in list(self.bots.values()):
+        for bot in [*self.bots.values(), *self.substitutes.values()]:
             await bot.client.close()
         self.bots.clear()
+        self.substitutes.clear()
 
     def _tasks(self) -> list[asyncio.Task[None]]:
-        return [bot.task for bot in self.bots.values() if bot.task is not None]
+        bots = [*self.bots.values(), *self.substitutes.values()]
+        return [bot.task for bot in bots if bot.task is not None]
 
     @property
     def playing(self) -> int:
-        """How many house bots are playing now."""
-        return sum(not bot.finished for bot in self.bots.values())
+        """How many house bots (substitutes included) are playing now."""
+        bots = [*self.bots.values(), *self.substitutes.values()]
+        return sum(not bot.finished for bot in bots)
+
+    @property
+    def can_substitute(self) -> bool:
+        """Whether a substitute could start now (the pool is on and not full)."""
+        return self._address is not None and self.capacity > 0 and self.playing < self.capacity
 
     # ------------------------------------------------------------------ seating
 
@@ -187,6 +206,63 @@ class HousePool:
         log.info("house bot seated", table_id=table_id, seat=seat_name(bot.seat), player=name)
         return bot
 
+    async def substitute(
+        self, table_id: str, seat: int, token: str, kind: str = "heuristic"
+    ) -> HouseBot:
+        """Play ``seat`` with ``token``, the seat token of a substitution already in the log,
+        until the seat's player takes it back or the match ends. A substitute the pool already
+        runs for the seat is replaced."""
+        if self._address is None or self.capacity <= 0:
+            raise errors.precondition(self._why_off)
+        previous = self.substitutes.pop((table_id, seat), None)
+        if previous is not None:
+            await self._stop_bot(previous)
+        async with self._seating:
+            if self.playing >= self.capacity:
+                raise LimitExceeded(
+                    f"this server already runs {self.capacity} house bots; try again later"
+                )
+            name = f"House {kind.title()} (for {seat_name(seat)})"
+            bot = HouseBot(
+                table_id,
+                seat,
+                name,
+                kind,
+                token,
+                SpadesClient(self._address),
+                substitute=True,
+                digest=tokens.digest(token),
+            )
+            self.substitutes[(table_id, seat)] = bot
+            bot.task = asyncio.create_task(
+                self._supervise(bot), name=f"house-sub-{table_id}-{seat}"
+            )
+        log.info("substitute playing", table_id=table_id, seat=seat_name(seat), player=name)
+        return bot
+
+    async def release(self, table_id: str, seat: int, digest: bytes) -> None:
+        """Stop the substitute playing ``seat`` with the token of ``digest`` (its player took
+        the seat back, or a newer substitute came), if it still does."""
+        bot = self.substitutes.get((table_id, seat))
+        if bot is None or bot.digest != digest:
+            return
+        del self.substitutes[(table_id, seat)]
+        log.info("substitute released", table_id=table_id, seat=seat_name(seat))
+        await self._stop_bot(bot)
+
+    def substitute_digest_of(self, table_id: str, seat: int) -> bytes | None:
+        """The token digest of the substitute this pool runs for ``seat``, if any."""
+        bot = self.substitutes.get((table_id, seat))
+        return None if bot is None else bot.digest
+
+    async def _stop_bot(self, bot: HouseBot) -> None:
+        if bot.task is not None and not bot.task.done():
+            bot.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await bot.task
+        bot.finished = True
+        await bot.client.close()
+
     def _name_for(self, table_id: str, kind: str) -> str:
         """ "House Heuristic N" with the smallest N not yet at the table."""
         summary = self._projection.tables.get(table_id)
@@ -210,6 +286,14 @@ class HousePool:
                 except asyncio.CancelledError:
                     raise
                 except Exception as error:
+                    if (
+                        bot.substitute
+                        and isinstance(error, SpadesError)
+                        and error.code is grpc.StatusCode.UNAUTHENTICATED
+                    ):
+                        # The player took the seat back: the substitute's token is refused.
+                        log.info("substitute done", table_id=bot.table_id, seat=bot.seat)
+                        return
                     if time.monotonic() - started > HEALTHY_AFTER:
                         failures = 0
                     failures += 1
@@ -235,8 +319,9 @@ class HousePool:
                     await asyncio.sleep(delay)
         finally:
             bot.finished = True
-            if self.bots.get((bot.table_id, bot.seat)) is bot:
-                del self.bots[(bot.table_id, bot.seat)]
+            registry = self.substitutes if bot.substitute else self.bots
+            if registry.get((bot.table_id, bot.seat)) is bot:
+                del registry[(bot.table_id, bot.seat)]
             await asyncio.shield(bot.client.close())
 
     def _match_over(self, table_id: str) -> bool:

@@ -182,7 +182,8 @@ def seat_token_from(context: Context) -> str:
 
 
 async def authenticate(store: TableStore, token: str) -> tuple[Table, int]:
-    """The table and seat a seat token is good for, or UNAUTHENTICATED."""
+    """The table and seat a seat token is good for (a player's, or a substitute's while it
+    plays the seat), or UNAUTHENTICATED."""
     table_id = tokens.table_of_token(token)
     if table_id is None:
         raise errors.unauthenticated("this is not a seat token")
@@ -191,6 +192,10 @@ async def authenticate(store: TableStore, token: str) -> tuple[Table, int]:
     except errors.RequestError:
         raise errors.unauthenticated("this seat token is not valid") from None
     for seat, token_digest in table.seat_token_digests.items():
+        if tokens.matches(token, token_digest):
+            return table, seat
+    # A substitute (a house bot playing for an absent player) while the substitution lasts.
+    for seat, token_digest in table.substitute_token_digests.items():
         if tokens.matches(token, token_digest):
             return table, seat
     raise errors.unauthenticated("this seat token is not valid (or its seat was given up)")

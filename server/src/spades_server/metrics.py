@@ -32,6 +32,11 @@ ERRORS = Counter("spades_errors_total", "Requests refused, by gRPC status code."
 QUICK_MATCH_WAITING = Gauge(
     "spades_quick_match_waiting", "Players seated at quick-match tables that have not started."
 )
+SUBSTITUTIONS = Counter(
+    "spades_substitutions_total",
+    "House bots that took the seat of an absent player, by reason (timeouts, disconnected).",
+    ["reason"],
+)
 
 
 def serve(host: str, port: int) -> tuple[str, Callable[[], None]]:

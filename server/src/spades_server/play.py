@@ -3,6 +3,11 @@
 A stream is a view of the table's log: a snapshot of what the viewer may know at one sequence
 number, then every later event redacted for the viewer by the engine, then live events, and a
 prompt whenever it is the seat's turn. Actions go through the TableStore like every command.
+
+While a substitute (a house bot, see ``absent.py``) plays a seat, the substitute's token is
+accepted for it and gets the prompts; the player's own stream keeps its events but no prompts,
+and its actions are refused. The player takes the seat back by opening a Play stream with its
+own token (``SeatReclaimed``); the substitute's stream is then closed and its token refused.
 """
 
 from __future__ import annotations
@@ -17,9 +22,11 @@ import grpc
 import structlog
 
 from spades import protocol, records
-from spades.engine import IllegalAction, Viewer, redact, view, visible_legal_actions
+from spades.engine import Concede, IllegalAction, Viewer, redact, view, visible_legal_actions
+from spades.engine.events import SubstitutionReason
 from spades.v1 import events_pb2, play_pb2, play_pb2_grpc
 from spades_server import errors, metrics, tokens
+from spades_server.absent import AbsentPlayers, decide_reclaim
 from spades_server.clock import deadline_of
 from spades_server.limits import Limits
 from spades_server.lobby import authenticate, seat_token_from
@@ -64,7 +71,24 @@ def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
 
 
 #: Event kinds whose stored form holds secrets the engine does not model.
-_CARRY_SERVER_SECRETS = frozenset(("table_created", "seat_taken"))
+_CARRY_SERVER_SECRETS = frozenset(("table_created", "seat_taken", "seat_substituted"))
+
+_GIVEN_UP = "this seat was given up, so its token is no longer valid"
+_TAKEN_BACK = "the seat's player took it back, so this substitute's token is no longer valid"
+_SUBSTITUTED = (
+    "a house bot plays this seat since you were away; open a new Play stream with your seat "
+    "token to take it back"
+)
+
+
+def check_holder(table: Table, seat: int, holder: bytes, substitute: bool) -> None:
+    """UNAUTHENTICATED unless ``holder`` (a token digest) may still act for the seat: its own
+    player's, or (for a substitute's stream) the substitute's while the substitution lasts."""
+    if substitute:
+        if not table.is_substitute(seat, holder):
+            raise errors.unauthenticated(_TAKEN_BACK)
+    elif not table.is_player(seat, holder):
+        raise errors.unauthenticated(_GIVEN_UP)
 
 
 def snapshot(table: Table, sequence: int, viewer: Viewer) -> play_pb2.Snapshot:
@@ -73,12 +97,20 @@ def snapshot(table: Table, sequence: int, viewer: Viewer) -> play_pb2.Snapshot:
 
 
 class PlayServicer(play_pb2_grpc.PlayServiceServicer):
-    def __init__(self, store: TableStore, shutdown: Shutdown, limits: Limits | None = None) -> None:
+    def __init__(
+        self,
+        store: TableStore,
+        shutdown: Shutdown,
+        limits: Limits | None = None,
+        absent: AbsentPlayers | None = None,
+    ) -> None:
         self._store = store
         self._shutdown = shutdown
         self._limits = limits or Limits()
-        #: The open Play stream of each (table, seat): set when a newer one replaces it.
-        self._seat_streams: dict[tuple[str, int], asyncio.Event] = {}
+        self._absent = absent
+        #: The open Play stream of each (table, seat, token digest): set when a newer one with
+        #: the same token replaces it (a seat's player and its substitute each have their own).
+        self._seat_streams: dict[tuple[str, int, bytes], asyncio.Event] = {}
 
     async def Play(
         self,
@@ -88,15 +120,19 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         token = seat_token_from(context)
         table, seat = await authenticate(self._store, token)
         holder = tokens.digest(token)
+        substitute = table.is_substitute(seat, holder)
         first = await anext(aiter(request_iterator), None)
         if first is None or first.WhichOneof("kind") != "start":
             raise errors.invalid("the first message of a Play stream must be `start`")
         start = first.start
         after = _check_after(table, start.after_sequence)
-        bound = log.bind(table_id=table.table_id, seat=seat)
+        bound = log.bind(table_id=table.table_id, seat=seat, substitute=substitute)
+        if not substitute and table.state.substitutions[seat] is not None:
+            # The player is back: it takes its seat from the substitute before anything is sent.
+            await self._reclaim(table.table_id, seat, holder, bound)
         bound.info("play stream opened", sequence=after)
-        # One stream per seat: the newer wins, the older is closed with a clear status.
-        key = (table.table_id, seat)
+        # One stream per seat and token: the newer wins, the older is closed with a clear status.
+        key = (table.table_id, seat, holder)
         previous = self._seat_streams.get(key)
         if previous is not None:
             previous.set()
@@ -104,15 +140,21 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         superseded = self._seat_streams[key] = asyncio.Event()
         outgoing: asyncio.Queue[play_pb2.PlayResponse] = asyncio.Queue(STREAM_QUEUE_SIZE)
         actions = asyncio.create_task(
-            self._handle_actions(request_iterator, table.table_id, seat, holder, outgoing, bound)
+            self._handle_actions(
+                request_iterator, table.table_id, seat, holder, substitute, outgoing, bound
+            )
         )
         metrics.OPEN_STREAMS.labels("play").inc()
+        if self._absent is not None and not substitute:
+            self._absent.stream_opened(table.table_id, seat)
         try:
             async for message in self._feed(
-                table.table_id, after, seat, outgoing, actions, superseded, holder
+                table.table_id, after, seat, outgoing, actions, superseded, holder, substitute
             ):
                 yield message
         finally:
+            if self._absent is not None and not substitute:
+                self._absent.stream_closed(table.table_id, seat)
             if self._seat_streams.get(key) is superseded:
                 del self._seat_streams[key]
             metrics.OPEN_STREAMS.labels("play").dec()
@@ -128,7 +170,9 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         after = _check_after(table, request.after_sequence)
         metrics.OPEN_STREAMS.labels("watch").inc()
         try:
-            async for message in self._feed(table.table_id, after, None, None, None, None, b""):
+            async for message in self._feed(
+                table.table_id, after, None, None, None, None, b"", False
+            ):
                 kind = message.WhichOneof("kind")
                 if kind == "snapshot":
                     yield play_pb2.WatchResponse(snapshot=message.snapshot)
@@ -154,26 +198,42 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         actions: asyncio.Task[None] | None,
         superseded: asyncio.Event | None,
         holder: bytes,
+        substitute: bool,
     ) -> AsyncIterator[play_pb2.PlayResponse]:
-        """Snapshot at ``after``, then every later event, then live ones; prompts for a seat."""
+        """Snapshot at ``after``, then every later event, then live ones; prompts for a seat
+        (for its substitute's stream while one plays it)."""
         table = await self._store.load(table_id)
         position = after or table.version
         yield play_pb2.PlayResponse(snapshot=snapshot(table, position, viewer))
         prompted = -1
+        reclaim_tried = -1
         while True:
             table = self._store.cached(table_id)
-            if viewer is not None and table.seat_token_digests.get(viewer) != holder:
+            if viewer is not None:
                 # Checked against the latest state before anything more is sent: a player who
-                # gave the seat up never sees what its next occupant is dealt.
-                raise errors.unauthenticated(
-                    "this seat was given up, so its token is no longer valid"
-                )
+                # gave the seat up never sees what its next occupant is dealt, nor a substitute
+                # anything after its player took the seat back.
+                check_holder(table, viewer, holder, substitute)
+                replaced = table.state.substitutions[viewer]
+                if (
+                    replaced is SubstitutionReason.DISCONNECTED
+                    and not substitute
+                    and reclaim_tried != table.version
+                ):
+                    # Substituted as disconnected (by another replica) while this stream of
+                    # its player is open: the player is here, so it takes the seat back.
+                    reclaim_tried = table.version
+                    await self._reclaim(table_id, viewer, holder, log.bind(table_id=table_id))
+                    continue
             while position < table.version:
                 position += 1
                 yield play_pb2.PlayResponse(event=redacted(table, position - 1, viewer))
             legal = (
                 visible_legal_actions(table.state, viewer)
-                if viewer is not None and table.state.turn == viewer and prompted != position
+                if viewer is not None
+                and table.state.turn == viewer
+                and prompted != position
+                and (substitute or table.state.substitutions[viewer] is None)
                 else []
             )
             if legal:
@@ -208,11 +268,14 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         table_id: str,
         seat: int,
         holder: bytes,
+        substitute: bool,
         outgoing: asyncio.Queue[play_pb2.PlayResponse],
         bound: structlog.BoundLogger,
     ) -> None:
         try:
-            await self._answer_actions(request_iterator, table_id, seat, holder, outgoing, bound)
+            await self._answer_actions(
+                request_iterator, table_id, seat, holder, substitute, outgoing, bound
+            )
         finally:
             self._store.poke(table_id)
 
@@ -222,6 +285,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         table_id: str,
         seat: int,
         holder: bytes,
+        substitute: bool,
         outgoing: asyncio.Queue[play_pb2.PlayResponse],
         bound: structlog.BoundLogger,
     ) -> None:
@@ -233,7 +297,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
                     reason="`start` may only be sent once, first",
                 )
             else:
-                result = await self._act(table_id, seat, holder, request.action, bound)
+                result = await self._act(table_id, seat, holder, substitute, request.action, bound)
             await outgoing.put(play_pb2.PlayResponse(action_result=result))
             self._store.poke(table_id)
 
@@ -242,6 +306,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         table_id: str,
         seat: int,
         holder: bytes,
+        substitute: bool,
         request: play_pb2.ActionRequest,
         bound: structlog.BoundLogger,
     ) -> play_pb2.ActionResult:
@@ -259,15 +324,16 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
                 raise errors.invalid(str(error)) from error
 
             def decide(table: Table) -> list[events_pb2.Event]:
-                if table.seat_token_digests.get(seat) != holder:
-                    raise errors.unauthenticated(
-                        "this seat was given up, so its token is no longer valid"
-                    )
+                check_holder(table, seat, holder, substitute)
                 first = table.answered_actions.get((seat, request.action_id))
                 if first is not None:
                     raise AlreadyAnswered(first)
                 if table.finished:
                     raise errors.precondition("the match is over")
+                if substitute and isinstance(action, Concede):
+                    raise errors.denied("a substitute may not concede for the seat's player")
+                if not substitute and table.state.substitutions[seat] is not None:
+                    raise errors.precondition(_SUBSTITUTED)
                 if request.sequence != table.version:
                     raise errors.RequestError(
                         grpc.StatusCode.ABORTED,
@@ -298,6 +364,16 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             bound.info("action refused", action=kind, code=error.code.name, reason=error.reason)
         metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
         return result
+
+    async def _reclaim(
+        self, table_id: str, seat: int, holder: bytes, bound: structlog.BoundLogger
+    ) -> None:
+        """The seat's player is back: append SeatReclaimed (once, whichever process does it)."""
+        _, stored = await self._store.execute(
+            table_id, lambda table: decide_reclaim(table, seat, holder)
+        )
+        if stored:
+            bound.info("seat reclaimed", seat=seat, sequence=stored[0].version)
 
 
 def _check_after(table: Table, after: int) -> int:

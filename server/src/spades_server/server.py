@@ -16,6 +16,7 @@ from grpc_reflection.v1alpha import reflection
 
 from spades.v1 import admin_pb2, admin_pb2_grpc, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc
 from spades_server import errors, limits, metrics
+from spades_server.absent import AbsentPlayers
 from spades_server.admin import AdminServicer
 from spades_server.clock import TurnClock
 from spades_server.config import Settings
@@ -151,6 +152,12 @@ class SpadesServer:
             capacity=settings.house_bots,
             fill_after=settings.quick_match_fill_after,
         )
+        self.absent = AbsentPlayers(
+            self.store,
+            self.house_bots,
+            after_timeouts=settings.substitute_after_timeouts,
+            grace=settings.disconnect_grace,
+        )
         # The asyncio servicer: the plain one's handlers are sync and fail on a grpc.aio server.
         self.health = health_aio.HealthServicer()
         self.limits = limits.Limits(settings)
@@ -187,7 +194,7 @@ class SpadesServer:
             LobbyServicer(self.store, self.projection, self.limits, self.house_bots), self.server
         )
         play_pb2_grpc.add_PlayServiceServicer_to_server(
-            PlayServicer(self.store, self.shutdown, self.limits), self.server
+            PlayServicer(self.store, self.shutdown, self.limits, self.absent), self.server
         )
         admin_pb2_grpc.add_AdminServiceServicer_to_server(
             AdminServicer(self.store, self.projection, self.settings.operator_token), self.server
@@ -204,6 +211,9 @@ class SpadesServer:
             # certificate holds, which the server cannot know.
             self.house_bots.disable("house bots are off on a server that serves TLS")
         await self.house_bots.start(own_address(self.settings.listen, self.port))
+        if self.house_bots.capacity > 0:
+            # Substitutes are house bots: without any, absent players are left to the clock.
+            await self.absent.start()
         host = self.settings.listen.rpartition(":")[0]
         log.info(
             "serving",
@@ -218,6 +228,7 @@ class SpadesServer:
     async def stop(self) -> None:
         """Stop taking calls, let in-flight commands finish, close streams with UNAVAILABLE."""
         await self.health.enter_graceful_shutdown()
+        await self.absent.stop()
         await self.house_bots.stop()
         self.shutdown.event.set()
         self.store.wake_all()

@@ -1,10 +1,10 @@
 """Tables as event-sourced aggregates, and command handling on the event log.
 
 A :class:`Table` is everything the log says about one table: the engine's match state plus
-what only the server keeps (seat-token digests, the table's name and privacy, the action ids
-already answered). :class:`TableStore` handles every command the same stateless way: load the
-table (from a cache checked against the log's version), decide with the engine, append with
-the expected version, and on a conflict reload and decide again.
+what only the server keeps (seat-token digests, substitutes' token digests, the table's name and
+privacy, the action ids already answered). :class:`TableStore` handles every command the same
+stateless way: load the table (from a cache checked against the log's version), decide with the
+engine, append with the expected version, and on a conflict reload and decide again.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ class Table:
     join_code_sha256: bytes = b""
     created_at: float = 0.0
     seat_token_digests: dict[int, bytes] = field(default_factory=dict)
+    #: The token digest of each seat's substitute (a house bot), while it plays the seat.
+    substitute_token_digests: dict[int, bytes] = field(default_factory=dict)
     #: (seat, action id) -> sequence of the first event the action caused.
     answered_actions: dict[tuple[int, str], int] = field(default_factory=dict)
     #: Every stored event, as protobuf with its sequence and time.
@@ -71,6 +73,12 @@ class Table:
             self.seat_token_digests[seat] = event.seat_taken.seat_token_sha256
         elif kind == "seat_left":
             self.seat_token_digests.pop(protocol.seat_from_proto(event.seat_left.seat), None)
+        elif kind == "seat_substituted":
+            seat = protocol.seat_from_proto(event.seat_substituted.seat)
+            self.substitute_token_digests[seat] = event.seat_substituted.substitute_token_sha256
+        elif kind == "seat_reclaimed":
+            seat = protocol.seat_from_proto(event.seat_reclaimed.seat)
+            self.substitute_token_digests.pop(seat, None)
         if event.action_id:
             actor = actor_of(engine_event)
             if actor is not None:
@@ -78,6 +86,19 @@ class Table:
         self.events.append(event)
         self.engine_events.append(engine_event)
         self.version = stored.version
+
+    def is_player(self, seat: int, holder: bytes) -> bool:
+        """Whether ``holder`` (a token digest) is the seat's own player's."""
+        return bool(holder) and self.seat_token_digests.get(seat) == holder
+
+    def is_substitute(self, seat: int, holder: bytes) -> bool:
+        """Whether ``holder`` is the token digest of the substitute playing the seat now."""
+        return bool(holder) and self.substitute_token_digests.get(seat) == holder
+
+    @property
+    def in_play(self) -> bool:
+        """True while the match is being played (started, not over)."""
+        return self.state.phase not in (Phase.WAITING_FOR_PLAYERS, Phase.ENDED)
 
     @property
     def started(self) -> bool:
@@ -180,6 +201,10 @@ class TableStore:
     def cached(self, table_id: str) -> Table:
         """The table as last loaded (call :meth:`load` once first)."""
         return self._cache[table_id]
+
+    def cached_tables(self) -> list[Table]:
+        """Every table loaded so far."""
+        return list(self._cache.values())
 
     def cached_version(self, table_id: str) -> int:
         table = self._cache.get(table_id)

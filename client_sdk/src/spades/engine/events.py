@@ -130,6 +130,8 @@ class SideResult:
 class HandScored:
     hand_number: int
     sides: tuple[SideResult, ...]
+    #: The seats that had a turn timed out, or a substitute playing, during the hand.
+    automatic_play: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +142,26 @@ class TurnTimedOut:
 
 @dataclass(frozen=True, slots=True)
 class ExtensionClaimed:
+    seat: int
+
+
+class SubstitutionReason(Enum):
+    TIMEOUTS = "consecutive timeouts"
+    DISCONNECTED = "disconnected"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSubstituted:
+    """A substitute (a house bot) plays the seat until its player takes it back."""
+
+    seat: int
+    reason: SubstitutionReason
+
+
+@dataclass(frozen=True, slots=True)
+class SeatReclaimed:
+    """The seat's player took it back from its substitute."""
+
     seat: int
 
 
@@ -183,6 +205,8 @@ Event = (
     | HandScored
     | TurnTimedOut
     | ExtensionClaimed
+    | SeatSubstituted
+    | SeatReclaimed
     | Conceded
     | MatchEnded
     | SeedRevealed

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from spades.engine import events as ev
 from spades.engine.actions import (
@@ -51,6 +51,7 @@ from spades.engine.scoring import score_side
 from spades.engine.shuffle import SHUFFLE_VERSION, commitment, deal, first_dealer, new_seed
 
 SEAT_NAMES: Final = ("North", "East", "South", "West")
+_T = TypeVar("_T")
 _SUIT_NAMES: Final = ("clubs", "diamonds", "hearts", "spades")
 _SUIT_SINGULAR: Final = ("a club", "a diamond", "a heart", "a spade")
 #: The cards that must be followed when a card of each effective suit leads (jokers are spades).
@@ -118,6 +119,8 @@ class MatchState:
     """
 
     __slots__ = (
+        "automatic_for",
+        "automatic_play",
         "bags",
         "bids",
         "blind_pending",
@@ -139,7 +142,9 @@ class MatchState:
         "seed",
         "seed_commitment",
         "spades_broken",
+        "substitutions",
         "tables",
+        "timeout_streaks",
         "timeouts",
         "trick",
         "tricks_won",
@@ -172,6 +177,15 @@ class MatchState:
     bags: list[int]
     hand_results: tuple[ev.HandScored, ...]
     timeouts: int
+    #: Per seat: its turns timed out in a row (its own action, a substitution or a reclaim
+    #: ends a run; an automatic action does not).
+    timeout_streaks: tuple[int, ...]
+    #: The seat whose automatic action comes next (right after its TurnTimedOut), else -1.
+    automatic_for: int
+    #: Per seat: why a substitute plays it, or None while its player does.
+    substitutions: tuple[ev.SubstitutionReason | None, ...]
+    #: Bitmask of the seats with a timeout or a substitute this hand (HandScored.automatic_play).
+    automatic_play: int
     #: True while the latest event is the seat on turn claiming its extension.
     extension_claimed: bool
     end: ev.MatchEnded | None
@@ -198,6 +212,8 @@ class MatchState:
         # Every slot, spelled out (a loop of getattr/setattr costs ~3x more, and apply clones
         # once per action); the lists are copied, everything else is immutable and shared.
         other = MatchState.__new__(MatchState)
+        other.automatic_for = self.automatic_for
+        other.automatic_play = self.automatic_play
         other.bags = self.bags[:]
         other.bids = self.bids[:]
         other.blind_pending = self.blind_pending
@@ -219,7 +235,9 @@ class MatchState:
         other.seed = self.seed
         other.seed_commitment = self.seed_commitment
         other.spades_broken = self.spades_broken
+        other.substitutions = self.substitutions
         other.tables = self.tables
+        other.timeout_streaks = self.timeout_streaks
         other.timeouts = self.timeouts
         other.trick = self.trick[:]
         other.tricks_won = self.tricks_won[:]
@@ -406,6 +424,35 @@ class MatchState:
         out.extend(new.act(seat, action))
         return new, out
 
+    def substitute(
+        self, seat: int, reason: ev.SubstitutionReason
+    ) -> tuple[MatchState, list[ev.Event]]:
+        """The state after a substitute takes over ``seat`` (one already substituted may get a
+        new substitute). When to do it is the server's policy, not a rule."""
+        self._check_seat(seat)
+        self._check_in_play()
+        new = self.clone()
+        out: list[ev.Event] = []
+        new._emit(ev.SeatSubstituted(seat, reason), out)
+        return new, out
+
+    def reclaim(self, seat: int) -> tuple[MatchState, list[ev.Event]]:
+        """The state after the player of ``seat`` takes it back from its substitute."""
+        self._check_seat(seat)
+        self._check_in_play()
+        if self.substitutions[seat] is None:
+            raise IllegalAction(f"{seat_name(seat)} is not played by a substitute")
+        new = self.clone()
+        out: list[ev.Event] = []
+        new._emit(ev.SeatReclaimed(seat), out)
+        return new, out
+
+    def _check_in_play(self) -> None:
+        if self.phase is Phase.WAITING_FOR_PLAYERS:
+            raise IllegalAction("the match has not started: seats are still free")
+        if self.phase is Phase.ENDED:
+            raise IllegalAction("the match is over")
+
     def close(self) -> tuple[MatchState, list[ev.Event]]:
         """The state after the operator closes the table: the match ends and no side wins."""
         if self.phase is Phase.ENDED:
@@ -564,7 +611,9 @@ class MatchState:
             score_side(self.rules, side, bids, tricks, self.scores[index], self.bags[index])
             for index, side in enumerate(self.tables.sides)
         )
-        self._emit(ev.HandScored(self.hand_number, sides), out)
+        automatic = self.automatic_play
+        seats = tuple(seat for seat in range(self.tables.players) if automatic >> seat & 1)
+        self._emit(ev.HandScored(self.hand_number, sides, seats), out)
         reason = self._end_reason()
         if reason is not None:
             top = max(self.scores)
@@ -677,6 +726,10 @@ class MatchState:
         self.bags = [0] * len(tables.sides)
         self.hand_results = ()
         self.timeouts = 0
+        self.timeout_streaks = (0,) * tables.players
+        self.automatic_for = -1
+        self.substitutions = (None,) * tables.players
+        self.automatic_play = 0
         self.end = None
 
     def _on_seat_taken(self, event: ev.SeatTaken) -> None:
@@ -699,6 +752,9 @@ class MatchState:
         self.completed_tricks = ()
         self.spades_broken = False
         self.played = 0
+        self.automatic_play = sum(
+            1 << seat for seat, reason in enumerate(self.substitutions) if reason is not None
+        )
         self.phase = Phase.BLIND_NIL_CHOICE if event.blind_nil_eligible else Phase.BIDDING
         self._advance()
 
@@ -708,6 +764,8 @@ class MatchState:
         self.visible[event.seat] = not event.face_down
 
     def _on_blind_nil_chosen(self, event: ev.BlindNilChosen) -> None:
+        if self.timeout_streaks[event.seat]:
+            self._seat_acted(event.seat)
         self.blind_pending = tuple(seat for seat in self.blind_pending if seat != event.seat)
         self._advance()
 
@@ -717,10 +775,14 @@ class MatchState:
         self.visible[event.seat] = True
 
     def _on_bid_made(self, event: ev.BidMade) -> None:
+        if self.timeout_streaks[event.seat]:
+            self._seat_acted(event.seat)
         self.bids[event.seat] = event.bid
         self._advance()
 
     def _on_cards_passed(self, event: ev.CardsPassed) -> None:
+        if self.timeout_streaks[event.from_seat]:
+            self._seat_acted(event.from_seat)
         if event.cards is not None:
             mask = _mask(event.cards)
             self.hands[event.from_seat] &= ~mask
@@ -730,6 +792,8 @@ class MatchState:
 
     def _on_card_played(self, event: ev.CardPlayed) -> None:
         card = event.card
+        if self.timeout_streaks[event.seat]:
+            self._seat_acted(event.seat)
         if not self.trick:
             # The seat that plays first led (a fold of redacted events may not know who holds
             # the 2♣ that must lead, but it sees who played).
@@ -760,6 +824,27 @@ class MatchState:
 
     def _on_turn_timed_out(self, event: ev.TurnTimedOut) -> None:
         self.timeouts += 1
+        seat = event.seat
+        self.timeout_streaks = _with(self.timeout_streaks, seat, self.timeout_streaks[seat] + 1)
+        self.automatic_for = seat
+        self.automatic_play |= 1 << seat
+
+    def _seat_acted(self, seat: int) -> None:
+        """A seat on a run of timeouts acted: its automatic action, or its own (ends the run)."""
+        if self.automatic_for == seat:
+            self.automatic_for = -1
+        else:
+            self.timeout_streaks = _with(self.timeout_streaks, seat, 0)
+
+    def _on_seat_substituted(self, event: ev.SeatSubstituted) -> None:
+        seat = event.seat
+        self.substitutions = _with(self.substitutions, seat, event.reason)
+        self.timeout_streaks = _with(self.timeout_streaks, seat, 0)
+        self.automatic_play |= 1 << seat
+
+    def _on_seat_reclaimed(self, event: ev.SeatReclaimed) -> None:
+        self.substitutions = _with(self.substitutions, event.seat, None)
+        self.timeout_streaks = _with(self.timeout_streaks, event.seat, 0)
 
     def _on_extension_claimed(self, event: ev.ExtensionClaimed) -> None:
         self.extension_claimed = True
@@ -823,6 +908,12 @@ class MatchState:
         return (self.dealer + self.tables.step) % self.tables.players
 
 
+def _with(values: tuple[_T, ...], index: int, value: _T) -> tuple[_T, ...]:
+    """``values`` with the item at ``index`` replaced (per-seat facts are immutable tuples, so
+    a clone shares them)."""
+    return (*values[:index], value, *values[index + 1 :])
+
+
 def _mask(cards: Iterable[int]) -> int:
     mask = 0
     for number in cards:
@@ -868,6 +959,8 @@ _EVOLVERS: Final[dict[type, Any]] = {
     ev.HandScored: MatchState._on_hand_scored,
     ev.TurnTimedOut: MatchState._on_turn_timed_out,
     ev.ExtensionClaimed: MatchState._on_extension_claimed,
+    ev.SeatSubstituted: MatchState._on_seat_substituted,
+    ev.SeatReclaimed: MatchState._on_seat_reclaimed,
     ev.Conceded: MatchState._on_conceded,
     ev.MatchEnded: MatchState._on_match_ended,
     ev.SeedRevealed: MatchState._on_seed_revealed,

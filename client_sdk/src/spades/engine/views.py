@@ -70,6 +70,8 @@ class SeatView:
     #: Only once the match is over.
     seed: bytes | None
     end: ev.MatchEnded | None
+    #: The seats a substitute (a house bot) plays now.
+    substituted: tuple[int, ...] = ()
 
 
 def visible_legal_actions(state: MatchState, seat: int) -> list[Action]:
@@ -114,6 +116,9 @@ def view(state: MatchState, viewer: Viewer) -> SeatView:
         seed_commitment=state.seed_commitment,
         seed=state.seed if state.phase is Phase.ENDED else None,
         end=state.end,
+        substituted=tuple(
+            seat for seat, reason in enumerate(state.substitutions) if reason is not None
+        ),
     )
 
 

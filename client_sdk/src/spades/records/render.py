@@ -49,6 +49,13 @@ class ScoreTable:
     sides: tuple[str, ...]
     hands: tuple[tuple[int, tuple[SideLine, ...]], ...]
     end: ev.MatchEnded | None
+    #: Per hand (as ``hands``): the seats with a timeout or a substitute playing that hand.
+    automatic_play: tuple[tuple[int, ...], ...] = ()
+
+    def automatic_in(self, index: int) -> tuple[int, ...]:
+        """The seats of hand ``index`` (0-based, as in ``hands``) played at least partly
+        automatically (a turn timed out, or a substitute played)."""
+        return self.automatic_play[index] if index < len(self.automatic_play) else ()
 
 
 def side_name(seats: Sequence[int]) -> str:
@@ -60,6 +67,7 @@ def score_table(events: Sequence[ev.Event]) -> ScoreTable:
     """The score table of a match from its events (the HandScored and MatchEnded ones)."""
     rules = _rules(events)
     hands = []
+    automatic = []
     for event in events:
         if isinstance(event, ev.HandScored):
             lines = tuple(
@@ -78,9 +86,13 @@ def score_table(events: Sequence[ev.Event]) -> ScoreTable:
                 for side in event.sides
             )
             hands.append((event.hand_number, lines))
+            automatic.append(event.automatic_play)
     end = next((event for event in events if isinstance(event, ev.MatchEnded)), None)
     return ScoreTable(
-        sides=tuple(side_name(seats) for seats in rules.sides), hands=tuple(hands), end=end
+        sides=tuple(side_name(seats) for seats in rules.sides),
+        hands=tuple(hands),
+        end=end,
+        automatic_play=tuple(automatic),
     )
 
 
@@ -96,8 +108,12 @@ def render_score_table(table: ScoreTable) -> str:
     rows: list[list[str]] = []
     for _ in table.sides:
         header.extend(_SIDE_COLUMNS)
-    for hand_number, lines in table.hands:
-        row = [str(hand_number)]
+    marked = []
+    for index, (hand_number, lines) in enumerate(table.hands):
+        seats = table.automatic_in(index)
+        row = [f"{hand_number}*" if seats else str(hand_number)]
+        if seats:
+            marked.append(f"hand {hand_number}: {', '.join(seat_name(s) for s in seats)}")
         for line in lines:
             bags = f"{line.bags}" + (f" ({line.bag_penalty})" if line.bag_penalty else "")
             row.extend(
@@ -112,6 +128,11 @@ def render_score_table(table: ScoreTable) -> str:
         group_line += " | " + side.ljust(span)
     out = [group_line.rstrip(), _row(header, widths), _row(["-" * w for w in widths], widths)]
     out.extend(_row(row, widths) for row in rows)
+    if marked:
+        out.append("")
+        out.append(
+            "* automatic play (a turn timed out, or a substitute played): " + "; ".join(marked)
+        )
     out.append("")
     out.append(_end_text(table.end, table.sides))
     return "\n".join(out) + "\n"
@@ -138,6 +159,7 @@ def score_table_json(table: ScoreTable) -> dict[str, Any]:
         "hands": [
             {
                 "hand": hand_number,
+                "automatic_play": [seat_name(seat) for seat in table.automatic_in(index)],
                 "sides": [
                     {
                         "side": line.side,
@@ -154,7 +176,7 @@ def score_table_json(table: ScoreTable) -> dict[str, Any]:
                     for line in lines
                 ],
             }
-            for hand_number, lines in table.hands
+            for index, (hand_number, lines) in enumerate(table.hands)
         ],
         "winner": None
         if end is None
@@ -268,10 +290,19 @@ class MatchNarrator:
             out.append("  Score:")
             target = self.rules.target_score if self.needed else None
             out.extend("    " + line for line in _hand_score_lines(self.rules, event, target))
+            if event.automatic_play:
+                seats = ", ".join(seat_name(seat) for seat in event.automatic_play)
+                out.append(f"  Automatic play this hand (timeouts or a substitute): {seats}")
         elif isinstance(event, ev.TurnTimedOut):
             notes.setdefault(event.seat, []).append("time ran out")
         elif isinstance(event, ev.ExtensionClaimed):
             notes.setdefault(event.seat, []).append("extension claimed")
+        elif isinstance(event, ev.SeatSubstituted):
+            out.append(
+                f"  A house bot takes over {_who(players, event.seat)} ({event.reason.value})"
+            )
+        elif isinstance(event, ev.SeatReclaimed):
+            out.append(f"  {_who(players, event.seat)} is back and takes the seat again")
         elif isinstance(event, ev.Conceded):
             if trick:
                 out.append(f"  Unfinished trick: {', '.join(trick)}")

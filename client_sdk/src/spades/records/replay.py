@@ -2,9 +2,10 @@
 
 :func:`replay` re-creates the table from the recorded rules, seed and preset deals, derives each
 player action from the recorded events (a seat taken, a Blind Nil choice, a bid, a pass, a card,
-an extension claimed, a timeout, a concession), applies it, and checks that the engine produces
-exactly the recorded events, one for one. A record that was tampered with, or played under other
-rules, fails at the first event that differs.
+an extension claimed, a timeout, a substitute taking a seat or its player taking it back, a
+concession), applies it, and checks that the engine produces exactly the recorded events, one
+for one. A record that was tampered with, or played under other rules, fails at the first
+event that differs.
 """
 
 from __future__ import annotations
@@ -93,6 +94,10 @@ def _redo(state: MatchState, event: ev.Event, index: int) -> tuple[MatchState, l
         return state.leave_seat(event.seat)
     if isinstance(event, ev.TurnTimedOut):
         return state.time_out()
+    if isinstance(event, ev.SeatSubstituted):
+        return state.substitute(event.seat, event.reason)
+    if isinstance(event, ev.SeatReclaimed):
+        return state.reclaim(event.seat)
     if isinstance(event, ev.MatchEnded) and event.reason is ev.EndReason.CLOSED:
         return state.close()
     action: Action
@@ -196,4 +201,8 @@ def _describe(event: ev.Event) -> str:
         return f"{seat_name(event.seat)}'s time running out"
     if isinstance(event, ev.ExtensionClaimed):
         return f"{seat_name(event.seat)} claiming the extension"
+    if isinstance(event, ev.SeatSubstituted):
+        return f"a substitute taking over {seat_name(event.seat)} ({event.reason.value})"
+    if isinstance(event, ev.SeatReclaimed):
+        return f"{seat_name(event.seat)}'s player taking the seat back"
     return type(event).__name__

@@ -23,6 +23,28 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _SubstitutionReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SubstitutionReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SubstitutionReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SUBSTITUTION_REASON_UNSPECIFIED: _SubstitutionReason.ValueType  # 0
+    SUBSTITUTION_REASON_TIMEOUTS: _SubstitutionReason.ValueType  # 1
+    """The seat's turns timed out too many times in a row (the server's --substitute-after-timeouts)."""
+    SUBSTITUTION_REASON_DISCONNECTED: _SubstitutionReason.ValueType  # 2
+    """The seat's player had no Play stream open for longer than the server's --disconnect-grace."""
+
+class SubstitutionReason(_SubstitutionReason, metaclass=_SubstitutionReasonEnumTypeWrapper):
+    """Why a substitute took a seat over."""
+
+SUBSTITUTION_REASON_UNSPECIFIED: SubstitutionReason.ValueType  # 0
+SUBSTITUTION_REASON_TIMEOUTS: SubstitutionReason.ValueType  # 1
+"""The seat's turns timed out too many times in a row (the server's --substitute-after-timeouts)."""
+SUBSTITUTION_REASON_DISCONNECTED: SubstitutionReason.ValueType  # 2
+"""The seat's player had no Play stream open for longer than the server's --disconnect-grace."""
+Global___SubstitutionReason: _TypeAlias = SubstitutionReason  # noqa: Y015
+
 class _MatchEndReason:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -641,21 +663,29 @@ class HandScored(_message.Message):
 
     HAND_NUMBER_FIELD_NUMBER: _builtins.int
     SIDES_FIELD_NUMBER: _builtins.int
+    AUTOMATIC_PLAY_FIELD_NUMBER: _builtins.int
     hand_number: _builtins.int
     """The hand."""
     @_builtins.property
     def sides(self) -> _containers.RepeatedCompositeFieldContainer[Global___SideResult]:
         """One line per side, in seat order of the side's first seat."""
 
+    @_builtins.property
+    def automatic_play(self) -> _containers.RepeatedScalarFieldContainer[_cards_pb2.Seat.ValueType]:
+        """The seats that had a turn timed out, or a substitute playing, during this hand (their
+        play was at least partly automatic), in seat order.
+        """
+
     def __init__(
         self,
         *,
         hand_number: _builtins.int = ...,
         sides: _abc.Iterable[Global___SideResult] | None = ...,
+        automatic_play: _abc.Iterable[_cards_pb2.Seat.ValueType] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_number", b"hand_number", "sides", b"sides"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["automatic_play", b"automatic_play", "hand_number", b"hand_number", "sides", b"sides"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -710,6 +740,61 @@ class ExtensionClaimed(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ExtensionClaimed: _TypeAlias = ExtensionClaimed  # noqa: Y015
+
+@_typing.final
+class SeatSubstituted(_message.Message):
+    """A substitute (a house bot, with a seat token of its own) plays the seat from now on, until
+    the seat's player takes it back by opening a Play stream with their own seat token. A seat
+    already substituted may get a new substitute (when the previous one stopped playing).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    SUBSTITUTE_TOKEN_SHA256_FIELD_NUMBER: _builtins.int
+    seat: _cards_pb2.Seat.ValueType
+    """The seat."""
+    reason: Global___SubstitutionReason.ValueType
+    """Why."""
+    substitute_token_sha256: _builtins.bytes
+    """SHA-256 of the substitute's seat token. Secret: removed from every view."""
+    def __init__(
+        self,
+        *,
+        seat: _cards_pb2.Seat.ValueType = ...,
+        reason: Global___SubstitutionReason.ValueType = ...,
+        substitute_token_sha256: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "seat", b"seat", "substitute_token_sha256", b"substitute_token_sha256"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatSubstituted: _TypeAlias = SeatSubstituted  # noqa: Y015
+
+@_typing.final
+class SeatReclaimed(_message.Message):
+    """The seat's player took the seat back from its substitute, whose token stops working."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _cards_pb2.Seat.ValueType
+    """The seat."""
+    def __init__(
+        self,
+        *,
+        seat: _cards_pb2.Seat.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatReclaimed: _TypeAlias = SeatReclaimed  # noqa: Y015
 
 @_typing.final
 class Conceded(_message.Message):
@@ -815,6 +900,8 @@ class Event(_message.Message):
     MATCH_ENDED_FIELD_NUMBER: _builtins.int
     SEED_REVEALED_FIELD_NUMBER: _builtins.int
     EXTENSION_CLAIMED_FIELD_NUMBER: _builtins.int
+    SEAT_SUBSTITUTED_FIELD_NUMBER: _builtins.int
+    SEAT_RECLAIMED_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """Position in the table's log, starting at 1. Zero for an event not yet stored."""
     action_id: _builtins.str
@@ -857,6 +944,10 @@ class Event(_message.Message):
     def seed_revealed(self) -> Global___SeedRevealed: ...
     @_builtins.property
     def extension_claimed(self) -> Global___ExtensionClaimed: ...
+    @_builtins.property
+    def seat_substituted(self) -> Global___SeatSubstituted: ...
+    @_builtins.property
+    def seat_reclaimed(self) -> Global___SeatReclaimed: ...
     def __init__(
         self,
         *,
@@ -880,12 +971,14 @@ class Event(_message.Message):
         match_ended: Global___MatchEnded | None = ...,
         seed_revealed: Global___SeedRevealed | None = ...,
         extension_claimed: Global___ExtensionClaimed | None = ...,
+        seat_substituted: Global___SeatSubstituted | None = ...,
+        seat_reclaimed: Global___SeatReclaimed | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["bid_made", b"bid_made", "blind_nil_chosen", b"blind_nil_chosen", "card_played", b"card_played", "cards_dealt", b"cards_dealt", "cards_passed", b"cards_passed", "cards_shown", b"cards_shown", "conceded", b"conceded", "extension_claimed", b"extension_claimed", "hand_scored", b"hand_scored", "hand_started", b"hand_started", "kind", b"kind", "match_ended", b"match_ended", "seat_left", b"seat_left", "seat_taken", b"seat_taken", "seed_revealed", b"seed_revealed", "table_created", b"table_created", "time", b"time", "trick_won", b"trick_won", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bid_made", b"bid_made", "blind_nil_chosen", b"blind_nil_chosen", "card_played", b"card_played", "cards_dealt", b"cards_dealt", "cards_passed", b"cards_passed", "cards_shown", b"cards_shown", "conceded", b"conceded", "extension_claimed", b"extension_claimed", "hand_scored", b"hand_scored", "hand_started", b"hand_started", "kind", b"kind", "match_ended", b"match_ended", "seat_left", b"seat_left", "seat_reclaimed", b"seat_reclaimed", "seat_substituted", b"seat_substituted", "seat_taken", b"seat_taken", "seed_revealed", b"seed_revealed", "table_created", b"table_created", "time", b"time", "trick_won", b"trick_won", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "bid_made", b"bid_made", "blind_nil_chosen", b"blind_nil_chosen", "card_played", b"card_played", "cards_dealt", b"cards_dealt", "cards_passed", b"cards_passed", "cards_shown", b"cards_shown", "conceded", b"conceded", "extension_claimed", b"extension_claimed", "hand_scored", b"hand_scored", "hand_started", b"hand_started", "kind", b"kind", "match_ended", b"match_ended", "seat_left", b"seat_left", "seat_taken", b"seat_taken", "seed_revealed", b"seed_revealed", "sequence", b"sequence", "table_created", b"table_created", "time", b"time", "trick_won", b"trick_won", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "bid_made", b"bid_made", "blind_nil_chosen", b"blind_nil_chosen", "card_played", b"card_played", "cards_dealt", b"cards_dealt", "cards_passed", b"cards_passed", "cards_shown", b"cards_shown", "conceded", b"conceded", "extension_claimed", b"extension_claimed", "hand_scored", b"hand_scored", "hand_started", b"hand_started", "kind", b"kind", "match_ended", b"match_ended", "seat_left", b"seat_left", "seat_reclaimed", b"seat_reclaimed", "seat_substituted", b"seat_substituted", "seat_taken", b"seat_taken", "seed_revealed", b"seed_revealed", "sequence", b"sequence", "table_created", b"table_created", "time", b"time", "trick_won", b"trick_won", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["table_created", "seat_taken", "seat_left", "hand_started", "cards_dealt", "blind_nil_chosen", "cards_shown", "bid_made", "cards_passed", "card_played", "trick_won", "hand_scored", "turn_timed_out", "conceded", "match_ended", "seed_revealed", "extension_claimed"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["table_created", "seat_taken", "seat_left", "hand_started", "cards_dealt", "blind_nil_chosen", "cards_shown", "bid_made", "cards_passed", "card_played", "trick_won", "hand_scored", "turn_timed_out", "conceded", "match_ended", "seed_revealed", "extension_claimed", "seat_substituted", "seat_reclaimed"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

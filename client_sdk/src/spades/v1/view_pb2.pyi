@@ -151,6 +151,7 @@ class MatchView(_message.Message):
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     END_FIELD_NUMBER: _builtins.int
+    SUBSTITUTED_FIELD_NUMBER: _builtins.int
     viewer: _cards_pb2.Seat.ValueType
     """The seat this view is for; unspecified for a spectator."""
     phase: Global___Phase.ValueType
@@ -223,6 +224,10 @@ class MatchView(_message.Message):
     def end(self) -> _events_pb2.MatchEnded:
         """How the match ended, once it has."""
 
+    @_builtins.property
+    def substituted(self) -> _containers.RepeatedScalarFieldContainer[_cards_pb2.Seat.ValueType]:
+        """The seats a substitute (a house bot) plays now, until their players take them back."""
+
     def __init__(
         self,
         *,
@@ -248,10 +253,11 @@ class MatchView(_message.Message):
         seed_commitment: _builtins.bytes = ...,
         seed: _builtins.bytes = ...,
         end: _events_pb2.MatchEnded | None = ...,
+        substituted: _abc.Iterable[_cards_pb2.Seat.ValueType] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["end", b"end", "rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bags", b"bags", "bids", b"bids", "blind_nil_pending", b"blind_nil_pending", "completed_tricks", b"completed_tricks", "current_trick", b"current_trick", "dealer", b"dealer", "end", b"end", "hand", b"hand", "hand_number", b"hand_number", "hand_results", b"hand_results", "hand_sizes", b"hand_sizes", "legal_actions", b"legal_actions", "phase", b"phase", "players", b"players", "rules", b"rules", "scores", b"scores", "seed", b"seed", "seed_commitment", b"seed_commitment", "spades_broken", b"spades_broken", "tricks_won", b"tricks_won", "turn", b"turn", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bags", b"bags", "bids", b"bids", "blind_nil_pending", b"blind_nil_pending", "completed_tricks", b"completed_tricks", "current_trick", b"current_trick", "dealer", b"dealer", "end", b"end", "hand", b"hand", "hand_number", b"hand_number", "hand_results", b"hand_results", "hand_sizes", b"hand_sizes", "legal_actions", b"legal_actions", "phase", b"phase", "players", b"players", "rules", b"rules", "scores", b"scores", "seed", b"seed", "seed_commitment", b"seed_commitment", "spades_broken", b"spades_broken", "substituted", b"substituted", "tricks_won", b"tricks_won", "turn", b"turn", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

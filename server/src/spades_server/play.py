@@ -272,33 +272,22 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         outgoing: asyncio.Queue[play_pb2.PlayResponse],
         bound: structlog.BoundLogger,
     ) -> None:
+        # The feed waits on the table; poking it when the client closes its side ends it.
         try:
-            await self._answer_actions(
-                request_iterator, table_id, seat, holder, substitute, outgoing, bound
-            )
+            async for request in request_iterator:
+                if request.WhichOneof("kind") != "action":
+                    result = play_pb2.ActionResult(
+                        accepted=False,
+                        code=grpc.StatusCode.INVALID_ARGUMENT.value[0],
+                        reason="`start` may only be sent once, first",
+                    )
+                else:
+                    result = await self._act(
+                        table_id, seat, holder, substitute, request.action, bound
+                    )
+                await outgoing.put(play_pb2.PlayResponse(action_result=result))
+                self._store.poke(table_id)
         finally:
-            self._store.poke(table_id)
-
-    async def _answer_actions(
-        self,
-        request_iterator: AsyncIterator[play_pb2.PlayRequest],
-        table_id: str,
-        seat: int,
-        holder: bytes,
-        substitute: bool,
-        outgoing: asyncio.Queue[play_pb2.PlayResponse],
-        bound: structlog.BoundLogger,
-    ) -> None:
-        async for request in request_iterator:
-            if request.WhichOneof("kind") != "action":
-                result = play_pb2.ActionResult(
-                    accepted=False,
-                    code=grpc.StatusCode.INVALID_ARGUMENT.value[0],
-                    reason="`start` may only be sent once, first",
-                )
-            else:
-                result = await self._act(table_id, seat, holder, substitute, request.action, bound)
-            await outgoing.put(play_pb2.PlayResponse(action_result=result))
             self._store.poke(table_id)
 
     async def _act(

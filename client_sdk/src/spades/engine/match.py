@@ -386,11 +386,15 @@ class MatchState:
 
     def act(self, seat: int, action: Action) -> list[ev.Event]:
         """Like :meth:`apply` but changes this state in place (it stays as it was on error)."""
+        if type(action) is PlayCard and seat == self.turn and self.phase is Phase.PLAYING:
+            out: list[ev.Event] = []  # the hot path of search and random play
+            self._play(seat, action.card, out)
+            return out
         self._check_seat(seat)
         if isinstance(action, Concede):
             return self._concede(seat)
         self._check_turn(seat)
-        out: list[ev.Event] = []
+        out = []
         phase = self.phase
         if isinstance(action, ClaimExtension):
             self._claim_extension(seat, out)

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -37,6 +38,24 @@ Context = grpc.aio.ServicerContext[Any, Any]
 
 MAX_ACTION_ID = 64
 STREAM_QUEUE_SIZE = 1024
+
+
+SUPERSEDED = "a newer stream for this seat took over, so this one is closed"
+
+
+@dataclass(frozen=True)
+class SeatSession:
+    """One open Play stream: whose seat it plays, with which credential."""
+
+    table_id: str
+    seat: int
+    #: Digest of the token the stream was opened with.
+    holder: bytes
+    #: True when the token is a house bot's, standing in for an absent player.
+    substitute: bool
+    #: Set when a newer stream for the seat replaces this one.
+    superseded: asyncio.Event
+    log: structlog.BoundLogger
 
 
 class AlreadyAnswered(Exception):
@@ -139,11 +158,8 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             self._store.poke(table.table_id)
         superseded = self._seat_streams[key] = asyncio.Event()
         outgoing: asyncio.Queue[play_pb2.PlayResponse] = asyncio.Queue(STREAM_QUEUE_SIZE)
-        actions = asyncio.create_task(
-            self._handle_actions(
-                request_iterator, table.table_id, seat, holder, substitute, outgoing, bound
-            )
-        )
+        session = SeatSession(table.table_id, seat, holder, substitute, superseded, bound)
+        actions = asyncio.create_task(self._handle_actions(request_iterator, session, outgoing))
         metrics.OPEN_STREAMS.labels("play").inc()
         if self._absent is not None and not substitute:
             self._absent.stream_opened(table.table_id, seat)
@@ -251,10 +267,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             if actions is not None and actions.done():
                 return  # the client closed its side
             if superseded is not None and superseded.is_set():
-                raise errors.RequestError(
-                    grpc.StatusCode.ABORTED,
-                    "a newer stream for this seat took over, so this one is closed",
-                )
+                raise errors.RequestError(grpc.StatusCode.ABORTED, SUPERSEDED)
             if self._shutdown.event.is_set():
                 raise errors.RequestError(
                     grpc.StatusCode.UNAVAILABLE,
@@ -265,13 +278,10 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
     async def _handle_actions(
         self,
         request_iterator: AsyncIterator[play_pb2.PlayRequest],
-        table_id: str,
-        seat: int,
-        holder: bytes,
-        substitute: bool,
+        session: SeatSession,
         outgoing: asyncio.Queue[play_pb2.PlayResponse],
-        bound: structlog.BoundLogger,
     ) -> None:
+        table_id = session.table_id
         # The feed waits on the table; poking it when the client closes its side ends it.
         try:
             async for request in request_iterator:
@@ -282,23 +292,22 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
                         reason="`start` may only be sent once, first",
                     )
                 else:
-                    result = await self._act(
-                        table_id, seat, holder, substitute, request.action, bound
-                    )
+                    result = await self._act(session, request.action)
                 await outgoing.put(play_pb2.PlayResponse(action_result=result))
                 self._store.poke(table_id)
         finally:
             self._store.poke(table_id)
 
     async def _act(
-        self,
-        table_id: str,
-        seat: int,
-        holder: bytes,
-        substitute: bool,
-        request: play_pb2.ActionRequest,
-        bound: structlog.BoundLogger,
+        self, session: SeatSession, request: play_pb2.ActionRequest
     ) -> play_pb2.ActionResult:
+        table_id, seat, holder, substitute = (
+            session.table_id,
+            session.seat,
+            session.holder,
+            session.substitute,
+        )
+        bound = session.log
         started = time.perf_counter()
         kind = request.action.WhichOneof("kind") or "none"
         result = play_pb2.ActionResult(action_id=request.action_id)
@@ -313,6 +322,10 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
                 raise errors.invalid(str(error)) from error
 
             def decide(table: Table) -> list[events_pb2.Event]:
+                if session.superseded.is_set():
+                    # Checked here too: a replaced stream stuck writing to its client still
+                    # reads the client's actions, and must not act for the seat any more.
+                    raise errors.RequestError(grpc.StatusCode.ABORTED, SUPERSEDED)
                 check_holder(table, seat, holder, substitute)
                 first = table.answered_actions.get((seat, request.action_id))
                 if first is not None:

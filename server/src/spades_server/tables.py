@@ -259,8 +259,12 @@ class TableStore:
         """Run a command: decide on the latest table, append, retry on a conflict.
 
         ``decide`` raises :class:`errors.RequestError` to refuse (nothing is written) and may
-        return no events (nothing to do).
+        return no events (nothing to do). A command runs to the end even if its caller is
+        cancelled (a client vanishing mid-append): an appended event is always folded.
         """
+        return await asyncio.shield(asyncio.ensure_future(self._execute(table_id, decide)))
+
+    async def _execute(self, table_id: str, decide: Decision) -> tuple[Table, list[StoredEvent]]:
         async with self._lock(table_id):
             for _ in range(MAX_DECIDE_ATTEMPTS):
                 table = await self.load(table_id)

@@ -18,3 +18,14 @@ def test_a_redacted_fold_knows_who_led_each_trick_under_two_of_clubs_leads() -> 
             assert folded.completed_tricks == state.completed_tricks
             if state.trick:
                 assert folded.current_trick() == state.current_trick()
+
+
+def test_a_seat_that_cannot_see_the_two_of_clubs_does_not_guess_who_leads() -> None:
+    state, events = seated_match(Rules(two_of_clubs_leads=True, max_hands=1), seed=bytes(32))
+    while state.phase is not Phase.PLAYING:
+        state, more = state.apply(state.turn, state.legal_actions(state.turn)[1])
+        events += more
+    holder = state.turn
+    for seat in range(4):
+        folded = MatchState.from_events(redact(event, seat) for event in events)
+        assert folded.turn == (holder if seat == holder else -1)

@@ -364,3 +364,24 @@ async def test_a_late_leave_never_frees_a_seat_someone_else_took(
     assert table.seats[0].occupied and table.seats[0].player_name == "newcomer", outcome
     assert isinstance(outcome[0], grpc.aio.AioRpcError), outcome
     assert outcome[0].code() == grpc.StatusCode.UNAUTHENTICATED, outcome
+
+
+@pytest.mark.asyncio
+async def test_a_stream_that_starts_after_its_seat_was_given_up_gets_no_snapshot(
+    client: Client,
+) -> None:
+    """The stream is opened (its token still good), but sends `start` only after the player
+    left and a newcomer's match was dealt: it must get no view of the newcomer's cards."""
+    table_id = (await client.create_table(Rules())).table.table_id
+    leaver = await join(client, table_id, cards_pb2.SEAT_NORTH, name="leaver")
+    early = client.seat_stream(leaver.seat_token)
+    await asyncio.sleep(0.1)  # the server has authenticated the call and waits for `start`
+    await client.lobby.LeaveTable(
+        lobby_pb2.LeaveTableRequest(), metadata=((TOKEN_KEY, leaver.seat_token),)
+    )
+    await join(client, table_id, cards_pb2.SEAT_NORTH, name="newcomer")
+    await client.seat_all(table_id, 3)
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await early.start()
+    assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED
+    assert not early.received, "nothing, not even a snapshot, reached the old stream"

@@ -66,10 +66,16 @@ class LobbyProjection:
 
     async def _follow(self) -> None:
         async for stored in self._log.subscribe_all(self.position):
-            if self._apply(stored):
-                self._refresh_gauges()
-            for listener in self.listeners:
-                listener(stored)
+            try:
+                if self._apply(stored):
+                    self._refresh_gauges()
+                for listener in self.listeners:
+                    listener(stored)
+            except Exception:
+                # One bad event must not stop the lobby (or every caller waiting on it).
+                log.exception(
+                    "event not folded", table_id=stored.stream_id, sequence=stored.version
+                )
             async with self._advanced:
                 self._advanced.notify_all()
 

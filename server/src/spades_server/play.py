@@ -74,13 +74,13 @@ def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
     """Stored event number ``index`` (0-based) as ``viewer`` may see it.
 
     The engine's redaction decides; when it hides nothing, the stored message itself goes out
-    (no conversion per viewer), except for the kinds that carry server secrets (digests of
-    seat tokens and join codes), which are always rebuilt from the engine's event.
+    (no conversion per viewer). The server's own secrets (digests of seat tokens and join
+    codes) were taken out of the kept messages when they were folded (``Table.fold``).
     """
     stored = table.events[index]
     engine_event = table.engine_events[index]
     shown = redact(engine_event, viewer)
-    if shown is engine_event and stored.WhichOneof("kind") not in _CARRY_SERVER_SECRETS:
+    if shown is engine_event:
         return stored
     out = protocol.event_to_proto(shown)
     out.sequence = stored.sequence
@@ -88,9 +88,6 @@ def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
     out.action_id = stored.action_id
     return out
 
-
-#: Event kinds whose stored form holds secrets the engine does not model.
-_CARRY_SERVER_SECRETS = frozenset(("table_created", "seat_taken", "seat_substituted"))
 
 _GIVEN_UP = "this seat was given up, so its token is no longer valid"
 _TAKEN_BACK = "the seat's player took it back, so this substitute's token is no longer valid"
@@ -219,6 +216,10 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         """Snapshot at ``after``, then every later event, then live ones; prompts for a seat
         (for its substitute's stream while one plays it)."""
         table = await self._store.load(table_id)
+        if viewer is not None:
+            # Checked again here: the token may have given the seat up while the stream waited
+            # for its first message, and the snapshot would show the next occupant's cards.
+            check_holder(table, viewer, holder, substitute)
         position = after or table.version
         yield play_pb2.PlayResponse(snapshot=snapshot(table, position, viewer))
         prompted = -1

@@ -68,14 +68,17 @@ class Table:
             self.quick_match = created.quick_match
             self.join_code_sha256 = created.join_code_sha256
             self.created_at = stored.recorded_at
+            created.ClearField("join_code_sha256")
         elif kind == "seat_taken":
             seat = protocol.seat_from_proto(event.seat_taken.player.seat)
             self.seat_token_digests[seat] = event.seat_taken.seat_token_sha256
+            event.seat_taken.ClearField("seat_token_sha256")
         elif kind == "seat_left":
             self.seat_token_digests.pop(protocol.seat_from_proto(event.seat_left.seat), None)
         elif kind == "seat_substituted":
             seat = protocol.seat_from_proto(event.seat_substituted.seat)
             self.substitute_token_digests[seat] = event.seat_substituted.substitute_token_sha256
+            event.seat_substituted.ClearField("substitute_token_sha256")
         elif kind == "seat_reclaimed":
             seat = protocol.seat_from_proto(event.seat_reclaimed.seat)
             self.substitute_token_digests.pop(seat, None)
@@ -83,6 +86,8 @@ class Table:
             actor = actor_of(engine_event)
             if actor is not None:
                 self.answered_actions.setdefault((actor, event.action_id), stored.version)
+        # The server's secrets (digests) now live in the fields above only: the kept message
+        # may go to any viewer the engine's redaction lets see it.
         self.events.append(event)
         self.engine_events.append(engine_event)
         self.version = stored.version
@@ -180,9 +185,11 @@ class TableStore:
 
     async def _refresh(self, table: Table) -> None:
         """Fold whatever the log has past the cached table (after a conflict: always read)."""
-        for event in await self.log.read(table.table_id, after_version=table.version):
+        version = table.version
+        for event in await self.log.read(table.table_id, after_version=version):
             table.fold(event)
-        self._changed(table)
+        if table.version != version:
+            self._changed(table)
 
     def observe(self, stored: StoredEvent) -> None:
         """Fold an event another process appended into the cached table (the log's followers

@@ -266,12 +266,7 @@ class SeatTracker:
 
     def fold(self, event: ev.Event, sequence: int | None = None) -> None:
         """Fold the next event the seat sees."""
-        state = self.state
-        if isinstance(event, ev.CardPlayed) and not state.trick:
-            # Who leads the first trick can depend on hidden cards (the holder of the 2♣);
-            # the seat that plays first to an empty trick is the leader, so say so.
-            state.leader = event.seat
-        state.evolve(event)
+        self.state.evolve(event)  # (the engine names a trick's leader by its first card)
         self.sequence = sequence if sequence is not None else self.sequence + 1
 
     def view(self, legal_actions: Sequence[Action] | None = None) -> BotView:

@@ -909,6 +909,10 @@ class MatchState:
             for seat, hand in enumerate(self.hands):
                 if hand >> TWO_OF_CLUBS & 1:
                     return seat
+            if self.seed is None:
+                # A view that cannot see the 2♣ cannot know who leads (-1: no one it can name);
+                # the first card played names the leader.
+                return -1
         return (self.dealer + self.tables.step) % self.tables.players
 
 

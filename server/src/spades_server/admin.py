@@ -11,8 +11,6 @@ the engine, never by the server.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from typing import Any
 
 import grpc
@@ -40,7 +38,7 @@ class OperatorGate:
     """Checks the operator token of a call."""
 
     def __init__(self, operator_token: str) -> None:
-        self._digest = hashlib.sha256(operator_token.encode()).digest() if operator_token else b""
+        self._digest = tokens.digest(operator_token) if operator_token else b""
 
     def check(self, context: Context) -> None:
         if not self._digest:
@@ -53,7 +51,7 @@ class OperatorGate:
             raise errors.unauthenticated(
                 f"send the operator token in the {OPERATOR_TOKEN_METADATA!r} metadata"
             )
-        if not hmac.compare_digest(hashlib.sha256(sent.encode()).digest(), self._digest):
+        if not tokens.matches(sent, self._digest):
             raise errors.denied("that is not the operator token")
 
 

@@ -29,7 +29,6 @@ UNKNOWN.
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import math
 import time
 import urllib.parse
@@ -39,7 +38,7 @@ from typing import Any
 
 import grpc
 
-from spades_server import errors
+from spades_server import errors, tokens
 from spades_server.config import Settings
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -232,7 +231,7 @@ class Limits:
 
     def open_play_stream(self, token: str) -> bytes:
         """Count one more open Play call with ``token``, or refuse; returns its key."""
-        key = hashlib.sha256(token.encode()).digest()
+        key = tokens.digest(token)
         count = self.play_streams.get(key, 0)
         limit = self.settings.max_play_streams
         if limit > 0 and count >= limit:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from spades.bot import Bot, BotView
-from spades.engine import Bid, Card, Rules, Suit, effective_suit
+from spades.engine import Bid, Card, Rules, Suit, card_power, effective_suit, trump_power
 
 SPADES = Suit.SPADES
 
@@ -38,21 +38,17 @@ class Plan(Enum):
 
 
 class Powers:
-    """How strong each card is in a trick, for one rule set (jokers and the 2♠ included)."""
+    """How strong each card is in a trick, for one rule set: the engine's trump order and
+    trick rule, kept at hand for the bot's many comparisons."""
 
     def __init__(self, rules: Rules) -> None:
-        self.trump = [0] * 54
-        for order, number in enumerate(rules.trump_order()):
-            self.trump[number] = 100 + order
-        self.trumps_high_first = sorted(
-            rules.trump_order(), reverse=True, key=self.trump.__getitem__
-        )
+        self.rules = rules
+        self.trump = [trump_power(rules, number) for number in range(54)]
+        self.trumps_high_first = rules.trump_order()[::-1]
 
     def power(self, card: Card, led: int) -> int:
         """The card's strength in a trick led in suit ``led`` (0 when it cannot win)."""
-        if self.trump[card]:
-            return self.trump[card]
-        return card.rank if effective_suit(card) == led else 0
+        return card_power(self.rules, card, led)
 
     def rank_power(self, card: Card) -> int:
         """The card's strength within its own suit (trumps by the trump order)."""

@@ -31,10 +31,12 @@ from spades.engine.match import (
     CompletedTrick,
     MatchState,
     Phase,
+    card_power,
     effective_suit,
     new_match,
     seat_name,
     seated_match,
+    trump_power,
 )
 from spades.engine.rules import Clock, Direction, Rules
 from spades.engine.scoring import score_side
@@ -79,6 +81,7 @@ __all__ = [
     "Suit",
     "Viewer",
     "card",
+    "card_power",
     "cards_of",
     "commitment",
     "effective_suit",
@@ -92,6 +95,7 @@ __all__ = [
     "score_side",
     "seat_name",
     "seated_match",
+    "trump_power",
     "view",
     "visible_cards",
     "visible_legal_actions",

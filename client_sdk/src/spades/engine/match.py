@@ -106,6 +106,22 @@ def _tables(rules: Rules) -> _Tables:
     return _Tables(rules)
 
 
+def _power_in_trick(trump_power: list[int], number: int, led: int) -> int:
+    # A trump beats every other suit; otherwise only the led suit can win, by rank.
+    return trump_power[number] or (number % 13 + 1 if number // 13 == led else 0)
+
+
+def trump_power(rules: Rules, card: int) -> int:
+    """A card's strength as a trump under ``rules`` (higher wins), or 0 for a non-trump."""
+    return _tables(rules).trump_power[card]
+
+
+def card_power(rules: Rules, card: int, led: int) -> int:
+    """A card's strength in a trick whose led suit is ``led`` (see :func:`effective_suit`):
+    the card with the highest power wins the trick; 0 means it cannot win it."""
+    return _power_in_trick(_tables(rules).trump_power, card, led)
+
+
 def seat_name(seat: int) -> str:
     return SEAT_NAMES[seat]
 
@@ -599,9 +615,7 @@ class MatchState:
         best_index = 0
         best_power = -1
         for index, number in enumerate(trick):
-            power = trump_power[number]
-            if not power and number // 13 == led:
-                power = number % 13 + 1
+            power = _power_in_trick(trump_power, number, led)
             if power > best_power:
                 best_power = power
                 best_index = index

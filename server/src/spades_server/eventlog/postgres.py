@@ -328,9 +328,13 @@ class PostgresEventLog(EventLog):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._outbox_idle.wait(), 5.0)
         self.notifier.close()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        # Cancel until every worker is done: on Python 3.11 a cancellation that lands while an
+        # asyncio.wait_for inside a worker completes can be lost, and the worker loops on.
+        pending: set[asyncio.Task[None]] = set(self._tasks)
+        while pending:
+            for task in pending:
+                task.cancel()
+            _, pending = await asyncio.wait(pending, timeout=0.5)
         for connection in (self._listener, self._sender):
             if connection is not None:
                 with contextlib.suppress(Exception):

@@ -89,8 +89,11 @@ class TurnClock:
             deadline, table_id, version = self._heap[0]
             delay = deadline - time.time()
             if delay > 0:
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can lose a cancellation that
+                # lands as the wait ends, and stop() would then wait for this loop forever.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), delay)
+                    async with asyncio.timeout(delay):
+                        await self._wake.wait()
                 continue
             heapq.heappop(self._heap)
             if self._store.cached_version(table_id) != version:

@@ -21,7 +21,7 @@ from spades.engine import InvalidRules, new_match
 from spades.engine.shuffle import SEED_BYTES
 from spades.v1 import admin_pb2, admin_pb2_grpc, events_pb2, lobby_pb2
 from spades_server import errors, tokens
-from spades_server.lobby import MAX_TABLE_NAME, LobbyProjection, check_name
+from spades_server.lobby import MAX_TABLE_NAME, LobbyProjection, check_name, open_table
 from spades_server.tables import Table, TableStore, to_proto_events
 
 log = structlog.get_logger(__name__)
@@ -147,17 +147,16 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
             _, engine_events = new_match(rules, seed=request.seed or None, preset_deals=deals)
         except InvalidRules as error:
             raise errors.invalid(f"{error.field}: {error.reason}") from error
-        events: list[events_pb2.Event] = to_proto_events(engine_events)
-        created = events[0].table_created
-        created.name = name
-        created.private = request.private
         join_code = tokens.new_join_code() if request.private else ""
-        if join_code:
-            created.join_code_sha256 = tokens.digest(join_code)
-        table_id = tokens.new_table_id()
-        await self._store.create(table_id, events)
-        stored = await self._store.log.read(table_id)
-        await self._projection.caught_up(stored[-1].position)
+        table = await open_table(
+            self._store,
+            self._projection,
+            engine_events,
+            name=name,
+            private=request.private,
+            join_code=join_code,
+        )
+        table_id = table.table_id
         log.info("table created by the operator", table_id=table_id, deals=len(deals))
         summary = self._projection.tables.get(table_id) or lobby_pb2.Table(table_id=table_id)
         return admin_pb2.CreateTableWithDealsResponse(table=summary, join_code=join_code)

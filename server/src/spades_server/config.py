@@ -210,11 +210,6 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         "max_play_streams",
         "tables_per_address",
         "quick_match_per_address",
-    ):
-        if getattr(args, dest) < 0:
-            flag = "--" + dest.replace("_", "-")
-            parse.error(f"{flag}/{ENVIRONMENT[dest]} must not be negative (0 turns it off)")
-    for dest in (
         "house_bots",
         "quick_match_fill_after",
         "substitute_after_timeouts",

@@ -18,6 +18,7 @@ import structlog
 
 from spades import protocol
 from spades.engine import InvalidRules, Rules, new_match, seat_name
+from spades.engine import events as ev
 from spades.v1 import cards_pb2, events_pb2, lobby_pb2, lobby_pb2_grpc
 from spades_server import errors, metrics, tokens
 from spades_server.eventlog.base import EventLog, StoredEvent
@@ -234,6 +235,31 @@ def decide_join(
     return events
 
 
+async def open_table(
+    store: TableStore,
+    projection: LobbyProjection,
+    engine_events: list[ev.Event],
+    *,
+    name: str,
+    private: bool,
+    join_code: str,
+    quick_match: bool = False,
+) -> Table:
+    """Start a new table's log with its TableCreated (and what the server adds to it), and
+    return once the lobby lists it (so the caller's next GetTable finds it)."""
+    events = to_proto_events(engine_events)
+    created = events[0].table_created
+    created.name = name
+    created.private = private
+    created.quick_match = quick_match
+    if join_code:
+        created.join_code_sha256 = tokens.digest(join_code)
+    table = await store.create(tokens.new_table_id(), events)
+    stored = await store.log.read(table.table_id, after_version=table.version - 1)
+    await projection.caught_up(stored[-1].position)
+    return table
+
+
 class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     """Create, list, inspect, join and leave tables; the quick-match queue."""
 
@@ -266,24 +292,18 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def _create(
         self, name: str, rules: Rules, *, private: bool, join_code: str, quick_match: bool = False
     ) -> Table:
-        table_id = tokens.new_table_id()
         _, engine_events = new_match(rules)
-        events = to_proto_events(engine_events)
-        created = events[0].table_created
-        created.name = name
-        created.private = private
-        created.quick_match = quick_match
-        if join_code:
-            created.join_code_sha256 = tokens.digest(join_code)
-        table = await self._store.create(table_id, events)
-        log.info("table created", table_id=table_id, private=private, quick_match=quick_match)
-        await self._caught_up(table)
+        table = await open_table(
+            self._store,
+            self._projection,
+            engine_events,
+            name=name,
+            private=private,
+            join_code=join_code,
+            quick_match=quick_match,
+        )
+        log.info("table created", table_id=table.table_id, private=private, quick_match=quick_match)
         return table
-
-    async def _caught_up(self, table: Table) -> None:
-        stored = await self._store.log.read(table.table_id, after_version=table.version - 1)
-        if stored:
-            await self._projection.caught_up(stored[-1].position)
 
     def _summary(self, table: Table) -> lobby_pb2.Table:
         summary = self._projection.tables.get(table.table_id)

@@ -41,8 +41,8 @@ $(BUF_STAMP):
 
 buf: $(BUF_STAMP) ## install the pinned buf (BUF_VERSION, npm @bufbuild/buf) into .tools/
 
-protos: $(INSTALL_STAMP) ## regenerate client_sdk/src/spades/v1 from protos/ (tools/gen_protos.py)
-	$(PY) tools/gen_protos.py client_sdk/src
+protos: $(INSTALL_STAMP) ## regenerate the Python code of protos/ (tools/gen_protos.py)
+	$(PY) tools/gen_protos.py
 
 lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy + buf lint
 	$(VENV)/bin/ruff check $(PY_SOURCES)

@@ -34,10 +34,10 @@ import structlog
 
 from spades.engine import seat_name
 from spades.engine.events import SubstitutionReason
-from spades.v1 import events_pb2
 from spades_server import errors, metrics, tokens
 from spades_server.house import HousePool
-from spades_server.tables import Table, TableStore, to_proto_events
+from spades_server.journal import Secrets
+from spades_server.tables import Decided, Table, TableStore
 
 log = structlog.get_logger(__name__)
 
@@ -53,31 +53,30 @@ def decide_substitution(
     *,
     after_timeouts: int,
     connected: bool = False,
-) -> list[events_pb2.Event]:
-    """The substitution's events, or none when the table no longer needs it."""
+) -> Decided | None:
+    """The substitution, or None when the table no longer needs it."""
     if not table.in_play:
-        return []
+        return None
     state = table.state
     if reason is TIMEOUTS:
         if not after_timeouts or state.timeout_streaks[seat] < after_timeouts:
-            return []  # the run ended (the seat acted), or a substitute already came for it
+            return None  # the run ended (the seat acted), or a substitute already came for it
     elif state.substitutions[seat] is not None or connected:
-        return []
-    _, engine_events = state.substitute(seat, reason)
-    events = to_proto_events(engine_events)
-    events[0].seat_substituted.substitute_token_sha256 = tokens.digest(token)
-    return events
+        return None
+    return Decided.of(
+        state.substitute(seat, reason),
+        secrets=Secrets(substitute_token_sha256=tokens.digest(token)),
+    )
 
 
-def decide_reclaim(table: Table, seat: int, holder: bytes) -> list[events_pb2.Event]:
+def decide_reclaim(table: Table, seat: int, holder: bytes) -> Decided | None:
     """``SeatReclaimed`` when the seat's own player (token digest ``holder``) comes back to a
-    seat a substitute plays; nothing otherwise."""
+    seat a substitute plays; None otherwise."""
     if not table.in_play or not table.is_player(seat, holder):
-        return []
+        return None
     if table.state.substitutions[seat] is None:
-        return []
-    _, engine_events = table.state.reclaim(seat)
-    return to_proto_events(engine_events)
+        return None
+    return Decided.of(table.state.reclaim(seat))
 
 
 class AbsentPlayers:
@@ -258,7 +257,7 @@ class AbsentPlayers:
                 table_id=table_id,
                 seat=seat_name(seat),
                 reason=reason.value,
-                sequence=stored[0].version,
+                sequence=stored[0].sequence,
             )
             await self._pool.substitute(table_id, seat, token)
         except errors.RequestError as error:

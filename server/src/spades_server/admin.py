@@ -18,11 +18,12 @@ import structlog
 
 from spades import protocol
 from spades.engine import InvalidRules, new_match
+from spades.engine import events as ev
 from spades.engine.shuffle import SEED_BYTES
-from spades.v1 import admin_pb2, admin_pb2_grpc, events_pb2, lobby_pb2
-from spades_server import errors, tokens
+from spades.v1 import admin_pb2, admin_pb2_grpc, lobby_pb2
+from spades_server import errors, journal, tokens
 from spades_server.lobby import MAX_TABLE_NAME, LobbyProjection, check_name, open_table
-from spades_server.tables import Table, TableStore, to_proto_events
+from spades_server.tables import Decided, Table, TableStore
 
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -68,14 +69,13 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         if not request.table_id:
             raise errors.invalid("table_id is required")
 
-        def decide(table: Table) -> list[events_pb2.Event]:
+        def decide(table: Table) -> Decided:
             # The engine ends the match (MatchEnded, no winners, then SeedRevealed); an
             # IllegalAction ("the match is already over") becomes FAILED_PRECONDITION.
-            _, engine_events = table.state.close()
-            return to_proto_events(engine_events)
+            return Decided.of(table.state.close())
 
-        _, stored = await self._store.execute(request.table_id, decide)
-        await self._projection.caught_up(stored[-1].position)
+        _, entries = await self._store.execute(request.table_id, decide)
+        await self._projection.caught_up(entries[-1].position)
         log.info("table closed by the operator", table_id=request.table_id)
         summary = self._projection.tables.get(request.table_id)
         return admin_pb2.CloseTableResponse(table=summary)
@@ -111,13 +111,14 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         detail = admin_pb2.TableDetail(table=summary)
         log_ = self._store.log
         for stored in await log_.read(summary.table_id, limit=1):
-            created = events_pb2.Event.FromString(stored.data).table_created
-            detail.preset_deals = len(created.preset_deals)
+            created = journal.decode(stored).event
+            if isinstance(created, ev.TableCreated):
+                detail.preset_deals = len(created.preset_deals or ())
         if summary.status == lobby_pb2.TABLE_STATUS_FINISHED:
             for stored in await log_.read(summary.table_id, after_version=summary.sequence - 2):
-                event = events_pb2.Event.FromString(stored.data)
-                if event.WhichOneof("kind") == "match_ended":
-                    detail.end_reason = event.match_ended.reason
+                message = journal.decode(stored).message
+                if message.WhichOneof("kind") == "match_ended":
+                    detail.end_reason = message.match_ended.reason
         return detail
 
     async def CreateTableWithDeals(
@@ -144,14 +145,14 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         except protocol.ProtocolError as error:
             raise errors.invalid(str(error)) from error
         try:
-            _, engine_events = new_match(rules, seed=request.seed or None, preset_deals=deals)
+            created = new_match(rules, seed=request.seed or None, preset_deals=deals)
         except InvalidRules as error:
             raise errors.invalid(f"{error.field}: {error.reason}") from error
         join_code = tokens.new_join_code() if request.private else ""
         table = await open_table(
             self._store,
             self._projection,
-            engine_events,
+            created,
             name=name,
             private=request.private,
             join_code=join_code,

@@ -17,13 +17,14 @@ import grpc
 import structlog
 
 from spades import protocol
-from spades.engine import InvalidRules, Rules, new_match, seat_name
+from spades.engine import InvalidRules, MatchState, Rules, new_match, seat_name
 from spades.engine import events as ev
-from spades.v1 import cards_pb2, events_pb2, lobby_pb2, lobby_pb2_grpc
-from spades_server import errors, metrics, tokens
-from spades_server.eventlog.base import EventLog, StoredEvent
+from spades.v1 import cards_pb2, lobby_pb2, lobby_pb2_grpc
+from spades_server import errors, journal, metrics, tokens
+from spades_server.eventlog.base import EventLog
+from spades_server.journal import Entry, Listing, Secrets
 from spades_server.limits import Limits
-from spades_server.tables import Table, TableStore, timestamp, to_proto_events
+from spades_server.tables import Decided, Table, TableStore, timestamp
 
 if TYPE_CHECKING:
     from spades_server.house import HousePool
@@ -48,14 +49,14 @@ class LobbyProjection:
         self.position = 0
         self._advanced = asyncio.Condition()
         self._task: asyncio.Task[None] | None = None
-        #: Called with every event as the projection follows the log (after the rebuild).
-        self.listeners: list[Callable[[StoredEvent], None]] = []
+        #: Called with every entry as the projection follows the log (after the rebuild).
+        self.listeners: list[Callable[[Entry], None]] = []
 
     async def start(self) -> None:
         """Rebuild from the whole log, then follow it."""
         while batch := await self._log.read_all(self.position, limit=5000):
             for stored in batch:
-                self._apply(stored)
+                self._apply(journal.decode(stored))
         self._refresh_gauges()
         self._task = asyncio.create_task(self._follow(), name="lobby-projection")
 
@@ -68,10 +69,11 @@ class LobbyProjection:
     async def _follow(self) -> None:
         async for stored in self._log.subscribe_all(self.position):
             try:
-                if self._apply(stored):
+                entry = journal.decode(stored)  # once, for the lobby and every listener
+                if self._apply(entry):
                     self._refresh_gauges()
                 for listener in self.listeners:
-                    listener(stored)
+                    listener(entry)
             except Exception:
                 # One bad event must not stop the lobby (or every caller waiting on it).
                 log.exception(
@@ -85,34 +87,33 @@ class LobbyProjection:
         async with self._advanced:
             await self._advanced.wait_for(lambda: self.position >= position)
 
-    def _apply(self, stored: StoredEvent) -> bool:
-        """Fold one event; True when it changed what the gauges count (seats or a status)."""
-        self.position = max(self.position, stored.position)
-        event = events_pb2.Event.FromString(stored.data)
-        kind = event.WhichOneof("kind")
-        if kind == "table_created":
-            self.tables[stored.stream_id] = _new_summary(stored, event.table_created)
+    def _apply(self, entry: Entry) -> bool:
+        """Fold one entry; True when it changed what the gauges count (seats or a status)."""
+        self.position = max(self.position, entry.position)
+        event = entry.event
+        if isinstance(event, ev.TableCreated):
+            self.tables[entry.table_id] = _new_summary(entry, event)
             return True
-        summary = self.tables.get(stored.stream_id)
+        summary = self.tables.get(entry.table_id)
         if summary is None:
             return False
-        summary.sequence = stored.version
-        if kind == "seat_taken":
-            player = event.seat_taken.player
-            seat = summary.seats[protocol.seat_from_proto(player.seat)]
-            seat.occupied, seat.player_name, seat.bot = True, player.name, player.bot
-        elif kind == "seat_left":
-            seat = summary.seats[protocol.seat_from_proto(event.seat_left.seat)]
-            seat.occupied, seat.player_name, seat.bot = False, "", False
-        elif kind == "hand_started":
-            summary.status = lobby_pb2.TABLE_STATUS_PLAYING
-            summary.hand_number = event.hand_started.hand_number
-        elif kind == "hand_scored":
-            del summary.scores[:]
-            summary.scores.extend(side.total_score for side in event.hand_scored.sides)
-        elif kind == "match_ended":
-            summary.status = lobby_pb2.TABLE_STATUS_FINISHED
-        return kind in _COUNTED_KINDS
+        summary.sequence = entry.sequence
+        match event:
+            case ev.SeatTaken(seat=number, name=name, bot=bot):
+                seat = summary.seats[number]
+                seat.occupied, seat.player_name, seat.bot = True, name, bot
+            case ev.SeatLeft(seat=number):
+                seat = summary.seats[number]
+                seat.occupied, seat.player_name, seat.bot = False, "", False
+            case ev.HandStarted(hand_number=number):
+                summary.status = lobby_pb2.TABLE_STATUS_PLAYING
+                summary.hand_number = number
+            case ev.HandScored(sides=sides):
+                del summary.scores[:]
+                summary.scores.extend(side.total_score for side in sides)
+            case ev.MatchEnded():
+                summary.status = lobby_pb2.TABLE_STATUS_FINISHED
+        return isinstance(event, _COUNTED_TYPES)
 
     def _refresh_gauges(self) -> None:
         counts = dict.fromkeys(("waiting", "playing", "finished"), 0)
@@ -146,7 +147,7 @@ class LobbyProjection:
 
 
 #: The events that change a table's status or seats, the things the gauges count.
-_COUNTED_KINDS = frozenset(("seat_taken", "seat_left", "hand_started", "match_ended"))
+_COUNTED_TYPES = (ev.SeatTaken, ev.SeatLeft, ev.HandStarted, ev.MatchEnded)
 
 _STATUS_NAMES = {
     lobby_pb2.TABLE_STATUS_WAITING: "waiting",
@@ -155,10 +156,11 @@ _STATUS_NAMES = {
 }
 
 
-def _new_summary(stored: StoredEvent, created: events_pb2.TableCreated) -> lobby_pb2.Table:
-    rules = protocol.rules_from_proto(created.rules)
+def _new_summary(entry: Entry, event: ev.TableCreated) -> lobby_pb2.Table:
+    rules = event.rules
+    created = entry.message.table_created
     return lobby_pb2.Table(
-        table_id=stored.stream_id,
+        table_id=entry.table_id,
         name=created.name,
         rules=protocol.rules_to_proto(rules),
         badges=rules.badges(),
@@ -169,8 +171,8 @@ def _new_summary(stored: StoredEvent, created: events_pb2.TableCreated) -> lobby
             lobby_pb2.SeatStatus(seat=protocol.seat_to_proto(seat)) for seat in range(rules.players)
         ],
         scores=[0] * len(rules.sides),
-        sequence=stored.version,
-        create_time=timestamp(stored.recorded_at),
+        sequence=entry.sequence,
+        create_time=timestamp(entry.recorded_at),
     )
 
 
@@ -210,7 +212,7 @@ async def authenticate(store: TableStore, token: str) -> tuple[Table, int]:
 
 def decide_join(
     table: Table, seat_wanted: int, name: str, bot: bool, join_code: str, token: str
-) -> list[events_pb2.Event]:
+) -> Decided:
     if table.private and not (join_code and tokens.matches(join_code, table.join_code_sha256)):
         raise errors.denied(
             "this private table needs its join code"
@@ -229,34 +231,32 @@ def decide_join(
         seat_wanted = free[0]
     elif state.players[seat_wanted] is not None:
         raise errors.precondition(f"{seat_name(seat_wanted)} is already taken")
-    _, engine_events = state.apply_seat(seat_wanted, name, bot=bot)
-    events = to_proto_events(engine_events)
-    events[0].seat_taken.seat_token_sha256 = tokens.digest(token)
-    return events
+    return Decided.of(
+        state.apply_seat(seat_wanted, name, bot=bot),
+        secrets=Secrets(seat_token_sha256=tokens.digest(token)),
+    )
 
 
 async def open_table(
     store: TableStore,
     projection: LobbyProjection,
-    engine_events: list[ev.Event],
+    created: tuple[MatchState, list[ev.Event]],
     *,
     name: str,
     private: bool,
     join_code: str,
     quick_match: bool = False,
 ) -> Table:
-    """Start a new table's log with its TableCreated (and what the server adds to it), and
-    return once the lobby lists it (so the caller's next GetTable finds it)."""
-    events = to_proto_events(engine_events)
-    created = events[0].table_created
-    created.name = name
-    created.private = private
-    created.quick_match = quick_match
-    if join_code:
-        created.join_code_sha256 = tokens.digest(join_code)
-    table = await store.create(tokens.new_table_id(), events)
-    stored = await store.log.read(table.table_id, after_version=table.version - 1)
-    await projection.caught_up(stored[-1].position)
+    """Start a new table's log with its TableCreated (``created``: the engine's new match, and
+    what the server adds to it), and return once the lobby lists it (so the caller's next
+    GetTable finds it)."""
+    decided = Decided.of(
+        created,
+        secrets=Secrets(join_code_sha256=tokens.digest(join_code) if join_code else b""),
+        listing=Listing(name, private, quick_match),
+    )
+    table = await store.create(tokens.new_table_id(), decided)
+    await projection.caught_up(table.entries[-1].position)
     return table
 
 
@@ -292,11 +292,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def _create(
         self, name: str, rules: Rules, *, private: bool, join_code: str, quick_match: bool = False
     ) -> Table:
-        _, engine_events = new_match(rules)
         table = await open_table(
             self._store,
             self._projection,
-            engine_events,
+            new_match(rules),
             name=name,
             private=private,
             join_code=join_code,
@@ -356,13 +355,12 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         if not table_id:
             raise errors.invalid("table_id is required")
         token = tokens.new_seat_token(table_id)
-        _, stored = await self._store.execute(
+        _, entries = await self._store.execute(
             table_id, lambda table: decide_join(table, seat, name, bot, join_code, token)
         )
-        taken = protocol.event_from_proto(events_pb2.Event.FromString(stored[0].data))
-        await self._projection.caught_up(stored[-1].position)
-        seat_taken = getattr(taken, "seat", 0)
-        log.info("seat taken", table_id=table_id, seat=seat_taken, sequence=stored[0].version)
+        await self._projection.caught_up(entries[-1].position)
+        seat_taken = getattr(entries[0].event, "seat", 0)
+        log.info("seat taken", table_id=table_id, seat=seat_taken, sequence=entries[0].sequence)
         return lobby_pb2.JoinTableResponse(
             table_id=table_id, seat=protocol.seat_to_proto(seat_taken), seat_token=token
         )
@@ -373,7 +371,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         token = seat_token_from(context)
         table, seat = await authenticate(self._store, token)
 
-        def decide(table: Table) -> list[events_pb2.Event]:
+        def decide(table: Table) -> Decided:
             # Checked again on the latest table: a late retry must not free a newcomer's seat.
             if not tokens.matches(token, table.seat_token_digests.get(seat, b"")):
                 raise errors.unauthenticated(
@@ -383,11 +381,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 raise errors.precondition(
                     "the match has started: seats cannot be left now (you may concede)"
                 )
-            _, engine_events = table.state.leave_seat(seat)
-            return to_proto_events(engine_events)
+            return Decided.of(table.state.leave_seat(seat))
 
-        _, stored = await self._store.execute(table.table_id, decide)
-        await self._projection.caught_up(stored[-1].position)
+        _, entries = await self._store.execute(table.table_id, decide)
+        await self._projection.caught_up(entries[-1].position)
         return lobby_pb2.LeaveTableResponse(
             table_id=table.table_id, seat=protocol.seat_to_proto(seat)
         )

@@ -31,7 +31,7 @@ from spades_server.absent import AbsentPlayers, decide_reclaim
 from spades_server.clock import deadline_of
 from spades_server.limits import Limits
 from spades_server.lobby import authenticate, seat_token_from
-from spades_server.tables import Table, TableStore, timestamp, to_proto_events
+from spades_server.tables import Decided, Table, TableStore, timestamp
 
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -73,19 +73,24 @@ class Shutdown:
 def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
     """Stored event number ``index`` (0-based) as ``viewer`` may see it.
 
-    The engine's redaction decides; when it hides nothing, the stored message itself goes out
-    (no conversion per viewer). The server's own secrets (digests of seat tokens and join
-    codes) were taken out of the kept messages when they were folded (``Table.fold``).
+    The engine's redaction decides; when it hides nothing, the entry's public message itself
+    goes out (no conversion per viewer). No server secret is in it (the journal keeps them
+    apart), and the action id goes only to the seat that acted.
     """
-    stored = table.events[index]
-    engine_event = table.engine_events[index]
-    shown = redact(engine_event, viewer)
-    if shown is engine_event:
-        return stored
-    out = protocol.event_to_proto(shown)
-    out.sequence = stored.sequence
-    out.time.CopyFrom(stored.time)
-    out.action_id = stored.action_id
+    entry = table.entries[index]
+    shown = redact(entry.event, viewer)
+    own_action = bool(entry.action_id) and viewer is not None and entry.actor == viewer
+    if shown is entry.event:
+        if not own_action:
+            return entry.message
+        out = events_pb2.Event()
+        out.CopyFrom(entry.message)
+    else:
+        out = protocol.event_to_proto(shown)
+        out.sequence = entry.message.sequence
+        out.time.CopyFrom(entry.message.time)
+    if own_action:
+        out.action_id = entry.action_id
     return out
 
 
@@ -199,7 +204,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
     ) -> play_pb2.GetRecordResponse:
         table = await self._store.load(request.table_id)
         # Public (spectator's events, no seed) until the match ends, then the whole record.
-        record = records.build_record(table.engine_events, table_id=table.table_id)
+        record = records.build_record(table.events, table_id=table.table_id)
         return play_pb2.GetRecordResponse(record=record)
 
     async def _feed(
@@ -322,7 +327,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             except protocol.ProtocolError as error:
                 raise errors.invalid(str(error)) from error
 
-            def decide(table: Table) -> list[events_pb2.Event]:
+            def decide(table: Table) -> Decided:
                 if session.superseded.is_set():
                     # Checked here too: a replaced stream stuck writing to its client still
                     # reads the client's actions, and must not act for the seat any more.
@@ -344,14 +349,13 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
                         f"{table.version}",
                     )
                 try:
-                    _, engine_events = table.state.apply(seat, action)
+                    return Decided.of(table.state.apply(seat, action), request.action_id)
                 except IllegalAction as error:
                     raise errors.precondition(error.reason) from error
-                return to_proto_events(engine_events, request.action_id)
 
-            _, stored = await self._store.execute(table_id, decide)
+            _, entries = await self._store.execute(table_id, decide)
             result.accepted = True
-            result.sequence = stored[0].version
+            result.sequence = entries[0].sequence
             metrics.ACTIONS.labels(kind, "accepted").inc()
             bound.info("action applied", action=kind, sequence=result.sequence)
         except AlreadyAnswered as answered:
@@ -376,7 +380,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             table_id, lambda table: decide_reclaim(table, seat, holder)
         )
         if stored:
-            bound.info("seat reclaimed", seat=seat, sequence=stored[0].version)
+            bound.info("seat reclaimed", seat=seat, sequence=stored[0].sequence)
 
 
 def _check_after(table: Table, after: int) -> int:

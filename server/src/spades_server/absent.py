@@ -35,48 +35,14 @@ import structlog
 from spades.engine import seat_name
 from spades.engine.events import SubstitutionReason
 from spades_server import errors, metrics, tokens
+from spades_server.decisions import decide_substitution
 from spades_server.house import HousePool
-from spades_server.journal import Secrets
-from spades_server.tables import Decided, Table, TableStore
+from spades_server.tables import Table, TableStore
 
 log = structlog.get_logger(__name__)
 
 TIMEOUTS = SubstitutionReason.TIMEOUTS
 DISCONNECTED = SubstitutionReason.DISCONNECTED
-
-
-def decide_substitution(
-    table: Table,
-    seat: int,
-    reason: SubstitutionReason,
-    token: str,
-    *,
-    after_timeouts: int,
-    connected: bool = False,
-) -> Decided | None:
-    """The substitution, or None when the table no longer needs it."""
-    if not table.in_play:
-        return None
-    state = table.state
-    if reason is TIMEOUTS:
-        if not after_timeouts or state.timeout_streaks[seat] < after_timeouts:
-            return None  # the run ended (the seat acted), or a substitute already came for it
-    elif state.substitutions[seat] is not None or connected:
-        return None
-    return Decided.of(
-        state.substitute(seat, reason),
-        secrets=Secrets(substitute_token_sha256=tokens.digest(token)),
-    )
-
-
-def decide_reclaim(table: Table, seat: int, holder: bytes) -> Decided | None:
-    """``SeatReclaimed`` when the seat's own player (token digest ``holder``) comes back to a
-    seat a substitute plays; None otherwise."""
-    if not table.in_play or not table.is_player(seat, holder):
-        return None
-    if table.state.substitutions[seat] is None:
-        return None
-    return Decided.of(table.state.reclaim(seat))
 
 
 class AbsentPlayers:

@@ -20,7 +20,8 @@ import structlog
 
 from spades.engine import Phase
 from spades_server import errors
-from spades_server.tables import Decided, Table, TableStore
+from spades_server.decisions import decide_timeout
+from spades_server.tables import Table, TableStore
 
 log = structlog.get_logger(__name__)
 
@@ -39,13 +40,6 @@ def deadline_of(table: Table) -> float | None:
         allowed += clock.extension_millis / 1000
     # The stored time, at the precision a stream's prompt shows it (whole nanoseconds).
     return started.message.time.ToNanoseconds() / 1e9 + allowed
-
-
-def decide_timeout(table: Table, version: int) -> Decided | None:
-    """The timeout if the table is still where the deadline was computed."""
-    if table.version != version or table.state.turn < 0 or table.finished:
-        return None
-    return Decided.of(table.state.time_out())
 
 
 class TurnClock:

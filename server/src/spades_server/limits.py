@@ -38,13 +38,13 @@ from typing import Any
 
 import grpc
 
+from spades.wire import RETRY_DELAY_METADATA, SEAT_TOKEN_METADATA
 from spades_server import errors, tokens
+from spades_server.auth import metadata_value
 from spades_server.config import Settings
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
-RETRY_DELAY_METADATA = "retry-delay"
-SEAT_TOKEN_METADATA = "spades-seat-token"
 PLAY_METHOD = "/spades.v1.PlayService/Play"
 #: A bucket map is swept of idle (full) buckets when it grows past this many keys.
 SWEEP_AT = 4096
@@ -362,7 +362,7 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
                 key = None
                 if method == PLAY_METHOD:
-                    token = _metadata(context, SEAT_TOKEN_METADATA)
+                    token = metadata_value(context, SEAT_TOKEN_METADATA)
                     if token is not None:
                         key = limits.open_play_stream(token)
                 try:
@@ -382,10 +382,3 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 stream_stream, request_deserializer=deserialize, response_serializer=serialize
             )
         return handler
-
-
-def _metadata(context: Context, key: str) -> str | None:
-    for name, value in context.invocation_metadata() or ():
-        if name == key:
-            return value if isinstance(value, str) else value.decode(errors="replace")
-    return None

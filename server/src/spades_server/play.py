@@ -23,24 +23,28 @@ import grpc
 import structlog
 
 from spades import protocol, records
-from spades.engine import Concede, IllegalAction, Viewer, redact, view, visible_legal_actions
+from spades.engine import Viewer, redact, view, visible_legal_actions
 from spades.engine.events import SubstitutionReason
 from spades.v1 import events_pb2, play_pb2, play_pb2_grpc
 from spades_server import errors, metrics, tokens
-from spades_server.absent import AbsentPlayers, decide_reclaim
+from spades_server.absent import AbsentPlayers
+from spades_server.auth import authenticate, check_holder, seat_token_from
 from spades_server.clock import deadline_of
+from spades_server.decisions import (
+    SUPERSEDED,
+    ActionRequest,
+    AlreadyAnswered,
+    decide_action,
+    decide_reclaim,
+)
 from spades_server.limits import Limits
-from spades_server.lobby import authenticate, seat_token_from
-from spades_server.tables import Decided, Table, TableStore, timestamp
+from spades_server.tables import Table, TableStore, timestamp
 
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
 
 MAX_ACTION_ID = 64
 STREAM_QUEUE_SIZE = 1024
-
-
-SUPERSEDED = "a newer stream for this seat took over, so this one is closed"
 
 
 @dataclass(frozen=True)
@@ -56,11 +60,6 @@ class SeatSession:
     #: Set when a newer stream for the seat replaces this one.
     superseded: asyncio.Event
     log: structlog.BoundLogger
-
-
-class AlreadyAnswered(Exception):
-    def __init__(self, sequence: int) -> None:
-        self.sequence = sequence
 
 
 class Shutdown:
@@ -92,24 +91,6 @@ def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
     if own_action:
         out.action_id = entry.action_id
     return out
-
-
-_GIVEN_UP = "this seat was given up, so its token is no longer valid"
-_TAKEN_BACK = "the seat's player took it back, so this substitute's token is no longer valid"
-_SUBSTITUTED = (
-    "a house bot plays this seat since you were away; open a new Play stream with your seat "
-    "token to take it back"
-)
-
-
-def check_holder(table: Table, seat: int, holder: bytes, substitute: bool) -> None:
-    """UNAUTHENTICATED unless ``holder`` (a token digest) may still act for the seat: its own
-    player's, or (for a substitute's stream) the substitute's while the substitution lasts."""
-    if substitute:
-        if not table.is_substitute(seat, holder):
-            raise errors.unauthenticated(_TAKEN_BACK)
-    elif not table.is_player(seat, holder):
-        raise errors.unauthenticated(_GIVEN_UP)
 
 
 def snapshot(table: Table, sequence: int, viewer: Viewer) -> play_pb2.Snapshot:
@@ -327,33 +308,14 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             except protocol.ProtocolError as error:
                 raise errors.invalid(str(error)) from error
 
-            def decide(table: Table) -> Decided:
-                if session.superseded.is_set():
-                    # Checked here too: a replaced stream stuck writing to its client still
-                    # reads the client's actions, and must not act for the seat any more.
-                    raise errors.RequestError(grpc.StatusCode.ABORTED, SUPERSEDED)
-                check_holder(table, seat, holder, substitute)
-                first = table.answered_actions.get((seat, request.action_id))
-                if first is not None:
-                    raise AlreadyAnswered(first)
-                if table.finished:
-                    raise errors.precondition("the match is over")
-                if substitute and isinstance(action, Concede):
-                    raise errors.denied("a substitute may not concede for the seat's player")
-                if not substitute and table.state.substitutions[seat] is not None:
-                    raise errors.precondition(_SUBSTITUTED)
-                if request.sequence != table.version:
-                    raise errors.RequestError(
-                        grpc.StatusCode.ABORTED,
-                        f"stale: this answers sequence {request.sequence}, but the table is at "
-                        f"{table.version}",
-                    )
-                try:
-                    return Decided.of(table.state.apply(seat, action), request.action_id)
-                except IllegalAction as error:
-                    raise errors.precondition(error.reason) from error
-
-            _, entries = await self._store.execute(table_id, decide)
+            asked = ActionRequest(
+                seat, holder, substitute, action, request.action_id, request.sequence
+            )
+            _, entries = await self._store.execute(
+                table_id,
+                # The superseded flag is read on each attempt: a replaced stream stops acting.
+                lambda table: decide_action(table, asked, superseded=session.superseded.is_set()),
+            )
             result.accepted = True
             result.sequence = entries[0].sequence
             metrics.ACTIONS.labels(kind, "accepted").inc()

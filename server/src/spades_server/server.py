@@ -24,8 +24,9 @@ from spades_server.eventlog.base import EventLog
 from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.house import HousePool, own_address
-from spades_server.lobby import LobbyProjection, LobbyServicer
+from spades_server.lobby import LobbyServicer
 from spades_server.play import PlayServicer, Shutdown
+from spades_server.projection import LobbyProjection
 from spades_server.tables import TableStore
 
 log = structlog.get_logger(__name__)

@@ -10,7 +10,6 @@
 
 from spades.client.client import (
     DEFAULT_CHANNEL_OPTIONS,
-    HOUSE_BOT_KINDS,
     CreatedTable,
     HouseBotSeated,
     SeatInfo,
@@ -20,7 +19,7 @@ from spades.client.client import (
     TablePage,
     parse_seat,
 )
-from spades.client.connection import SEAT_TOKEN_METADATA, SeatConnection, new_action_id
+from spades.client.connection import SeatConnection, new_action_id
 from spades.client.errors import (
     Aborted,
     ActionRefused,
@@ -43,6 +42,7 @@ from spades.client.messages import (
     WatchMessage,
 )
 from spades.client.sync import SyncSpadesClient
+from spades.wire import HOUSE_BOT_KINDS, SEAT_TOKEN_METADATA
 
 __all__ = [
     "DEFAULT_CHANNEL_OPTIONS",

@@ -9,9 +9,10 @@ A seat's player counts as absent while its match is being played when
   sees every stream) a seat whose player never connected counts as away from the match's start
   (or this server's).
 
-Then a substitute takes the seat: the server appends ``SeatSubstituted(seat, reason)`` carrying
-the SHA-256 of a fresh seat token (a server secret, like a player's token digest: removed from
-every view), through :meth:`TableStore.execute` with the expected version. Its decision returns
+Then a substitute takes the seat: the server appends ``SeatSubstituted(seat, reason)`` with the
+SHA-256 of a fresh seat token beside it (a server secret, like a player's token digest: kept in
+the journal's secrets, never in a public message), through :meth:`TableStore.execute` with the
+expected version. Its decision (:func:`~spades_server.decisions.decide_substitution`) returns
 nothing once the table no longer needs it (the run of timeouts was ended, the seat is already
 substituted), so it happens exactly once across replicas and restarts. The process that appended
 it hands the token to its house pool, whose bot plays the seat through the public API.

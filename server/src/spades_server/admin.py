@@ -1,12 +1,12 @@
 """AdminService: the operator's calls, each needing the operator token.
 
 The token is the server's ``--operator-token`` (``SPADES_OPERATOR_TOKEN``); callers send it as
-the ``spades-operator-token`` metadata. It is compared in constant time (as SHA-256 digests, so
-its length does not show either). With no token configured, every call is refused.
+the ``spades-operator-token`` metadata, checked by :class:`~spades_server.auth.OperatorGate`.
+With no token configured, every call is refused.
 
 A table made here is made like any other (its TableCreated event, through the TableStore), with
-the given deals as the engine's preset deals: they stay secret like the seed and are dealt by
-the engine, never by the server.
+the given deals as the engine's preset deals: they stay secret like the seed (in the journal's
+secrets) and are dealt by the engine, never by the server.
 """
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ class HouseBot:
     finished: bool = False
     #: True for a substitute playing for an absent player (not seated by JoinTable).
     substitute: bool = False
-    #: A substitute's token digest (as its SeatSubstituted event holds it).
+    #: A substitute's token digest (as the journal keeps it beside its SeatSubstituted).
     digest: bytes = field(default=b"", repr=False)
 
 

@@ -26,6 +26,7 @@ No legacy row starts with a zero byte (protobuf has no field number 0), hence th
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -70,6 +71,17 @@ class Draft:
     secrets: Secrets = field(default_factory=Secrets)
     #: Only for TableCreated.
     listing: Listing | None = None
+
+    @functools.cached_property
+    def message(self) -> events_pb2.Event:
+        """The public event, made once: stored in the row, then kept by the entry."""
+        message = protocol.event_to_proto(self.event)
+        if self.listing is not None and message.HasField("table_created"):
+            created = message.table_created
+            created.name = self.listing.name
+            created.private = self.listing.private
+            created.quick_match = self.listing.quick_match
+        return message
 
 
 @dataclass(frozen=True)
@@ -118,16 +130,6 @@ def drafts(
     ]
 
 
-def _public(draft: Draft) -> events_pb2.Event:
-    message = protocol.event_to_proto(draft.event)
-    if draft.listing is not None and message.HasField("table_created"):
-        created = message.table_created
-        created.name = draft.listing.name
-        created.private = draft.listing.private
-        created.quick_match = draft.listing.quick_match
-    return message
-
-
 def encode(draft: Draft) -> bytes:
     """The row to store for ``draft``."""
     secrets = log_pb2.Secrets(
@@ -138,13 +140,13 @@ def encode(draft: Draft) -> bytes:
     if isinstance(draft.event, ev.TableCreated):
         secrets.seed = draft.event.seed or b""
         secrets.preset_deals.extend(protocol.deals_to_proto(draft.event.preset_deals or ()))
-    row = log_pb2.LogEntry(event=_public(draft), action_id=draft.action_id, secrets=secrets)
+    row = log_pb2.LogEntry(event=draft.message, action_id=draft.action_id, secrets=secrets)
     return ENVELOPE_MARKER + row.SerializeToString()
 
 
 def appended(stored: StoredEvent, draft: Draft) -> Entry:
     """The entry of a row just appended from ``draft`` (nothing is parsed again)."""
-    return _entry(stored, draft.event, _public(draft), draft.action_id, draft.secrets)
+    return _entry(stored, draft.event, draft.message, draft.action_id, draft.secrets)
 
 
 def decode(stored: StoredEvent) -> Entry:

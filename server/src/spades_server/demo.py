@@ -62,6 +62,7 @@ async def demo(target: int, max_hands: int, records: Path) -> int:
             listen="127.0.0.1:0",
             database=str(Path(directory) / "events.db"),
             metrics="off",
+            web="off",
             shutdown_grace=1.0,
         )
         server = SpadesServer(settings)

@@ -105,7 +105,7 @@ async def _main(arguments: argparse.Namespace, token: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog=PROGRAM,
-        description=__doc__.splitlines()[0],
+        description=__doc__.splitlines()[0].split(": ", 1)[-1],
         epilog=f"The operator token comes from the environment variable {TOKEN_VARIABLE}.",
     )
     add_server_flag(parser)

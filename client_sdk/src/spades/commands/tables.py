@@ -56,7 +56,9 @@ async def _main(arguments: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROGRAM, description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=PROGRAM, description=__doc__.splitlines()[0].split(": ", 1)[-1]
+    )
     parser.add_argument("--status", choices=["waiting", "playing", "finished"])
     add_server_flag(parser)
     return asyncio.run(_main(parser.parse_args(argv)))

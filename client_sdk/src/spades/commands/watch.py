@@ -78,7 +78,9 @@ async def _main(arguments: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROGRAM, description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=PROGRAM, description=__doc__.splitlines()[0].split(": ", 1)[-1]
+    )
     parser.add_argument("table_id", help="the table to watch (spades-tables lists them)")
     add_server_flag(parser)
     arguments = parser.parse_args(argv)

@@ -17,7 +17,6 @@ from spades.engine import Rules
 from spades_server.config import Settings
 from spades_server.server import SpadesServer
 
-
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "terminal"
 
 

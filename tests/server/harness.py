@@ -39,7 +39,7 @@ READ_TIMEOUT = 10.0
 @asynccontextmanager
 async def running_server(database: Path, **settings: object) -> AsyncIterator[SpadesServer]:
     server = SpadesServer(
-        Settings(listen="127.0.0.1:0", database=str(database), metrics="off", **settings)  # type: ignore[arg-type]
+        Settings(listen="127.0.0.1:0", database=str(database), metrics="off", web="off", **settings)  # type: ignore[arg-type]
     )
     await server.start()
     try:

@@ -8,6 +8,7 @@
 ...             print(table.table_id, table.name, table.badges)
 """
 
+from spades.client.admin import OPERATOR_TOKEN_METADATA, AdminClient, TableDetail
 from spades.client.client import (
     DEFAULT_CHANNEL_OPTIONS,
     CreatedTable,
@@ -47,10 +48,12 @@ from spades.wire import HOUSE_BOT_KINDS, SEAT_TOKEN_METADATA
 __all__ = [
     "DEFAULT_CHANNEL_OPTIONS",
     "HOUSE_BOT_KINDS",
+    "OPERATOR_TOKEN_METADATA",
     "SEAT_TOKEN_METADATA",
     "Aborted",
     "ActionRefused",
     "ActionResult",
+    "AdminClient",
     "CreatedTable",
     "FailedPrecondition",
     "HouseBotSeated",
@@ -69,6 +72,7 @@ __all__ = [
     "SpadesError",
     "StreamEvent",
     "SyncSpadesClient",
+    "TableDetail",
     "TableInfo",
     "TablePage",
     "Unauthenticated",

@@ -29,7 +29,7 @@ log = structlog.get_logger(__name__)
 def deadline_of(table: Table) -> float | None:
     """When the current turn's time runs out (unix seconds), or None when no one is to act."""
     state = table.state
-    if state.turn < 0 or state.phase is Phase.ENDED or not table.events:
+    if state.turn is None or state.phase is Phase.ENDED or not table.events:
         return None
     clock = state.rules.clock
     allowed = clock.turn_millis / 1000
@@ -42,7 +42,7 @@ def deadline_of(table: Table) -> float | None:
 
 def decide_timeout(table: Table, version: int) -> list[events_pb2.Event]:
     """The timeout's events if the table is still where the deadline was computed."""
-    if table.version != version or table.state.turn < 0 or table.finished:
+    if table.version != version or table.state.turn is None or table.finished:
         return []
     _, engine_events = table.state.time_out()
     return to_proto_events(engine_events)

@@ -122,13 +122,7 @@ class Table:
 
 def actor_of(event: ev.Event) -> int | None:
     """The seat whose action an event records first, if any."""
-    if isinstance(event, ev.BlindNilChosen | ev.BidMade | ev.CardPlayed | ev.Conceded):
-        return event.seat
-    if isinstance(event, ev.CardsPassed):
-        return event.from_seat
-    if isinstance(event, ev.SeatTaken | ev.SeatLeft):
-        return event.seat
-    return None
+    return event.actor
 
 
 def to_proto_events(

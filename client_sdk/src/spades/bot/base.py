@@ -15,7 +15,7 @@ import logging
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from spades.bot.view import BotView, lowest_cards
+from spades.bot.view import BotView
 from spades.engine import (
     BID,
     BLIND,
@@ -28,6 +28,7 @@ from spades.engine import (
     MakeBid,
     PassCards,
     PlayCard,
+    cheapest_cards,
     pass_cards,
 )
 from spades.engine import events as ev
@@ -59,8 +60,9 @@ class Bot:
         return False
 
     def pass_cards(self, view: BotView) -> list[Card]:
-        """The cards to hand over in the Blind Nil card pass; the default gives the lowest."""
-        return lowest_cards(view.hand, view.rules.blind_nil_pass_cards)
+        """The cards to hand over in the Blind Nil card pass; the default gives the cheapest
+        (the engine's :func:`~spades.engine.cheapest_cards` order, as the clock would)."""
+        return cheapest_cards(view.rules, view.hand)[: view.rules.blind_nil_pass_cards]
 
     def on_event(self, event: ev.Event, view: BotView) -> None:
         """Called for every event of the table the seat sees, after it is folded into ``view``."""

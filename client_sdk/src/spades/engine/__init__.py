@@ -25,30 +25,17 @@ from spades.engine.actions import (
     pass_cards,
 )
 from spades.engine.cards import CARDS, Card, Suit, card, cards_of, format_cards, parse_cards
+from spades.engine.cheapest import cheapest_cards
+from spades.engine.commands import decide, new_match, seated_match
 from spades.engine.errors import IllegalAction, InvalidRules
-from spades.engine.match import (
-    SEAT_NAMES,
-    CompletedTrick,
-    MatchState,
-    Phase,
-    card_power,
-    effective_suit,
-    new_match,
-    seat_name,
-    seated_match,
-    trump_power,
-)
+from spades.engine.game import Game, card_power, trump_power
 from spades.engine.rules import Clock, Direction, Rules
-from spades.engine.scoring import score_side
+from spades.engine.scoring import counting_tricks, score_side
+from spades.engine.seating import SEAT_NAMES, Seat, Seating, seat_name
 from spades.engine.shuffle import SHUFFLE_VERSION, commitment, new_seed
-from spades.engine.views import (
-    SeatView,
-    Viewer,
-    redact,
-    view,
-    visible_cards,
-    visible_legal_actions,
-)
+from spades.engine.state import MatchState, Phase
+from spades.engine.tricks import CompletedTrick, Play, effective_suit
+from spades.engine.views import SeatView, Viewer, redact, view, visible_legal_actions
 
 __all__ = [
     "BID",
@@ -69,21 +56,28 @@ __all__ = [
     "CompletedTrick",
     "Concede",
     "Direction",
+    "Game",
     "IllegalAction",
     "InvalidRules",
     "MakeBid",
     "MatchState",
     "PassCards",
     "Phase",
+    "Play",
     "PlayCard",
     "Rules",
+    "Seat",
     "SeatView",
+    "Seating",
     "Suit",
     "Viewer",
     "card",
     "card_power",
     "cards_of",
+    "cheapest_cards",
     "commitment",
+    "counting_tricks",
+    "decide",
     "effective_suit",
     "events",
     "format_cards",
@@ -97,6 +91,5 @@ __all__ = [
     "seated_match",
     "trump_power",
     "view",
-    "visible_cards",
     "visible_legal_actions",
 ]

@@ -28,6 +28,7 @@ from spades.engine import (
     MakeBid,
     PassCards,
     PlayCard,
+    automatic_choice,
     cheapest_cards,
     pass_cards,
 )
@@ -41,7 +42,8 @@ class Bot:
     """A Spades player. Implement :meth:`bid` and :meth:`play`; the rest is optional.
 
     Each decision method may also be ``async def``. A decision the rules do not allow (or an
-    exception) is logged and replaced by the first legal action, so a bot never stalls a table.
+    exception) is logged and replaced by the automatic action the clock would take (the
+    engine's :func:`~spades.engine.automatic_choice`), so a bot never stalls a table.
     """
 
     #: The name shown at the table (the runner's ``--name`` overrides it).
@@ -102,20 +104,23 @@ async def ask(bot: Bot, view: BotView) -> Action:
 async def decide(bot: Bot, view: BotView) -> tuple[Action, bool]:
     """The bot's legal answer to the prompt in ``view``, and whether it had to be replaced.
 
-    An illegal answer or an exception is logged, and the first legal action is played instead.
+    An illegal answer or an exception is logged, and the automatic action (what the clock
+    would play: a bid of 1, the cheapest legal card, ...) is played instead.
     """
     legal = view.legal_actions
     try:
         action = await ask(bot, view)
     except Exception:
-        log.exception("%s raised while deciding; playing %s instead", type(bot).__name__, legal[0])
-        return legal[0], True
+        fallback = automatic_choice(view.rules, legal)
+        log.exception("%s raised while deciding; playing %s instead", type(bot).__name__, fallback)
+        return fallback, True
     if action in legal:
         return action, False
+    fallback = automatic_choice(view.rules, legal)
     log.warning(
         "%s chose %s, which the rules do not allow now; playing %s instead",
         type(bot).__name__,
         action,
-        legal[0],
+        fallback,
     )
-    return legal[0], True
+    return fallback, True

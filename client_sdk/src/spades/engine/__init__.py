@@ -24,6 +24,7 @@ from spades.engine.actions import (
     PlayCard,
     pass_cards,
 )
+from spades.engine.automatic import automatic_choice
 from spades.engine.cards import CARDS, Card, Suit, card, cards_of, format_cards, parse_cards
 from spades.engine.cheapest import cheapest_cards
 from spades.engine.commands import decide, new_match, seated_match
@@ -71,6 +72,7 @@ __all__ = [
     "Seating",
     "Suit",
     "Viewer",
+    "automatic_choice",
     "card",
     "card_power",
     "cards_of",

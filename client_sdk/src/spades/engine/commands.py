@@ -20,9 +20,6 @@ from typing import Final
 
 from spades.engine import events as ev
 from spades.engine.actions import (
-    BID,
-    LOOK,
-    PLAY,
     Action,
     Bid,
     ChooseBlindNil,
@@ -32,12 +29,14 @@ from spades.engine.actions import (
     PassCards,
     PlayCard,
 )
+from spades.engine.automatic import automatic_choice
 from spades.engine.cards import CARDS, cards_of, mask_of
 from spades.engine.deals import check_preset_deals, hands_of_deal
 from spades.engine.errors import IllegalAction
 from spades.engine.legal import (
     PHASE_WANTS,
     blind_nil_open,
+    legal_actions,
     legal_bids,
     play_mask,
     why_bid_is_illegal,
@@ -100,24 +99,11 @@ def act(state: MatchState, seat: Seat, action: Action) -> Events:
 
 
 def automatic_action(state: MatchState) -> Action:
-    """What the clock does for the seat whose time ran out (RULES.md section 3): a bid of 1
-    (or the lowest the minimum team bid allows), look at the cards, pass the cheapest cards,
-    play the cheapest legal card (see :mod:`spades.engine.cheapest`)."""
+    """What the clock does for the seat whose time ran out (see :mod:`spades.engine.automatic`)."""
     seat = state.turn
     if seat is None:
         raise IllegalAction("no one is to act, so no turn can time out")
-    if state.phase is Phase.BLIND_NIL_CHOICE:
-        return LOOK
-    if state.phase is Phase.BIDDING:
-        bids = legal_bids(state, seat)
-        return BID[1] if 1 in bids else BID[min(b for b in bids if b > 0)]
-    cheapness = state.game.cheapness
-    hand = sorted(cards_of(state.hands[seat]), key=cheapness.__getitem__)
-    if state.phase is Phase.PASSING:
-        count = state.rules.blind_nil_pass_cards
-        return PassCards(tuple(sorted(hand[:count])))
-    legal = play_mask(state, seat)
-    return PLAY[next(number for number in hand if legal >> number & 1)]
+    return automatic_choice(state.rules, legal_actions(state, seat))
 
 
 def time_out(state: MatchState) -> Events:

@@ -70,6 +70,7 @@ class Game:
         best_power = -1
         for play in plays:
             number = play.card
+            # (card_power, inlined: this runs for every card of every trick)
             power = trump_power[number] or (number % 13 + 1 if number // 13 == led else 0)
             if power > best_power:
                 best_power = power

@@ -9,14 +9,14 @@ place (for search). Nothing here changes a state except by folding an event.
 
 >>> from spades.engine import BID, Rules, seated_match
 >>> state, _ = seated_match(Rules(), seed=bytes(32))
->>> [type(event).__name__ for event in decide(state, state.turn, BID[3])]
+>>> [type(event).__name__ for event in decide(state, state.seat_to_act(), BID[3])]
 ['BidMade']
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Final
+from typing import Concatenate, Final, ParamSpec
 
 from spades.engine import events as ev
 from spades.engine.actions import (
@@ -50,6 +50,7 @@ from spades.engine.shuffle import SHUFFLE_VERSION, commitment, first_dealer, new
 from spades.engine.state import MatchState, Phase
 
 Events = list[ev.Event]
+_P = ParamSpec("_P")
 
 
 def decide(state: MatchState, seat: Seat, action: Action) -> Events:
@@ -61,12 +62,15 @@ def decide(state: MatchState, seat: Seat, action: Action) -> Events:
 
 
 def applied(
-    state: MatchState, command: Callable[..., Events], *args: object
+    state: MatchState,
+    command: Callable[Concatenate[MatchState, _P], Events],
+    *args: _P.args,
+    **kwargs: _P.kwargs,
 ) -> tuple[MatchState, Events]:
     """The state after ``command`` (one of this module's in-place commands) on a copy of
     ``state``, and the events it caused; ``state`` is left as it was."""
     new = state.clone()
-    return new, command(new, *args)
+    return new, command(new, *args, **kwargs)
 
 
 def act(state: MatchState, seat: Seat, action: Action) -> Events:

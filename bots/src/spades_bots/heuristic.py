@@ -336,9 +336,9 @@ def situation_of(view: BotView) -> Situation:
     tricks_left = rules.hand_size - len(view.tricks)
 
     def need(seats: Sequence[Seat]) -> int:
-        bidders = [seat for seat in seats if bids[seat] is not None]
-        contract = sum(bid.tricks for seat in bidders if (bid := bids[seat]) is not None)
-        return contract - counting_tricks(rules, bidders, bids, tricks)
+        # (Tricks are taken only once everyone has bid, so every seat here has a bid.)
+        contract = sum(bid.tricks for seat in seats if (bid := bids[seat]) is not None)
+        return contract - counting_tricks(rules, seats, bids, tricks)
 
     def clean_nil(seat: int) -> bool:
         bid = bids[seat]

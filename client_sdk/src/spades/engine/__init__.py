@@ -2,8 +2,16 @@
 
 >>> from spades.engine import Rules, seated_match
 >>> state, events = seated_match(Rules(), seed=bytes(32))
->>> len(state.legal_actions(state.turn))  # the first bidder may bid Nil or 1..13
+>>> len(state.legal_actions(state.seat_to_act()))  # the first bidder may bid Nil or 1..13
 14
+
+One concept per module: ``cards`` and ``actions`` (the vocabulary), ``rules`` (the variations)
+compiled into a ``game`` (deck, trump power, ``seating``), ``tricks`` (``Play``, the suit a
+card follows), ``events`` (what happened), ``state`` (a match folded from its events),
+``legal`` (what a seat may do, and why not), ``commands`` (what an action causes), ``deals``
+and ``shuffle`` (the cards of each hand), ``cheapest`` and ``automatic`` (the cards to give
+away, the clock's action), ``scoring`` (a hand's result) and ``views`` (what each viewer may
+know). Everything public is importable from ``spades.engine``.
 """
 
 from spades.engine import events

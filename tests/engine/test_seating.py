@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from spades.engine import Direction, Rules, Seating, seated_match
@@ -55,3 +57,14 @@ def test_a_rule_set_compiles_its_game_once() -> None:
     assert rules.game.seating is rules.seating
     state, _ = seated_match(rules, seed=bytes(32))
     assert state.game is rules.game
+
+
+def test_a_compiled_rule_set_and_a_state_survive_pickling() -> None:
+    # The arena sends rules to worker processes; the compiled game travels with them.
+    rules = Rules(jokers=True)
+    state, _ = seated_match(rules, seed=bytes(32))
+    copied = pickle.loads(pickle.dumps(state))
+    assert copied.rules == rules and copied.game.rules is copied.rules
+    assert copied.game.trump_power == rules.game.trump_power
+    seat = copied.seat_to_act()
+    assert copied.legal_actions(seat) == state.legal_actions(seat)

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import random
 
+from spades import protocol
 from spades.bot import SeatTracker
 from spades.engine import BLIND, Phase, Rules, redact, seated_match, view
+from spades.engine import events as ev
+
+
+def as_received(event: ev.Event, seat: int) -> ev.Event:
+    """The event as the seat's stream delivers it: redacted, then through the wire format."""
+    return protocol.event_from_proto(protocol.event_to_proto(redact(event, seat)))
 
 
 def test_hand_sizes_from_redacted_events_match_the_real_hands() -> None:
@@ -22,7 +29,7 @@ def test_hand_sizes_from_redacted_events_match_the_real_hands() -> None:
     while not state.is_over and state.hand_number <= 2:
         for event in events[folded:]:
             for tracker in trackers:
-                tracker.fold(redact(event, tracker.seat))
+                tracker.fold(as_received(event, tracker.seat))
         folded = len(events)
         truth = tuple(len(state.hand_of(seat)) for seat in range(4))
         for tracker in trackers:

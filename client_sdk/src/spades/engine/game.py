@@ -33,6 +33,7 @@ class Game:
         "deck",
         "deck_mask",
         "hand_size",
+        "next_seat",
         "players",
         "rules",
         "seating",
@@ -48,6 +49,8 @@ class Game:
         self.deck_mask = rules.deck_mask
         self.deck = list(iter_cards(self.deck_mask))
         self.sides = seating.sides
+        #: ``seating.next`` as a table: the fold of every card played reads it.
+        self.next_seat: tuple[int, ...] = tuple(map(seating.next, seating.seats))
         power = [0] * 54
         for order, number in enumerate(rules.trump_order()):
             power[number] = 100 + order

@@ -454,7 +454,7 @@ def _card_played(state: MatchState, event: ev.CardPlayed) -> None:
     if len(trick) == game.players:
         state.turn = None
     else:
-        state.turn = game.seating.next(seat)
+        state.turn = game.next_seat[seat]
 
 
 @_evolver(ev.TrickWon)

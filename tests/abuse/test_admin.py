@@ -36,7 +36,7 @@ def deals_of(seed: bytes, hands: int, rules: Rules | None = None) -> list[list[l
     """``hands`` deals made with the shuffle of another seed (any valid deals will do)."""
     rules = rules or Rules()
     state, _ = new_match(rules, seed=seed)
-    tables = state.tables
+    tables = state.game
     return [
         [list(hand) for hand in deal(seed, number, tables.deck, tables.players, tables.hand_size)]
         for number in range(1, hands + 1)

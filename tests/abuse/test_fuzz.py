@@ -382,9 +382,10 @@ async def _play_randomly(fuzz: Fuzz, data: st.DataObject) -> None:
         seat = data.draw(st.integers(0, rules.players - 1))
         sequence = table.version
         action_id = uuid.uuid4().hex
-        legal = visible_legal_actions(state, state.turn) if state.turn >= 0 else []
-        if kind in ("legal", "stale") and legal:
-            seat = state.turn
+        turn = state.turn
+        legal = visible_legal_actions(state, turn) if turn is not None else []
+        if kind in ("legal", "stale") and legal and turn is not None:
+            seat = turn
             action = protocol.action_to_proto(legal[data.draw(st.integers(0, len(legal) - 1))])
             if kind == "stale":
                 sequence = data.draw(st.integers(0, max(sequence - 1, 0)))

@@ -120,6 +120,7 @@ def _ours_apply(rng: random.Random) -> tuple[int, int]:
     actions = 0
     while state.hand_number == 1 and not state.is_over:
         seat = state.turn
+        assert seat is not None  # someone is on turn until the match is over
         state, _ = state.apply(seat, rng.choice(state.legal_actions(seat)))
         actions += 1
     return actions, 0
@@ -132,6 +133,7 @@ def _ours_clone_act(rng: random.Random) -> tuple[int, int]:
     actions = 0
     while state.hand_number == 1 and not state.is_over:
         seat = state.turn
+        assert seat is not None  # someone is on turn until the match is over
         state.act(seat, rng.choice(state.legal_actions(seat)))
         actions += 1
     return actions, 0

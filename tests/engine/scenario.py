@@ -134,7 +134,7 @@ def play_hand(state: MatchState, hand: ScriptedHand) -> tuple[MatchState, list[E
     events: list[Event] = []
     hand_number = state.hand_number
     while state.hand_number == hand_number and not state.is_over:
-        seat = state.turn
+        seat = state.seat_to_act()
         action: Action
         if state.phase is Phase.BLIND_NIL_CHOICE:
             action = BLIND if hand.bids[seat].blind else LOOK
@@ -220,7 +220,7 @@ def bid_round(state: MatchState, bids: Mapping[int, int] | None = None) -> Match
     play starts."""
     bids = bids or {}
     while state.phase in (Phase.BIDDING, Phase.BLIND_NIL_CHOICE):
-        seat = state.turn
+        seat = state.seat_to_act()
         action: Action = (
             LOOK if state.phase is Phase.BLIND_NIL_CHOICE else MakeBid(bids.get(seat, 3))
         )
@@ -228,8 +228,18 @@ def bid_round(state: MatchState, bids: Mapping[int, int] | None = None) -> Match
     return state
 
 
+def card_pass(rules: Rules, hands: Mapping[int, str]) -> MatchState:
+    """West dealt ``hands``; North bid Blind Nil, the others looked and bid 3: South (North's
+    partner) is on turn to pass."""
+    state = table(rules, hands, dealer=3)
+    state, _ = state.apply(0, BLIND)
+    for seat in (1, 2, 3):
+        state, _ = state.apply(seat, LOOK)
+    return bid_round(state)
+
+
 def play(state: MatchState, *cards: str) -> MatchState:
     """Whoever is on turn plays each card in order."""
     for text in cards:
-        state, _ = state.apply(state.turn, PlayCard(Card.parse(text)))
+        state, _ = state.apply(state.seat_to_act(), PlayCard(Card.parse(text)))
     return state

@@ -24,13 +24,13 @@ from spades.engine import (
 )
 from spades.engine import events as ev
 
-from .scenario import bid_round, play_hands, scripted_hand, seed_with_dealer, table
+from .scenario import bid_round, card_pass, play_hands, scripted_hand, seed_with_dealer, table
 
 BLIND_NIL_RULES = Rules(blind_nil=True)
 
 
 def bids_of(state: MatchState) -> list[int]:
-    return [a.tricks for a in state.legal_actions(state.turn) if isinstance(a, MakeBid)]
+    return [a.tricks for a in state.legal_actions(state.seat_to_act()) if isinstance(a, MakeBid)]
 
 
 def refuse(state: MatchState, seat: int, action: object) -> str:
@@ -48,8 +48,8 @@ def test_bidding_starts_left_of_the_dealer_and_goes_clockwise(dealer: int) -> No
     assert state.phase is Phase.BIDDING and state.dealer == dealer
     order = []
     while state.phase is Phase.BIDDING:
-        order.append(state.turn)
-        state, _ = state.apply(state.turn, BID[2])
+        order.append(state.seat_to_act())
+        state, _ = state.apply(state.seat_to_act(), BID[2])
     assert order == [(dealer + k) % 4 for k in range(1, 5)]
     assert state.phase is Phase.PLAYING and state.turn == (dealer + 1) % 4
 
@@ -59,8 +59,8 @@ def test_counter_clockwise_bidding_starts_right_of_the_dealer(dealer: int) -> No
     state = table(Rules(direction=Direction.COUNTER_CLOCKWISE), dealer=dealer)
     order = []
     while state.phase is Phase.BIDDING:
-        order.append(state.turn)
-        state, _ = state.apply(state.turn, BID[2])
+        order.append(state.seat_to_act())
+        state, _ = state.apply(state.seat_to_act(), BID[2])
     assert order == [(dealer - k) % 4 for k in range(1, 5)]
     assert state.turn == (dealer - 1) % 4
 
@@ -68,7 +68,7 @@ def test_counter_clockwise_bidding_starts_right_of_the_dealer(dealer: int) -> No
 def test_every_bid_from_nil_to_13_and_no_passing() -> None:
     state = table()
     assert bids_of(state) == list(range(14))
-    assert len(state.legal_actions(state.turn)) == 14
+    assert len(state.legal_actions(state.seat_to_act())) == 14
     others = [seat for seat in range(4) if seat != state.turn]
     assert all(state.legal_actions(seat) == [] for seat in others)
 
@@ -81,7 +81,8 @@ def test_a_bid_out_of_turn_is_refused() -> None:
 def test_a_bid_out_of_range_is_refused() -> None:
     state = table()
     assert (
-        refuse(state, state.turn, MakeBid(14)) == "a bid is a number of tricks from 0 (Nil) to 13"
+        refuse(state, state.seat_to_act(), MakeBid(14))
+        == "a bid is a number of tricks from 0 (Nil) to 13"
     )
 
 
@@ -102,7 +103,7 @@ def test_everyone_sees_every_earlier_bid() -> None:
 def test_nil_off_bids_are_1_to_13() -> None:
     state = table(Rules(nil_allowed=False))
     assert bids_of(state) == list(range(1, 14))
-    assert refuse(state, state.turn, BID[0]) == "Nil is not allowed at this table"
+    assert refuse(state, state.seat_to_act(), BID[0]) == "Nil is not allowed at this table"
 
 
 # ---------------------------------------------------------------- the board minimum
@@ -191,17 +192,17 @@ def test_blind_nil_needs_the_team_to_trail_by_the_deficit() -> None:
     eligible = started[-1].blind_nil_eligible
     assert sorted(eligible) == [0, 2]
     # In bidding order, from the dealer's left.
-    assert list(eligible) == [
-        s for s in ((state.dealer + k) % 4 for k in (1, 2, 3, 4)) if s % 2 == 0
-    ]
+    dealer = state.dealer
+    assert dealer is not None
+    assert list(eligible) == [s for s in ((dealer + k) % 4 for k in (1, 2, 3, 4)) if s % 2 == 0]
     assert state.phase is Phase.BLIND_NIL_CHOICE and state.turn == eligible[0]
-    assert state.legal_actions(state.turn) == [BLIND, LOOK]
+    assert state.legal_actions(state.seat_to_act()) == [BLIND, LOOK]
 
 
 def test_blind_nil_trailing_by_less_is_not_eligible() -> None:
     state, _ = trailing_table(BLIND_NIL_RULES, 90)
     assert state.phase is Phase.BIDDING and state.blind_pending == ()
-    assert BID[0] in state.legal_actions(state.turn)
+    assert BID[0] in state.legal_actions(state.seat_to_act())
 
 
 def test_blind_nil_deficit_is_configurable() -> None:
@@ -263,7 +264,7 @@ def test_blind_nil_is_a_bid_made_before_seeing_the_cards() -> None:
     assert view(state, 0).hand is None  # still blind while the others bid
     assert state.turn == 1  # North has bid; East bids next
     while state.phase is Phase.BIDDING:
-        state, events = state.apply(state.turn, BID[3])
+        state, events = state.apply(state.seat_to_act(), BID[3])
     assert ev.CardsShown(0, hand) in events  # bidding over: the Blind Nil bidder sees
     assert view(state, 0).hand == hand
     assert state.bids[0] == Bid.BLIND_NIL
@@ -282,19 +283,13 @@ def test_the_clock_looks_for_a_seat_that_does_not_choose() -> None:
 
 def card_pass_table() -> MatchState:
     """North (blind) and South to pass; East and West looked and everyone has bid."""
-    rules = Rules(blind_nil=True, blind_nil_deficit=0, blind_nil_pass_cards=2)
-    state = table(
-        rules,
+    return card_pass(
+        Rules(blind_nil=True, blind_nil_deficit=0, blind_nil_pass_cards=2),
         {
             0: "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",
             2: "AS KS QS JS TS 9S 8S 7S 6S 5S 4S 3S 2S",
         },
-        dealer=3,
     )
-    state, _ = state.apply(0, BLIND)
-    for seat in (1, 2, 3):
-        state, _ = state.apply(seat, LOOK)
-    return bid_round(state)
 
 
 def test_card_pass_the_partner_passes_first_then_the_blind_bidder_sees_and_passes_back() -> None:
@@ -374,8 +369,8 @@ def test_card_pass_for_blind_nil_bidders_on_both_sides() -> None:
     state = bid_round(state)
     passes = []
     while state.phase is Phase.PASSING:
-        passes.append(state.turn)
-        state, _ = state.apply(state.turn, state.automatic_action())
+        passes.append(state.seat_to_act())
+        state, _ = state.apply(state.seat_to_act(), state.automatic_action())
     assert sorted(passes) == [0, 1, 2, 3]
     assert state.phase is Phase.PLAYING
     for seat in range(4):
@@ -409,8 +404,8 @@ def test_card_pass_blind_nil_partners_see_their_cards_after_the_other_sides_pass
     state = bid_round(state)
     passes = []
     while state.phase is Phase.PASSING:
-        passes.append(state.turn)
-        state, _ = state.apply(state.turn, state.automatic_action())
+        passes.append(state.seat_to_act())
+        state, _ = state.apply(state.seat_to_act(), state.automatic_action())
     assert passes == [3, 1]
     assert state.phase is Phase.PLAYING
     for seat in range(4):

@@ -11,6 +11,7 @@ from spades.engine import (
     Bid,
     IllegalAction,
     MatchState,
+    Play,
     Rules,
     card,
     new_match,
@@ -34,7 +35,7 @@ def in_play(rules: Rules | None = None) -> MatchState:
 
 def test_a_timed_out_bid_is_1() -> None:
     state = table()
-    seat = state.turn
+    seat = state.seat_to_act()
     assert state.automatic_action() == BID[1]
     new, events = state.time_out()
     assert events == [ev.TurnTimedOut(seat, BID[1]), ev.BidMade(seat, Bid(1))]
@@ -97,7 +98,7 @@ def test_a_timed_out_play_is_recorded_then_played() -> None:
     new, events = state.time_out()
     assert events[0] == ev.TurnTimedOut(0, PLAY[card("2C")])
     assert events[1] == ev.CardPlayed(0, card("2C"))
-    assert new.trick == [card("2C")]
+    assert new.trick == [Play(0, card("2C"))]
     assert view(new, None).current_trick == ((0, card("2C")),)
 
 
@@ -123,7 +124,7 @@ def test_the_seat_on_turn_may_claim_its_extension_once_per_turn() -> None:
     from spades.engine import events as ev_
 
     state, _ = seated_match(Rules(), seed=bytes(32))
-    seat = state.turn
+    seat = state.seat_to_act()
     other = (seat + 1) % 4
     with pytest.raises(IllegalAction, match="turn"):
         state.apply(other, CLAIM_EXTENSION)
@@ -132,8 +133,8 @@ def test_the_seat_on_turn_may_claim_its_extension_once_per_turn() -> None:
     with pytest.raises(IllegalAction, match="already claimed"):
         state.apply(seat, CLAIM_EXTENSION)
     state, _ = state.apply(seat, state.legal_actions(seat)[1])
-    state, events = state.apply(state.turn, CLAIM_EXTENSION)
-    assert events == [ev_.ExtensionClaimed(state.turn)]
+    state, events = state.apply(state.seat_to_act(), CLAIM_EXTENSION)
+    assert events == [ev_.ExtensionClaimed(state.seat_to_act())]
 
 
 def test_no_extension_to_claim_when_the_clock_has_none() -> None:
@@ -141,4 +142,4 @@ def test_no_extension_to_claim_when_the_clock_has_none() -> None:
 
     state, _ = seated_match(Rules(clock=Clock(1000, 0)), seed=bytes(32))
     with pytest.raises(IllegalAction, match="no extension"):
-        state.apply(state.turn, CLAIM_EXTENSION)
+        state.apply(state.seat_to_act(), CLAIM_EXTENSION)

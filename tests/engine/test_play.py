@@ -11,6 +11,7 @@ from spades.engine import (
     IllegalAction,
     MatchState,
     Phase,
+    Play,
     PlayCard,
     Rules,
     card,
@@ -35,12 +36,14 @@ def in_play(rules: Rules | None = None, dealer: int = 3) -> MatchState:
 
 
 def legal_cards(state: MatchState) -> set[str]:
-    return {str(a.card) for a in state.legal_actions(state.turn) if isinstance(a, PlayCard)}
+    return {
+        str(a.card) for a in state.legal_actions(state.seat_to_act()) if isinstance(a, PlayCard)
+    }
 
 
 def refusal(state: MatchState, text: str, seat: int | None = None) -> str:
     with pytest.raises(IllegalAction) as refused:
-        state.apply(state.turn if seat is None else seat, PlayCard(card(text)))
+        state.apply(state.seat_to_act() if seat is None else seat, PlayCard(card(text)))
     return refused.value.reason
 
 
@@ -117,7 +120,7 @@ def test_a_card_not_held_or_out_of_turn_or_out_of_phase_is_refused() -> None:
         state.apply(0, BID[3])
     bidding = table(hands=HANDS, dealer=3)
     with pytest.raises(IllegalAction, match="it is time for bidding, not to play QH"):
-        bidding.apply(bidding.turn, PLAY[card("QH")])
+        bidding.apply(bidding.seat_to_act(), PLAY[card("QH")])
     with pytest.raises(IllegalAction, match="there is no seat 4"):
         state.apply(4, PLAY[card("QH")])
 
@@ -135,7 +138,7 @@ def test_act_changes_the_state_in_place_and_apply_does_not() -> None:
     state = in_play()
     copy = state.clone()
     new, events = state.apply(0, PLAY[card("QH")])
-    assert state.trick == [] and new.trick == [card("QH")]
+    assert state.trick == [] and new.trick == [Play(0, card("QH"))]
     assert copy.act(0, PLAY[card("QH")]) == events
     assert view(copy, None) == view(new, None)
 
@@ -147,8 +150,8 @@ def test_counter_clockwise_play_goes_to_the_right(dealer: int) -> None:
     assert state.turn == leader
     order = []
     for _ in range(4):
-        order.append(state.turn)
-        state, _ = state.apply(state.turn, state.legal_actions(state.turn)[0])
+        order.append(state.seat_to_act())
+        state, _ = state.apply(state.seat_to_act(), state.legal_actions(state.seat_to_act())[0])
     assert order == [(leader - k) % 4 for k in range(4)]
 
 

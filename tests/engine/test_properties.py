@@ -462,7 +462,7 @@ class Referee:
 
     # Checks before an action.
     def check_legal_actions(self, state: MatchState) -> None:
-        seat = state.turn
+        seat = state.seat_to_act()
         for other in range(self.players):
             if other != seat:
                 assert state.legal_actions(other) == []
@@ -494,7 +494,7 @@ class Referee:
 
     def check_refusals(self, state: MatchState, rng: random.Random) -> None:
         """A sample of illegal actions is refused with a reason, changing nothing."""
-        seat = state.turn
+        seat = state.seat_to_act()
         before = view(state, None)
         attempts: list[tuple[int, Action]] = [((seat + 1) % self.players, LOOK)]
         if state.phase is Phase.PLAYING:
@@ -523,7 +523,7 @@ class Referee:
             assert view(trial, None) == before, "a refused action changed the state"
 
     def check_play_reason(self, state: MatchState, card_number: int, reason: str) -> None:
-        seat = state.turn
+        seat = state.seat_to_act()
         if card_number not in self.holdings[seat]:
             assert reason.startswith("you do not hold the ")
         elif self.trick:
@@ -538,7 +538,7 @@ class Referee:
             assert reason == "spades are not broken yet, and you hold another suit to lead"
 
     def check_automatic_action(self, state: MatchState, action: Action) -> None:
-        seat = state.turn
+        seat = state.seat_to_act()
         if state.phase is Phase.BLIND_NIL_CHOICE:
             assert action == LOOK
         elif state.phase is Phase.BIDDING:
@@ -590,7 +590,7 @@ def play_random_match(rules: Rules, seed: bytes, rng: random.Random) -> Referee:
             state, new_events = state.time_out()
             assert isinstance(new_events[0], ev.TurnTimedOut)
         else:
-            seat = state.turn
+            seat = state.seat_to_act()
             state, new_events = state.apply(seat, rng.choice(state.legal_actions(seat)))
         referee.follow(new_events)
         referee.check_views(state)

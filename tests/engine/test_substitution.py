@@ -18,7 +18,7 @@ def started(rules: Rules | None = None) -> MatchState:
 
 def act(state: MatchState) -> MatchState:
     """The seat on turn takes its first legal action itself."""
-    new, _ = state.apply(state.turn, state.legal_actions(state.turn)[0])
+    new, _ = state.apply(state.seat_to_act(), state.legal_actions(state.seat_to_act())[0])
     return new
 
 
@@ -35,7 +35,7 @@ def until_turn_of(state: MatchState, seat: int) -> MatchState:
 
 def test_a_run_of_timeouts_counts_per_seat_and_the_automatic_action_does_not_end_it() -> None:
     state = started()
-    seat = state.turn
+    seat = state.seat_to_act()
     state = time_out(state)
     assert state.timeout_streaks[seat] == 1
     state = until_turn_of(state, seat)  # the others act themselves
@@ -48,7 +48,7 @@ def test_a_run_of_timeouts_counts_per_seat_and_the_automatic_action_does_not_end
 
 def test_the_seats_own_action_ends_its_run() -> None:
     state = started()
-    seat = state.turn
+    seat = state.seat_to_act()
     state = until_turn_of(time_out(state), seat)
     state = act(state)
     assert state.timeout_streaks[seat] == 0
@@ -56,16 +56,16 @@ def test_the_seats_own_action_ends_its_run() -> None:
 
 def test_another_seats_timeout_does_not_end_a_run() -> None:
     state = started()
-    first = state.turn
+    first = state.seat_to_act()
     state = time_out(state)
-    second = state.turn
+    second = state.seat_to_act()
     state = time_out(state)
     assert state.timeout_streaks[first] == state.timeout_streaks[second] == 1
 
 
 def test_a_substitute_takes_the_seat_and_its_run_starts_again() -> None:
     state = started()
-    seat = state.turn
+    seat = state.seat_to_act()
     state = time_out(until_turn_of(time_out(state), seat))
     new, events = state.substitute(seat, TIMEOUTS)
     assert events == [ev.SeatSubstituted(seat, TIMEOUTS)]
@@ -121,21 +121,27 @@ def test_hands_with_automatic_or_substitute_play_are_marked() -> None:
         if state.turn == 1 and not any(isinstance(e, ev.TurnTimedOut) for e in events):
             state, produced = state.time_out()
         else:
-            state, produced = state.apply(state.turn, state.legal_actions(state.turn)[0])
+            state, produced = state.apply(
+                state.seat_to_act(), state.legal_actions(state.seat_to_act())[0]
+            )
         step(produced)
     # Hand 2: South gets a substitute mid-hand, who plays on into hand 3.
     state = act(state)
     state, produced = state.substitute(2, DISCONNECTED)
     step(produced)
     while state.hand_number == 2:
-        state, produced = state.apply(state.turn, state.legal_actions(state.turn)[0])
+        state, produced = state.apply(
+            state.seat_to_act(), state.legal_actions(state.seat_to_act())[0]
+        )
         step(produced)
     # Hand 3: South's player takes the seat back mid-hand. Hand 4: nobody automatic.
     state = act(state)
     state, produced = state.reclaim(2)
     step(produced)
     while not state.is_over:
-        state, produced = state.apply(state.turn, state.legal_actions(state.turn)[0])
+        state, produced = state.apply(
+            state.seat_to_act(), state.legal_actions(state.seat_to_act())[0]
+        )
         step(produced)
     assert scored_hands(events) == [(1,), (2,), (2,), ()]
     # The state folded from the events agrees, and so does every seat's view.
@@ -157,7 +163,7 @@ def test_folding_the_events_gives_the_same_runs_and_substitutes() -> None:
     for _ in range(9):
         state, produced = state.time_out()
         events.extend(produced)
-    state, produced = state.substitute(state.turn, TIMEOUTS)
+    state, produced = state.substitute(state.seat_to_act(), TIMEOUTS)
     events.extend(produced)
     folded = MatchState.from_events(events)
     assert folded.timeout_streaks == state.timeout_streaks

@@ -35,12 +35,14 @@ from .scenario import (
 
 
 def legal_cards(state: MatchState) -> set[str]:
-    return {str(a.card) for a in state.legal_actions(state.turn) if isinstance(a, PlayCard)}
+    return {
+        str(a.card) for a in state.legal_actions(state.seat_to_act()) if isinstance(a, PlayCard)
+    }
 
 
 def refusal(state: MatchState, text: str) -> str:
     with pytest.raises(IllegalAction) as refused:
-        state.apply(state.turn, PlayCard(card(text)))
+        state.apply(state.seat_to_act(), PlayCard(card(text)))
     return refused.value.reason
 
 
@@ -80,7 +82,7 @@ def test_two_of_clubs_leads_every_hand() -> None:
     leaders = []
     while state.hand_number < 3:
         if state.phase is Phase.PLAYING and not state.completed_tricks and not state.trick:
-            leaders.append(state.turn)
+            leaders.append(state.seat_to_act())
             assert legal_cards(state) == {"2C"}
         state, _ = state.time_out()
     assert leaders == [2, 3]  # whoever deals (North, then East)
@@ -166,7 +168,7 @@ def test_cutthroat_deals_17_each_and_leaves_one_card_out() -> None:
     dealt = [e for e in events if isinstance(e, ev.CardsDealt)]
     assert [len(e.cards or ()) for e in dealt] == [17, 17, 17]
     assert len({c for e in dealt for c in e.cards or ()}) == 51
-    assert state.legal_actions(state.turn)[-1] == BID[17]
+    assert state.legal_actions(state.seat_to_act())[-1] == BID[17]
 
 
 def test_cutthroat_with_jokers_deals_all_54_cards_18_each() -> None:
@@ -181,11 +183,13 @@ def test_cutthroat_tricks_of_three_each_player_scored_alone() -> None:
     order: list[int] = []
     while state.phase is not Phase.ENDED:
         if state.phase is Phase.PLAYING and len(order) < 3:
-            order.append(state.turn)
+            order.append(state.seat_to_act())
         action = BID[1] if state.phase is Phase.BIDDING else state.automatic_action()
-        state, more = state.apply(state.turn, action)
+        state, more = state.apply(state.seat_to_act(), action)
         events.extend(more)
-    assert order == [(state.dealer + k) % 3 for k in range(1, 4)]
+    dealer = state.dealer
+    assert dealer is not None
+    assert order == [(dealer + k) % 3 for k in range(1, 4)]
     won = [e for e in events if isinstance(e, ev.TrickWon)]
     assert len(won) == 17
     (scored,) = hand_scores(events)
@@ -245,7 +249,7 @@ def test_reaching_the_target_wins() -> None:
     state, events = play_hands([scripted_hand([5, 2, 5, 1], [5, 2, 5, 1])], Rules(target_score=100))
     end = match_end(events)
     assert end == ev.MatchEnded(ev.EndReason.TARGET_SCORE, (0, 2), (100, 30))
-    assert state.is_over and state.turn == -1
+    assert state.is_over and state.turn is None
     assert isinstance(events[-1], ev.SeedRevealed) and events[-1].seed == bytes(32)
     assert view(state, None).seed == bytes(32)
 
@@ -319,7 +323,7 @@ def test_concession_in_cutthroat_goes_to_the_best_of_the_others() -> None:
 
 def test_no_action_after_the_end() -> None:
     state, _ = play_hands([scripted_hand([5, 2, 5, 1], [5, 2, 5, 1])], Rules(target_score=100))
-    assert state.legal_actions(0) == [] and state.legal_actions(state.turn) == []
+    assert state.turn is None and all(state.legal_actions(seat) == [] for seat in range(4))
     with pytest.raises(IllegalAction):
         state.automatic_action()
 

@@ -11,7 +11,9 @@ def test_a_redacted_fold_knows_who_led_each_trick_under_two_of_clubs_leads() -> 
     state, events = seated_match(Rules(two_of_clubs_leads=True, max_hands=1), seed=bytes(32))
     rng = random.Random(2)
     while state.phase is not Phase.ENDED:
-        state, more = state.apply(state.turn, rng.choice(state.legal_actions(state.turn)))
+        state, more = state.apply(
+            state.seat_to_act(), rng.choice(state.legal_actions(state.seat_to_act()))
+        )
         events += more
         for seat in range(4):
             folded = MatchState.from_events(redact(event, seat) for event in events)
@@ -23,9 +25,9 @@ def test_a_redacted_fold_knows_who_led_each_trick_under_two_of_clubs_leads() -> 
 def test_a_seat_that_cannot_see_the_two_of_clubs_does_not_guess_who_leads() -> None:
     state, events = seated_match(Rules(two_of_clubs_leads=True, max_hands=1), seed=bytes(32))
     while state.phase is not Phase.PLAYING:
-        state, more = state.apply(state.turn, state.legal_actions(state.turn)[1])
+        state, more = state.apply(state.seat_to_act(), state.legal_actions(state.seat_to_act())[1])
         events += more
-    holder = state.turn
+    holder = state.seat_to_act()
     for seat in range(4):
         folded = MatchState.from_events(redact(event, seat) for event in events)
-        assert folded.turn == (holder if seat == holder else -1)
+        assert folded.turn == (holder if seat == holder else None)

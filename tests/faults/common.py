@@ -32,7 +32,6 @@ from spades_bots.random_bot import RandomBot
 from spades_server import journal
 from spades_server.eventlog.base import StoredEvent
 from spades_server.eventlog.sqlite import SqliteEventLog
-from spades_server.journal import actor_of
 from tests.operations.server_process import ServerProcess, spades_server
 
 LOOPBACK = "127.0.0.1"
@@ -260,7 +259,7 @@ def action_ids_by_seat(stored: Sequence[StoredEvent]) -> dict[int, Counter[str]]
     out: dict[int, Counter[str]] = defaultdict(Counter)
     for message in decoded(stored):
         if message.action_id:
-            seat = actor_of(protocol.event_from_proto(message))
+            seat = protocol.event_from_proto(message).actor
             out[-1 if seat is None else seat][message.action_id] += 1
     return out
 

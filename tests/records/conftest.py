@@ -54,22 +54,22 @@ def play(
                 ):
                     state, produced = state.reclaim(seat)
                     events.extend(produced)
-        if state.turn >= 0 and extension_rng.random() < extension_rate:
-            state, produced = state.apply(state.turn, CLAIM_EXTENSION)
+        if state.turn is not None and extension_rng.random() < extension_rate:
+            state, produced = state.apply(state.seat_to_act(), CLAIM_EXTENSION)
             events.extend(produced)
         if concede_after is not None and actions >= concede_after:
             state, produced = state.apply(rng.randrange(rules.players), CONCEDE)
         elif rng.random() < timeout_rate:
             state, produced = state.time_out()
         else:
-            legal = state.legal_actions(state.turn)
+            legal = state.legal_actions(state.seat_to_act())
             action = rng.choice(legal)
             if BLIND in legal:
-                partner = state.partner(state.turn)
+                partner = state.partner(state.seat_to_act())
                 partner_blind = partner is not None and (state.bids[partner] or Bid(1)).blind
                 # One Blind Nil per team, so that its card pass happens.
                 action = BLIND if not partner_blind and rng.random() < 0.8 else LOOK
-            state, produced = state.apply(state.turn, action)
+            state, produced = state.apply(state.seat_to_act(), action)
         events.extend(produced)
         actions += 1
     return events

@@ -70,7 +70,7 @@ def test_a_match_the_operator_closed_replays() -> None:
     from spades.records import build_record, replay
 
     state, events = seated_match(Rules(), seed=bytes(32))
-    state, more = state.apply(state.turn, state.legal_actions(state.turn)[2])
+    state, more = state.apply(state.seat_to_act(), state.legal_actions(state.seat_to_act())[2])
     closed, ended = state.close()
     replayed = replay(build_record(events + more + ended))
     assert replayed.end == closed.end

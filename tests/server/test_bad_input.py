@@ -297,6 +297,7 @@ def heart_follow_seed() -> tuple[bytes, int, cards_pb2.Card, cards_pb2.Card]:
     for number in range(256):
         seed = bytes([number]) * 32
         state, _ = seated_match(Rules(), seed=seed)
+        assert state.dealer is not None
         leader = state.next_seat(state.dealer)
         second = state.next_seat(leader)
         hearts = [card for card in state.hand_of(leader) if card.suit == 2]

@@ -94,7 +94,7 @@ def test_join_takes_the_first_free_seat_and_leaves_a_taken_one_to_the_engine() -
 
 def test_the_last_seat_starts_the_match_and_then_no_one_joins_or_leaves() -> None:
     table = new_table(seated=4)
-    assert table.started and table.state.turn >= 0
+    assert table.started and table.state.turn is not None
     late = refusal(decide_join, table, None, "Eve", False, "", "table-1.late-token-000000")
     assert (late.code, late.reason) == (
         grpc.StatusCode.FAILED_PRECONDITION,
@@ -111,7 +111,7 @@ def test_only_the_seats_own_token_leaves_it() -> None:
 
 
 def request_for(table: Table, action_id: str = "a1", **changes: object) -> ActionRequest:
-    seat = table.state.turn
+    seat = table.state.seat_to_act()
     fields: dict[str, object] = {
         "seat": seat,
         "holder": tokens.digest(TOKENS[seat]),
@@ -142,7 +142,7 @@ def test_an_action_is_refused_when_stale_superseded_or_not_the_seats() -> None:
     assert (replaced.code, replaced.reason) == (grpc.StatusCode.ABORTED, SUPERSEDED)
     stranger = refusal(decide_action, table, request_for(table, holder=b"nobody"))
     assert stranger.code is grpc.StatusCode.UNAUTHENTICATED
-    other = (table.state.turn + 1) % 4
+    other = table.state.game.seating.next(table.state.seat_to_act())
     out_of_turn = refusal(
         decide_action,
         table,
@@ -160,7 +160,7 @@ def test_the_clock_times_out_only_the_turn_it_was_set_for() -> None:
 
 def test_a_substitute_comes_once_and_the_player_takes_the_seat_back() -> None:
     table = new_table(seated=4)
-    seat = table.state.turn
+    seat = table.state.seat_to_act()
     assert (
         decide_substitution(table, seat, SubstitutionReason.TIMEOUTS, "t.s", after_timeouts=2)
         is None

@@ -80,7 +80,7 @@ async def test_a_spectator_feed_sends_snapshot_catch_up_then_ends_on_shutdown(
 async def test_a_seat_feed_prompts_its_seat_and_ends_when_superseded(store: TableStore) -> None:
     table_id = await seated_table(store)
     table = store.cached(table_id)
-    seat = table.state.turn
+    seat = table.state.seat_to_act()
     superseded = asyncio.Event()
     session = SeatSession(
         table_id, seat, tokens.digest(TOKENS[seat]), False, superseded, structlog.get_logger()

@@ -116,5 +116,5 @@ def test_a_state_folded_from_entries_is_the_one_the_engine_decided() -> None:
     folded = MatchState.from_events(
         journal.decode(stored(row, number)).event for number, row in enumerate(rows, 1)
     )
-    assert folded.legal_actions(folded.turn) == state.legal_actions(state.turn)
+    assert folded.legal_actions(folded.seat_to_act()) == state.legal_actions(state.seat_to_act())
     assert folded.hands == state.hands

@@ -123,7 +123,7 @@ async def test_the_new_server_serves_a_legacy_log_as_the_old_one_did(legacy_db: 
             own = [e for e in events if e.action_id]
             assert own, f"seat {seat} got none of its action ids"
             for event in own:
-                assert journal.actor_of(protocol.event_from_proto(event)) == int(seat)
+                assert protocol.event_from_proto(event).actor == int(seat)
 
 
 @pytest.mark.asyncio

@@ -16,7 +16,6 @@ import spades.v1
 from spades import protocol
 from spades.engine import Rules
 from spades.v1 import events_pb2, lobby_pb2, play_pb2
-from spades_server import journal
 from tests.server.harness import Client, play_turns, watch
 
 #: Every proto file of the public API (each generated ``*_pb2`` module of spades.v1).
@@ -108,7 +107,7 @@ async def test_an_action_id_reaches_only_the_acting_seats_own_stream(client: Cli
             await stream.next()
         for message in stream.events():
             event = message.event
-            actor = journal.actor_of(protocol.event_from_proto(event))
+            actor = protocol.event_from_proto(event).actor
             if actor == seat and event.WhichOneof("kind") in ("bid_made", "card_played"):
                 assert event.action_id, f"seat {seat} lost its own action id"
                 acted += 1

@@ -19,12 +19,23 @@ Cards played and the suits each seat has shown void in come from the view, so a 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
 from spades.bot import Bot, BotView
-from spades.engine import Bid, Card, Rules, Suit, card_power, effective_suit, trump_power
+from spades.engine import (
+    Bid,
+    Card,
+    Rules,
+    Seat,
+    Suit,
+    card_power,
+    cheapest_cards,
+    counting_tricks,
+    effective_suit,
+    trump_power,
+)
 
 SPADES = Suit.SPADES
 
@@ -45,6 +56,8 @@ class Powers:
         self.rules = rules
         self.trump = [trump_power(rules, number) for number in range(54)]
         self.trumps_high_first = rules.trump_order()[::-1]
+        #: Per card: its place in the engine's order of cheapest cards to give away.
+        self.cheapness = rules.game.cheapness
 
     def power(self, card: Card, led: int) -> int:
         """The card's strength in a trick led in suit ``led`` (0 when it cannot win)."""
@@ -114,9 +127,8 @@ class HeuristicBot(Bot):
 
     def pass_cards(self, view: BotView) -> list[Card]:
         count = view.rules.blind_nil_pass_cards
-        powers = Powers(view.rules)
         my_bid = view.bids[view.seat]
-        ordered = sorted(view.hand, key=lambda card: (powers.trump[card] > 0, card.rank, card))
+        ordered = cheapest_cards(view.rules, view.hand)
         if my_bid is not None and my_bid.is_nil:
             return ordered[-count:]  # the Nil bidder gives away its most dangerous cards
         return ordered[:count]
@@ -179,8 +191,9 @@ class HeuristicBot(Bot):
         still_to_play = seats_after(view, len(trick))
 
         def cheapest(cards: Sequence[Card]) -> Card:
+            # A card that cannot win first, then the engine's giving-away order.
             return min(
-                cards, key=lambda card: (powers.power(card, led) > 0, powers.rank_power(card))
+                cards, key=lambda card: (powers.power(card, led) > 0, powers.cheapness[card])
             )
 
         def highest(cards: Sequence[Card]) -> Card:
@@ -322,15 +335,10 @@ def situation_of(view: BotView) -> Situation:
     mine = view.sides[view.my_side]
     tricks_left = rules.hand_size - len(view.tricks)
 
-    def need(seats: Iterable[int]) -> int:
-        made = {seat: bid for seat in seats if (bid := bids[seat]) is not None}
-        contract = sum(bid.tricks for bid in made.values())
-        counted = [
-            seat
-            for seat, bid in made.items()
-            if rules.nil_tricks_count_for_partner or not bid.is_nil
-        ]
-        return contract - sum(tricks[seat] for seat in counted)
+    def need(seats: Sequence[Seat]) -> int:
+        # (Tricks are taken only once everyone has bid, so every seat here has a bid.)
+        contract = sum(bid.tricks for seat in seats if (bid := bids[seat]) is not None)
+        return contract - counting_tricks(rules, seats, bids, tricks)
 
     def clean_nil(seat: int) -> bool:
         bid = bids[seat]
@@ -393,14 +401,9 @@ def following(cards: Sequence[Card], led: int) -> bool:
     return bool(cards) and effective_suit(cards[0]) == led
 
 
-def seats_after(view: BotView, played: int) -> list[int]:
+def seats_after(view: BotView, played: int) -> list[Seat]:
     """The seats still to play to this trick after me."""
-    seats = []
-    seat = view.seat
-    for _ in range(view.player_count - played - 1):
-        seat = view.next_seat(seat)
-        seats.append(seat)
-    return seats
+    return list(view.seating.order_after(view.seat)[: view.player_count - played - 1])
 
 
 def holds(

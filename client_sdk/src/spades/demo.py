@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from spades.engine import events as ev
 from spades.engine.actions import Action, MakeBid
-from spades.engine.match import seated_match
+from spades.engine.commands import seated_match
 from spades.engine.rules import Rules
 from spades.engine.shuffle import SEED_BYTES, new_seed
 from spades.records.render import render_match, render_score_table, score_table
@@ -38,7 +38,8 @@ def play_random_match(
     rng = random.Random(seed) if rng is None else rng
     state, events = seated_match(rules, seed, names=NAMES[: rules.players])
     while not state.is_over:
-        state, produced = state.apply(state.turn, _pick(state.legal_actions(state.turn), rng))
+        seat = state.seat_to_act()
+        state, produced = state.apply(seat, _pick(state.legal_actions(seat), rng))
         events.extend(produced)
     return events
 

@@ -43,8 +43,8 @@ from spades.engine.actions import (
 from spades.engine.cards import BIG_JOKER, BIG_JOKER_RANK, CARDS, LITTLE_JOKER, LITTLE_JOKER_RANK
 from spades.engine.cards import Card as EngineCard
 from spades.engine.errors import InvalidRules
-from spades.engine.match import Phase
 from spades.engine.rules import Clock, Direction, Rules
+from spades.engine.state import Phase
 from spades.engine.views import SeatView
 from spades.v1 import actions_pb2, cards_pb2, events_pb2, rules_pb2, view_pb2
 
@@ -821,10 +821,8 @@ def view_to_proto(seat_view: SeatView) -> view_pb2.MatchView:
         done = message.completed_tricks.add(
             leader=seat_to_proto(trick.leader), winner=seat_to_proto(trick.winner)
         )
-        seat = trick.leader
-        for card in trick.cards:
+        for seat, card in trick.plays:
             done.plays.add(seat=seat_to_proto(seat), card=card_to_proto(card))
-            seat = (seat + seat_view.rules.step) % seat_view.rules.players
     for result in seat_view.hand_results:
         message.hand_results.append(event_to_proto(result).hand_scored)
     if seat_view.end is not None:

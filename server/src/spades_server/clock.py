@@ -30,7 +30,7 @@ def deadline_of(table: Table) -> float | None:
     """When the current turn's time runs out (unix seconds), or None when no one is to act."""
     state = table.state
     entries = table.entries
-    if state.turn < 0 or state.phase is Phase.ENDED or not entries:
+    if state.turn is None or state.phase is Phase.ENDED or not entries:
         return None
     clock = state.rules.clock
     allowed = clock.turn_millis / 1000

@@ -144,7 +144,7 @@ def decide_action(table: Table, request: ActionRequest, *, superseded: bool = Fa
 
 def decide_timeout(table: Table, version: int) -> Decided | None:
     """The timeout if the table is still where the deadline was computed (at ``version``)."""
-    if table.version != version or table.state.turn < 0 or table.finished:
+    if table.version != version or table.state.turn is None or table.finished:
         return None
     return Decided.of(table.state.time_out())
 

@@ -103,18 +103,7 @@ class Entry:
     @property
     def actor(self) -> int | None:
         """The seat whose own action this event records, if any."""
-        return actor_of(self.event)
-
-
-def actor_of(event: ev.Event) -> int | None:
-    """The seat whose action an event records first, if any."""
-    if isinstance(event, ev.BlindNilChosen | ev.BidMade | ev.CardPlayed | ev.Conceded):
-        return event.seat
-    if isinstance(event, ev.CardsPassed):
-        return event.from_seat
-    if isinstance(event, ev.SeatTaken | ev.SeatLeft | ev.ExtensionClaimed):
-        return event.seat
-    return None
+        return self.event.actor
 
 
 def drafts(

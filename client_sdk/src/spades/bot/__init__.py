@@ -16,7 +16,7 @@ from spades.bot.base import Bot, decide
 from spades.bot.loading import load_bot_class
 from spades.bot.local import play_local_match, run_local_match
 from spades.bot.runner import Backoff, MatchOutcome, describe_end, describe_hand, play_match
-from spades.bot.view import BotView, SeatTracker, lowest_cards
+from spades.bot.view import BotView, SeatTracker
 
 __all__ = [
     "Backoff",
@@ -28,7 +28,6 @@ __all__ = [
     "describe_end",
     "describe_hand",
     "load_bot_class",
-    "lowest_cards",
     "play_local_match",
     "play_match",
     "run_local_match",

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from spades.bot.view import BotView, lowest_cards
+from spades.bot.view import BotView
 from spades.engine import (
     BID,
     BLIND,
@@ -28,6 +28,8 @@ from spades.engine import (
     MakeBid,
     PassCards,
     PlayCard,
+    automatic_choice,
+    cheapest_cards,
     pass_cards,
 )
 from spades.engine import events as ev
@@ -40,7 +42,8 @@ class Bot:
     """A Spades player. Implement :meth:`bid` and :meth:`play`; the rest is optional.
 
     Each decision method may also be ``async def``. A decision the rules do not allow (or an
-    exception) is logged and replaced by the first legal action, so a bot never stalls a table.
+    exception) is logged and replaced by the automatic action the clock would take (the
+    engine's :func:`~spades.engine.automatic_choice`), so a bot never stalls a table.
     """
 
     #: The name shown at the table (the runner's ``--name`` overrides it).
@@ -59,8 +62,9 @@ class Bot:
         return False
 
     def pass_cards(self, view: BotView) -> list[Card]:
-        """The cards to hand over in the Blind Nil card pass; the default gives the lowest."""
-        return lowest_cards(view.hand, view.rules.blind_nil_pass_cards)
+        """The cards to hand over in the Blind Nil card pass; the default gives the cheapest
+        (the engine's :func:`~spades.engine.cheapest_cards` order, as the clock would)."""
+        return cheapest_cards(view.rules, view.hand)[: view.rules.blind_nil_pass_cards]
 
     def on_event(self, event: ev.Event, view: BotView) -> None:
         """Called for every event of the table the seat sees, after it is folded into ``view``."""
@@ -100,20 +104,23 @@ async def ask(bot: Bot, view: BotView) -> Action:
 async def decide(bot: Bot, view: BotView) -> tuple[Action, bool]:
     """The bot's legal answer to the prompt in ``view``, and whether it had to be replaced.
 
-    An illegal answer or an exception is logged, and the first legal action is played instead.
+    An illegal answer or an exception is logged, and the automatic action (what the clock
+    would play: a bid of 1, the cheapest legal card, ...) is played instead.
     """
     legal = view.legal_actions
     try:
         action = await ask(bot, view)
     except Exception:
-        log.exception("%s raised while deciding; playing %s instead", type(bot).__name__, legal[0])
-        return legal[0], True
+        fallback = automatic_choice(view.rules, legal)
+        log.exception("%s raised while deciding; playing %s instead", type(bot).__name__, fallback)
+        return fallback, True
     if action in legal:
         return action, False
+    fallback = automatic_choice(view.rules, legal)
     log.warning(
         "%s chose %s, which the rules do not allow now; playing %s instead",
         type(bot).__name__,
         action,
-        legal[0],
+        fallback,
     )
-    return legal[0], True
+    return fallback, True

@@ -61,7 +61,7 @@ async def play_local_match(
 
     deliver(first_events)
     while not state.is_over:
-        seat = state.turn
+        seat = state.seat_to_act()
         legal = state.legal_actions(seat)
         action, _ = await decide(bots[seat], trackers[seat].view(legal))
         state, new_events = state.apply(seat, action)

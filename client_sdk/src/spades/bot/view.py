@@ -19,8 +19,11 @@ from spades.engine import (
     MakeBid,
     MatchState,
     Phase,
+    Play,
     PlayCard,
     Rules,
+    Seat,
+    Seating,
     SeatView,
     Suit,
     cards_of,
@@ -62,12 +65,13 @@ class BotView:
         return self._seat_view.hand_number
 
     @property
-    def dealer(self) -> int:
+    def dealer(self) -> Seat | None:
+        """The hand's dealer, None before the first hand."""
         return self._seat_view.dealer
 
     @property
-    def turn(self) -> int:
-        """The seat to act, -1 when no one is."""
+    def turn(self) -> Seat | None:
+        """The seat to act, None when no one is."""
         return self._seat_view.turn
 
     @property
@@ -84,29 +88,33 @@ class BotView:
         return self.rules.players
 
     @property
-    def partner(self) -> int | None:
-        """The partner's seat, or None in cutthroat."""
-        return (self.seat + 2) % 4 if self.rules.partnerships else None
+    def seating(self) -> Seating:
+        """The table's seat order, partners and sides (the engine's)."""
+        return self.rules.seating
 
     @property
-    def sides(self) -> tuple[tuple[int, ...], ...]:
-        return self.rules.sides
+    def partner(self) -> Seat | None:
+        """The partner's seat, or None in cutthroat."""
+        return self.seating.partner(self.seat)
 
-    def side_of(self, seat: int) -> int:
+    @property
+    def sides(self) -> tuple[tuple[Seat, ...], ...]:
+        return self.seating.sides
+
+    def side_of(self, seat: Seat) -> int:
         """The index (into ``scores`` and ``bags``) of the side ``seat`` plays for."""
-        return next(index for index, side in enumerate(self.sides) if seat in side)
+        return self.seating.side_of(seat)
 
     @property
     def my_side(self) -> int:
-        return self.side_of(self.seat)
+        return self.seating.side_of(self.seat)
 
-    def opponents(self) -> tuple[int, ...]:
+    def opponents(self) -> tuple[Seat, ...]:
         """The seats not on my side."""
-        mine = self.sides[self.my_side]
-        return tuple(seat for seat in range(self.player_count) if seat not in mine)
+        return self.seating.opponents(self.seat)
 
-    def next_seat(self, seat: int) -> int:
-        return (seat + self.rules.step) % self.player_count
+    def next_seat(self, seat: Seat) -> Seat:
+        return self.seating.next(seat)
 
     # ------------------------------------------------------------------ the hand
 
@@ -121,8 +129,8 @@ class BotView:
         return self._seat_view.bids
 
     @property
-    def current_trick(self) -> tuple[tuple[int, Card], ...]:
-        """The trick in progress as (seat, card), in play order."""
+    def current_trick(self) -> tuple[Play, ...]:
+        """The trick in progress as plays (seat, card), in play order."""
         return self._seat_view.current_trick
 
     @property
@@ -162,10 +170,6 @@ class BotView:
         return self._seat_view.end
 
     @property
-    def is_my_turn(self) -> bool:
-        return bool(self.legal_actions)
-
-    @property
     def legal_bids(self) -> list[int]:
         """The numbers I may bid now (0 is Nil); empty when it is not my turn to bid."""
         return [action.tricks for action in self.legal_actions if isinstance(action, MakeBid)]
@@ -180,8 +184,8 @@ class BotView:
     @cached_property
     def played_cards(self) -> frozenset[Card]:
         """Every card played this hand, in finished tricks and the trick in progress."""
-        played = {card for trick in self.tricks for card in trick.cards}
-        played.update(card for _, card in self.current_trick)
+        played = {play.card for trick in self.tricks for play in trick.plays}
+        played.update(play.card for play in self.current_trick)
         return frozenset(played)
 
     @cached_property
@@ -195,13 +199,11 @@ class BotView:
 
     @cached_property
     def _voids(self) -> dict[int, frozenset[Suit]]:
-        found: dict[int, set[Suit]] = {seat: set() for seat in range(self.player_count)}
-        plays = [self._trick_plays(trick.leader, trick.cards) for trick in self.tricks]
-        plays.append(self.current_trick)
-        for trick in plays:
+        found: dict[Seat, set[Suit]] = {seat: set() for seat in self.seating.seats}
+        for trick in (*(done.plays for done in self.tricks), self.current_trick):
             if not trick:
                 continue
-            led = effective_suit(trick[0][1])
+            led = effective_suit(trick[0].card)
             for seat, card in trick[1:]:
                 if effective_suit(card) != led:
                     found[seat].add(Suit(led))
@@ -215,23 +217,8 @@ class BotView:
         return suit in self._voids[seat]
 
     def hand_sizes(self) -> tuple[int, ...]:
-        """How many cards each seat holds now."""
-        size = self.rules.hand_size
-        counts = [size] * self.player_count
-        for trick in self.tricks:
-            for seat, _ in self._trick_plays(trick.leader, trick.cards):
-                counts[seat] -= 1
-        for seat, _ in self.current_trick:
-            counts[seat] -= 1
-        return tuple(counts)
-
-    def _trick_plays(self, leader: int, cards: Sequence[Card]) -> tuple[tuple[int, Card], ...]:
-        seat = leader
-        plays = []
-        for card in cards:
-            plays.append((seat, card))
-            seat = self.next_seat(seat)
-        return tuple(plays)
+        """How many cards each seat holds now (empty before the first deal)."""
+        return self._seat_view.hand_sizes
 
     @property
     def state(self) -> MatchState:
@@ -271,9 +258,3 @@ class SeatTracker:
 
     def view(self, legal_actions: Sequence[Action] | None = None) -> BotView:
         return BotView(self.state, self.seat, legal_actions)
-
-
-def lowest_cards(hand: Sequence[Card], count: int) -> list[Card]:
-    """The ``count`` cheapest cards to give away: low ranks first, spades and jokers last."""
-    ordered = sorted(hand, key=lambda card: (effective_suit(card) == Suit.SPADES, card.rank, card))
-    return sorted(ordered[:count])

@@ -2,8 +2,16 @@
 
 >>> from spades.engine import Rules, seated_match
 >>> state, events = seated_match(Rules(), seed=bytes(32))
->>> len(state.legal_actions(state.turn))  # the first bidder may bid Nil or 1..13
+>>> len(state.legal_actions(state.seat_to_act()))  # the first bidder may bid Nil or 1..13
 14
+
+One concept per module: ``cards`` and ``actions`` (the vocabulary), ``rules`` (the variations)
+compiled into a ``game`` (deck, trump power, ``seating``), ``tricks`` (``Play``, the suit a
+card follows), ``events`` (what happened), ``state`` (a match folded from its events),
+``legal`` (what a seat may do, and why not), ``commands`` (what an action causes), ``deals``
+and ``shuffle`` (the cards of each hand), ``cheapest`` and ``automatic`` (the cards to give
+away, the clock's action), ``scoring`` (a hand's result) and ``views`` (what each viewer may
+know). Everything public is importable from ``spades.engine``.
 """
 
 from spades.engine import events
@@ -24,31 +32,19 @@ from spades.engine.actions import (
     PlayCard,
     pass_cards,
 )
+from spades.engine.automatic import automatic_choice
 from spades.engine.cards import CARDS, Card, Suit, card, cards_of, format_cards, parse_cards
+from spades.engine.cheapest import cheapest_cards
+from spades.engine.commands import decide, new_match, seated_match
 from spades.engine.errors import IllegalAction, InvalidRules
-from spades.engine.match import (
-    SEAT_NAMES,
-    CompletedTrick,
-    MatchState,
-    Phase,
-    card_power,
-    effective_suit,
-    new_match,
-    seat_name,
-    seated_match,
-    trump_power,
-)
+from spades.engine.game import Game, card_power, trump_power
 from spades.engine.rules import Clock, Direction, Rules
-from spades.engine.scoring import score_side
+from spades.engine.scoring import counting_tricks, score_side
+from spades.engine.seating import SEAT_NAMES, Seat, Seating, seat_name
 from spades.engine.shuffle import SHUFFLE_VERSION, commitment, new_seed
-from spades.engine.views import (
-    SeatView,
-    Viewer,
-    redact,
-    view,
-    visible_cards,
-    visible_legal_actions,
-)
+from spades.engine.state import MatchState, Phase
+from spades.engine.tricks import CompletedTrick, Play, effective_suit
+from spades.engine.views import SeatView, Viewer, redact, view, visible_legal_actions
 
 __all__ = [
     "BID",
@@ -69,21 +65,29 @@ __all__ = [
     "CompletedTrick",
     "Concede",
     "Direction",
+    "Game",
     "IllegalAction",
     "InvalidRules",
     "MakeBid",
     "MatchState",
     "PassCards",
     "Phase",
+    "Play",
     "PlayCard",
     "Rules",
+    "Seat",
     "SeatView",
+    "Seating",
     "Suit",
     "Viewer",
+    "automatic_choice",
     "card",
     "card_power",
     "cards_of",
+    "cheapest_cards",
     "commitment",
+    "counting_tricks",
+    "decide",
     "effective_suit",
     "events",
     "format_cards",
@@ -97,6 +101,5 @@ __all__ = [
     "seated_match",
     "trump_power",
     "view",
-    "visible_cards",
     "visible_legal_actions",
 ]

@@ -4,6 +4,13 @@ The engine's only way to change a match state is to fold one of these into it, s
 rebuilt from a table's events is exactly the state that produced them. Cards are
 :class:`~spades.engine.cards.Card` values; seats are ints (0 North .. 3 West). Hidden fields
 are ``None`` in a redacted copy (see :mod:`spades.engine.views`).
+
+Every event has an ``actor``: the seat whose own action it records (a bid, a card, a pass, a
+seat taken, a concession, an extension claimed), or ``None`` when no seat acted (the deal, a
+trick won, the clock, a substitution, the end).
+
+>>> BidMade(2, Bid(4)).actor, CardsPassed(0, 2, None, 2).actor, TrickWon(1, 3, None).actor
+(2, 0, None)
 """
 
 from __future__ import annotations
@@ -14,10 +21,34 @@ from enum import Enum
 from spades.engine.actions import Action, Bid
 from spades.engine.cards import Card
 from spades.engine.rules import Rules
+from spades.engine.seating import Seat
+
+
+class _NoActor:
+    """An event that records no seat's own action."""
+
+    __slots__ = ()
+
+    @property
+    def actor(self) -> Seat | None:
+        """The seat whose action this event records: none."""
+        return None
+
+
+class _SeatActs:
+    """An event that records the action of its ``seat``."""
+
+    __slots__ = ()
+    seat: Seat
+
+    @property
+    def actor(self) -> Seat | None:
+        """The seat whose action this event records."""
+        return self.seat
 
 
 @dataclass(frozen=True, slots=True)
-class TableCreated:
+class TableCreated(_NoActor):
     rules: Rules
     seed_commitment: bytes
     shuffle_version: str
@@ -28,26 +59,26 @@ class TableCreated:
 
 
 @dataclass(frozen=True, slots=True)
-class SeatTaken:
+class SeatTaken(_SeatActs):
     seat: int
     name: str
     bot: bool
 
 
 @dataclass(frozen=True, slots=True)
-class SeatLeft:
+class SeatLeft(_SeatActs):
     seat: int
 
 
 @dataclass(frozen=True, slots=True)
-class HandStarted:
+class HandStarted(_NoActor):
     hand_number: int
     dealer: int
     blind_nil_eligible: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class CardsDealt:
+class CardsDealt(_NoActor):
     seat: int
     #: ``None`` where the viewer may not see them.
     cards: tuple[Card, ...] | None
@@ -56,19 +87,19 @@ class CardsDealt:
 
 
 @dataclass(frozen=True, slots=True)
-class BlindNilChosen:
+class BlindNilChosen(_SeatActs):
     seat: int
     blind: bool
 
 
 @dataclass(frozen=True, slots=True)
-class CardsShown:
+class CardsShown(_NoActor):
     seat: int
     cards: tuple[Card, ...] | None
 
 
 @dataclass(frozen=True, slots=True)
-class BidMade:
+class BidMade(_SeatActs):
     seat: int
     bid: Bid
 
@@ -80,15 +111,20 @@ class CardsPassed:
     cards: tuple[Card, ...] | None
     card_count: int
 
+    @property
+    def actor(self) -> Seat | None:
+        """The seat that passed the cards."""
+        return self.from_seat
+
 
 @dataclass(frozen=True, slots=True)
-class CardPlayed:
+class CardPlayed(_SeatActs):
     seat: int
     card: Card
 
 
 @dataclass(frozen=True, slots=True)
-class TrickWon:
+class TrickWon(_NoActor):
     trick_number: int
     winner: int
     winning_card: Card
@@ -127,7 +163,7 @@ class SideResult:
 
 
 @dataclass(frozen=True, slots=True)
-class HandScored:
+class HandScored(_NoActor):
     hand_number: int
     sides: tuple[SideResult, ...]
     #: The seats that had a turn timed out, or a substitute playing, during the hand.
@@ -135,13 +171,13 @@ class HandScored:
 
 
 @dataclass(frozen=True, slots=True)
-class TurnTimedOut:
+class TurnTimedOut(_NoActor):
     seat: int
     automatic_action: Action
 
 
 @dataclass(frozen=True, slots=True)
-class ExtensionClaimed:
+class ExtensionClaimed(_SeatActs):
     seat: int
 
 
@@ -151,7 +187,7 @@ class SubstitutionReason(Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class SeatSubstituted:
+class SeatSubstituted(_NoActor):
     """A substitute (a house bot) plays the seat until its player takes it back."""
 
     seat: int
@@ -159,14 +195,14 @@ class SeatSubstituted:
 
 
 @dataclass(frozen=True, slots=True)
-class SeatReclaimed:
+class SeatReclaimed(_NoActor):
     """The seat's player took it back from its substitute."""
 
     seat: int
 
 
 @dataclass(frozen=True, slots=True)
-class Conceded:
+class Conceded(_SeatActs):
     seat: int
 
 
@@ -179,14 +215,14 @@ class EndReason(Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class MatchEnded:
+class MatchEnded(_NoActor):
     reason: EndReason
     winners: tuple[int, ...]
     final_scores: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class SeedRevealed:
+class SeedRevealed(_NoActor):
     seed: bytes
 
 

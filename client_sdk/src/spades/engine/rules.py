@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 
 from spades.engine.cards import BIG_JOKER, JOKER_MASK, LITTLE_JOKER, SUIT_MASKS, Suit
 from spades.engine.errors import InvalidRules
+from spades.engine.game import Game
+from spades.engine.seating import Seating
 
 TWO_OF_CLUBS = 0
 TWO_OF_HEARTS = Suit.HEARTS * 13
@@ -126,14 +129,25 @@ class Rules:
     @property
     def sides(self) -> tuple[tuple[int, ...], ...]:
         """The scoring sides: North-South and East-West, or each player alone."""
-        if self.players == 4:
-            return ((0, 2), (1, 3))
-        return ((0,), (1,), (2,))
+        return self.seating.sides
 
     @property
     def step(self) -> int:
         """+1 when play goes clockwise, -1 when it goes counter-clockwise."""
         return 1 if self.direction is Direction.CLOCKWISE else -1
+
+    # Compiled once per Rules object, on first use (a frozen dataclass still has a __dict__
+    # for cached_property; equality and hashing see only the fields).
+
+    @cached_property
+    def seating(self) -> Seating:
+        """Who plays after whom, partners and sides at this table."""
+        return Seating(self.players, self.step)
+
+    @cached_property
+    def game(self) -> Game:
+        """The facts these rules imply, compiled for the engine's hot paths."""
+        return Game(self, self.seating)
 
     def trump_order(self) -> list[int]:
         """Trumps from lowest to highest."""

@@ -1,5 +1,11 @@
 """Scoring one hand for one side (RULES.md section 1, "Scoring a hand").
 
+:func:`counting_tricks` says which tricks count toward a side's contract (a Nil bidder's
+tricks do not, unless the table's rules count them for the partner); bots use it to know how
+many tricks their side still needs.
+
+>>> counting_tricks(Rules(), (0, 2), {0: Bid(0), 2: Bid(4)}, {0: 1, 2: 3})
+3
 >>> side = score_side(Rules(), (0, 2), {0: Bid(4), 2: Bid(3)}, {0: 5, 2: 4}, 0, 0)
 >>> side.hand_points, side.bags
 (72, 2)
@@ -7,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from spades.engine.actions import Bid
 from spades.engine.events import NilResult, SeatResult, SideResult
@@ -16,6 +22,25 @@ from spades.engine.rules import Rules
 NIL_POINTS = 100
 BLIND_NIL_POINTS = 200
 POINTS_PER_CONTRACT_TRICK = 10
+
+
+def counting_tricks(
+    rules: Rules,
+    seats: Sequence[int],
+    bids: Mapping[int, Bid | None] | Sequence[Bid | None],
+    tricks: Mapping[int, int] | Sequence[int],
+) -> int:
+    """The tricks ``seats`` (one side) took that count toward the side's contract: every
+    seat's, but a Nil bidder's only when ``rules.nil_tricks_count_for_partner`` (otherwise
+    they are bags). ``bids`` and ``tricks`` are per seat (a seat with no bid yet counts)."""
+    if rules.nil_tricks_count_for_partner:
+        return sum(tricks[seat] for seat in seats)
+    total = 0
+    for seat in seats:
+        bid = bids[seat]
+        if bid is None or not bid.is_nil:
+            total += tricks[seat]
+    return total
 
 
 def score_side(
@@ -31,9 +56,7 @@ def score_side(
     nil_seats = [seat for seat in seats if bids[seat].is_nil]
     team_tricks = sum(tricks[seat] for seat in seats)
     nil_tricks = sum(tricks[seat] for seat in nil_seats)
-    counting_tricks = (
-        team_tricks if rules.nil_tricks_count_for_partner else team_tricks - nil_tricks
-    )
+    counted = counting_tricks(rules, seats, bids, tricks)
 
     contract_points = 0
     contract_made = False
@@ -41,9 +64,9 @@ def score_side(
     # Bags outside a made contract's overtricks are worth a point each on their own.
     loose_bags = 0
     if contract > 0:
-        if counting_tricks >= contract:
+        if counted >= contract:
             contract_made = True
-            overtricks = counting_tricks - contract
+            overtricks = counted - contract
             contract_points = POINTS_PER_CONTRACT_TRICK * contract + overtricks
             bags += overtricks
         else:
@@ -77,7 +100,7 @@ def score_side(
         seats=seats,
         seat_results=tuple(SeatResult(seat, bids[seat], tricks[seat]) for seat in seats),
         contract=contract,
-        contract_tricks=counting_tricks,
+        contract_tricks=counted,
         contract_made=contract_made,
         contract_points=contract_points,
         nil_results=tuple(nil_results),

@@ -8,35 +8,40 @@ spectator, who sees only what is public.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Final
 
 from spades.engine import events as ev
 from spades.engine.actions import Action, Bid, PassCards
 from spades.engine.cards import Card, cards_of
-from spades.engine.match import CompletedTrick, MatchState, Phase
 from spades.engine.rules import Rules
+from spades.engine.seating import Seat, Seating
+from spades.engine.state import MatchState, Phase
+from spades.engine.tricks import CompletedTrick, Play
 
-Viewer = int | None
+Viewer = Seat | None
+
+#: The card pass exists only between partners, so a pass's seats sit at a partnership table.
+_PARTNERSHIP: Final = Seating(players=4, step=1)
 
 
 def redact(event: ev.Event, viewer: Viewer) -> ev.Event:
     """The event as ``viewer`` may see it; the same object when nothing in it is hidden."""
-    if isinstance(event, ev.CardsDealt):
-        if event.seat == viewer and not event.face_down:
-            return event
-        return replace(event, cards=None)
-    if isinstance(event, ev.CardsShown):
-        return event if event.seat == viewer else replace(event, cards=None)
-    if isinstance(event, ev.CardsPassed):
-        if viewer is not None and viewer in (event.from_seat, event.to_seat):
-            return event
-        return replace(event, cards=None)
-    if isinstance(event, ev.TurnTimedOut) and isinstance(event.automatic_action, PassCards):
-        # A pass made by the clock is as private as one the player made.
-        if viewer is not None and viewer in (event.seat, (event.seat + 2) % 4):
-            return event
-        return replace(event, automatic_action=PassCards(()))
-    if isinstance(event, ev.TableCreated):
-        return replace(event, seed=None, preset_deals=None)
+    match event:
+        case ev.CardsDealt(seat=seat, face_down=face_down):
+            return event if seat == viewer and not face_down else replace(event, cards=None)
+        case ev.CardsShown(seat=seat):
+            return event if seat == viewer else replace(event, cards=None)
+        case ev.CardsPassed(from_seat=giver, to_seat=receiver):
+            if viewer is not None and viewer in (giver, receiver):
+                return event
+            return replace(event, cards=None)
+        case ev.TurnTimedOut(seat=seat, automatic_action=PassCards()):
+            # A pass made by the clock is as private as one the player made.
+            if viewer is not None and viewer in (seat, _PARTNERSHIP.partner(seat)):
+                return event
+            return replace(event, automatic_action=PassCards(()))
+        case ev.TableCreated():
+            return replace(event, seed=None, preset_deals=None)
     return event
 
 
@@ -49,16 +54,19 @@ class SeatView:
     phase: Phase
     players: tuple[tuple[str, bool] | None, ...]
     hand_number: int
-    dealer: int
-    turn: int
+    #: None before the first hand.
+    dealer: Seat | None
+    #: The seat to act, None when no one is.
+    turn: Seat | None
     #: The viewer's own cards; None for a spectator or while the seat has not looked yet.
     hand: tuple[Card, ...] | None
     #: How many cards each seat holds.
     hand_sizes: tuple[int, ...]
     bids: tuple[Bid | None, ...]
     blind_nil_pending: tuple[int, ...]
-    leader: int
-    current_trick: tuple[tuple[int, Card], ...]
+    #: None while this viewer cannot know who leads (the 2♣ it cannot see).
+    leader: Seat | None
+    current_trick: tuple[Play, ...]
     completed_tricks: tuple[CompletedTrick, ...]
     tricks_won: tuple[int, ...]
     spades_broken: bool
@@ -91,7 +99,7 @@ def view(state: MatchState, viewer: Viewer) -> SeatView:
         if state.visible[viewer]:
             hand = tuple(cards_of(state.hands[viewer]))
         legal = tuple(visible_legal_actions(state, viewer))
-    hand_number_started = state.phase is not Phase.WAITING_FOR_PLAYERS
+    hand_started = state.phase is not Phase.WAITING_FOR_PLAYERS
     return SeatView(
         viewer=viewer,
         rules=state.rules,
@@ -101,11 +109,11 @@ def view(state: MatchState, viewer: Viewer) -> SeatView:
         dealer=state.dealer,
         turn=state.turn,
         hand=hand,
-        hand_sizes=tuple(h.bit_count() for h in state.hands) if hand_number_started else (),
+        hand_sizes=tuple(map(state.card_count, state.seating.seats)) if hand_started else (),
         bids=tuple(state.bids),
         blind_nil_pending=state.blind_pending,
         leader=state.leader,
-        current_trick=tuple(state.current_trick()),
+        current_trick=tuple(state.trick),
         completed_tricks=state.completed_tricks,
         tricks_won=tuple(state.tricks_won),
         spades_broken=state.spades_broken,
@@ -120,12 +128,3 @@ def view(state: MatchState, viewer: Viewer) -> SeatView:
             seat for seat, reason in enumerate(state.substitutions) if reason is not None
         ),
     )
-
-
-def visible_cards(seat_view: SeatView) -> set[Card]:
-    """Every card a view shows: the viewer's hand, the trick, and the finished tricks."""
-    shown: set[Card] = set(seat_view.hand or ())
-    shown.update(card for _, card in seat_view.current_trick)
-    for trick in seat_view.completed_tricks:
-        shown.update(trick.cards)
-    return shown

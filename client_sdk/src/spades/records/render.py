@@ -18,8 +18,8 @@ from typing import Any
 from spades.engine import events as ev
 from spades.engine.actions import Bid
 from spades.engine.cards import format_cards
-from spades.engine.match import seat_name
 from spades.engine.rules import Rules
+from spades.engine.seating import seat_name
 
 
 @dataclass(frozen=True, slots=True)

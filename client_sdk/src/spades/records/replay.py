@@ -26,8 +26,10 @@ from spades.engine.actions import (
     PassCards,
 )
 from spades.engine.cards import Card
+from spades.engine.commands import new_match
 from spades.engine.errors import IllegalAction, InvalidRules
-from spades.engine.match import MatchState, new_match, seat_name
+from spades.engine.seating import seat_name
+from spades.engine.state import MatchState
 from spades.engine.views import redact
 from spades.records.record import RecordError, events_of
 from spades.v1 import record_pb2

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from spades.engine import events as ev
 from spades.engine.cards import iter_cards
-from spades.engine.match import seat_name
+from spades.engine.seating import seat_name
 from spades.engine.shuffle import SHUFFLE_VERSION, commitment, deal, first_dealer
 from spades.records.record import RecordError, events_of
 from spades.v1 import record_pb2

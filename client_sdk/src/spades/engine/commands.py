@@ -1,0 +1,392 @@
+"""Commands: what an action causes, as events, checked against the rules.
+
+:func:`decide` is pure: ``decide(state, seat, action)`` returns the events the action causes
+and leaves ``state`` as it was. An action can cause several events, each decided on the state
+the earlier ones leave (a card ends a trick, the trick ends the hand, the hand deals the next),
+so deciding folds each event into a scratch copy as it goes; :meth:`MatchState.apply` is
+decide and evolve in one step, returning that copy, and :meth:`MatchState.act` does it in
+place (for search). Nothing here changes a state except by folding an event.
+
+>>> from spades.engine import BID, Rules, seated_match
+>>> state, _ = seated_match(Rules(), seed=bytes(32))
+>>> [type(event).__name__ for event in decide(state, state.seat_to_act(), BID[3])]
+['BidMade']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Concatenate, Final, ParamSpec
+
+from spades.engine import events as ev
+from spades.engine.actions import (
+    Action,
+    Bid,
+    ChooseBlindNil,
+    ClaimExtension,
+    Concede,
+    MakeBid,
+    PassCards,
+    PlayCard,
+)
+from spades.engine.automatic import automatic_choice
+from spades.engine.cards import CARDS, cards_of, mask_of
+from spades.engine.deals import check_preset_deals, hands_of_deal
+from spades.engine.errors import IllegalAction
+from spades.engine.legal import (
+    PHASE_WANTS,
+    blind_nil_open,
+    legal_actions,
+    legal_bids,
+    play_mask,
+    why_bid_is_illegal,
+    why_not_your_turn,
+    why_play_is_illegal,
+)
+from spades.engine.rules import Rules
+from spades.engine.scoring import score_side
+from spades.engine.seating import SEAT_NAMES, Seat, seat_name
+from spades.engine.shuffle import SHUFFLE_VERSION, commitment, first_dealer, new_seed
+from spades.engine.state import MatchState, Phase
+
+Events = list[ev.Event]
+_P = ParamSpec("_P")
+
+
+def decide(state: MatchState, seat: Seat, action: Action) -> Events:
+    """The events ``seat`` taking ``action`` causes; ``state`` is left as it was.
+
+    Raises :class:`IllegalAction` with the reason.
+    """
+    return act(state.clone(), seat, action)
+
+
+def applied(
+    state: MatchState,
+    command: Callable[Concatenate[MatchState, _P], Events],
+    *args: _P.args,
+    **kwargs: _P.kwargs,
+) -> tuple[MatchState, Events]:
+    """The state after ``command`` (one of this module's in-place commands) on a copy of
+    ``state``, and the events it caused; ``state`` is left as it was."""
+    new = state.clone()
+    return new, command(new, *args, **kwargs)
+
+
+def act(state: MatchState, seat: Seat, action: Action) -> Events:
+    """Decide and fold ``seat``'s ``action`` in place (``state`` stays as it was on error)."""
+    if type(action) is PlayCard and seat == state.turn and state.phase is Phase.PLAYING:
+        out: Events = []  # the hot path of search and random play
+        _play(state, seat, action.card, out)
+        return out
+    _check_seat(state, seat)
+    if isinstance(action, Concede):
+        return _concede(state, seat)
+    if seat != state.turn or state.phase in (Phase.ENDED, Phase.WAITING_FOR_PLAYERS):
+        raise IllegalAction(why_not_your_turn(state, seat))
+    out = []
+    phase = state.phase
+    match action:
+        case ClaimExtension():
+            _claim_extension(state, seat, out)
+        case PlayCard(card=card) if phase is Phase.PLAYING:
+            _play(state, seat, card, out)
+        case MakeBid(tricks=tricks) if phase is Phase.BIDDING:
+            _bid(state, seat, tricks, out)
+        case ChooseBlindNil(blind=blind) if phase is Phase.BLIND_NIL_CHOICE:
+            _choose_blind(state, seat, blind, out)
+        case PassCards(cards=cards) if phase is Phase.PASSING:
+            _pass(state, seat, cards, out)
+        case _:
+            raise IllegalAction(f"it is time for {PHASE_WANTS[phase]}, not to {action}")
+    return out
+
+
+def automatic_action(state: MatchState) -> Action:
+    """What the clock does for the seat whose time ran out (see :mod:`spades.engine.automatic`)."""
+    seat = state.turn
+    if seat is None:
+        raise IllegalAction("no one is to act, so no turn can time out")
+    return automatic_choice(state.rules, legal_actions(state, seat))
+
+
+def time_out(state: MatchState) -> Events:
+    """The clock acts for the seat on turn: TurnTimedOut, then the automatic action's events."""
+    action = automatic_action(state)
+    seat = state.turn
+    assert seat is not None  # (automatic_action refuses when no one is to act)
+    out: Events = []
+    _emit(state, ev.TurnTimedOut(seat, action), out)
+    out.extend(act(state, seat, action))
+    return out
+
+
+def substitute(state: MatchState, seat: Seat, reason: ev.SubstitutionReason) -> Events:
+    """A substitute takes over ``seat`` (when is the server's policy, not a rule)."""
+    _check_seat(state, seat)
+    _check_in_play(state)
+    out: Events = []
+    _emit(state, ev.SeatSubstituted(seat, reason), out)
+    return out
+
+
+def reclaim(state: MatchState, seat: Seat) -> Events:
+    """The player of ``seat`` takes it back from its substitute."""
+    _check_seat(state, seat)
+    _check_in_play(state)
+    if state.substitutions[seat] is None:
+        raise IllegalAction(f"{seat_name(seat)} is not played by a substitute")
+    out: Events = []
+    _emit(state, ev.SeatReclaimed(seat), out)
+    return out
+
+
+def close(state: MatchState) -> Events:
+    """The operator closes the table: the match ends and no side wins."""
+    if state.phase is Phase.ENDED:
+        raise IllegalAction("the match is already over")
+    out: Events = []
+    _end(state, ev.EndReason.CLOSED, (), out)
+    return out
+
+
+def take_seat(state: MatchState, seat: Seat, name: str, bot: bool = False) -> Events:
+    """A player takes ``seat``; the last seat taken deals the first hand."""
+    _check_seat(state, seat)
+    if state.phase is not Phase.WAITING_FOR_PLAYERS:
+        raise IllegalAction("the match has already started")
+    if state.players[seat] is not None:
+        raise IllegalAction(f"{seat_name(seat)} is already taken")
+    out: Events = []
+    _emit(state, ev.SeatTaken(seat, name, bot), out)
+    if all(player is not None for player in state.players):
+        _start_hand(state, out)
+    return out
+
+
+def leave_seat(state: MatchState, seat: Seat) -> Events:
+    """A player leaves ``seat`` before the match starts."""
+    _check_seat(state, seat)
+    if state.phase is not Phase.WAITING_FOR_PLAYERS:
+        raise IllegalAction("the match has started; a player can only concede now")
+    if state.players[seat] is None:
+        raise IllegalAction(f"{seat_name(seat)} is empty")
+    out: Events = []
+    _emit(state, ev.SeatLeft(seat), out)
+    return out
+
+
+# ---------------------------------------------------------------------- starting a match
+
+
+def new_match(
+    rules: Rules | None = None,
+    seed: bytes | None = None,
+    preset_deals: Sequence[Sequence[Iterable[int]]] = (),
+) -> tuple[MatchState, Events]:
+    """A new match waiting for players, and its TableCreated event. A fresh seed by default.
+
+    ``preset_deals`` gives the first hands' cards (one list of cards per seat); each must deal
+    the rule set's deck out as the shuffle would (the hand sizes, no card twice).
+    """
+    rules = rules or Rules()
+    seed = new_seed() if seed is None else seed
+    deals = check_preset_deals(rules, preset_deals)
+    created = ev.TableCreated(rules, commitment(seed), SHUFFLE_VERSION, seed, deals)
+    state = MatchState()
+    state.evolve(created)
+    return state, [created]
+
+
+def seated_match(
+    rules: Rules | None = None,
+    seed: bytes | None = None,
+    names: Sequence[str] | None = None,
+    preset_deals: Sequence[Sequence[Iterable[int]]] = (),
+) -> tuple[MatchState, Events]:
+    """A new match with every seat taken (by bots named after their seats), first hand dealt."""
+    state, events = new_match(rules, seed, preset_deals)
+    for seat in state.seating.seats:
+        name = names[seat] if names else SEAT_NAMES[seat]
+        events.extend(take_seat(state, seat, name, bot=True))
+    return state, events
+
+
+# ---------------------------------------------------------------------- the steps of an action
+
+
+def _emit(state: MatchState, event: ev.Event, out: Events) -> None:
+    out.append(event)
+    state.evolve(event)
+
+
+def _check_seat(state: MatchState, seat: Seat) -> None:
+    players = state.game.players
+    if not 0 <= seat < players:
+        raise IllegalAction(f"there is no seat {seat} at a {players}-player table")
+
+
+def _check_in_play(state: MatchState) -> None:
+    if state.phase is Phase.WAITING_FOR_PLAYERS:
+        raise IllegalAction("the match has not started: seats are still free")
+    if state.phase is Phase.ENDED:
+        raise IllegalAction("the match is over")
+
+
+def _claim_extension(state: MatchState, seat: Seat, out: Events) -> None:
+    if not state.rules.clock.extension_millis:
+        raise IllegalAction("this table's clock has no extension")
+    if state.extension_claimed:
+        raise IllegalAction("you have already claimed this turn's extension")
+    _emit(state, ev.ExtensionClaimed(seat), out)
+
+
+def _choose_blind(state: MatchState, seat: Seat, blind: bool, out: Events) -> None:
+    if blind and not blind_nil_open(state, seat):
+        raise IllegalAction(
+            "your partner bid Blind Nil, so your team needs your bid to reach the "
+            f"minimum of {state.rules.minimum_team_bid}: look at your cards"
+        )
+    _emit(state, ev.BlindNilChosen(seat, blind), out)
+    if blind:
+        _emit(state, ev.BidMade(seat, Bid.BLIND_NIL), out)
+        _after_bidding_step(state, out)
+    else:
+        _emit(state, ev.CardsShown(seat, tuple(cards_of(state.hands[seat]))), out)
+
+
+def _bid(state: MatchState, seat: Seat, tricks: int, out: Events) -> None:
+    if tricks not in legal_bids(state, seat):
+        raise IllegalAction(why_bid_is_illegal(state, seat, tricks))
+    _emit(state, ev.BidMade(seat, Bid(tricks)), out)
+    _after_bidding_step(state, out)
+
+
+def _after_bidding_step(state: MatchState, out: Events) -> None:
+    # Blind Nil bidders see their cards when bidding (and any pass to them) is over.
+    if state.phase is Phase.PLAYING:
+        for seat in state.seating.seats:
+            if not state.visible[seat]:
+                _emit(state, ev.CardsShown(seat, tuple(cards_of(state.hands[seat]))), out)
+
+
+def _pass(state: MatchState, seat: Seat, cards: Sequence[int], out: Events) -> None:
+    count = state.rules.blind_nil_pass_cards
+    mask = mask_of(cards)
+    if len(cards) != count or mask.bit_count() != count:
+        raise IllegalAction(f"pass exactly {count} different cards")
+    if mask & ~state.hands[seat]:
+        missing = next(n for n in cards if not state.hands[seat] >> n & 1)
+        raise IllegalAction(f"you do not hold the {CARDS[missing].symbol}")
+    receiver = state.passes_pending[0][1]
+    _emit(state, ev.CardsPassed(seat, receiver, tuple(cards_of(mask)), count), out)
+    if not state.visible[receiver]:
+        _emit(state, ev.CardsShown(receiver, tuple(cards_of(state.hands[receiver]))), out)
+    _after_bidding_step(state, out)
+
+
+def _play(state: MatchState, seat: Seat, card: int, out: Events) -> None:
+    hand = state.hands[seat]
+    if not 0 <= card < 54 or not hand >> card & 1:
+        shown = CARDS[card].symbol if 0 <= card < 54 else str(card)
+        raise IllegalAction(f"you do not hold the {shown}")
+    if not play_mask(state, seat) >> card & 1:
+        raise IllegalAction(why_play_is_illegal(state, seat, card))
+    _emit(state, _CARD_PLAYED[seat][card], out)
+    game = state.game
+    if len(state.trick) == game.players:
+        winner = game.trick_winner(state.trick)
+        _emit(state, ev.TrickWon(len(state.completed_tricks) + 1, *winner), out)
+        if len(state.completed_tricks) == game.hand_size:
+            _finish_hand(state, out)
+
+
+def _finish_hand(state: MatchState, out: Events) -> None:
+    bids = {seat: bid for seat, bid in enumerate(state.bids) if bid is not None}
+    tricks = dict(enumerate(state.tricks_won))
+    sides = state.game.sides
+    results = tuple(
+        score_side(state.rules, side, bids, tricks, state.scores[index], state.bags[index])
+        for index, side in enumerate(sides)
+    )
+    automatic = state.automatic_play
+    seats = tuple(seat for seat in state.seating.seats if automatic >> seat & 1)
+    _emit(state, ev.HandScored(state.hand_number, results, seats), out)
+    reason = _end_reason(state)
+    if reason is not None:
+        top = max(state.scores)
+        leaders = [index for index, score in enumerate(state.scores) if score == top]
+        if len(leaders) == 1:
+            _end(state, reason, sides[leaders[0]], out)
+            return
+    _start_hand(state, out)
+
+
+def _end_reason(state: MatchState) -> ev.EndReason | None:
+    rules = state.rules
+    if max(state.scores) >= rules.target_score:
+        return ev.EndReason.TARGET_SCORE
+    if rules.loss_threshold is not None and min(state.scores) <= rules.loss_threshold:
+        return ev.EndReason.LOSS_THRESHOLD
+    if rules.max_hands is not None and state.hand_number >= rules.max_hands:
+        return ev.EndReason.MAX_HANDS
+    return None
+
+
+def _concede(state: MatchState, seat: Seat) -> Events:
+    if state.phase is Phase.WAITING_FOR_PLAYERS:
+        raise IllegalAction("the match has not started, so there is nothing to concede")
+    if state.phase is Phase.ENDED:
+        raise IllegalAction("the match is over")
+    out: Events = []
+    sides = state.game.sides
+    loser = state.seating.side_of(seat)
+    others = [index for index in range(len(sides)) if index != loser]
+    top = max(state.scores[index] for index in others)
+    winners = tuple(seat for index in others if state.scores[index] == top for seat in sides[index])
+    _emit(state, ev.Conceded(seat), out)
+    _end(state, ev.EndReason.CONCESSION, winners, out)
+    return out
+
+
+def _end(state: MatchState, reason: ev.EndReason, winners: tuple[Seat, ...], out: Events) -> None:
+    _emit(state, ev.MatchEnded(reason, tuple(sorted(winners)), tuple(state.scores)), out)
+    if state.seed is not None:
+        _emit(state, ev.SeedRevealed(state.seed), out)
+
+
+def _start_hand(state: MatchState, out: Events) -> None:
+    if state.seed is None:
+        raise IllegalAction("this state has no seed (it is a view), so it cannot deal")
+    game = state.game
+    number = state.hand_number + 1
+    if number == 1 or state.dealer is None:
+        dealer = first_dealer(state.seed, game.players)
+    else:
+        dealer = game.seating.next(state.dealer)
+    eligible = _blind_nil_eligible(state, dealer)
+    _emit(state, ev.HandStarted(number, dealer, eligible), out)
+    hands = hands_of_deal(game, state.seed, number, state.preset_deals)
+    for seat, cards in enumerate(hands):
+        shown = tuple(sorted(CARDS[n] for n in cards))
+        _emit(state, ev.CardsDealt(seat, shown, len(shown), seat in eligible), out)
+
+
+def _blind_nil_eligible(state: MatchState, dealer: Seat) -> tuple[Seat, ...]:
+    rules = state.rules
+    if not rules.blind_nil:
+        return ()
+    seating = state.game.seating
+    eligible = []
+    for seat in seating.order_after(dealer):
+        side = seating.side_of(seat)
+        best_other = max(s for index, s in enumerate(state.scores) if index != side)
+        if best_other - state.scores[side] >= rules.blind_nil_deficit:
+            eligible.append(seat)
+    return tuple(eligible)
+
+
+#: Every possible CardPlayed event, interned (events are immutable; plays are the hot path).
+_CARD_PLAYED: Final = tuple(
+    tuple(ev.CardPlayed(seat, CARDS[number]) for number in range(54)) for seat in range(4)
+)

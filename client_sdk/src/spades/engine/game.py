@@ -1,0 +1,93 @@
+"""The game: the facts a rule set implies, compiled once (deck, seating, trump power).
+
+A :class:`Game` is what the engine's hot paths read instead of re-deriving from
+:class:`~spades.engine.rules.Rules`: the deck as a list, each card's power as a trump, the
+giving-away order and the seating. Each ``Rules`` compiles its game once, on first use
+(``rules.game``); a match state reaches it as ``state.game``.
+
+>>> from spades.engine.rules import Rules
+>>> game = Rules(jokers=True).game
+>>> game.hand_size, len(game.deck), game.seating.next(3)
+(13, 52, 0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from spades.engine.cards import iter_cards
+from spades.engine.cheapest import cheapness
+from spades.engine.seating import Seating
+from spades.engine.tricks import Play, effective_suit
+
+if TYPE_CHECKING:
+    from spades.engine.rules import Rules
+
+
+class Game:
+    """Immutable facts of one rule set, for the hot paths (build one with ``rules.game``)."""
+
+    __slots__ = (
+        "cheapness",
+        "deck",
+        "deck_mask",
+        "hand_size",
+        "next_seat",
+        "players",
+        "rules",
+        "seating",
+        "sides",
+        "trump_power",
+    )
+
+    def __init__(self, rules: Rules, seating: Seating) -> None:
+        self.rules = rules
+        self.seating = seating
+        self.players = rules.players
+        self.hand_size = rules.hand_size
+        self.deck_mask = rules.deck_mask
+        self.deck = list(iter_cards(self.deck_mask))
+        self.sides = seating.sides
+        #: ``seating.next`` as a table: the fold of every card played reads it.
+        self.next_seat: tuple[int, ...] = tuple(map(seating.next, seating.seats))
+        power = [0] * 54
+        for order, number in enumerate(rules.trump_order()):
+            power[number] = 100 + order
+        #: Per card number: its strength as a trump (higher wins), 0 for a non-trump.
+        self.trump_power: tuple[int, ...] = tuple(power)
+        #: Per card number: its place in the order of cheapest cards to give away.
+        self.cheapness = cheapness(self.trump_power)
+
+    def card_power(self, card: int, led: int) -> int:
+        """A card's strength in a trick whose led suit is ``led`` (see
+        :func:`~spades.engine.tricks.effective_suit`): the highest power wins; 0 cannot win."""
+        # A trump beats every other suit; otherwise only the led suit can win, by rank.
+        return self.trump_power[card] or (card % 13 + 1 if card // 13 == led else 0)
+
+    def trick_winner(self, plays: Sequence[Play]) -> Play:
+        """The play that wins a full trick."""
+        led = effective_suit(plays[0].card)
+        trump_power = self.trump_power
+        best = plays[0]
+        best_power = -1
+        for play in plays:
+            number = play.card
+            # (card_power, inlined: this runs for every card of every trick)
+            power = trump_power[number] or (number % 13 + 1 if number // 13 == led else 0)
+            if power > best_power:
+                best_power = power
+                best = play
+        return best
+
+
+def trump_power(rules: Rules, card: int) -> int:
+    """A card's strength as a trump under ``rules`` (higher wins), or 0 for a non-trump."""
+    return rules.game.trump_power[card]
+
+
+def card_power(rules: Rules, card: int, led: int) -> int:
+    """A card's strength in a trick whose led suit is ``led`` (see
+    :func:`~spades.engine.tricks.effective_suit`): the card with the highest power wins the
+    trick; 0 means it cannot win it."""
+    return rules.game.card_power(card, led)

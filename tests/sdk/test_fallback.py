@@ -1,0 +1,43 @@
+"""A bot's illegal answer (or exception) is replaced by the clock's automatic action.
+
+The first legal action used to stand in, which in bidding is Nil: the engine's automatic
+choice bids 1 and plays the cheapest legal card instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from spades.bot import Bot, BotView, decide
+from spades.engine import BID, Card, MatchState, Phase, PlayCard, Rules, seated_match
+
+
+class Broken(Bot):
+    def bid(self, view: BotView) -> int:
+        raise RuntimeError("no idea")
+
+    def play(self, view: BotView) -> Card:
+        return Card.parse("BJ")  # never in a default deck
+
+
+def on_turn(state: MatchState) -> BotView:
+    seat = state.seat_to_act()
+    return BotView(state, seat, state.legal_actions(seat))
+
+
+def test_a_raising_bid_is_replaced_by_a_bid_of_one_not_nil() -> None:
+    state, _ = seated_match(Rules(), seed=bytes(32))
+    view = on_turn(state)
+    assert view.legal_actions[0] == BID[0]  # (what used to be played)
+    assert asyncio.run(decide(Broken(), view)) == (BID[1], True)
+
+
+def test_an_illegal_card_is_replaced_by_the_clocks_card() -> None:
+    state, _ = seated_match(Rules(), seed=bytes(32))
+    while state.phase is not Phase.PLAYING:
+        seat = state.seat_to_act()
+        state, _ = state.apply(seat, BID[3])
+    view = on_turn(state)
+    action, replaced = asyncio.run(decide(Broken(), view))
+    assert replaced and action == state.automatic_action()
+    assert isinstance(action, PlayCard)

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
 
+#: RULES.md section 1: a quick match plays the default rules, capped at 25 hands, so that
+#: players who overbid (random bots do) cannot keep a table going forever.
+QUICK_MATCH_RULES = Rules(max_hands=25)
 MAX_TABLE_NAME = 64
 MAX_PLAYER_NAME = 32
 DEFAULT_PAGE_SIZE = 50
@@ -407,7 +410,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                     raise
                 return self._quick_matched(address, seated)
             table = await self._create(
-                "Quick match", Rules(), private=False, join_code="", quick_match=True
+                "Quick match", QUICK_MATCH_RULES, private=False, join_code="", quick_match=True
             )
             seated = await self._join(table.table_id, -1, name, request.bot, "")
             return self._quick_matched(address, seated)

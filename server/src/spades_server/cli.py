@@ -8,8 +8,8 @@ from pathlib import Path
 
 import structlog
 
-from spades_server import config, logs, metrics
-from spades_server.server import serve
+from spades_server import config, logs, metrics, tokens
+from spades_server.server import StartupError, serve
 
 
 def banner(
@@ -32,12 +32,27 @@ def main(argv: list[str] | None = None) -> int:
     settings = config.from_args(argv)
     logs.configure(settings.log_format, settings.log_level)
     log = structlog.get_logger("spades_server.cli")
-    if not settings.postgres_dsn:
-        Path(settings.database).parent.mkdir(parents=True, exist_ok=True)
+    warning = tokens.operator_token_warning(settings.operator_token)
+    if settings.operator_token and warning is not None:
+        log.warning(warning)
     metrics_url, stop_metrics = "off", None
     try:
+        if not settings.postgres_dsn:
+            folder = Path(settings.database).parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StartupError(
+                    f"cannot create the database folder {folder}: {error.strerror or error}"
+                ) from None
         if settings.metrics != "off":
-            metrics_url, stop_metrics = metrics.serve(*config.split_address(settings.metrics))
+            try:
+                metrics_url, stop_metrics = metrics.serve(*config.split_address(settings.metrics))
+            except OSError as error:
+                raise StartupError(
+                    f"cannot serve metrics on {settings.metrics}: {error.strerror or error}"
+                    " (choose another with --metrics, or --metrics off)"
+                ) from None
             log.info("metrics serving", url=metrics_url)
 
         def ready(port: int) -> None:
@@ -50,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             print(shown, flush=True)
 
         asyncio.run(serve(settings, ready=ready))
-    except OSError as error:
+    except (StartupError, OSError) as error:
         print(f"spades-server: {error}", file=sys.stderr)
         return 2
     finally:

@@ -3,7 +3,7 @@
 >>> from spades.bot import Bot, BotView
 >>> class FirstCard(Bot):
 ...     def bid(self, view: BotView) -> int:
-...         return 1 if 1 in view.legal_bids else view.legal_bids[0]
+...         return 1 if 1 in view.legal_bids else max(view.legal_bids)  # never Nil
 ...     def play(self, view: BotView) -> Card:
 ...         return view.legal_cards[0]
 """
@@ -25,6 +25,7 @@ from spades.engine import (
     Bid,
     Card,
     ChooseBlindNil,
+    IllegalAction,
     MakeBid,
     PassCards,
     PlayCard,
@@ -97,23 +98,38 @@ async def ask(bot: Bot, view: BotView) -> Action:
     raise TypeError(f"no bot decision answers {kind.__name__}")
 
 
+def automatic_answer(view: BotView) -> Action:
+    """What the turn clock would play for the seat (the engine's automatic action: a bid of 1,
+    the lowest card): the answer that replaces an illegal one. Not the first legal action,
+    which for a bid is Nil, the riskiest bid there is."""
+    legal = view.legal_actions
+    try:
+        automatic = view.state.automatic_action()
+    except IllegalAction:
+        return legal[0]
+    return automatic if automatic in legal else legal[0]
+
+
 async def decide(bot: Bot, view: BotView) -> tuple[Action, bool]:
     """The bot's legal answer to the prompt in ``view``, and whether it had to be replaced.
 
-    An illegal answer or an exception is logged, and the first legal action is played instead.
+    An illegal answer or an exception is logged, and the clock's automatic action is played
+    instead (:func:`automatic_answer`).
     """
     legal = view.legal_actions
     try:
         action = await ask(bot, view)
     except Exception:
-        log.exception("%s raised while deciding; playing %s instead", type(bot).__name__, legal[0])
-        return legal[0], True
+        fallback = automatic_answer(view)
+        log.exception("%s raised while deciding; playing %s instead", type(bot).__name__, fallback)
+        return fallback, True
     if action in legal:
         return action, False
+    fallback = automatic_answer(view)
     log.warning(
         "%s chose %s, which the rules do not allow now; playing %s instead",
         type(bot).__name__,
         action,
-        legal[0],
+        fallback,
     )
-    return legal[0], True
+    return fallback, True

@@ -365,7 +365,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         taken = protocol.event_from_proto(events_pb2.Event.FromString(stored[0].data))
         await self._projection.caught_up(stored[-1].position)
         seat_taken = getattr(taken, "seat", 0)
-        log.info("seat taken", table_id=table_id, seat=seat_taken, sequence=stored[0].version)
+        log.debug("seat taken", table_id=table_id, seat=seat_taken, sequence=stored[0].version)
         return lobby_pb2.JoinTableResponse(
             table_id=table_id, seat=protocol.seat_to_proto(seat_taken), seat_token=token
         )

@@ -349,11 +349,14 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
                     raise errors.precondition(error.reason) from error
                 return to_proto_events(engine_events, request.action_id)
 
-            _, stored = await self._store.execute(table_id, decide)
+            table, stored = await self._store.execute(table_id, decide)
             result.accepted = True
             result.sequence = stored[0].version
             metrics.ACTIONS.labels(kind, "accepted").inc()
-            bound.info("action applied", action=kind, sequence=result.sequence)
+            # Every action at debug: at info a few busy tables would bury what an operator reads.
+            bound.debug("action applied", action=kind, sequence=result.sequence)
+            if table.finished:
+                bound.info("table finished", sequence=table.version)
         except AlreadyAnswered as answered:
             result.accepted = True
             result.sequence = answered.sequence
@@ -364,7 +367,11 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             result.reason = error.reason
             metrics.ACTIONS.labels(kind, "refused").inc()
             metrics.ERRORS.labels(error.code.name).inc()
-            bound.info("action refused", action=kind, code=error.code.name, reason=error.reason)
+            # A stale action (ABORTED) is the normal race of a resent answer: not worth a look.
+            stale = error.code is grpc.StatusCode.ABORTED
+            (bound.debug if stale else bound.info)(
+                "action refused", action=kind, code=error.code.name, reason=error.reason
+            )
         metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
         return result
 

@@ -111,7 +111,11 @@ class _Errors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
 async def _abort(context: Context, error: errors.RequestError, method: str) -> None:
     metrics.ERRORS.labels(error.code.name).inc()
-    log.info("request refused", method=method, code=error.code.name, reason=error.reason)
+    # NOT_FOUND and ABORTED are a client's ordinary misses and races; the rest is worth a look.
+    routine = error.code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.ABORTED)
+    (log.debug if routine else log.info)(
+        "request refused", method=method, code=error.code.name, reason=error.reason
+    )
     await context.abort(error.code, error.reason)
 
 

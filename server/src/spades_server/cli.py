@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -12,19 +14,50 @@ from spades_server import config, logs, metrics, tokens
 from spades_server.server import StartupError, serve
 
 
+def scripts_folder() -> tuple[str, str]:
+    """How to name this installation's commands from the current folder, and a hint for PATH.
+
+    A fresh shell in the checkout has no ``.venv/bin`` on PATH: ``spades-bot`` alone is "command
+    not found". So the banner names ``.venv/bin/spades-bot`` unless PATH already finds that very
+    file; ``("", "")`` then.
+    """
+    folder = Path(sys.executable).parent  # a venv's bin/ (sys.executable is not resolved)
+    found = shutil.which("spades-bot")
+    if found is not None and Path(found).parent.resolve() == folder.resolve():
+        return "", ""
+    shown = os.path.relpath(folder)
+    if shown.startswith(".."):
+        shown = str(folder)
+    activate = folder / "activate"
+    hint = f". {os.path.join(shown, 'activate')}" if activate.exists() else f"PATH={shown}:$PATH"
+    return shown + os.sep, hint
+
+
 def banner(
-    address: str, database: str, durability: str, metrics_url: str, grpcurl: str = "-plaintext"
+    address: str,
+    database: str,
+    durability: str,
+    metrics_url: str,
+    grpcurl: str = "-plaintext",
+    scripts: tuple[str, str] = ("", ""),
 ) -> str:
-    """What the operator sees once the server is listening (the first line names the address)."""
+    """What the operator sees once the server is listening (the first line names the address).
+
+    Every command in it runs as printed from a shell in the current folder; ``scripts`` is
+    :func:`scripts_folder`'s (prefix, PATH hint).
+    """
+    prefix, hint = scripts
+    on_path = f"  on PATH:        {hint}   (then plain spades-bot, spades-arena, ...)\n"
     return (
         f"Spades table service listening on {address}"
         f" (event log {database}, durability {durability})\n"
         f"  metrics:        {metrics_url}\n"
-        f"  connect a bot:  spades-bot --server {address} --quick-match --bot random\n"
+        f"  connect a bot:  {prefix}spades-bot --server {address} --quick-match --bot random\n"
         f'  watch a table:  grpcurl {grpcurl} -d \'{{"table_id": "TABLE_ID"}}\' {address}'
         " spades.v1.PlayService/Watch\n"
         f"  list tables:    grpcurl {grpcurl} {address} spades.v1.LobbyService/ListTables\n"
-        "  stop:           Ctrl-C or SIGTERM (streams close with UNAVAILABLE: clients resume)"
+        + (on_path if hint else "")
+        + "  stop:           Ctrl-C or SIGTERM (streams close with UNAVAILABLE: clients resume)"
     )
 
 
@@ -61,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
             tls = settings.tls_cert
             grpcurl = f"-cacert {tls}" if tls else "-plaintext"
             log_name = "PostgreSQL" if settings.postgres_dsn else settings.database
-            shown = banner(address, log_name, settings.durability, metrics_url, grpcurl)
+            shown = banner(
+                address, log_name, settings.durability, metrics_url, grpcurl, scripts_folder()
+            )
             print(shown, flush=True)
 
         asyncio.run(serve(settings, ready=ready))

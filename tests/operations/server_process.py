@@ -90,8 +90,10 @@ def spades_server(
     log_path: Path,
     *args: str,
     env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> Iterator[ServerProcess]:
-    """Start ``spades-server *args``; wait for its banner; on exit make sure it is gone."""
+    """Start ``spades-server *args`` (in ``cwd``); wait for its banner; on exit make sure it is
+    gone."""
     with log_path.open("w") as log_file:
         process = subprocess.Popen(
             [str(SERVER), *args],
@@ -99,6 +101,7 @@ def spades_server(
             stderr=log_file,
             text=True,
             env=dict(env) if env is not None else clean_environment(),
+            cwd=cwd,
         )
     try:
         lines: queue.Queue[str | None] = queue.Queue()

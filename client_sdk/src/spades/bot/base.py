@@ -41,7 +41,8 @@ class Bot:
     """A Spades player. Implement :meth:`bid` and :meth:`play`; the rest is optional.
 
     Each decision method may also be ``async def``. A decision the rules do not allow (or an
-    exception) is logged and replaced by the first legal action, so a bot never stalls a table.
+    exception) is logged and replaced by what the turn clock would play (a bid of 1, the lowest
+    card; never Nil), so a bot never stalls a table.
     """
 
     #: The name shown at the table (the runner's ``--name`` overrides it).

@@ -120,7 +120,7 @@ class MatchOutcome:
     applied_action_ids: set[str] = field(default_factory=set)
     #: Actions sent again after a reconnect (under their first id).
     resent: int = 0
-    #: Decisions replaced by the first legal action.
+    #: Decisions replaced by the turn clock's automatic action (an illegal or failed answer).
     fallbacks: int = 0
     reconnects: int = 0
 

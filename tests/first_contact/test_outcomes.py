@@ -14,7 +14,7 @@ from spades.bot import Bot, BotView, describe_end, run_local_match
 from spades.bot.runner import MatchOutcome
 from spades.engine import Bid, Card, Rules
 from spades.engine import events as ev
-from spades.records.render import hand_ranges, render_score_table, score_table
+from spades.records.render import hand_ranges, render_match, render_score_table, score_table
 from spades_bots.arena.cli import config_from, parser, where_played
 from spades_bots.cli import tally
 from spades_bots.random_bot import RandomBot
@@ -92,6 +92,8 @@ def test_spades_record_says_no_winner_for_a_closed_match() -> None:
     ended = next(i for i, event in enumerate(events) if isinstance(event, ev.MatchEnded))
     events[ended] = CLOSED
     text = render_score_table(score_table(events[: ended + 1]))
+    shown = render_match(events[: ended + 1])
+    assert "No winner: closed by the operator" in shown and "Winner:" not in shown
     last = text.strip().splitlines()[-1]
     assert (
         last == "No winner: closed by the operator (final scores North-South 120, East-West -40)"

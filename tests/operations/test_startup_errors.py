@@ -7,13 +7,16 @@ metrics port, a bad environment value, a weak operator token.
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
+from spades_server import tokens
 from tests.operations.server_process import SERVER, clean_environment, spades_server
 
 TIMEOUT = 30
@@ -140,3 +143,18 @@ def test_a_placeholder_looking_operator_token_starts_with_a_warning(tmp_path: Pa
         warnings = [line for line in server.log_lines() if '"level": "warning"' in line]
     assert any("looks like a placeholder" in line for line in warnings), warnings
     assert not any("please-change-this-operator-token" in line for line in server.log_lines())
+
+
+def test_the_placeholders_shipped_in_deploy_are_refused() -> None:
+    deploy = Path(__file__).resolve().parents[2] / "deploy"
+    compose = yaml.safe_load((deploy / "compose.yaml").read_text())
+    value = compose["x-spades-server"]["environment"]["SPADES_OPERATOR_TOKEN"]
+    default = re.fullmatch(r"\$\{SPADES_OPERATOR_TOKEN:-(.+)\}", value)
+    assert default is not None, value
+    secret = yaml.safe_load((deploy / "kubernetes" / "secret.yaml").read_text())
+    for placeholder in (default[1], secret["stringData"]["SPADES_OPERATOR_TOKEN"]):
+        refusal = tokens.operator_token_refusal(placeholder)
+        assert refusal is not None and "placeholder" in refusal, placeholder
+    assert tokens.operator_token_refusal("") is None  # no token: admin is off
+    assert tokens.operator_token_refusal("4f9a0c1e7b2d8e6a") is None
+    assert tokens.operator_token_warning("4f9a0c1e7b2d8e6a") is None

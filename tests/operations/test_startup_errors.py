@@ -74,6 +74,18 @@ def test_a_database_another_server_holds(tmp_path: Path) -> None:
     assert "in use by another process" in line
 
 
+@pytest.mark.parametrize(
+    ("dsn", "said"),
+    [
+        ("postgresql://spades@127.0.0.1:1/spades", "Connect call failed"),
+        ("not-a-dsn", "invalid DSN"),
+    ],
+)
+def test_a_postgresql_log_that_cannot_be_opened(dsn: str, said: str) -> None:
+    line = refused("--postgres-dsn", dsn, "--listen", "127.0.0.1:0", "--metrics", "off")
+    assert "cannot open the event log PostgreSQL" in line and said in line
+
+
 def test_a_busy_grpc_port(tmp_path: Path, busy_port: str) -> None:
     line = refused(
         "--listen", busy_port, "--metrics", "off", "--database", str(tmp_path / "spades.db")

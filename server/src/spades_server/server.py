@@ -227,8 +227,15 @@ class SpadesServer:
             raise StartupError(f"cannot listen on {self.settings.listen}")
         try:
             await self.log.open()
-        except (OSError, RuntimeError, sqlite3.Error, asyncpg.PostgresError) as error:
-            # A folder it cannot write, a file that is not SQLite, a log another server holds.
+        except (
+            OSError,
+            RuntimeError,
+            sqlite3.Error,
+            asyncpg.PostgresError,
+            asyncpg.InterfaceError,
+        ) as error:
+            # A folder it cannot write, a file that is not SQLite, a log another server holds,
+            # a PostgreSQL it cannot reach or log in to, a malformed DSN.
             where = "PostgreSQL" if self.settings.postgres_dsn else self.settings.database
             raise StartupError(f"cannot open the event log {where}: {error}") from None
         await self.projection.start()

@@ -3,7 +3,7 @@
 >>> from spades.bot import Bot, BotView
 >>> class FirstCard(Bot):
 ...     def bid(self, view: BotView) -> int:
-...         return 1 if 1 in view.legal_bids else max(view.legal_bids)  # never Nil
+...         return 1 if 1 in view.legal_bids else min(b for b in view.legal_bids if b)
 ...     def play(self, view: BotView) -> Card:
 ...         return view.legal_cards[0]
 """

@@ -4,7 +4,7 @@ events folded by a :class:`SeatTracker`, and the same validated decisions.
 
 >>> from spades.engine import Rules
 >>> class Lowest(Bot):
-...     def bid(self, view): return 3 if 3 in view.legal_bids else max(view.legal_bids)
+...     def bid(self, view): return 3 if 3 in view.legal_bids else view.legal_bids[0]
 ...     def play(self, view): return view.legal_cards[0]
 >>> final = run_local_match([Lowest() for _ in range(4)], Rules(max_hands=1), seed=bytes(32))
 >>> final.is_over

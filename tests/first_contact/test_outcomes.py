@@ -9,6 +9,7 @@ in ``spades-record``'s; long runs of hand numbers print as ranges.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 from pathlib import Path
 
@@ -109,6 +110,22 @@ def test_spades_record_says_no_winner_for_a_closed_match() -> None:
         last == "No winner: closed by the operator (final scores North-South 120, East-West -40)"
     ), last
     assert "Winner:" not in text
+
+
+def test_the_automatic_play_footnote_gives_hand_ranges_per_seat() -> None:
+    events: list[ev.Event] = []
+    bots = [RandomBot(seed=n) for n in range(4)]
+    run_local_match(bots, Rules(max_hands=4), bytes(32), events=events)
+    marked = {1: (0,), 2: (0,), 3: (0,), 4: (1, 3)}  # hand number -> seats played for
+    events = [
+        dataclasses.replace(event, automatic_play=marked.get(event.hand_number, ()))
+        if isinstance(event, ev.HandScored)
+        else event
+        for event in events
+    ]
+    text = render_score_table(score_table(events))
+    footnote = next(line for line in text.splitlines() if line.startswith("* automatic play"))
+    assert footnote.endswith("played): North: hands 1-3; East, West: hand 4"), footnote
 
 
 def test_hand_numbers_print_as_ranges() -> None:

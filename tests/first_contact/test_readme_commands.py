@@ -252,6 +252,15 @@ def test_every_readme_command_works_as_printed(shell: Shell) -> None:
         check(shell, command)
 
 
+def test_the_demos_replay_command_works_as_printed(shell: Shell) -> None:
+    told = shell.run(".venv/bin/python -m spades_server.demo --max-hands 1 --records records")
+    (replay,) = [
+        line.split("replay it:", 1)[1].strip() for line in told.splitlines() if "replay it:" in line
+    ]
+    assert replay.startswith(".venv/bin/spades-record show records/"), replay
+    check(shell, replay)
+
+
 def test_every_banner_command_works_as_printed(shell: Shell) -> None:
     commands = banner_commands(shell.server)
     assert any(command.startswith(".venv/bin/spades-bot --server ") for command in commands)

@@ -9,7 +9,12 @@ MAKEFLAGS += --no-builtin-rules
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-INSTALL_STAMP := $(VENV)/.installed
+# Two stamps: `make run` needs only the runtime (the three distributions and their pinned
+# dependencies, as the container image has them); lint and test add the developer toolchain.
+RUNTIME_STAMP := $(VENV)/.installed-runtime
+INSTALL_STAMP := $(VENV)/.installed-dev
+# The image's exact runtime versions (tests/deploy checks them against requirements-dev.txt).
+CONSTRAINTS := deploy/constraints.txt
 
 # buf comes from the npm registry (package ships the binary), installed locally.
 BUF_VERSION := 1.75.0
@@ -20,18 +25,26 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install buf protos web browser lint test run demo bench-engine bench-server fmt clean
+.PHONY: help install-runtime install buf protos web browser lint test run demo bench-engine bench-server fmt clean
 
 help: ## list targets
-	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-$(INSTALL_STAMP): requirements-dev.txt $(PYPROJECTS)
+# The local distributions are named by path (./client_sdk, not spades-sdk), so pip never takes
+# a package of the same name from an index (spades-sdk on PyPI is not ours).
+$(RUNTIME_STAMP): $(CONSTRAINTS) $(PYPROJECTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -r requirements-dev.txt -e client_sdk -e server -e bots
+	$(PY) -m pip install --constraint $(CONSTRAINTS) -e ./client_sdk -e ./server -e ./bots
 	touch $@
 
-install: $(INSTALL_STAMP) ## create .venv with dev tools + the three packages (editable)
+$(INSTALL_STAMP): $(RUNTIME_STAMP) requirements-dev.txt
+	$(PY) -m pip install --constraint $(CONSTRAINTS) -r requirements-dev.txt
+	touch $@
+
+install-runtime: $(RUNTIME_STAMP) ## create .venv with the three packages (editable) and their runtime only
+
+install: $(INSTALL_STAMP) ## create .venv with the runtime + the dev tools (lint, test, protos)
 
 $(BUF_STAMP):
 	npm install --prefix $(TOOLS) --no-save --no-package-lock --no-audit --no-fund \
@@ -78,20 +91,20 @@ lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy +
 		echo "$(BUF) lint"; $(BUF) lint; \
 	else echo "buf lint: no .proto files under protos/, skipped"; fi
 
-test: lint web browser ## lint, build the web client, then pytest (browser tests included)
-	$(PY) -m pytest
+test: lint web browser ## lint, build the web client, then pytest (saying why each skipped test was skipped)
+	$(PY) -m pytest -rs
 
 # The server's settings can also come from SPADES_* environment variables (README: "Operating
 # the server"); `make run RUN_ARGS='--log-format json'` passes flags through.
 RUN_DB ?= $(or $(SPADES_DATABASE),var/spades.db)
 RUN_ARGS ?=
-run: $(INSTALL_STAMP) $(WEB_STAMP) ## start the table service on var/spades.db (127.0.0.1:50051, metrics :9464)
+run: $(RUNTIME_STAMP) $(WEB_STAMP) ## start the table service on var/spades.db (127.0.0.1:50051, web :8080, metrics :9464)
 	mkdir -p $(dir $(RUN_DB))
 	$(VENV)/bin/spades-server --database $(RUN_DB) $(RUN_ARGS)
 
 # `make demo DEMO_ARGS='--target 300 --max-hands 20'`; records go to the git-ignored records/.
 DEMO_ARGS ?=
-demo: $(INSTALL_STAMP) ## a server on a temporary log, four heuristic bots, one match told hand by hand
+demo: $(RUNTIME_STAMP) ## a server on a temporary log, four heuristic bots, one match told hand by hand
 	$(PY) -m spades_server.demo $(DEMO_ARGS)
 
 bench-engine: $(INSTALL_STAMP) ## engine micro-benchmark

@@ -104,9 +104,11 @@ async def test_a_missing_or_wrong_operator_token_is_refused(tmp_path: Path, meth
 
 
 def test_the_operator_token_is_a_flag_and_an_environment_variable() -> None:
-    assert config.from_args([], {"SPADES_OPERATOR_TOKEN": "s3cret"}).operator_token == "s3cret"
-    assert config.from_args(["--operator-token", "flag"], {}).operator_token == "flag"
-    assert "s3cret" not in repr(config.from_args([], {"SPADES_OPERATOR_TOKEN": "s3cret"}))
+    # Tokens of at least 16 characters: shorter ones are refused (tests/first_contact).
+    env_token, flag_token = "s3cret-4f9a0c1e7b2d", "flag-8e1b5c2a9d0f4e"
+    assert config.from_args([], {"SPADES_OPERATOR_TOKEN": env_token}).operator_token == env_token
+    assert config.from_args(["--operator-token", flag_token], {}).operator_token == flag_token
+    assert env_token not in repr(config.from_args([], {"SPADES_OPERATOR_TOKEN": env_token}))
 
 
 # -- ListTablesDetailed --------------------------------------------------------------------

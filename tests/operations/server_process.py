@@ -93,8 +93,10 @@ def spades_server(
     log_path: Path,
     *args: str,
     env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> Iterator[ServerProcess]:
-    """Start ``spades-server *args``; wait for its banner; on exit make sure it is gone.
+    """Start ``spades-server *args`` (in ``cwd``); wait for its banner; on exit make sure it is
+    gone.
 
     Unless ``args`` or ``env`` choose a web port, the server's is ``127.0.0.1:0`` (any free
     port), so that servers started side by side never fight over the default 8080."""
@@ -108,6 +110,7 @@ def spades_server(
             stderr=log_file,
             text=True,
             env=environment,
+            cwd=cwd,
         )
     try:
         lines: queue.Queue[str | None] = queue.Queue()

@@ -42,7 +42,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
         SPADES_METRICS="127.0.0.1:0",
         SPADES_WEB="127.0.0.1:0",
         SPADES_LOG_FORMAT="json",
-        SPADES_LOG_LEVEL="info",
+        # Debug: per-action lines are debug (tests/first_contact/test_quiet_logs.py).
+        SPADES_LOG_LEVEL="debug",
         SPADES_DURABILITY="full",
     )
     with spades_server(folder / "server.log", env=env) as server:

@@ -240,7 +240,9 @@ async def test_quick_match_seats_four_players_at_one_table(
     assert [seat.seat for seat in joined] == SEATS
     table = await get(client, table_id)
     assert table.quick_match and not table.private
-    assert table.rules == protocol.rules_to_proto(Rules()) and list(table.badges) == []
+    # RULES.md section 1: the default rules with a 25-hand cap, shown as the table's one badge.
+    assert table.rules == protocol.rules_to_proto(Rules(max_hands=25))
+    assert list(table.badges) == ["25 hands"]
     assert table.status == lobby_pb2.TABLE_STATUS_PLAYING
     assert [seat.player_name for seat in table.seats] == [f"quick {n}" for n in range(4)]
     assert [seat.bot for seat in table.seats] == [True, False, True, False]

@@ -14,7 +14,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from spades.bot import Bot, MatchOutcome, play_match
+from spades.bot import Backoff, Bot, MatchOutcome, play_match
+from spades.bot.runner import first_contact
 from spades.client import SeatTicket, SpadesClient, SpadesError
 from spades.engine import SEAT_NAMES
 from spades_bots.registry import bot_class
@@ -47,6 +48,14 @@ def parser() -> argparse.ArgumentParser:
     )
     parse.add_argument("--name", help="the name shown at the table (default: the bot's)")
     parse.add_argument(
+        "--retry-for",
+        type=float,
+        default=Backoff().give_up_after,
+        metavar="SECONDS",
+        help="keep retrying an unreachable server (at start and after a drop) this long "
+        "(default: %(default)g)",
+    )
+    parse.add_argument(
         "--log-level",
         default="info",
         choices=["debug", "info", "warning", "error"],
@@ -63,29 +72,37 @@ async def run(args: argparse.Namespace) -> int:
     bot = make_bot(args.bot)
     name = args.name or bot.name or type(bot).__name__
     results: list[MatchOutcome] = []
+    backoff = Backoff(give_up_after=args.retry_for)
     async with SpadesClient(args.server) as client:
         for number in range(1, max(1, args.matches) + 1):
             table_id = ""
             if args.token:
                 token = args.token
             else:
-                ticket = await _seat(client, args, name)
-                token, table_id = ticket.token, ticket.table_id
-                log.info(
-                    "seated at table %s as %s (seat token %s)",
-                    ticket.table_id,
-                    SEAT_NAMES[ticket.seat],
-                    ticket.token,
+                ticket = await first_contact(
+                    lambda: _seat(client, args, name), args.server, backoff
                 )
-            outcome = await play_match(client, bot, token, table_id=table_id)
+                token, table_id = ticket.token, ticket.table_id
+                # Not the seat token: it is a bearer secret, and logs get copied around.
+                log.info("seated at table %s as %s", ticket.table_id, SEAT_NAMES[ticket.seat])
+            outcome = await play_match(client, bot, token, table_id=table_id, backoff=backoff)
             results.append(outcome)
             if not args.quick_match:
                 break
             log.info("match %d of %d done", number, args.matches)
     if len(results) > 1:
-        won = sum(outcome.won for outcome in results)
-        log.info("won %d of %d matches", won, len(results))
+        log.info(tally(results))
     return 0
+
+
+def tally(results: Sequence[MatchOutcome]) -> str:
+    """How the matches went; a match closed by the operator is neither won nor lost."""
+    won = sum(outcome.won for outcome in results)
+    line = f"won {won} of {len(results)} matches"
+    undecided = sum(outcome.no_winner for outcome in results)
+    if undecided:
+        line += f" ({undecided} closed without a winner)"
+    return line
 
 
 async def _seat(client: SpadesClient, args: argparse.Namespace, name: str) -> SeatTicket:
@@ -102,6 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, os.getcwd())
     if args.seat and not args.table:
         parser().error("--seat needs --table")
+    if args.retry_for < 0:
+        parser().error("--retry-for must not be negative")
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s"
     )

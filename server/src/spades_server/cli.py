@@ -3,13 +3,34 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import sys
 from pathlib import Path
 
 import structlog
 
-from spades_server import config, logs, metrics
-from spades_server.server import SpadesServer, serve
+from spades_server import config, logs, metrics, tokens
+from spades_server.server import SpadesServer, StartupError, serve
+
+
+def scripts_folder() -> tuple[str, str]:
+    """How to name this installation's commands from the current folder, and a hint for PATH.
+
+    A fresh shell in the checkout has no ``.venv/bin`` on PATH: ``spades-bot`` alone is "command
+    not found". So the banner names ``.venv/bin/spades-bot`` unless PATH already finds that very
+    file; ``("", "")`` then.
+    """
+    folder = Path(sys.executable).parent  # a venv's bin/ (sys.executable is not resolved)
+    found = shutil.which("spades-bot")
+    if found is not None and Path(found).parent.resolve() == folder.resolve():
+        return "", ""
+    shown = os.path.relpath(folder)
+    if shown.startswith(".."):
+        shown = str(folder)
+    activate = folder / "activate"
+    hint = f". {os.path.join(shown, 'activate')}" if activate.exists() else f"PATH={shown}:$PATH"
+    return shown + os.sep, hint
 
 
 def banner(
@@ -19,18 +40,25 @@ def banner(
     metrics_url: str,
     grpcurl: str = "-plaintext",
     web_url: str = "off",
+    scripts: tuple[str, str] = ("", ""),
 ) -> str:
-    """What the operator sees once the server is listening (the first line names the address)."""
+    """What the operator sees once the server is listening (the first line names the address).
+
+    Every command in it runs as printed from a shell in the current folder; ``scripts`` is
+    :func:`scripts_folder`'s (prefix, PATH hint).
+    """
+    prefix, hint = scripts
+    on_path = f"  on PATH:        {hint}   (then plain spades-bot, spades-arena, ...)\n"
     return (
         f"Spades table service listening on {address}"
         f" (event log {database}, durability {durability})\n"
         f"  web:            {web_url}\n"
         f"  metrics:        {metrics_url}\n"
-        f"  connect a bot:  spades-bot --server {address} --quick-match --bot random\n"
-        f'  watch a table:  grpcurl {grpcurl} -d \'{{"table_id": "TABLE_ID"}}\' {address}'
-        " spades.v1.PlayService/Watch\n"
-        f"  list tables:    grpcurl {grpcurl} {address} spades.v1.LobbyService/ListTables\n"
-        "  stop:           Ctrl-C or SIGTERM (streams close with UNAVAILABLE: clients resume)"
+        f"  connect a bot:  {prefix}spades-bot --server {address} --quick-match --bot random\n"
+        f"  list tables:    {prefix}spades-tables --server {address}\n"
+        f"  watch a table:  {prefix}spades-watch TABLE_ID --server {address}\n"
+        + (on_path if hint else "")
+        + "  stop:           Ctrl-C or SIGTERM (streams close with UNAVAILABLE: clients resume)"
     )
 
 
@@ -38,12 +66,27 @@ def main(argv: list[str] | None = None) -> int:
     settings = config.from_args(argv)
     logs.configure(settings.log_format, settings.log_level)
     log = structlog.get_logger("spades_server.cli")
-    if not settings.postgres_dsn:
-        Path(settings.database).parent.mkdir(parents=True, exist_ok=True)
+    warning = tokens.operator_token_warning(settings.operator_token)
+    if settings.operator_token and warning is not None:
+        log.warning(warning)
     metrics_url, stop_metrics = "off", None
     try:
+        if not settings.postgres_dsn:
+            folder = Path(settings.database).parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StartupError(
+                    f"cannot create the database folder {folder}: {error.strerror or error}"
+                ) from None
         if settings.metrics != "off":
-            metrics_url, stop_metrics = metrics.serve(*config.split_address(settings.metrics))
+            try:
+                metrics_url, stop_metrics = metrics.serve(*config.split_address(settings.metrics))
+            except OSError as error:
+                raise StartupError(
+                    f"cannot serve metrics on {settings.metrics}: {error.strerror or error}"
+                    " (choose another with --metrics, or --metrics off)"
+                ) from None
             log.info("metrics serving", url=metrics_url)
 
         def ready(server: SpadesServer) -> None:
@@ -59,11 +102,12 @@ def main(argv: list[str] | None = None) -> int:
                 metrics_url,
                 grpcurl,
                 server.web_url or "off",
+                scripts_folder(),
             )
             print(shown, flush=True)
 
         asyncio.run(serve(settings, ready=ready))
-    except OSError as error:
+    except (StartupError, OSError) as error:
         print(f"spades-server: {error}", file=sys.stderr)
         return 2
     finally:

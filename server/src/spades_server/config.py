@@ -10,8 +10,9 @@ import argparse
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import cast
+from typing import NoReturn, cast
 
+from spades_server import tokens
 from spades_server.eventlog import Durability
 
 
@@ -93,7 +94,9 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         builtin = getattr(defaults, dest)
         parse.add_argument(
             flag,
-            default=environ.get(env, builtin),
+            # The variable's value is converted by from_args, not by argparse: argparse
+            # would blame the flag for a bad value no one typed.
+            default=_FROM_ENVIRONMENT,
             help=f"{help_text} [env {env}; default: {builtin}]",
             **kwargs,  # type: ignore[arg-type]
         )
@@ -197,22 +200,24 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
 
 
 def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    environ = os.environ if environ is None else environ
     parse = parser(environ)
     args = parse.parse_args(argv)
+    _fill_from_environment(args, parse, environ)
     # argparse checks `choices` only for values given on the command line: check the
     # environment's too.
     for action in parse._actions:
         value = getattr(args, action.dest, None)
         if action.choices is not None and value not in action.choices:
             env = ENVIRONMENT.get(action.dest, "")
-            parse.error(f"{env}={value!r} is not one of {', '.join(map(str, action.choices))}")
+            refuse(parse, f"{env}={value!r} is not one of {', '.join(map(str, action.choices))}")
     if args.metrics != "off":
         split_address(args.metrics, parse, "--metrics/SPADES_METRICS")
     if args.web != "off":
         split_address(args.web, parse, "--web/SPADES_WEB")
     split_address(args.listen, parse, "--listen/SPADES_LISTEN")
     if args.shutdown_grace < 0:
-        parse.error("--shutdown-grace/SPADES_SHUTDOWN_GRACE must not be negative")
+        refuse(parse, "--shutdown-grace/SPADES_SHUTDOWN_GRACE must not be negative")
     for dest in (
         "max_message_bytes",
         "seat_action_rate",
@@ -227,9 +232,12 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
     ):
         if getattr(args, dest) < 0:
             flag = "--" + dest.replace("_", "-")
-            parse.error(f"{flag}/{ENVIRONMENT[dest]} must not be negative (0 turns it off)")
+            refuse(parse, f"{flag}/{ENVIRONMENT[dest]} must not be negative (0 turns it off)")
+    refusal = tokens.operator_token_refusal(args.operator_token)
+    if refusal is not None:
+        refuse(parse, f"--operator-token/SPADES_OPERATOR_TOKEN: {refusal}")
     if bool(args.tls_cert) != bool(args.tls_key):
-        parse.error("--tls-cert/SPADES_TLS_CERT and --tls-key/SPADES_TLS_KEY go together")
+        refuse(parse, "--tls-cert/SPADES_TLS_CERT and --tls-key/SPADES_TLS_KEY go together")
     return Settings(
         listen=args.listen,
         database=args.database,
@@ -257,6 +265,37 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
     )
 
 
+#: The default of every flag: replaced by its variable's value, or the built-in default.
+_FROM_ENVIRONMENT = object()
+
+
+def _fill_from_environment(
+    args: argparse.Namespace, parse: argparse.ArgumentParser, environ: Mapping[str, str]
+) -> None:
+    """Set each flag not given from its variable (converted like the flag) or the default."""
+    defaults = Settings()
+    for action in parse._actions:
+        if getattr(args, action.dest, None) is not _FROM_ENVIRONMENT:
+            continue
+        env = ENVIRONMENT[action.dest]
+        raw = environ.get(env)
+        if raw is None:
+            setattr(args, action.dest, getattr(defaults, action.dest))
+            continue
+        convert = action.type if callable(action.type) else str
+        try:
+            value = convert(raw)
+        except ValueError:
+            kind = "a whole number" if convert is int else "a number"
+            refuse(parse, f"{env}={raw!r} is not {kind}")
+        setattr(args, action.dest, value)
+
+
+def refuse(parse: argparse.ArgumentParser, message: str) -> NoReturn:
+    """Exit 2 with one line: a bad value is not a usage mistake, so no usage text."""
+    parse.exit(2, f"{parse.prog}: error: {message}\n")
+
+
 def split_address(
     address: str, parse: argparse.ArgumentParser | None = None, what: str = "address"
 ) -> tuple[str, int]:
@@ -265,6 +304,6 @@ def split_address(
     if not colon or not port.isdigit() or int(port) > 65535:
         message = f"{what} must be host:port, not {address!r}"
         if parse is not None:
-            parse.error(message)
+            refuse(parse, message)
         raise ValueError(message)
     return host.removeprefix("[").removesuffix("]") or "127.0.0.1", int(port)

@@ -29,6 +29,7 @@ from spades.records import (
 )
 from spades_bots.heuristic import HeuristicBot
 from spades_server import logs
+from spades_server.cli import scripts_folder
 from spades_server.config import Settings
 from spades_server.server import SpadesServer
 
@@ -80,7 +81,8 @@ async def demo(target: int, max_hands: int, records: Path) -> int:
             print()
             print(render_score_table(score_table(events_of(record))), end="")
             print(f"Record written to {path}")
-            print(f"  replay it: spades-record show {path}")
+            prefix, _ = scripts_folder()  # runnable as printed, from a fresh shell
+            print(f"  replay it: {prefix}spades-record show {path}")
         finally:
             await server.stop()
         print("Server stopped.")

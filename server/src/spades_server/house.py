@@ -211,7 +211,7 @@ class HousePool:
             bot = HouseBot(table_id, ticket.seat, name, kind, ticket.token, client)
             self.bots[(table_id, ticket.seat)] = bot
             bot.task = asyncio.create_task(self._supervise(bot), name=f"house-{name}")
-        log.info("house bot seated", table_id=table_id, seat=seat_name(bot.seat), player=name)
+        log.debug("house bot seated", table_id=table_id, seat=seat_name(bot.seat), player=name)
         return bot
 
     async def substitute(

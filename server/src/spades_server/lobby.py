@@ -30,6 +30,10 @@ from spades_server.tables import Table, TableStore
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
 
+#: RULES.md section 1: a quick match plays the default rules, capped at 25 hands, so that
+#: players who overbid (random bots do) cannot keep a table going forever.
+QUICK_MATCH_RULES = Rules(max_hands=25)
+
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
 
@@ -122,7 +126,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         )
         await self._projection.caught_up(entries[-1].position)
         seat_taken = getattr(entries[0].event, "seat", 0)
-        log.info("seat taken", table_id=table_id, seat=seat_taken, sequence=entries[0].sequence)
+        log.debug("seat taken", table_id=table_id, seat=seat_taken, sequence=entries[0].sequence)
         return lobby_pb2.JoinTableResponse(
             table_id=table_id, seat=protocol.seat_to_proto(seat_taken), seat_token=token
         )
@@ -155,7 +159,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                     raise
                 return self._quick_matched(address, seated)
             table = await self._create(
-                "Quick match", Rules(), private=False, join_code="", quick_match=True
+                "Quick match", QUICK_MATCH_RULES, private=False, join_code="", quick_match=True
             )
             seated = await self._join(table.table_id, None, name, request.bot, "")
             return self._quick_matched(address, seated)

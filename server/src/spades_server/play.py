@@ -193,7 +193,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             asked = ActionRequest(
                 seat, holder, substitute, action, request.action_id, request.sequence
             )
-            _, entries = await self._store.execute(
+            table, entries = await self._store.execute(
                 table_id,
                 # The superseded flag is read on each attempt: a replaced stream stops acting.
                 lambda table: decide_action(table, asked, superseded=session.superseded.is_set()),
@@ -201,7 +201,10 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             result.accepted = True
             result.sequence = entries[0].sequence
             metrics.ACTIONS.labels(kind, "accepted").inc()
-            bound.info("action applied", action=kind, sequence=result.sequence)
+            # Every action at debug: at info a few busy tables would bury what an operator reads.
+            bound.debug("action applied", action=kind, sequence=result.sequence)
+            if table.finished:
+                bound.info("table finished", sequence=table.version)
         except AlreadyAnswered as answered:
             result.accepted = True
             result.sequence = answered.sequence
@@ -212,7 +215,11 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             result.reason = error.reason
             metrics.ACTIONS.labels(kind, "refused").inc()
             metrics.ERRORS.labels(error.code.name).inc()
-            bound.info("action refused", action=kind, code=error.code.name, reason=error.reason)
+            # A stale action (ABORTED) is the normal race of a resent answer: not worth a look.
+            stale = error.code is grpc.StatusCode.ABORTED
+            (bound.debug if stale else bound.info)(
+                "action refused", action=kind, code=error.code.name, reason=error.reason
+            )
         metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
         return result
 

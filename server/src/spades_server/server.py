@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import shutil
 import signal
+import socket
+import sqlite3
 import tempfile
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import grpc
 import structlog
 from grpc_health.v1 import _async as health_aio  # = health.aio, which mypy cannot see
@@ -22,7 +26,7 @@ from spades_server import errors, limits, metrics
 from spades_server.absent import AbsentPlayers
 from spades_server.admin import AdminServicer
 from spades_server.clock import TurnClock
-from spades_server.config import Settings
+from spades_server.config import Settings, split_address
 from spades_server.eventlog.base import EventLog
 from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.eventlog.sqlite import SqliteEventLog
@@ -115,8 +119,41 @@ class _Errors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
 async def _abort(context: Context, error: errors.RequestError, method: str) -> None:
     metrics.ERRORS.labels(error.code.name).inc()
-    log.info("request refused", method=method, code=error.code.name, reason=error.reason)
+    # NOT_FOUND and ABORTED are a client's ordinary misses and races; the rest is worth a look.
+    routine = error.code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.ABORTED)
+    (log.debug if routine else log.info)(
+        "request refused", method=method, code=error.code.name, reason=error.reason
+    )
     await context.abort(error.code, error.reason)
+
+
+class StartupError(Exception):
+    """Why the server cannot start, in one line an operator can act on (the CLI exits 2)."""
+
+
+def check_port_free(listen: str) -> None:
+    """Refuse a port another process holds before gRPC tries it: gRPC's own failure is a raw
+    core log line and a RuntimeError, which say neither the address nor what to do."""
+    host, port = split_address(listen)
+    if port == 0:
+        return
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        raise StartupError(f"cannot listen on {listen}: {error.strerror}") from None
+    for family, kind, protocol, _, address in addresses:
+        with socket.socket(family, kind, protocol) as probe:
+            # As gRPC binds: SO_REUSEADDR, so a port in TIME_WAIT is not mistaken for busy.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as error:
+                if error.errno == errno.EADDRINUSE:
+                    raise StartupError(
+                        f"cannot listen on {listen}: the port is in use (another spades-server?"
+                        " choose another with --listen)"
+                    ) from None
+                raise StartupError(f"cannot listen on {listen}: {error.strerror}") from None
 
 
 def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
@@ -190,15 +227,16 @@ class SpadesServer:
     async def start(self) -> int:
         """Open the log, rebuild the lobby, start serving; returns the bound port."""
         credentials = server_credentials(self.settings)
+        check_port_free(self.settings.listen)
         try:
             if credentials is None:
                 self.port = self.server.add_insecure_port(self.settings.listen)
             else:
                 self.port = self.server.add_secure_port(self.settings.listen, credentials)
         except RuntimeError as error:  # grpc's "Failed to bind to address ..."
-            raise OSError(f"cannot listen on {self.settings.listen}: {error}") from None
+            raise StartupError(f"cannot listen on {self.settings.listen}: {error}") from None
         if self.port == 0:
-            raise OSError(f"cannot listen on {self.settings.listen}")
+            raise StartupError(f"cannot listen on {self.settings.listen}")
         if self.settings.web != "off":
             # The gateway reaches the services through a socket only this process's user can
             # open: calls that arrive on it may carry the browser's address (web.peer_of).
@@ -206,7 +244,19 @@ class SpadesServer:
             web_target = f"unix:{self._web_socket_dir}/grpc.sock"
             self.server.add_insecure_port(web_target)
             self.web = Gateway(web_target, WEB_CLIENT)
-        await self.log.open()
+        try:
+            await self.log.open()
+        except (
+            OSError,
+            RuntimeError,
+            sqlite3.Error,
+            asyncpg.PostgresError,
+            asyncpg.InterfaceError,
+        ) as error:
+            # A folder it cannot write, a file that is not SQLite, a log another server holds,
+            # a PostgreSQL it cannot reach or log in to, a malformed DSN.
+            where = "PostgreSQL" if self.settings.postgres_dsn else self.settings.database
+            raise StartupError(f"cannot open the event log {where}: {error}") from None
         await self.projection.start()
         await self.clock.start(self.projection.active_table_ids())
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
@@ -231,7 +281,10 @@ class SpadesServer:
             except OSError as error:
                 await self.server.stop(None)
                 where = self.settings.web
-                raise OSError(f"cannot serve the web port on {where}: {error}") from None
+                raise StartupError(
+                    f"cannot serve the web port on {where}: {error.strerror or error}"
+                    " (choose another with --web, or --web off)"
+                ) from None
         if credentials is not None:
             # A house bot is a client of this port; over TLS it would need a name the
             # certificate holds, which the server cannot know.

@@ -149,6 +149,16 @@ def summary_lines(report: ArenaReport) -> list[str]:
     return lines
 
 
+def where_played(config: ArenaConfig) -> str:
+    """Where the matches run, as the header says it: "on the server ...", "in 4 processes"."""
+    at_once = "one at a time" if config.jobs == 1 else f"{config.jobs} at a time"
+    if config.server:
+        return f"on the server {config.server}, {at_once}"
+    if config.jobs == 1:
+        return "in this process"
+    return f"in {config.jobs} worker processes"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parse = parser()
     args = parse.parse_args(argv)
@@ -158,10 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console()
     if not console.is_terminal:  # a log or a pipe: room for the whole table
         console = Console(width=120)
-    where = config.server or "in this process"
     console.print(
         f"spades-arena: {team_label(config.team_a)} (A) vs {team_label(config.team_b)} (B), "
-        f"{config.matches} matches {where}, seed {config.seed.decode()!r}"
+        f"{config.matches} matches {where_played(config)}, seed {config.seed.decode()!r}"
     )
     progress = Progress(
         TextColumn("[progress.description]{task.description}"),

@@ -4,7 +4,7 @@
 >>> from spades.engine import Card
 >>> class Cautious(Bot):
 ...     def bid(self, view: BotView) -> int:
-...         return 1 if 1 in view.legal_bids else view.legal_bids[0]
+...         return 1 if 1 in view.legal_bids else min(b for b in view.legal_bids if b)
 ...     def play(self, view: BotView) -> Card:
 ...         return min(view.legal_cards, key=lambda card: card.rank)
 

@@ -3,7 +3,7 @@
 >>> from spades.bot import Bot, BotView
 >>> class FirstCard(Bot):
 ...     def bid(self, view: BotView) -> int:
-...         return 1 if 1 in view.legal_bids else view.legal_bids[0]
+...         return 1 if 1 in view.legal_bids else min(b for b in view.legal_bids if b)
 ...     def play(self, view: BotView) -> Card:
 ...         return view.legal_cards[0]
 """
@@ -101,6 +101,13 @@ async def ask(bot: Bot, view: BotView) -> Action:
     raise TypeError(f"no bot decision answers {kind.__name__}")
 
 
+def automatic_answer(view: BotView) -> Action:
+    """What the turn clock would play for the seat (the engine's automatic action: a bid of 1,
+    the lowest card): the answer that replaces an illegal one. Not the first legal action,
+    which for a bid is Nil, the riskiest bid there is."""
+    return automatic_choice(view.rules, view.legal_actions)
+
+
 async def decide(bot: Bot, view: BotView) -> tuple[Action, bool]:
     """The bot's legal answer to the prompt in ``view``, and whether it had to be replaced.
 
@@ -111,12 +118,12 @@ async def decide(bot: Bot, view: BotView) -> tuple[Action, bool]:
     try:
         action = await ask(bot, view)
     except Exception:
-        fallback = automatic_choice(view.rules, legal)
+        fallback = automatic_answer(view)
         log.exception("%s raised while deciding; playing %s instead", type(bot).__name__, fallback)
         return fallback, True
     if action in legal:
         return action, False
-    fallback = automatic_choice(view.rules, legal)
+    fallback = automatic_answer(view)
     log.warning(
         "%s chose %s, which the rules do not allow now; playing %s instead",
         type(bot).__name__,

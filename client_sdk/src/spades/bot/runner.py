@@ -16,11 +16,13 @@ import asyncio
 import logging
 import random
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import grpc
 
-from spades.bot.base import Bot, decide
+from spades.bot.base import Bot, automatic_answer, decide
 from spades.bot.view import BotView, SeatTracker
 from spades.client.client import SpadesClient
 from spades.client.connection import SeatConnection, new_action_id
@@ -33,6 +35,7 @@ from spades.protocol import rules_from_proto, seat_from_proto
 from spades.v1 import cards_pb2
 
 log = logging.getLogger("spades.bot")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,58 @@ class Backoff:
     def delay(self, attempt: int, rng: random.Random) -> float:
         base = min(self.maximum, self.initial * self.multiplier**attempt)
         return base * (1 + self.jitter * (2 * rng.random() - 1))
+
+
+class _Retries:
+    """One run of failed attempts under a :class:`Backoff`: the next wait, or giving up."""
+
+    def __init__(self, backoff: Backoff) -> None:
+        self.backoff = backoff
+        self.rng = random.Random()
+        self.attempt = 0
+        self.failing_since: float | None = None
+
+    def reset(self) -> None:
+        """The last attempt got through: the next failure starts a new run."""
+        self.attempt = 0
+        self.failing_since = None
+
+    def next_delay(self, problem: str) -> float:
+        """The wait before the next attempt; raises UNAVAILABLE once the run lasted too long."""
+        now = time.monotonic()
+        self.failing_since = self.failing_since if self.failing_since is not None else now
+        if now - self.failing_since > self.backoff.give_up_after:
+            raise SpadesError(
+                grpc.StatusCode.UNAVAILABLE,
+                f"gave up after {self.backoff.give_up_after:.0f} s: {problem}",
+            )
+        delay = self.backoff.delay(self.attempt, self.rng)
+        self.attempt += 1
+        return delay
+
+
+async def first_contact(
+    call: Callable[[], Awaitable[T]], server: str, backoff: Backoff | None = None
+) -> T:
+    """``call()`` (a first request to ``server``), retried with back-off while the server is
+    unreachable (UNAVAILABLE), as a dropped stream is: a bot started before its server, or
+    during a restart, waits for it instead of exiting at once."""
+    retries = _Retries(backoff or Backoff())
+    while True:
+        try:
+            return await call()
+        except SpadesError as error:
+            if error.code is not grpc.StatusCode.UNAVAILABLE:
+                raise
+            delay = retries.next_delay(f"cannot reach {server}: {error.reason}")
+            log.warning(
+                "cannot reach %s (%s); retrying in %.1f s (for up to %.0f s)",
+                server,
+                error.reason,
+                delay,
+                retries.backoff.give_up_after,
+            )
+            await asyncio.sleep(delay)
 
 
 @dataclass
@@ -72,6 +127,11 @@ class MatchOutcome:
     @property
     def won(self) -> bool:
         return self.end is not None and self.seat in self.end.winners
+
+    @property
+    def no_winner(self) -> bool:
+        """The match ended without a winner (the operator closed the table)."""
+        return self.end is not None and not self.end.winners
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +172,11 @@ def side_label(seats: tuple[int, ...]) -> str:
 
 
 def describe_end(end: ev.MatchEnded, seat: int) -> str:
+    scores = "/".join(str(score) for score in end.final_scores)
+    if not end.winners:  # closed by the operator: no one won, so no one lost either
+        return f"match over ({end.reason.value}): no winner, scores {scores}"
     verdict = "won" if seat in end.winners else "lost"
     winners = side_label(end.winners)
-    scores = "/".join(str(score) for score in end.final_scores)
     return f"match over ({end.reason.value}): {winners} win, scores {scores}; we {verdict}"
 
 
@@ -224,7 +286,9 @@ class _SeatPlayer:
         if self.refusals_in_a_row > 1 or prompt is None or prompt.sequence != pending.sequence:
             raise ActionRefused(result.code, result.reason)
         self.fallbacks += 1
-        await self._send(connection, prompt.legal_actions[0], prompt.sequence)
+        assert self.tracker is not None
+        fallback = automatic_answer(self.tracker.view(prompt.legal_actions))
+        await self._send(connection, fallback, prompt.sequence)
 
     def outcome(self, reconnects: int) -> MatchOutcome:
         assert self.tracker is not None
@@ -255,12 +319,9 @@ async def play_match(
     Dropped connections (UNAVAILABLE, a reset stream, a restarting server) are retried with
     exponential back-off; any other refusal raises its :class:`~spades.client.SpadesError`.
     """
-    backoff = backoff or Backoff()
-    rng = random.Random()
+    retries = _Retries(backoff or Backoff())
     player = _SeatPlayer(client, bot, seat_token, table_id)
-    attempt = 0
     reconnects = 0
-    failing_since: float | None = None
     while True:
         try:
             if await player.run_connection():
@@ -271,16 +332,8 @@ async def play_match(
                 raise
             problem = str(error)
         if player.connected:  # the stream had opened: this is a new run of failures
-            attempt = 0
-            failing_since = None
-        now = time.monotonic()
-        failing_since = failing_since if failing_since is not None else now
-        if now - failing_since > backoff.give_up_after:
-            raise SpadesError(
-                grpc.StatusCode.UNAVAILABLE,
-                f"gave up reconnecting after {backoff.give_up_after:.0f} s: {problem}",
-            )
-        delay = backoff.delay(attempt, rng)
+            retries.reset()
+        delay = retries.next_delay(f"reconnecting: {problem}")
         sequence = player.tracker.sequence if player.tracker is not None else 0
         log.warning(
             "connection lost (%s); reconnecting in %.1f s from sequence %d",
@@ -289,5 +342,4 @@ async def play_match(
             sequence,
         )
         await asyncio.sleep(delay)
-        attempt += 1
         reconnects += 1

@@ -108,12 +108,12 @@ def render_score_table(table: ScoreTable) -> str:
     rows: list[list[str]] = []
     for _ in table.sides:
         header.extend(_SIDE_COLUMNS)
-    marked = []
+    marked: dict[str, list[int]] = {}
     for index, (hand_number, lines) in enumerate(table.hands):
         seats = table.automatic_in(index)
         row = [f"{hand_number}*" if seats else str(hand_number)]
         if seats:
-            marked.append(f"hand {hand_number}: {', '.join(seat_name(s) for s in seats)}")
+            marked.setdefault(", ".join(seat_name(s) for s in seats), []).append(hand_number)
         for line in lines:
             bags = f"{line.bags}" + (f" ({line.bag_penalty})" if line.bag_penalty else "")
             row.extend(
@@ -130,9 +130,8 @@ def render_score_table(table: ScoreTable) -> str:
     out.extend(_row(row, widths) for row in rows)
     if marked:
         out.append("")
-        out.append(
-            "* automatic play (a turn timed out, or a substitute played): " + "; ".join(marked)
-        )
+        named = "; ".join(f"{seats}: {hand_ranges(hands)}" for seats, hands in marked.items())
+        out.append("* automatic play (a turn timed out, or a substitute played): " + named)
     out.append("")
     out.append(_end_text(table.end, table.sides))
     return "\n".join(out) + "\n"
@@ -375,13 +374,33 @@ def _how(side: ev.SideResult) -> str:
     return "; ".join(parts)
 
 
+def hand_ranges(hands: Sequence[int]) -> str:
+    """Hand numbers as runs: ``hand 4``, ``hands 1-1006``, ``hands 1-3, 7, 9-12``.
+
+    >>> hand_ranges([1, 2, 3, 7, 9, 10, 11, 12])
+    'hands 1-3, 7, 9-12'
+    """
+    ordered = sorted(set(hands))
+    if len(ordered) == 1:
+        return f"hand {ordered[0]}"
+    runs: list[list[int]] = []
+    for hand in ordered:
+        if runs and hand == runs[-1][1] + 1:
+            runs[-1][1] = hand
+        else:
+            runs.append([hand, hand])
+    return "hands " + ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in runs)
+
+
 def _end_text(end: ev.MatchEnded | None, sides: Sequence[str]) -> str:
     if end is None:
         return "No winner yet: the match is not over."
-    winners = "-".join(seat_name(seat) for seat in end.winners)
     scores = ", ".join(
         f"{side} {score}" for side, score in zip(sides, end.final_scores, strict=False)
     )
+    if not end.winners:  # closed by the operator: a case of its own, not an empty winner
+        return f"No winner: {end.reason.value} (final scores {scores})"
+    winners = "-".join(seat_name(seat) for seat in end.winners)
     return f"Winner: {winners} ({end.reason.value}; final scores {scores})"
 
 
@@ -411,6 +430,7 @@ __all__ = [
     "MatchNarrator",
     "ScoreTable",
     "SideLine",
+    "hand_ranges",
     "render_match",
     "render_score_table",
     "score_table",

@@ -15,6 +15,7 @@ from spades.engine.cards import iter_cards
 from spades.engine.seating import seat_name
 from spades.engine.shuffle import SHUFFLE_VERSION, commitment, deal, first_dealer
 from spades.records.record import RecordError, events_of
+from spades.records.render import hand_ranges
 from spades.v1 import record_pb2
 
 
@@ -40,10 +41,10 @@ class Verification:
             f"first dealer: {seat_name(self.first_dealer)}, as the seed draws",
         ]
         if self.shuffled_hands:
-            lines.append(f"deals: {_hand_list(self.shuffled_hands)} dealt as the seed shuffles")
+            lines.append(f"deals: {hand_ranges(self.shuffled_hands)} dealt as the seed shuffles")
         if self.preset_hands:
             lines.append(
-                f"preset deals: {_hand_list(self.preset_hands)} given by the table's operator "
+                f"preset deals: {hand_ranges(self.preset_hands)} given by the table's operator "
                 "(not from the seed)"
             )
         return lines
@@ -131,9 +132,3 @@ def _deals(events: list[ev.Event]) -> dict[int, dict[int, ev.CardsDealt]]:
                 raise VerificationError("cards were dealt before any hand started")
             deals[hand_number][event.seat] = event
     return deals
-
-
-def _hand_list(hands: tuple[int, ...]) -> str:
-    if len(hands) == 1:
-        return f"hand {hands[0]}"
-    return f"hands {', '.join(str(hand) for hand in hands)}"

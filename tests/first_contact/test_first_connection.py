@@ -1,0 +1,66 @@
+"""``spades-bot`` started before its server waits for it, and a quick match ends.
+
+The first connection is retried with bounded back-off and a message, as reconnects are; a
+quick-match table plays the default rules capped at 25 hands (RULES.md section 1), so a random
+bot's match ends even though random play rarely reaches 500.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+from pathlib import Path
+
+from tests.first_contact.bot_process import SPADES_BOT, start_bot, wait_for_text
+from tests.operations.server_process import clean_environment, spades_server
+
+MATCH_TIMEOUT = 90
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_an_unreachable_server_is_retried_then_given_up() -> None:
+    ran = subprocess.run(
+        [str(SPADES_BOT), "--server", "127.0.0.1:1", "--quick-match", "--retry-for", "1"],
+        capture_output=True,
+        text=True,
+        env=clean_environment(),
+        timeout=30,
+    )
+    assert ran.returncode == 1
+    retries = [line for line in ran.stderr.splitlines() if "cannot reach 127.0.0.1:1" in line]
+    assert len(retries) >= 2, ran.stderr
+    assert "retrying in" in retries[0] and "for up to 1 s" in retries[0]
+    assert "gave up after 1 s" in ran.stderr.splitlines()[-1]
+    assert "Traceback" not in ran.stderr
+
+
+def test_a_bot_started_first_waits_and_its_quick_match_ends(tmp_path: Path) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    output = tmp_path / "bot.out"
+    bot = start_bot(output, "--server", address, "--quick-match", "--bot", "random")
+    try:
+        wait_for_text(output, f"cannot reach {address}", 20)
+        env = clean_environment(
+            SPADES_LISTEN=address,
+            SPADES_METRICS="off",
+            SPADES_DATABASE=str(tmp_path / "spades.db"),
+            # House bots complete the table at once: one random bot plays three heuristics.
+            SPADES_QUICK_MATCH_FILL_AFTER="0.1",
+        )
+        with spades_server(tmp_path / "server.log", env=env):
+            assert bot.wait(MATCH_TIMEOUT) == 0, output.read_text()
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait(10)
+    text = output.read_text()
+    assert "seated at table" in text
+    hands = [int(number) for number in re.findall(r"INFO hand (\d+): bids", text)]
+    assert hands and max(hands) <= 25, hands
+    assert "match over" in text

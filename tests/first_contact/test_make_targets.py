@@ -1,0 +1,54 @@
+"""``make run`` installs only the runtime; ``make test`` adds the toolchain and shows skip reasons.
+
+Read from ``make --dry-run --always-make``: the commands each target would run from scratch.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCAL_DISTRIBUTIONS = ("./client_sdk", "./server", "./bots")
+
+
+def planned(target: str) -> list[str]:
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    ran = subprocess.run(
+        [make, "--dry-run", "--always-make", target],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    return ran.stdout.splitlines()
+
+
+def installs(lines: list[str]) -> list[str]:
+    return [line for line in lines if "pip install" in line and "--upgrade pip" not in line]
+
+
+def test_make_run_installs_the_runtime_only() -> None:
+    lines = planned("run")
+    (install,) = installs(lines)
+    assert "requirements-dev.txt" not in install
+    assert "--constraint deploy/constraints.txt" in install
+    # The local distributions by path: never a same-named package from an index.
+    for distribution in LOCAL_DISTRIBUTIONS:
+        assert f"-e {distribution}" in install
+    assert lines[-1].startswith(".venv/bin/spades-server ")
+
+
+def test_make_test_adds_the_toolchain_and_prints_skip_reasons() -> None:
+    lines = planned("test")
+    runtime, toolchain = installs(lines)
+    assert "requirements-dev.txt" not in runtime
+    assert "-r requirements-dev.txt" in toolchain and "--constraint" in toolchain
+    (pytest_line,) = [line for line in lines if "-m pytest" in line]
+    assert "-rs" in pytest_line.split()

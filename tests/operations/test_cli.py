@@ -113,7 +113,8 @@ def test_the_environment_configured_the_running_server(served: ServerProcess) ->
     banner = "\n".join(served.banner)
     assert served.address.startswith("127.0.0.1:") and not served.address.endswith(":0")
     assert f"spades-bot --server {served.address} --quick-match --bot random" in banner
-    assert "spades.v1.PlayService/Watch" in banner
+    assert f"spades-watch TABLE_ID --server {served.address}" in banner
+    assert f"spades-tables --server {served.address}" in banner
     assert served.metrics_url.startswith("http://127.0.0.1:")
     assert served.web_url.startswith("http://127.0.0.1:") and served.web_url.endswith("/")
     assert served.metrics_url.endswith("/metrics") and ":0/" not in served.metrics_url

@@ -9,7 +9,7 @@ carry it as the ``retry-delay`` trailing metadata (seconds, like a JSON Duration
 | size of one received message | 64 KiB | gRPC itself (``grpc.max_receive_message_length``) |
 | actions per seat | 400/s, bursts of 800 | each ActionResult (refused, not the stream) |
 | actions per connection | 4000/s, bursts of 8000 | each ActionResult |
-| open Play streams per seat token | 4 | Play (the call) |
+| open Play and Seat streams per seat token | 4 | Play, Seat (the call) |
 | tables created per client address | 600 a minute (bursts of 600) | CreateTable |
 | quick-match players waiting per client address | 64 | QuickMatch |
 
@@ -46,6 +46,8 @@ from spades_server.config import Settings
 Context = grpc.aio.ServicerContext[Any, Any]
 
 PLAY_METHOD = "/spades.v1.PlayService/Play"
+#: The seat's stream without client streaming (browsers): counted with the Play streams.
+SEAT_METHOD = "/spades.v1.PlayService/Seat"
 #: A bucket map is swept of idle (full) buckets when it grows past this many keys.
 SWEEP_AT = 4096
 
@@ -349,12 +351,23 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         if handler.unary_stream:
             inner_stream = handler.unary_stream
 
+            seat_limits = self._limits
+
             async def unary_stream(request: Any, context: Context) -> AsyncIterator[Any]:
                 PEER.set(peer_of(context))
                 if isinstance(request, _Malformed):
                     raise _malformed(method)
-                async for message in inner_stream(request, context):
-                    yield message
+                key = None
+                if method == SEAT_METHOD:
+                    token = metadata_value(context, SEAT_TOKEN_METADATA)
+                    if token is not None:
+                        key = seat_limits.open_play_stream(token)
+                try:
+                    async for message in inner_stream(request, context):
+                        yield message
+                finally:
+                    if key is not None:
+                        seat_limits.close_play_stream(key)
 
             return grpc.unary_stream_rpc_method_handler(
                 unary_stream, request_deserializer=deserialize, response_serializer=serialize

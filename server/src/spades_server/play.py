@@ -68,20 +68,63 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         request_iterator: AsyncIterator[play_pb2.PlayRequest],
         context: Context,
     ) -> AsyncIterator[play_pb2.PlayResponse]:
+        opened = await self._open_seat(context)
+        first = await anext(aiter(request_iterator), None)
+        if first is None or first.WhichOneof("kind") != "start":
+            raise errors.invalid("the first message of a Play stream must be `start`")
+        async for message in self._seat_stream(
+            opened, first.start.after_sequence, request_iterator
+        ):
+            yield message
+
+    async def Seat(
+        self, request: play_pb2.SeatRequest, context: Context
+    ) -> AsyncIterator[play_pb2.SeatResponse]:
+        # Play's stream for a client that cannot stream to the server: its actions come
+        # through Act, so nothing but the call itself ends this side.
+        opened = await self._open_seat(context)
+        async for message in self._seat_stream(opened, request.after_sequence, None):
+            kind = message.WhichOneof("kind")
+            if kind == "snapshot":
+                yield play_pb2.SeatResponse(snapshot=message.snapshot)
+            elif kind == "event":
+                yield play_pb2.SeatResponse(event=message.event)
+            elif kind == "prompt":
+                yield play_pb2.SeatResponse(prompt=message.prompt)
+
+    async def Act(self, request: play_pb2.ActRequest, context: Context) -> play_pb2.ActResponse:
         token = seat_token_from(context)
         table, seat = await authenticate(self._store, token)
         holder = tokens.digest(token)
         substitute = table.is_substitute(seat, holder)
-        first = await anext(aiter(request_iterator), None)
-        if first is None or first.WhichOneof("kind") != "start":
-            raise errors.invalid("the first message of a Play stream must be `start`")
-        start = first.start
-        after = _check_after(table, start.after_sequence)
+        bound = log.bind(table_id=table.table_id, seat=seat, substitute=substitute)
+        # Not tied to a stream, so never superseded: the same credential, whichever call.
+        session = SeatSession(table.table_id, seat, holder, substitute, asyncio.Event(), bound)
+        result = await self._act(session, request.action)
+        self._store.poke(table.table_id)
+        return play_pb2.ActResponse(result=result)
+
+    async def _open_seat(self, context: Context) -> tuple[Table, int, bytes, bool]:
+        """The table and seat a Play or Seat call's token holds (refused before anything)."""
+        token = seat_token_from(context)
+        table, seat = await authenticate(self._store, token)
+        holder = tokens.digest(token)
+        return table, seat, holder, table.is_substitute(seat, holder)
+
+    async def _seat_stream(
+        self,
+        opened: tuple[Table, int, bytes, bool],
+        after_sequence: int,
+        request_iterator: AsyncIterator[play_pb2.PlayRequest] | None,
+    ) -> AsyncIterator[play_pb2.PlayResponse]:
+        """One seat's stream (Play's, or Seat's with ``request_iterator`` None)."""
+        table, seat, holder, substitute = opened
+        after = _check_after(table, after_sequence)
         bound = log.bind(table_id=table.table_id, seat=seat, substitute=substitute)
         if not substitute and table.state.substitutions[seat] is not None:
             # The player is back: it takes its seat from the substitute before anything is sent.
             await self._reclaim(table.table_id, seat, holder, bound)
-        bound.info("play stream opened", sequence=after)
+        bound.info("play stream opened", sequence=after, actions_on_stream=bool(request_iterator))
         # One stream per seat and token: the newer wins, the older is closed with a clear status.
         key = (table.table_id, seat, holder)
         previous = self._seat_streams.get(key)
@@ -91,7 +134,11 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         superseded = self._seat_streams[key] = asyncio.Event()
         outgoing: asyncio.Queue[play_pb2.PlayResponse] = asyncio.Queue(STREAM_QUEUE_SIZE)
         session = SeatSession(table.table_id, seat, holder, substitute, superseded, bound)
-        actions = asyncio.create_task(self._handle_actions(request_iterator, session, outgoing))
+        if request_iterator is not None:
+            actions = asyncio.create_task(self._handle_actions(request_iterator, session, outgoing))
+        else:
+            # A Seat stream has no client side to read: it ends with the call.
+            actions = asyncio.create_task(_until_cancelled())
         metrics.OPEN_STREAMS.labels("play").inc()
         if self._absent is not None and not substitute:
             self._absent.stream_opened(table.table_id, seat)
@@ -232,6 +279,10 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         )
         if stored:
             bound.info("seat reclaimed", seat=seat, sequence=stored[0].sequence)
+
+
+async def _until_cancelled() -> None:
+    await asyncio.Event().wait()
 
 
 def _check_after(table: Table, after: int) -> int:

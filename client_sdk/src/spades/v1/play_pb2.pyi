@@ -360,3 +360,113 @@ class GetRecordResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetRecordResponse: _TypeAlias = GetRecordResponse  # noqa: Y015
+
+@_typing.final
+class SeatRequest(_message.Message):
+    """Request for PlayService.Seat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    after_sequence: _builtins.int
+    """The last sequence number the client has seen; 0 for none (as StartPlay.after_sequence)."""
+    def __init__(
+        self,
+        *,
+        after_sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatRequest: _TypeAlias = SeatRequest  # noqa: Y015
+
+@_typing.final
+class SeatResponse(_message.Message):
+    """A message on a Seat stream: a PlayResponse, field for field (the same numbers and meaning),
+    except that action results come back from Act.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SNAPSHOT_FIELD_NUMBER: _builtins.int
+    EVENT_FIELD_NUMBER: _builtins.int
+    PROMPT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def snapshot(self) -> Global___Snapshot:
+        """The seat's view, sent first."""
+
+    @_builtins.property
+    def event(self) -> _events_pb2.Event:
+        """An event of the table, redacted for the seat."""
+
+    @_builtins.property
+    def prompt(self) -> Global___TurnPrompt:
+        """The seat's turn."""
+
+    def __init__(
+        self,
+        *,
+        snapshot: Global___Snapshot | None = ...,
+        event: _events_pb2.Event | None = ...,
+        prompt: Global___TurnPrompt | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "prompt", b"prompt", "snapshot", b"snapshot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "prompt", b"prompt", "snapshot", b"snapshot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "prompt"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___SeatResponse: _TypeAlias = SeatResponse  # noqa: Y015
+
+@_typing.final
+class ActRequest(_message.Message):
+    """Request for PlayService.Act."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def action(self) -> Global___ActionRequest:
+        """The action, as on a Play stream."""
+
+    def __init__(
+        self,
+        *,
+        action: Global___ActionRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActRequest: _TypeAlias = ActRequest  # noqa: Y015
+
+@_typing.final
+class ActResponse(_message.Message):
+    """Response for PlayService.Act."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def result(self) -> Global___ActionResult:
+        """Its result: accepted, or refused with a code and a reason (the call itself succeeds)."""
+
+    def __init__(
+        self,
+        *,
+        result: Global___ActionResult | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActResponse: _TypeAlias = ActResponse  # noqa: Y015

@@ -50,6 +50,16 @@ class PlayServiceStub:
                 request_serializer=spades_dot_v1_dot_play__pb2.GetRecordRequest.SerializeToString,
                 response_deserializer=spades_dot_v1_dot_play__pb2.GetRecordResponse.FromString,
                 _registered_method=True)
+        self.Seat = channel.unary_stream(
+                '/spades.v1.PlayService/Seat',
+                request_serializer=spades_dot_v1_dot_play__pb2.SeatRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_play__pb2.SeatResponse.FromString,
+                _registered_method=True)
+        self.Act = channel.unary_unary(
+                '/spades.v1.PlayService/Act',
+                request_serializer=spades_dot_v1_dot_play__pb2.ActRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_play__pb2.ActResponse.FromString,
+                _registered_method=True)
 
 
 class PlayServiceServicer:
@@ -80,6 +90,25 @@ class PlayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Seat(self, request, context):
+        """A seat's stream for clients that cannot stream to the server (browsers, over gRPC-Web):
+        Play's messages (snapshot, events redacted for the seat, prompts) with the seat's actions
+        sent through Act instead of on the stream. The same `spades-seat-token` metadata; one
+        stream per seat token as for Play (a newer Seat or Play stream replaces it).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Act(self, request, context):
+        """One action of a seat (`spades-seat-token` metadata), answered with its result: the same
+        rules as an action sent on Play (a repeated action_id gets the first result, a stale
+        sequence is refused). The events it causes arrive on the seat's stream.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PlayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -97,6 +126,16 @@ def add_PlayServiceServicer_to_server(servicer, server):
                     servicer.GetRecord,
                     request_deserializer=spades_dot_v1_dot_play__pb2.GetRecordRequest.FromString,
                     response_serializer=spades_dot_v1_dot_play__pb2.GetRecordResponse.SerializeToString,
+            ),
+            'Seat': grpc.unary_stream_rpc_method_handler(
+                    servicer.Seat,
+                    request_deserializer=spades_dot_v1_dot_play__pb2.SeatRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_play__pb2.SeatResponse.SerializeToString,
+            ),
+            'Act': grpc.unary_unary_rpc_method_handler(
+                    servicer.Act,
+                    request_deserializer=spades_dot_v1_dot_play__pb2.ActRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_play__pb2.ActResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -181,6 +220,60 @@ class PlayService:
             '/spades.v1.PlayService/GetRecord',
             spades_dot_v1_dot_play__pb2.GetRecordRequest.SerializeToString,
             spades_dot_v1_dot_play__pb2.GetRecordResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Seat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/spades.v1.PlayService/Seat',
+            spades_dot_v1_dot_play__pb2.SeatRequest.SerializeToString,
+            spades_dot_v1_dot_play__pb2.SeatResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Act(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spades.v1.PlayService/Act',
+            spades_dot_v1_dot_play__pb2.ActRequest.SerializeToString,
+            spades_dot_v1_dot_play__pb2.ActResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -43,6 +43,17 @@ class PlayServiceStub:
     """A spectator's stream: the public view and public events only."""
     GetRecord: _grpc.UnaryUnaryMultiCallable[_play_pb2.GetRecordRequest, _play_pb2.GetRecordResponse]
     """The match's record: the public part until the match ends, then all of it with the seed."""
+    Seat: _grpc.UnaryStreamMultiCallable[_play_pb2.SeatRequest, _play_pb2.SeatResponse]
+    """A seat's stream for clients that cannot stream to the server (browsers, over gRPC-Web):
+    Play's messages (snapshot, events redacted for the seat, prompts) with the seat's actions
+    sent through Act instead of on the stream. The same `spades-seat-token` metadata; one
+    stream per seat token as for Play (a newer Seat or Play stream replaces it).
+    """
+    Act: _grpc.UnaryUnaryMultiCallable[_play_pb2.ActRequest, _play_pb2.ActResponse]
+    """One action of a seat (`spades-seat-token` metadata), answered with its result: the same
+    rules as an action sent on Play (a repeated action_id gets the first result, a stale
+    sequence is refused). The events it causes arrive on the seat's stream.
+    """
 
 @_typing.type_check_only
 class PlayServiceAsyncStub(PlayServiceStub):
@@ -59,6 +70,17 @@ class PlayServiceAsyncStub(PlayServiceStub):
     """A spectator's stream: the public view and public events only."""
     GetRecord: _aio.UnaryUnaryMultiCallable[_play_pb2.GetRecordRequest, _play_pb2.GetRecordResponse]  # type: ignore[assignment]
     """The match's record: the public part until the match ends, then all of it with the seed."""
+    Seat: _aio.UnaryStreamMultiCallable[_play_pb2.SeatRequest, _play_pb2.SeatResponse]  # type: ignore[assignment]
+    """A seat's stream for clients that cannot stream to the server (browsers, over gRPC-Web):
+    Play's messages (snapshot, events redacted for the seat, prompts) with the seat's actions
+    sent through Act instead of on the stream. The same `spades-seat-token` metadata; one
+    stream per seat token as for Play (a newer Seat or Play stream replaces it).
+    """
+    Act: _aio.UnaryUnaryMultiCallable[_play_pb2.ActRequest, _play_pb2.ActResponse]  # type: ignore[assignment]
+    """One action of a seat (`spades-seat-token` metadata), answered with its result: the same
+    rules as an action sent on Play (a repeated action_id gets the first result, a stale
+    sequence is refused). The events it causes arrive on the seat's stream.
+    """
 
 class PlayServiceServicer(metaclass=_abc_1.ABCMeta):
     """Playing and watching a table."""
@@ -90,5 +112,28 @@ class PlayServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_play_pb2.GetRecordResponse, _abc.Awaitable[_play_pb2.GetRecordResponse]]:
         """The match's record: the public part until the match ends, then all of it with the seed."""
+
+    @_abc_1.abstractmethod
+    def Seat(
+        self,
+        request: _play_pb2.SeatRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_play_pb2.SeatResponse], _abc.AsyncIterator[_play_pb2.SeatResponse]]:
+        """A seat's stream for clients that cannot stream to the server (browsers, over gRPC-Web):
+        Play's messages (snapshot, events redacted for the seat, prompts) with the seat's actions
+        sent through Act instead of on the stream. The same `spades-seat-token` metadata; one
+        stream per seat token as for Play (a newer Seat or Play stream replaces it).
+        """
+
+    @_abc_1.abstractmethod
+    def Act(
+        self,
+        request: _play_pb2.ActRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_play_pb2.ActResponse, _abc.Awaitable[_play_pb2.ActResponse]]:
+        """One action of a seat (`spades-seat-token` metadata), answered with its result: the same
+        rules as an action sent on Play (a repeated action_id gets the first result, a stale
+        sequence is refused). The events it causes arrive on the seat's stream.
+        """
 
 def add_PlayServiceServicer_to_server(servicer: PlayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

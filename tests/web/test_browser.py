@@ -22,7 +22,7 @@ from spades import protocol
 from spades.bot import BotView, play_match
 from spades.client import SpadesClient
 from spades.engine import Card, Rules
-from spades.v1 import events_pb2, play_pb2, play_pb2_grpc
+from spades.v1 import cards_pb2, events_pb2, play_pb2, play_pb2_grpc
 from spades_bots.random_bot import RandomBot
 from spades_server.config import Settings
 from spades_server.server import WEB_CLIENT, SpadesServer
@@ -212,3 +212,134 @@ async def test_an_unknown_table_says_so(server: SpadesServer, browser: Browser) 
     message = page.locator(".message.error")
     await message.wait_for()
     assert "no-such-table" in await message.inner_text()
+
+
+#: Recorded in the page: every gRPC-Web response body, chunk by chunk, as the page's fetch got
+#: it (a copy of each stream, read beside the app).
+RECORD_RESPONSES = """
+(() => {
+  window.__grpcWeb = [];
+  const original = window.fetch;
+  window.fetch = async (...args) => {
+    const response = await original(...args);
+    const url = String(args[0] && args[0].url ? args[0].url : args[0]);
+    if (response.body && url.includes("spades.v1.")) {
+      const [mine, theirs] = response.body.tee();
+      const entry = { url, chunks: [] };
+      window.__grpcWeb.push(entry);
+      (async () => {
+        const reader = mine.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          entry.chunks.push(Array.from(value));
+        }
+      })().catch(() => {});  // the app cancels a finished stream: the copy ends there too
+      return new Response(theirs, { status: response.status, headers: response.headers });
+    }
+    return response;
+  };
+})();
+"""
+
+
+def seat_responses(recorded: list[dict[str, object]]) -> list[play_pb2.SeatResponse]:
+    """Every message the page's Seat streams received, parsed from the recorded bytes."""
+    messages = []
+    for entry in recorded:
+        if not str(entry["url"]).endswith("/spades.v1.PlayService/Seat"):
+            continue
+        body = bytes(byte for chunk in entry["chunks"] for byte in chunk)  # type: ignore[attr-defined]
+        offset = 0
+        while offset + 5 <= len(body):
+            flag, length = body[offset], int.from_bytes(body[offset + 1 : offset + 5], "big")
+            payload = body[offset + 5 : offset + 5 + length]
+            offset += 5 + length
+            if flag == 0:
+                messages.append(play_pb2.SeatResponse.FromString(payload))
+    return messages
+
+
+@pytest.mark.asyncio
+async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
+    server: SpadesServer, browser: Browser
+) -> None:
+    page = await browser.new_page(viewport={"width": 1100, "height": 1000})
+    await page.add_init_script(RECORD_RESPONSES)
+    failures: list[str] = []
+    page.on("pageerror", lambda error: failures.append(str(error)))
+    await page.goto(server.web_url)
+    await page.fill("input[name=name]", "A person's table")
+    await page.fill("input[name=hands]", "1")
+    await page.fill("input[name=player]", "Robin")
+    await page.click("button[name=sit]")
+    await page.wait_for_url(re.compile(r"#/play/"))
+    table_id = page.url.rsplit("/", 1)[1]
+
+    refused_once = False
+    played = 0
+    shown_hand: set[str] = set()
+    for _ in range(2000):
+        shown_hand.update(
+            await page.eval_on_selector_all(".hand .card", "els => els.map(e => e.dataset.card)")
+        )
+        if await page.locator(".status.match-over").count():
+            break
+        bids = page.locator(".choices button.choice")
+        legal = page.locator(".hand .card.legal")
+        if await bids.count():
+            choice = page.locator(".choices button[data-choice='3']")
+            await (choice if await choice.count() else bids.first).click()
+        elif await legal.count():
+            dimmed = page.locator(".hand .card.dimmed")
+            if not refused_once and await dimmed.count():
+                # A card the rules do not allow now: the server refuses, and the page says why.
+                await dimmed.first.click()
+                refusal = page.locator(".refusal")
+                await refusal.wait_for(timeout=10_000)
+                reason = (await refusal.inner_text()).lower()
+                assert "follow" in reason or "spades are not broken" in reason, reason
+                await shoot(page, "player-refused")
+                refused_once = True
+                continue
+            before = await page.locator(".hand .card").count()
+            await legal.first.click()
+            for _ in range(100):
+                if await page.locator(".hand .card").count() < before:
+                    break
+                await asyncio.sleep(0.02)
+            played += 1
+            if played == 5:
+                await shoot(page, "player-mid-hand")
+        await asyncio.sleep(0.03)
+    assert await page.locator(".status.match-over").count(), await page.content()
+    assert refused_once, "no turn had a card the rules forbade"
+    assert played == 13
+    assert not failures, failures
+    await page.locator(".score-table tr[data-hand='1']").wait_for()
+    await shoot(page, "player-score-table")
+
+    # What reached the page: South's view only. Never another seat's dealt cards, never a card
+    # in a hand but the person's own.
+    recorded = await page.evaluate("window.__grpcWeb")
+    received = seat_responses(recorded)
+    assert received and received[0].WhichOneof("kind") == "snapshot"
+    south = cards_pb2.SEAT_SOUTH
+    first_view = received[0].snapshot.view
+    assert first_view.viewer == south
+    # The hand as the seat was first shown it (the deal may be older than the stream).
+    own_cards = {(card.suit, card.rank) for card in first_view.hand}
+    for message in received:
+        if message.WhichOneof("kind") == "event" and message.event.HasField("cards_dealt"):
+            dealt = message.event.cards_dealt
+            if dealt.seat == south:
+                own_cards |= {(card.suit, card.rank) for card in dealt.cards}
+            else:
+                assert not dealt.cards, dealt
+    assert len(own_cards) == 13  # dealt once: in the snapshot or in the seat's own CardsDealt
+    events = await public_record(server, table_id)
+    # Every card the page ever showed in the hand was South's own.
+    assert shown_hand and all(
+        (int(key.split("-")[1]), int(key.split("-")[0])) in own_cards for key in shown_hand
+    )
+    assert sum(1 for event in events if event.HasField("card_played")) == 52

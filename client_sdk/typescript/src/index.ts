@@ -6,7 +6,13 @@ import { Code, ConnectError, createClient, type Client } from "@connectrpc/conne
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import { create } from "@bufbuild/protobuf";
 import { LobbyService } from "./gen/spades/v1/lobby_pb.js";
-import { PlayService, type WatchResponse } from "./gen/spades/v1/play_pb.js";
+import {
+  type ActionResult,
+  PlayService,
+  type SeatResponse,
+  type WatchResponse,
+} from "./gen/spades/v1/play_pb.js";
+import type { Action } from "./gen/spades/v1/actions_pb.js";
 import { AdminService } from "./gen/spades/v1/admin_pb.js";
 import { type RuleSet, RuleSetSchema, PlayDirection } from "./gen/spades/v1/rules_pb.js";
 
@@ -107,6 +113,77 @@ export async function* watchTable(
       attempt += 1;
       options.onReconnect?.(attempt, error);
       await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 250 * 2 ** attempt)));
+    }
+  }
+}
+
+/** The metadata header a seat's calls carry its token in. */
+export const SEAT_TOKEN_HEADER = "spades-seat-token";
+
+/**
+ * Every message of a seat's stream (PlayService.Seat: the seat's view, its redacted events and
+ * its prompts), resuming after the last sequence seen when the connection drops, until the seed
+ * is revealed or ``signal`` aborts. The seat acts with {@link act}.
+ */
+export async function* playSeat(
+  clients: SpadesClients,
+  token: string,
+  options: WatchOptions = {},
+): AsyncGenerator<SeatResponse> {
+  let after = 0n;
+  let attempt = 0;
+  const headers = { [SEAT_TOKEN_HEADER]: token };
+  for (;;) {
+    try {
+      const stream = clients.play.seat({ afterSequence: after }, { signal: options.signal, headers });
+      for await (const message of stream) {
+        attempt = 0;
+        if (message.kind.case === "snapshot") {
+          if (after === 0n) yield message;
+          after = message.kind.value.sequence;
+          continue;
+        }
+        if (message.kind.case === "event") {
+          after = message.kind.value.sequence;
+          yield message;
+          if (message.kind.value.kind.case === "seedRevealed") return;
+          continue;
+        }
+        yield message; // a prompt
+      }
+      return;
+    } catch (error) {
+      if (options.signal?.aborted) return;
+      const code = error instanceof ConnectError ? error.code : Code.Unavailable;
+      if (code !== Code.Unavailable && code !== Code.Unknown && code !== Code.Internal) throw error;
+      attempt += 1;
+      options.onReconnect?.(attempt, error);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 250 * 2 ** attempt)));
+    }
+  }
+}
+
+/**
+ * One action of the seat (PlayService.Act), answering the prompt at ``sequence``; its result.
+ * A dropped connection is retried with the same action id, so the action applies at most once.
+ */
+export async function act(
+  clients: SpadesClients,
+  token: string,
+  action: Action,
+  sequence: bigint,
+  actionId: string = newActionId(),
+): Promise<ActionResult> {
+  const headers = { [SEAT_TOKEN_HEADER]: token };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const response = await clients.play.act({ action: { actionId, sequence, action } }, { headers });
+      if (response.result) return response.result;
+      throw new ConnectError("the server sent no result", Code.Internal);
+    } catch (error) {
+      const code = error instanceof ConnectError ? error.code : Code.Unavailable;
+      if (code !== Code.Unavailable || attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
     }
   }
 }

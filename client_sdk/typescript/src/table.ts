@@ -7,7 +7,7 @@ import type { Bid } from "./gen/spades/v1/actions_pb.js";
 import type { Event, HandScored, MatchEnded, Player } from "./gen/spades/v1/events_pb.js";
 import type { RuleSet } from "./gen/spades/v1/rules_pb.js";
 import type { MatchView } from "./gen/spades/v1/view_pb.js";
-import { seatIndex } from "./cards.js";
+import { cardKey, seatIndex } from "./cards.js";
 
 export interface PlayedCard {
   seat: Seat;
@@ -16,6 +16,10 @@ export interface PlayedCard {
 
 export interface TableState {
   sequence: bigint;
+  /** The seat this view is for; undefined for a spectator. */
+  viewer: Seat | undefined;
+  /** The viewer's own cards (a spectator has none). */
+  hand: Card[];
   rules: RuleSet | undefined;
   players: Map<Seat, Player>;
   handNumber: number;
@@ -38,6 +42,8 @@ export interface TableState {
 export function fromSnapshot(sequence: bigint, view: MatchView): TableState {
   return {
     sequence,
+    viewer: view.viewer || undefined,
+    hand: view.hand.map((card) => card),
     rules: view.rules,
     players: new Map(view.players.map((player) => [player.seat, player])),
     handNumber: view.handNumber,
@@ -81,6 +87,14 @@ export function fold(state: TableState, event: Event): TableState {
       break;
     case "cardsDealt":
       state.handSizes[seatIndex(what.value.seat)] = what.value.cardCount;
+      if (what.value.seat === state.viewer) state.hand = [...what.value.cards];
+      break;
+    case "cardsShown":
+      if (what.value.seat === state.viewer) state.hand = [...what.value.cards];
+      break;
+    case "cardsPassed":
+      if (what.value.fromSeat === state.viewer) state.hand = without(state.hand, what.value.cards);
+      if (what.value.toSeat === state.viewer) state.hand = [...state.hand, ...what.value.cards];
       break;
     case "bidMade":
       if (what.value.bid) state.bids.set(what.value.seat, what.value.bid);
@@ -89,6 +103,7 @@ export function fold(state: TableState, event: Event): TableState {
       const index = seatIndex(what.value.seat);
       state.handSizes[index] = Math.max(0, (state.handSizes[index] ?? 0) - 1);
       state.currentTrick.push({ seat: what.value.seat, card: what.value.card as Card });
+      if (what.value.seat === state.viewer) state.hand = without(state.hand, [what.value.card as Card]);
       state.lastTrick = [];
       break;
     }
@@ -119,4 +134,9 @@ export function fold(state: TableState, event: Event): TableState {
       break; // no change to what a spectator sees (passes, timeouts, claims, ...)
   }
   return state;
+}
+
+function without(hand: Card[], gone: Card[]): Card[] {
+  const keys = new Set(gone.map(cardKey));
+  return hand.filter((card) => !keys.has(cardKey(card)));
 }

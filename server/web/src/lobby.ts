@@ -5,6 +5,7 @@ import {
   Code,
   ConnectError,
   HouseBotKind,
+  Seat,
   type SpadesClients,
   type Table,
   TableStatus,
@@ -26,6 +27,11 @@ export function lobbyPage(root: HTMLElement, clients: SpadesClients, signal: Abo
   const target = h("input", { name: "target", type: "number", value: "500", min: "100", max: "1000", step: "50" }) as HTMLInputElement;
   const hands = h("input", { name: "hands", type: "number", value: "0", min: "0", max: "100" }) as HTMLInputElement;
   const houseBots = h("input", { name: "house-bots", type: "number", value: "4", min: "0", max: "4" }) as HTMLInputElement;
+  const player = h("input", { name: "player", value: "Me", maxlength: "32" }) as HTMLInputElement;
+  const sit = h("button", { type: "button", name: "sit" }, "Sit down with three house bots");
+  sit.addEventListener("click", () => {
+    void sitDown(clients, name.value, Number(target.value), Number(hands.value), player.value, message);
+  });
   const form = h(
     "form",
     { class: "create" },
@@ -35,6 +41,9 @@ export function lobbyPage(root: HTMLElement, clients: SpadesClients, signal: Abo
     h("label", {}, "Hands at most (0: no cap) ", hands),
     h("label", {}, "House bots to seat ", houseBots),
     h("button", { type: "submit" }, "Open the table"),
+    h("h2", {}, "Or play"),
+    h("label", {}, "Your name ", player),
+    sit,
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -117,6 +126,36 @@ async function openTable(
     location.hash = `#/table/${encodeURIComponent(tableId)}`;
   } catch (error) {
     message.textContent = `The table was not opened: ${describe(error)}`;
+  }
+}
+
+/** Where a tab keeps the seat token of the table it plays at. */
+export function seatKey(tableId: string): string {
+  return `spades-seat:${tableId}`;
+}
+
+async function sitDown(
+  clients: SpadesClients,
+  name: string,
+  target: number,
+  hands: number,
+  playerName: string,
+  message: HTMLElement,
+): Promise<void> {
+  try {
+    const created = await clients.lobby.createTable({
+      name,
+      rules: defaultRules({ targetScore: target, maxHands: hands }),
+    });
+    const tableId = created.table?.tableId ?? "";
+    const joined = await clients.lobby.joinTable({ tableId, seat: Seat.SOUTH, playerName, bot: false });
+    sessionStorage.setItem(seatKey(tableId), joined.seatToken);
+    for (let index = 0; index < 3; index++) {
+      await clients.lobby.addHouseBot({ tableId, kind: HouseBotKind.HEURISTIC });
+    }
+    location.hash = `#/play/${encodeURIComponent(tableId)}`;
+  } catch (error) {
+    message.textContent = `Could not sit down: ${describe(error)}`;
   }
 }
 

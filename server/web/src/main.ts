@@ -1,7 +1,7 @@
 // The web client's entry: a hash router between the lobby and a table.
 
 import { connectTo } from "@spades/client";
-import { lobbyPage } from "./lobby.js";
+import { lobbyPage, seatKey } from "./lobby.js";
 import { tablePage } from "./table.js";
 import "./style.css";
 
@@ -14,9 +14,12 @@ function route(): void {
   leaving.abort();
   leaving = new AbortController();
   connection.textContent = "";
-  const table = /^#\/table\/(.+)$/.exec(window.location.hash);
-  if (table?.[1]) {
-    tablePage(root, clients, decodeURIComponent(table[1]), leaving.signal, connection);
+  const table = /^#\/(table|play)\/(.+)$/.exec(window.location.hash);
+  if (table?.[2]) {
+    const tableId = decodeURIComponent(table[2]);
+    // A seat's token stays in this tab only (sessionStorage): it is the seat's credential.
+    const token = table[1] === "play" ? sessionStorage.getItem(seatKey(tableId)) ?? undefined : undefined;
+    tablePage(root, clients, tableId, leaving.signal, connection, token);
   } else {
     lobbyPage(root, clients, leaving.signal);
   }

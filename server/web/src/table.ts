@@ -4,6 +4,8 @@
 // that is still in someone's hand, so none can appear here.
 
 import {
+  type Action,
+  type Card,
   type HandScored,
   MatchEndReason,
   type PlayedCard,
@@ -16,10 +18,14 @@ import {
   cardLabel,
   fold,
   fromSnapshot,
+  act,
+  bidLabel as bidText,
   isRed,
+  playSeat,
   seatAt,
   seatIndex,
   seatName,
+  type TurnPrompt,
   watchTable,
 } from "@spades/client";
 import { h, replace } from "./dom.js";
@@ -39,10 +45,82 @@ export function tablePage(
   tableId: string,
   signal: AbortSignal,
   connection: HTMLElement,
+  token?: string,
 ): void {
   const view = h("section", { class: "table-view", "data-table-id": tableId }, h("p", {}, "Connecting…"));
   replace(root, view);
-  void follow(clients, tableId, view, signal, connection);
+  if (token) void play(clients, tableId, token, view, signal, connection);
+  else void follow(clients, tableId, view, signal, connection);
+}
+
+/** The person's seat: what it may see and do, from the Seat stream; its actions through Act. */
+interface Seated {
+  state: TableState;
+  prompt: TurnPrompt | undefined;
+  refusal: string;
+  chosen: Card[];
+  sending: boolean;
+}
+
+async function play(
+  clients: SpadesClients,
+  tableId: string,
+  token: string,
+  view: HTMLElement,
+  signal: AbortSignal,
+  connection: HTMLElement,
+): Promise<void> {
+  let seated: Seated | undefined;
+  const redraw = (): void => {
+    if (seated) render(view, seated.state, seated, (action) => void send(action));
+  };
+  const send = async (action: Action): Promise<void> => {
+    if (!seated?.prompt || seated.sending) return;
+    seated.sending = true;
+    const answered = seated.prompt;
+    try {
+      const result = await act(clients, token, action, answered.sequence);
+      if (result.accepted) {
+        // The stream may already have brought the next prompt: only this one is answered.
+        if (seated.prompt === answered) seated.prompt = undefined;
+        seated.refusal = "";
+        seated.chosen = [];
+      } else {
+        seated.refusal = result.reason;
+      }
+    } catch (error) {
+      seated.refusal = `The action was not sent: ${describe(error)}`;
+    } finally {
+      seated.sending = false;
+      redraw();
+    }
+  };
+  try {
+    for await (const message of playSeat(clients, token, {
+      signal,
+      onReconnect: (attempt) => {
+        connection.textContent = `reconnecting (attempt ${attempt})…`;
+      },
+    })) {
+      connection.textContent = "live";
+      const what = message.kind;
+      if (what.case === "snapshot" && what.value.view) {
+        seated = { state: fromSnapshot(what.value.sequence, what.value.view), prompt: undefined, refusal: "", chosen: [], sending: false };
+      } else if (what.case === "event" && seated) {
+        fold(seated.state, what.value);
+        // A prompt is withdrawn once the table has moved past it (the clock played, ...).
+        if (seated.prompt && what.value.sequence > seated.prompt.sequence) seated.prompt = undefined;
+      } else if (what.case === "prompt" && seated) {
+        seated.prompt = what.value;
+        seated.chosen = [];
+      }
+      redraw();
+    }
+    connection.textContent = seated?.state.end ? "match over" : "stream ended";
+  } catch (error) {
+    if (!signal.aborted) replace(view, h("p", { class: "message error" }, `Cannot play at this table: ${describe(error)}`));
+  }
+  void tableId;
 }
 
 async function follow(
@@ -74,7 +152,12 @@ async function follow(
   }
 }
 
-function render(view: HTMLElement, state: TableState): void {
+function render(
+  view: HTMLElement,
+  state: TableState,
+  seated?: Seated,
+  send?: (action: Action) => void,
+): void {
   const players = state.rules?.players ?? 4;
   const seats = Array.from({ length: players }, (_, index) => seatAt(index));
   replace(
@@ -84,7 +167,73 @@ function render(view: HTMLElement, state: TableState): void {
       ...seats.map((seat) => seatPanel(state, seat)),
       trick(state),
     ),
+    seated && send ? seatControls(seated, send, () => render(view, state, seated, send)) : null,
     scoreTable(state),
+  );
+}
+
+function sameCard(a: Card | undefined, b: Card): boolean {
+  return a !== undefined && a.rank === b.rank && a.suit === b.suit;
+}
+
+/** The person's hand (the cards the prompt allows raised, the others dimmed, all clickable: the
+ * server says why a card may not be played), and the prompt's other choices as buttons. */
+function seatControls(seated: Seated, send: (action: Action) => void, redraw: () => void): HTMLElement {
+  const prompt = seated.prompt;
+  const legal = prompt?.legalActions ?? [];
+  const playable = legal.flatMap((action) => (action.kind.case === "playCard" ? [action.kind.value] : []));
+  const passes = legal.flatMap((action) => (action.kind.case === "cardPass" ? [action.kind.value.cards] : []));
+  const passing = passes.length > 0;
+  const order = (card: Card): number => -(card.suit * 100 + card.rank);
+  const hand = [...seated.state.hand].sort((a, b) => order(a) - order(b));
+  const cards = hand.map((card) => {
+    const raised = playable.some((allowed) => sameCard(allowed, card));
+    const chosen = seated.chosen.some((picked) => sameCard(picked, card));
+    const button = h("button", {
+      class: `card hand-card${isRed(card) ? " red" : ""}${raised ? " legal" : prompt && !passing ? " dimmed" : ""}${chosen ? " chosen" : ""}`,
+      "data-card": cardKey(card),
+      type: "button",
+    }, cardLabel(card));
+    button.addEventListener("click", () => {
+      if (passing) {
+        seated.chosen = chosen ? seated.chosen.filter((picked) => !sameCard(picked, card)) : [...seated.chosen, card];
+        redraw();
+      } else if (prompt) {
+        send({ kind: { case: "playCard", value: card } } as Action);
+      }
+    });
+    return button;
+  });
+  const choices: HTMLElement[] = [];
+  for (const action of legal) {
+    const what = action.kind;
+    let label = "";
+    if (what.case === "bid") label = bidText(what.value);
+    else if (what.case === "blindNilChoice") label = what.value.blind ? "Bid Blind Nil" : "Look at my cards";
+    else continue;
+    const button = h("button", { type: "button", class: "choice", "data-choice": label }, label);
+    button.addEventListener("click", () => send(action));
+    choices.push(button);
+  }
+  if (passing) {
+    const count = passes[0]?.length ?? 0;
+    const button = h("button", { type: "button", class: "choice", "data-choice": "pass" }, `Pass ${count} cards`);
+    button.addEventListener("click", () => {
+      const match = legal.find((action) => action.kind.case === "cardPass"
+        && action.kind.value.cards.length === seated.chosen.length
+        && action.kind.value.cards.every((card) => seated.chosen.some((picked) => sameCard(picked, card))));
+      if (match) send(match);
+      else { seated.refusal = `Choose ${count} of your cards to pass.`; redraw(); }
+    });
+    choices.push(button);
+  }
+  const you = seated.state.viewer ? seatName(seated.state.viewer) : "";
+  const what = !prompt ? "Waiting for the others…" : playable.length ? "Your turn: play a card." : passing ? "Choose the cards to pass." : "Your turn.";
+  return h("section", { class: "seat-controls" },
+    h("p", { class: "prompt" }, `You are ${you}. ${what}`),
+    h("div", { class: "hand" }, ...cards),
+    choices.length ? h("div", { class: "choices" }, ...choices) : null,
+    seated.refusal ? h("p", { class: "refusal", role: "alert" }, seated.refusal) : null,
   );
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 
 import grpc
 import pytest
@@ -21,6 +22,7 @@ from tests.server.harness import (
     log_events,
     play_until_over,
     rpc_error,
+    running_server,
     watch,
 )
 
@@ -314,3 +316,34 @@ async def test_a_whole_match_with_every_action_sent_twice(
     assert len({event.action_id for event in with_ids}) == repeats
     assert MatchState.from_events(protocol.event_from_proto(event) for event in logged).is_over
     await close_all(streams)
+
+
+@pytest.mark.asyncio
+async def test_a_resent_extension_claim_gets_its_first_result_even_after_a_restart(
+    server: SpadesServer,
+) -> None:
+    """A claim the log has is answered as applied when its id comes again, on this server or
+    after a restart (a client resending after a crash must not read "stale")."""
+    claim = actions_pb2.Action(extension_claim=actions_pb2.ExtensionClaim())
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        client = Client(channel)
+        table_id, tokens, streams = await started_table(client)
+        seat, prompt = await turn_prompt(client, table_id, streams)
+        first = await streams[seat].act(claim, prompt.sequence, action_id="claim-1")
+        assert first.accepted, first
+        again = await streams[seat].act(claim, prompt.sequence, action_id="claim-1")
+        assert again.accepted and again.sequence == first.sequence, again
+        await close_all(streams)
+    database = server.settings.database
+    await server.stop()
+    async with (
+        running_server(Path(database)) as restarted,
+        grpc.aio.insecure_channel(f"127.0.0.1:{restarted.port}") as channel,
+    ):
+        stream = Client(channel).seat_stream(tokens[seat])
+        await stream.start()
+        resent = await stream.act(claim, prompt.sequence, action_id="claim-1")
+        assert resent.accepted and resent.sequence == first.sequence, resent
+        claims = actions_logged(await log_events(restarted, table_id), "extension_claimed")
+        assert len(claims) == 1
+        await stream.close()

@@ -212,3 +212,25 @@ def test_grafana_provisioning_points_at_mounted_files_and_services() -> None:
     assert (DEPLOY / source / "spades.json").is_file()
     home = grafana["environment"]["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"]
     assert home == f"{path}/spades.json"
+
+
+def test_envoy_carries_grpc_web_and_cors_for_browsers() -> None:
+    """Browsers reach the replicas through Envoy over gRPC-Web, with CORS answered."""
+    config = load_yaml(DEPLOY / "envoy" / "envoy.yaml")
+    (listener,) = config["static_resources"]["listeners"]
+    (manager,) = listener["filter_chains"][0]["filters"]
+    filters = [f["name"] for f in manager["typed_config"]["http_filters"]]
+    # grpc_web and cors before the router (the router must stay last).
+    assert filters == [
+        "envoy.filters.http.grpc_web",
+        "envoy.filters.http.cors",
+        "envoy.filters.http.router",
+    ]
+    (host,) = manager["typed_config"]["route_config"]["virtual_hosts"]
+    cors = host["typed_per_filter_config"]["envoy.filters.http.cors"]
+    allowed = {name.strip() for name in cors["allow_headers"].split(",")}
+    assert {"content-type", "x-grpc-web", "spades-seat-token", "authorization"} <= allowed
+    exposed = {name.strip() for name in cors["expose_headers"].split(",")}
+    assert {"grpc-status", "grpc-message", "grpc-status-details-bin"} <= exposed
+    # A route that is not limited to application/grpc: gRPC-Web and preflights reach it.
+    assert any("grpc" not in route["match"] for route in host["routes"])

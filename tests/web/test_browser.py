@@ -343,3 +343,46 @@ async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
         (int(key.split("-")[1]), int(key.split("-")[0])) in own_cards for key in shown_hand
     )
     assert sum(1 for event in events if event.HasField("card_played")) == 52
+
+
+@pytest.mark.asyncio
+async def test_quick_match_seats_the_person_and_a_private_table_shows_its_code(
+    tmp_path: Path, browser: Browser
+) -> None:
+    require_site()
+    served = SpadesServer(
+        Settings(
+            listen="127.0.0.1:0",
+            database=str(tmp_path / "tables.db"),
+            metrics="off",
+            web="127.0.0.1:0",
+            house_bots=8,
+            quick_match_fill_after=0.2,
+        )
+    )
+    await served.start()
+    try:
+        page = await browser.new_page()
+        await page.goto(served.web_url)
+        await page.fill("input[name=player]", "Quinn")
+        await page.click("button[name=quick-match]")
+        await page.wait_for_url(re.compile(r"#/play/"))
+        # House bots fill the table; the person is dealt a hand at a 25-hand quick-match table.
+        await page.locator(".hand .card").first.wait_for(timeout=20_000)
+        assert await page.locator(".seat-name", has_text="Quinn").count() == 1
+        assert await page.locator(".hand .card").count() == 13
+
+        await page.goto(served.web_url)
+        await page.fill("input[name=name]", "Secret room")
+        await page.check("input[name=private]")
+        await page.fill("input[name=house-bots]", "0")
+        await page.click("button[type=submit]")
+        code = page.locator(".join-code")
+        await code.wait_for()
+        text = await code.inner_text()
+        assert "join code" in text
+        # Private tables are not listed in the lobby.
+        await page.wait_for_timeout(2500)
+        assert await page.locator("tr", has_text="Secret room").count() == 0
+    finally:
+        await served.stop()

@@ -27,7 +27,10 @@ export function lobbyPage(root: HTMLElement, clients: SpadesClients, signal: Abo
   const target = h("input", { name: "target", type: "number", value: "500", min: "100", max: "1000", step: "50" }) as HTMLInputElement;
   const hands = h("input", { name: "hands", type: "number", value: "0", min: "0", max: "100" }) as HTMLInputElement;
   const houseBots = h("input", { name: "house-bots", type: "number", value: "4", min: "0", max: "4" }) as HTMLInputElement;
+  const privateTable = h("input", { name: "private", type: "checkbox" }) as HTMLInputElement;
   const player = h("input", { name: "player", value: "Me", maxlength: "32" }) as HTMLInputElement;
+  const quick = h("button", { type: "button", name: "quick-match" }, "Quick match");
+  quick.addEventListener("click", () => void quickMatch(clients, player.value, message));
   const sit = h("button", { type: "button", name: "sit" }, "Sit down with three house bots");
   sit.addEventListener("click", () => {
     void sitDown(clients, name.value, Number(target.value), Number(hands.value), player.value, message);
@@ -40,14 +43,16 @@ export function lobbyPage(root: HTMLElement, clients: SpadesClients, signal: Abo
     h("label", {}, "Target score ", target),
     h("label", {}, "Hands at most (0: no cap) ", hands),
     h("label", {}, "House bots to seat ", houseBots),
+    h("label", {}, "Private (joined with a code) ", privateTable),
     h("button", { type: "submit" }, "Open the table"),
     h("h2", {}, "Or play"),
     h("label", {}, "Your name ", player),
     sit,
+    quick,
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    void openTable(clients, name.value, Number(target.value), Number(hands.value), Number(houseBots.value), message);
+    void openTable(clients, name.value, Number(target.value), Number(hands.value), Number(houseBots.value), privateTable.checked, message);
   });
   replace(
     root,
@@ -112,16 +117,27 @@ async function openTable(
   target: number,
   hands: number,
   houseBots: number,
+  isPrivate: boolean,
   message: HTMLElement,
 ): Promise<void> {
   try {
     const created = await clients.lobby.createTable({
       name,
       rules: defaultRules({ targetScore: target, maxHands: hands }),
+      private: isPrivate,
     });
     const tableId = created.table?.tableId ?? "";
+    const joinCode = created.joinCode;
     for (let index = 0; index < houseBots; index++) {
-      await clients.lobby.addHouseBot({ tableId, kind: HouseBotKind.HEURISTIC });
+      await clients.lobby.addHouseBot({ tableId, kind: HouseBotKind.HEURISTIC, joinCode });
+    }
+    if (joinCode) {
+      // Shown once: a private table is joined with its id and this code.
+      message.replaceChildren(
+        h("span", { class: "join-code" }, `Private table ${tableId}: join code ${joinCode} (shown only once). `),
+        h("a", { href: `#/table/${encodeURIComponent(tableId)}` }, "Watch it"),
+      );
+      return;
     }
     location.hash = `#/table/${encodeURIComponent(tableId)}`;
   } catch (error) {
@@ -156,6 +172,18 @@ async function sitDown(
     location.hash = `#/play/${encodeURIComponent(tableId)}`;
   } catch (error) {
     message.textContent = `Could not sit down: ${describe(error)}`;
+  }
+}
+
+async function quickMatch(clients: SpadesClients, playerName: string, message: HTMLElement): Promise<void> {
+  try {
+    const matched = await clients.lobby.quickMatch({ playerName, bot: false });
+    const seat = matched.seat;
+    if (!seat) throw new Error("the server gave no seat");
+    sessionStorage.setItem(seatKey(seat.tableId), seat.seatToken);
+    location.hash = `#/play/${encodeURIComponent(seat.tableId)}`;
+  } catch (error) {
+    message.textContent = `Quick match failed: ${describe(error)}`;
   }
 }
 

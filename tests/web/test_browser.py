@@ -16,6 +16,7 @@ from pathlib import Path
 import grpc
 import pytest
 import pytest_asyncio
+from google.protobuf import json_format
 from playwright.async_api import Browser, Page, async_playwright
 
 from spades import protocol
@@ -386,3 +387,60 @@ async def test_quick_match_seats_the_person_and_a_private_table_shows_its_code(
         assert await page.locator("tr", has_text="Secret room").count() == 0
     finally:
         await served.stop()
+
+
+@pytest.mark.asyncio
+async def test_the_record_viewer_steps_through_a_match_and_verifies_its_deals(
+    server: SpadesServer, browser: Browser, tmp_path: Path
+) -> None:
+    async with SpadesClient(f"127.0.0.1:{server.port}") as client:
+        created = await client.create_table("Recorded", Rules(max_hands=2))
+        table_id = created.table.table_id
+        for _ in range(4):
+            await client.add_house_bot(table_id)
+        for _ in range(300):
+            if (await client.get_table(table_id)).status == "finished":
+                break
+            await asyncio.sleep(0.1)
+        record = await client.get_record(table_id)
+    assert record.seed, "the match ended and revealed its seed"
+    page = await browser.new_page(viewport={"width": 1100, "height": 1000})
+    await page.goto(f"{server.web_url}#/record/{table_id}")
+    verification = page.locator(".verification")
+    await verification.wait_for()
+    assert (await verification.get_attribute("class") or "").endswith("ok")
+    assert "Every one of the 2 shuffled hands" in await verification.inner_text()
+    # Hand 1: every seat's 13 cards, then the tricks one step at a time.
+    assert await page.locator(".record-hand[data-hand='1'] .deal").count() == 4
+    assert await page.locator(".record-hand .deal .card").count() == 52
+    for step in range(1, 14):
+        await page.click("button[name=next-trick]")
+        assert await page.locator(".record-trick").count() == step
+    assert await page.locator(".hand-score").count() == 1
+    await page.click(".hand-picker button[data-hand='2']")
+    assert await page.locator(".record-hand[data-hand='2']").count() == 1
+    await shoot(page, "record-viewer")
+
+    # A record file whose deal was changed after the fact is caught.
+    tampered = play_pb2.GetRecordResponse(record=record).record
+    dealt = next(event.cards_dealt for event in tampered.events if event.HasField("cards_dealt"))
+    other = next(
+        event.cards_dealt
+        for event in tampered.events
+        if event.HasField("cards_dealt") and event.cards_dealt.seat != dealt.seat
+    )
+    first, second = dealt.cards[0], other.cards[0]
+    swapped = (
+        cards_pb2.Card(suit=second.suit, rank=second.rank),
+        cards_pb2.Card(suit=first.suit, rank=first.rank),
+    )
+    dealt.cards[0].CopyFrom(swapped[0])
+    other.cards[0].CopyFrom(swapped[1])
+    path = tmp_path / "tampered.json"
+    path.write_text(json_format.MessageToJson(tampered))
+    await page.goto(server.web_url)
+    await page.set_input_files("input[name=record-file]", str(path))
+    verification = page.locator(".verification")
+    await verification.wait_for()
+    assert (await verification.get_attribute("class") or "").endswith("failed")
+    assert "Hand 1: the cards dealt are NOT the seed's deal" in await verification.inner_text()

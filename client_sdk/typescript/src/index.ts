@@ -17,6 +17,7 @@ import { AdminService } from "./gen/spades/v1/admin_pb.js";
 import { type RuleSet, RuleSetSchema, PlayDirection } from "./gen/spades/v1/rules_pb.js";
 
 export * from "./cards.js";
+export * from "./deals.js";
 export * from "./table.js";
 export * from "./gen/spades/v1/actions_pb.js";
 export * from "./gen/spades/v1/cards_pb.js";
@@ -26,7 +27,7 @@ export * from "./gen/spades/v1/play_pb.js";
 export * from "./gen/spades/v1/record_pb.js";
 export * from "./gen/spades/v1/rules_pb.js";
 export * from "./gen/spades/v1/view_pb.js";
-export { create } from "@bufbuild/protobuf";
+export { create, fromBinary, fromJsonString } from "@bufbuild/protobuf";
 export { Code, ConnectError } from "@connectrpc/connect";
 
 export interface SpadesClients {

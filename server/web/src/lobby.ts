@@ -13,6 +13,7 @@ import {
   seatName,
 } from "@spades/client";
 import { h, replace } from "./dom.js";
+import { openRecordFile } from "./record.js";
 
 const STATUS_LABELS: Record<number, string> = {
   [TableStatus.WAITING]: "waiting",
@@ -64,6 +65,7 @@ export function lobbyPage(root: HTMLElement, clients: SpadesClients, signal: Abo
       ),
     ),
     form,
+    recordFile(root),
     message,
   );
   void refresh(clients, list, message, signal);
@@ -107,7 +109,12 @@ function tableRow(table: Table): HTMLElement {
     h("td", {}, ...table.badges.map((badge) => h("span", { class: "badge" }, badge))),
     h("td", {}, table.scores.join(" – ")),
     h("td", {}, table.handNumber ? String(table.handNumber) : ""),
-    h("td", {}, h("a", { href: `#/table/${encodeURIComponent(table.tableId)}`, class: "watch" }, "Watch")),
+    h("td", {},
+      h("a", { href: `#/table/${encodeURIComponent(table.tableId)}`, class: "watch" }, "Watch"),
+      table.status === TableStatus.FINISHED
+        ? h("a", { href: `#/record/${encodeURIComponent(table.tableId)}`, class: "record" }, " Record")
+        : null,
+    ),
   );
 }
 
@@ -143,6 +150,15 @@ async function openTable(
   } catch (error) {
     message.textContent = `The table was not opened: ${describe(error)}`;
   }
+}
+
+function recordFile(root: HTMLElement): HTMLElement {
+  const input = h("input", { type: "file", name: "record-file", accept: ".json,.pb,.bin" }) as HTMLInputElement;
+  input.addEventListener("change", () => {
+    const file = input.files?.[0];
+    if (file) void openRecordFile(root, file);
+  });
+  return h("section", { class: "open-record" }, h("h2", {}, "Open a record file"), input);
 }
 
 /** Where a tab keeps the seat token of the table it plays at. */

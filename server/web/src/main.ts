@@ -2,6 +2,7 @@
 
 import { connectTo } from "@spades/client";
 import { lobbyPage, seatKey } from "./lobby.js";
+import { recordPage } from "./record.js";
 import { tablePage } from "./table.js";
 import "./style.css";
 
@@ -14,8 +15,10 @@ function route(): void {
   leaving.abort();
   leaving = new AbortController();
   connection.textContent = "";
-  const table = /^#\/(table|play)\/(.+)$/.exec(window.location.hash);
-  if (table?.[2]) {
+  const table = /^#\/(table|play|record)\/(.+)$/.exec(window.location.hash);
+  if (table?.[1] === "record" && table[2]) {
+    recordPage(root, clients, decodeURIComponent(table[2]), leaving.signal);
+  } else if (table?.[2]) {
     const tableId = decodeURIComponent(table[2]);
     // A seat's token stays in this tab only (sessionStorage): it is the seat's credential.
     const token = table[1] === "play" ? sessionStorage.getItem(seatKey(tableId)) ?? undefined : undefined;

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import structlog
 
-from spades_server import config, logs, metrics
+from spades_server import config, integrity, logs, metrics
+from spades_server.eventlog.base import LogDamaged
 from spades_server.server import serve
 
 
@@ -29,6 +30,9 @@ def banner(
 
 
 def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments and arguments[0] in integrity.COMMANDS:  # spades-server check|backup ...
+        return integrity.main(arguments)
     settings = config.from_args(argv)
     logs.configure(settings.log_format, settings.log_level)
     log = structlog.get_logger("spades_server.cli")
@@ -50,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
             print(shown, flush=True)
 
         asyncio.run(serve(settings, ready=ready))
-    except OSError as error:
+    except (OSError, LogDamaged) as error:
         print(f"spades-server: {error}", file=sys.stderr)
         return 2
     finally:

@@ -23,7 +23,7 @@ from spades.engine import IllegalAction, MatchState, Phase
 from spades.engine import events as ev
 from spades.v1 import events_pb2
 from spades_server import errors, metrics
-from spades_server.eventlog.base import EventLog, StoredEvent, VersionConflict
+from spades_server.eventlog.base import EventLog, LogUnavailable, StoredEvent, VersionConflict
 
 MAX_DECIDE_ATTEMPTS = 20
 
@@ -300,9 +300,12 @@ class TableStore:
         self, table_id: str, expected: int, events: list[events_pb2.Event]
     ) -> list[StoredEvent]:
         started = time.perf_counter()
-        stored = await self.log.append(
-            table_id, expected, [event.SerializeToString() for event in events]
-        )
+        try:
+            stored = await self.log.append(
+                table_id, expected, [event.SerializeToString() for event in events]
+            )
+        except LogUnavailable as error:  # storage's fault, not the request's: say so, retry
+            raise errors.unavailable(str(error)) from None
         metrics.APPEND_SECONDS.observe(time.perf_counter() - started)
         metrics.EVENTS_APPENDED.inc(len(stored))
         return stored

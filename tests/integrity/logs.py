@@ -90,17 +90,18 @@ def write_log(path: Path, made: LogContents) -> None:
 
 
 def snapshot_log(path: Path, made: LogContents, copy_to: Path) -> None:
-    """Write ``made`` at ``path`` and copy the files as they are while the log is still open
-    (the database, its -wal and the marker: what a SIGKILL leaves), then close it."""
+    """Write the finished tables of ``made`` at ``path`` and close the log (they are then in
+    the database file), reopen it, append the running tables and copy the files as they are
+    while the log is still open (the database, its -wal and the marker: what a SIGKILL
+    leaves), then close it."""
 
     async def write() -> None:
         async with SqliteEventLog(path) as log:
             await _append_all(log, made.finished)
+        async with SqliteEventLog(path) as log:
             await _append_all(log, made.running)
             for suffix in ("", "-wal", "-committed"):
-                source = Path(f"{path}{suffix}")
-                if source.exists():
-                    shutil.copyfile(source, f"{copy_to}{suffix}")
+                shutil.copyfile(f"{path}{suffix}", f"{copy_to}{suffix}")
 
     asyncio.run(write())
 
@@ -182,6 +183,20 @@ def start_server(database: Path, *extra: str, timeout: float = START_TIMEOUT) ->
         env={"PATH": "/usr/bin:/bin", "SPADES_LOG_FORMAT": "json"},
     )
     return Refusal(completed.returncode, completed.stdout, completed.stderr)
+
+
+def assert_refused(database: Path, *expected: str) -> str:
+    """The server refuses to start on ``database``; returns its one-line message."""
+    started = start_server(database)
+    assert started.returncode == 2, started
+    assert "Traceback" not in started.stderr, started.stderr
+    lines = [line for line in started.stderr.splitlines() if line.startswith("spades-server:")]
+    assert len(lines) == 1, started.stderr
+    message = lines[0]
+    assert str(database) in message, message
+    for part in expected:
+        assert part in message, message
+    return message
 
 
 def run_command(*arguments: str, timeout: float = START_TIMEOUT) -> Refusal:

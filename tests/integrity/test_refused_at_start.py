@@ -16,20 +16,6 @@ from spades.v1 import events_pb2
 from tests.integrity import logs
 
 
-def assert_refused(database: Path, *expected: str) -> str:
-    """The server refuses to start on ``database``; returns its one-line message."""
-    started = logs.start_server(database)
-    assert started.returncode == 2, started
-    assert "Traceback" not in started.stderr, started.stderr
-    lines = [line for line in started.stderr.splitlines() if line.startswith("spades-server:")]
-    assert len(lines) == 1, started.stderr
-    message = lines[0]
-    assert str(database) in message, message
-    for part in expected:
-        assert part in message, message
-    return message
-
-
 def test_a_whole_log_starts(database: Path) -> None:
     # The control: the same copy, undamaged, is served (the server waits for a signal, so
     # here the checks alone run, through the command that shares them).
@@ -41,34 +27,34 @@ def test_a_whole_log_starts(database: Path) -> None:
 def test_file_truncated_to_half(database: Path) -> None:
     size = database.stat().st_size
     os.truncate(database, size // 2)
-    assert_refused(database)
+    logs.assert_refused(database)
 
 
 def test_eight_kilobytes_of_garbage_inside(database: Path) -> None:
     size = database.stat().st_size
     logs.overwrite(database, size // 2, random.Random(1).randbytes(8192))
-    assert_refused(database, "damaged")
+    logs.assert_refused(database, "damaged")
 
 
 def test_damaged_header(database: Path) -> None:
     logs.overwrite(database, 0, b"\x00" * 100)
-    assert_refused(database, "not an SQLite database, or its header is damaged")
+    logs.assert_refused(database, "not an SQLite database, or its header is damaged")
 
 
 def test_not_a_database(database: Path) -> None:
     database.write_text("these are my notes, not an event log\n" * 200)
-    assert_refused(database, "not an SQLite database")
+    logs.assert_refused(database, "not an SQLite database")
 
 
 def test_events_table_dropped(database: Path) -> None:
     logs.execute(database, "DROP TABLE events")
-    assert_refused(database, "no events table")
+    logs.assert_refused(database, "no events table")
 
 
 def test_event_bytes_replaced_in_a_running_table(database: Path, made: logs.LogContents) -> None:
     table_id = next(iter(made.running))
     logs.replace_event(database, table_id, 7, b"\xff\xff\xff\xff not protobuf")
-    assert_refused(database, f"table {table_id} at sequence 7", "does not decode")
+    logs.assert_refused(database, f"table {table_id} at sequence 7", "does not decode")
 
 
 def test_event_bytes_replaced_in_a_finished_table(database: Path, made: logs.LogContents) -> None:
@@ -76,14 +62,14 @@ def test_event_bytes_replaced_in_a_finished_table(database: Path, made: logs.Log
     # found and named instead of taking the service down with a DecodeError.
     table_id = next(iter(made.finished))
     logs.replace_event(database, table_id, 9, b"\xff\xff\xff\xff not protobuf")
-    assert_refused(database, f"table {table_id} at sequence 9", "does not decode")
+    logs.assert_refused(database, f"table {table_id} at sequence 9", "does not decode")
 
 
 @pytest.mark.parametrize("kind", ["running", "finished"])
 def test_version_gap(database: Path, made: logs.LogContents, kind: str) -> None:
     table_id = next(iter(made.running if kind == "running" else made.finished))
     logs.execute(database, "DELETE FROM events WHERE stream_id = ? AND version = 12", (table_id,))
-    assert_refused(database, f"table {table_id} at sequence 12", "versions jump from 11 to 13")
+    logs.assert_refused(database, f"table {table_id} at sequence 12", "versions jump from 11 to 13")
 
 
 def test_card_changed_to_an_illegal_one_in_a_running_table(
@@ -91,7 +77,7 @@ def test_card_changed_to_an_illegal_one_in_a_running_table(
 ) -> None:
     table_id, events = next(iter(made.running.items()))
     changed = logs.replay_a_card(database, table_id, events)
-    assert_refused(database, f"table {table_id} at sequence {changed}", "does not replay")
+    logs.assert_refused(database, f"table {table_id} at sequence {changed}", "does not replay")
 
 
 def test_card_changed_in_a_finished_table_is_found_by_check(
@@ -109,7 +95,7 @@ def test_card_changed_in_a_finished_table_is_found_by_check(
 def test_empty_protobuf_where_an_event_was(database: Path, made: logs.LogContents) -> None:
     table_id = next(iter(made.running))
     logs.replace_event(database, table_id, 3, events_pb2.Event().SerializeToString())
-    assert_refused(database, f"table {table_id} at sequence 3")
+    logs.assert_refused(database, f"table {table_id} at sequence 3")
 
 
 needs_chattr = pytest.mark.skipif(
@@ -121,10 +107,10 @@ needs_chattr = pytest.mark.skipif(
 @needs_chattr
 def test_read_only_immutable_log(database: Path) -> None:
     with logs.immutable(database):
-        assert_refused(database, "cannot be written")
+        logs.assert_refused(database, "cannot be written")
 
 
 @needs_chattr
 def test_folder_not_writable(database: Path) -> None:
     with logs.immutable(database.parent):
-        assert_refused(database, f"the folder {database.parent} is not writable")
+        logs.assert_refused(database, f"the folder {database.parent} is not writable")

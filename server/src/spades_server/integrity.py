@@ -3,20 +3,26 @@
 A log that is not whole must be refused, not served: serving it would show players less than
 they were acknowledged, or a history the engine never produced. What is checked, and when:
 
-=================================================  ===================  ==================
-check                                              at start             ``check``
-=================================================  ===================  ==================
-the file opens, is SQLite, has the ``events``      yes (on open)        yes
-table, can be written
-the committed marker (nothing acknowledged lost)   yes (on open)        yes
-SQLite's own check of the file                     ``quick_check``      ``integrity_check``
-every table's versions 1..N without a gap          yes (one query)      yes
-each table's last event decodes                    yes                  yes
-every event decodes and replays through the        tables still in      every table
-engine (the engine reproduces each event)          play or waiting
-=================================================  ===================  ==================
+==============================================  ====================  ====================
+check                                           at start              ``check``
+==============================================  ====================  ====================
+the file opens, is SQLite, has the ``events``   yes (on open)         yes
+table, and can be written (folder too)
+the committed marker: nothing acknowledged      yes (on open)         yes
+is missing
+SQLite's own check of the file                  ``quick_check`` [1]   ``integrity_check``
+no event removed (count = highest position;     yes [1]               every table
+then the tables with a version gap)
+every event decodes and replays through the     tables in play [1]    every table
+engine (it reproduces each event)
+==============================================  ====================  ====================
 
-At start the server folds the tables still in play anyway, so checking them costs little; a
+[1] skipped when the file is exactly as this server left it at a clean close (the committed
+marker's clean stamp, see ``eventlog/sqlite.py``): a clean restart of a big log costs nothing,
+a start after a crash or on a file changed since pays for the scan. ``check --quick`` runs the
+start-up set on its own (the tables not finished are found from their last events).
+
+At start the server folds the tables still in play anyway, so replaying them costs little; a
 finished table is settled history, replayed by ``check`` (run it from cron, or on a backup).
 A finding names the table and its first bad sequence.
 
@@ -33,9 +39,10 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, Protocol
 
 from google.protobuf.message import DecodeError
 
@@ -50,21 +57,34 @@ from spades_server.eventlog.sqlite import (
     write_marker,
 )
 
-__all__ = ["Finding", "backup", "check_at_start", "check_database", "explain", "main"]
+__all__ = [
+    "Finding",
+    "backup",
+    "check_database",
+    "check_tables",
+    "decode_everything",
+    "explain",
+    "main",
+    "open_checked",
+]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: A table whose last event is one of these is finished: its history is settled.
 _FINISHED_KINDS = frozenset(("match_ended", "seed_revealed"))
 #: How many findings a refusal names (``check`` lists them all).
 _NAMED_AT_START = 5
-_GAPS = (
+_GAPPED = (
     "SELECT stream_id FROM events GROUP BY stream_id"
     " HAVING MIN(version) != 1 OR MAX(version) != COUNT(*)"
 )
-_LAST_EVENTS = (
-    "SELECT e.stream_id, e.version, e.data FROM events AS e"
-    " JOIN (SELECT stream_id, MAX(version) AS head FROM events GROUP BY stream_id) AS last"
-    " ON e.stream_id = last.stream_id AND e.version = last.head"
+#: Every stream once, in one pass over the (stream_id, version) index: whether its versions
+#: are 1..N without a gap (unique versions from 1 whose highest is their count), and its last
+#: event (found by position, the row id).
+_STREAMS = (
+    "SELECT s.stream_id, s.gap_free, s.head, e.data FROM"
+    " (SELECT stream_id, MIN(version) = 1 AND MAX(version) = COUNT(*) AS gap_free,"
+    " MAX(version) AS head, MAX(position) AS last FROM events GROUP BY stream_id) AS s"
+    " JOIN events AS e ON e.position = s.last"
 )
 _STREAM = "SELECT version, data FROM events WHERE stream_id = ? ORDER BY version"
 _ALL_STREAMS = "SELECT DISTINCT stream_id FROM events"
@@ -95,8 +115,16 @@ class Report:
     seconds: float = 0.0
 
 
-def check_database(path: str | os.PathLike[str], *, full: bool) -> Report:
-    """Check the SQLite log at ``path``: every check when ``full``, else the start-up set.
+#: How deep a check goes. ``scan``: the file as a whole (SQLite's quick_check, the events
+#: table, the marker, versions without a gap), what a start always runs unless the file is
+#: unchanged since a clean close. ``quick``: that, plus every table's last event decoded and the
+#: tables not finished replayed (``check --quick``: what a start checks, found without the
+#: server's lobby). ``full``: SQLite's integrity_check, and every table decoded and replayed.
+Depth = Literal["scan", "quick", "full"]
+
+
+def check_database(path: str | os.PathLike[str], depth: Depth = "full") -> Report:
+    """Check the SQLite log at ``path`` to ``depth``.
 
     Reads only (a server may be running on the file). Runs on the calling thread: it is
     blocking work, so the server calls it in a worker thread.
@@ -106,10 +134,38 @@ def check_database(path: str | os.PathLike[str], *, full: bool) -> Report:
     if not report.findings:
         try:
             with contextlib.closing(_connect_read_only(Path(path))) as connection:
-                _check_connection(connection, Path(path), full, report)
+                _check_connection(connection, Path(path), depth, report)
         except sqlite3.Error as error:
             report.findings.append(Finding(describe_sqlite_error(error)))
     report.seconds = time.perf_counter() - started
+    return report
+
+
+def check_tables(path: str | os.PathLike[str], table_ids: Sequence[str]) -> Report:
+    """Decode and replay the given tables of the SQLite log at ``path``."""
+    started = time.perf_counter()
+    report = Report([])
+    with contextlib.closing(_connect_read_only(Path(path))) as connection:
+        _replay_streams(connection, table_ids, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def decode_everything(path: str | os.PathLike[str]) -> Report:
+    """Decode every event of the log at ``path`` (no replay): the first bad one of each table."""
+    report = Report([])
+    bad: set[str] = set()
+    with contextlib.closing(_connect_read_only(Path(path))) as connection:
+        for stream_id, version, data in connection.execute(
+            "SELECT stream_id, version, data FROM events"
+        ):
+            report.events += 1
+            if stream_id in bad:
+                continue
+            finding = _decode(stream_id, version, data)[1]
+            if finding is not None:
+                bad.add(stream_id)
+                report.findings.append(finding)
     return report
 
 
@@ -137,10 +193,10 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
 
 
 def _check_connection(
-    connection: sqlite3.Connection, path: Path, full: bool, report: Report
+    connection: sqlite3.Connection, path: Path, depth: Depth, report: Report
 ) -> None:
     findings = report.findings
-    pragma = "integrity_check" if full else "quick_check"
+    pragma = "integrity_check" if depth == "full" else "quick_check"
     problems = [row[0] for row in connection.execute(f"PRAGMA {pragma}")]
     if problems != ["ok"]:
         shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" * (len(problems) > 3))
@@ -161,26 +217,47 @@ def _check_connection(
                 "acknowledged events are missing"
             )
         )
-    gapped = {stream_id for (stream_id,) in connection.execute(_GAPS)}
-    for stream_id in sorted(gapped):
-        findings.append(_first_gap(connection, stream_id))
+    # Positions are handed out 1, 2, 3... and never reused (a rolled-back append takes its
+    # numbers back), so a whole log has as many events as its highest position: one count
+    # proves no event was removed, and only a log that fails it pays for naming the tables.
+    if depth == "scan":
+        if report.events != head:
+            for (stream_id,) in connection.execute(_GAPPED):
+                findings.append(_first_gap(connection, stream_id))
+        return
+    gapped: list[str] = []
     to_replay: list[str] = []
-    for stream_id, version, data in connection.execute(_LAST_EVENTS):
+    for stream_id, gap_free, version, data in connection.execute(_STREAMS).fetchall():
         report.tables += 1
-        if stream_id in gapped:
+        if not gap_free:
+            gapped.append(stream_id)
             continue
-        try:
-            kind = events_pb2.Event.FromString(data).WhichOneof("kind")
-        except DecodeError as error:
-            findings.append(Finding(f"the event does not decode ({error})", stream_id, version))
-            continue
-        if full or kind not in _FINISHED_KINDS:
+        message, finding = _decode(stream_id, version, data)
+        if finding is not None:
+            findings.append(finding)
+        elif depth == "full" or message.WhichOneof("kind") not in _FINISHED_KINDS:
             to_replay.append(stream_id)
-    for stream_id in to_replay:
+    findings.extend(_first_gap(connection, stream_id) for stream_id in gapped)
+    _replay_streams(connection, to_replay, report)
+
+
+def _replay_streams(
+    connection: sqlite3.Connection, stream_ids: Sequence[str], report: Report
+) -> None:
+    for stream_id in stream_ids:
         finding = _replay_stream(connection, stream_id)
         report.replayed += 1
         if finding is not None:
-            findings.append(finding)
+            report.findings.append(finding)
+
+
+def _decode(stream_id: str, version: int, data: bytes) -> tuple[events_pb2.Event, Finding | None]:
+    try:
+        return events_pb2.Event.FromString(data), None
+    except DecodeError as error:
+        return events_pb2.Event(), Finding(
+            f"the event does not decode ({error})", stream_id, version
+        )
 
 
 def _first_gap(connection: sqlite3.Connection, stream_id: str) -> Finding:
@@ -202,10 +279,9 @@ def _replay_stream(connection: sqlite3.Connection, stream_id: str) -> Finding | 
     """Decode a stream's events and replay them through the engine; the first bad one."""
     engine_events: list[ev.Event] = []
     for version, data in connection.execute(_STREAM, (stream_id,)):
-        try:
-            message = events_pb2.Event.FromString(data)
-        except DecodeError as error:
-            return Finding(f"the event does not decode ({error})", stream_id, version)
+        message, finding = _decode(stream_id, version, data)
+        if finding is not None:
+            return finding
         try:
             engine_events.append(protocol.event_from_proto(message))
         except ValueError as error:
@@ -232,28 +308,59 @@ def _refusal(where: str, findings: Sequence[Finding]) -> LogDamaged:
     return LogDamaged(where, named)
 
 
-async def check_at_start(log: EventLog) -> None:
-    """The start-up checks of an opened log; on a finding, close it and raise LogDamaged.
+class Projection(Protocol):
+    """What the start-up needs of the lobby projection (``lobby.LobbyProjection``)."""
 
-    Only the SQLite file is checked: PostgreSQL guards its own storage, and a replica starting
-    must not hold up the others with a scan of the shared log.
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+    def active_table_ids(self) -> list[str]: ...
+
+
+async def open_checked(log: EventLog, projection: Projection) -> None:
+    """Open the log and start the projection on it, refusing a log that is not whole.
+
+    The scan runs before the lobby is rebuilt, the replay of the tables in play after (the
+    lobby knows which they are); both are skipped for a file unchanged since this server's
+    clean close. On a finding the projection and the log are closed again and LogDamaged is
+    raised. Only the SQLite file is checked: PostgreSQL guards its own storage, and a replica
+    starting must not hold up the others with a scan of the shared log.
     """
-    if not isinstance(log, SqliteEventLog):
-        return
-    report = await asyncio.to_thread(check_database, log.path, full=False)
-    if report.findings:
+    await log.open()
+    try:
+        path = None
+        if isinstance(log, SqliteEventLog) and not log.unchanged_since_clean_close:
+            path = log.path
+        if path is not None:
+            await _refuse_findings(log, asyncio.to_thread(check_database, path, "scan"))
+        try:
+            await projection.start()
+        except Exception as error:
+            raise await explain(log, error) from error
+        if path is not None:
+            replay = asyncio.to_thread(check_tables, path, projection.active_table_ids())
+            await _refuse_findings(log, replay)
+        if isinstance(log, SqliteEventLog):
+            log.verified = True  # whole: its clean close may stamp it
+    except LogDamaged:
+        await projection.stop()
         await log.close()
-        raise _refusal(str(log.path), report.findings)
+        raise
+
+
+async def _refuse_findings(log: EventLog, checking: Awaitable[Report]) -> None:
+    report = await checking
+    if report.findings:
+        raise _refusal(str(getattr(log, "path", "the event log")), report.findings)
 
 
 async def explain(log: EventLog, error: Exception) -> LogDamaged:
     """Why the server could not start on ``log`` (the lobby could not be rebuilt from it):
-    the table at fault, found by the full check, or the error itself."""
+    the tables at fault, found by decoding every event, or the error itself."""
     where = str(getattr(log, "path", "the event log"))
-    with contextlib.suppress(Exception):
-        await log.close()
     if isinstance(log, SqliteEventLog):
-        report = await asyncio.to_thread(check_database, log.path, full=True)
+        report = await asyncio.to_thread(check_database, log.path, "quick")
+        if not report.findings:
+            report = await asyncio.to_thread(decode_everything, log.path)
         if report.findings:
             return _refusal(where, report.findings)
     cause = f"{type(error).__name__}: {error}"
@@ -331,9 +438,9 @@ def main(argv: Sequence[str]) -> int:
             print(f"spades-server backup: {error}", file=sys.stderr)
             return 2
         print(f"{arguments.destination}: {copied} events copied from {arguments.database}")
-        return _report(arguments.destination, check_database(arguments.destination, full=True))
-    full = not arguments.quick
-    return _report(arguments.database, check_database(arguments.database, full=full))
+        return _report(arguments.destination, check_database(arguments.destination, "full"))
+    depth: Depth = "quick" if arguments.quick else "full"
+    return _report(arguments.database, check_database(arguments.database, depth))
 
 
 def _report(database: str, report: Report) -> int:

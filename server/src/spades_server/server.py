@@ -189,12 +189,8 @@ class SpadesServer:
             raise OSError(f"cannot listen on {self.settings.listen}: {error}") from None
         if self.port == 0:
             raise OSError(f"cannot listen on {self.settings.listen}")
-        await self.log.open()
-        await integrity.check_at_start(self.log)  # a log that is not whole is not served
-        try:
-            await self.projection.start()
-        except Exception as error:
-            raise await integrity.explain(self.log, error) from error
+        # Opens the log and rebuilds the lobby, refusing a log that is not whole.
+        await integrity.open_checked(self.log, self.projection)
         await self.clock.start(self.projection.active_table_ids())
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
             LobbyServicer(self.store, self.projection, self.limits, self.house_bots), self.server

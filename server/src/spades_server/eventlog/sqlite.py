@@ -43,6 +43,14 @@ database, and the log is then refused too (the operator decides: restore, or acc
 deleting the marker). A database without a marker (made by an older server, or a copy) is
 accepted and gets one.
 
+On a clean close of a log whose owner checked it when it opened (``verified``, set by the
+server's start-up checks) the marker also gets a *clean stamp*: the database file's inode,
+size, mtime and ctime once SQLite has checkpointed and removed its -wal. At the next open,
+``unchanged_since_clean_close`` says whether the file is still exactly that (no -wal, the same
+stamp; the ctime changes with any write and cannot be set back), so the server can skip the
+scans of a file it verified and then wrote itself. The stamp is removed when the log opens, so
+a crash never leaves one behind.
+
 While storage refuses writes (disk full, I/O error, read-only), appends fail with
 :class:`LogUnavailable` and ``write_health`` says so; the writer then probes every
 ``probe_interval`` seconds with a write that changes nothing, and reports when writes work again.
@@ -119,12 +127,25 @@ def _marker_bytes(position: int) -> bytes:
     return f"{position}\n".encode().ljust(_MARKER_SIZE)
 
 
+def _file_stamp(database: Path) -> str | None:
+    """What identifies the database file's bytes without reading them; None while a -wal
+    holds part of the log (the file alone is then not the log)."""
+    wal = Path(f"{database}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        return None
+    try:
+        stat = database.stat()
+    except OSError:
+        return None
+    return f"clean {stat.st_dev} {stat.st_ino} {stat.st_size} {stat.st_mtime_ns} {stat.st_ctime_ns}"
+
+
 def read_marker(database: str | os.PathLike[str]) -> int | None:
     """The highest position the server said it committed to ``database``; None without a
     marker. Raises :class:`LogDamaged` when the marker cannot be read."""
     path = marker_path(database)
     try:
-        text = path.read_bytes().decode("ascii").strip()
+        text = path.read_bytes()[:_MARKER_SIZE].decode("ascii").strip()
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as error:
@@ -199,6 +220,13 @@ class SqliteEventLog(EventLog):
         self.probe_interval = probe_interval
         self._marker: int | None = None  # the marker file's descriptor, on the writer thread
         self._writes_failing = False  # on the writer thread
+        self._head = 0  # the highest position committed, on the writer thread
+        self._was_open = False
+        #: True when the file is exactly as a verified log left it at its clean close.
+        self.unchanged_since_clean_close = False
+        #: Set by whoever checked the opened file and found it whole: only then does a clean
+        #: close stamp the file as known-good.
+        self.verified = False
         #: Transactions the writer committed, and appends acknowledged (for metrics and tests).
         self.commits = 0
         self.appends = 0
@@ -223,6 +251,8 @@ class SqliteEventLog(EventLog):
             raise RuntimeError(f"{self!r} was already opened; make a new one to reopen the file")
         self._refuse_unwritable_folder()
         self._lock()
+        stamp = _file_stamp(self.path)
+        self.unchanged_since_clean_close = stamp is not None and stamp == self._clean_stamp()
         self._state = "opening"
         self._loop = asyncio.get_running_loop()
         ready: concurrent.futures.Future[int] = concurrent.futures.Future()
@@ -241,6 +271,7 @@ class SqliteEventLog(EventLog):
             await self._shut_down()
             raise
         self.notifier.start(head_position)
+        self._was_open = True
         self._state = "open"
 
     async def close(self) -> None:
@@ -264,10 +295,29 @@ class SqliteEventLog(EventLog):
             loop = asyncio.get_running_loop()
             await loop.run_in_executor(self._reader, self._close_reader)
             self._reader.shutdown(wait=False)
+        if self._was_open and self.verified:
+            self._stamp_clean_close()
         self._state = "closed"
         if self._lock_file is not None:
             self._lock_file.close()  # releases the lock
             self._lock_file = None
+
+    def _clean_stamp(self) -> str | None:
+        """The clean stamp the marker holds (after its position line), if any."""
+        try:
+            lines = marker_path(self.path).read_bytes()[_MARKER_SIZE:].decode("ascii")
+        except (OSError, UnicodeDecodeError):
+            return None
+        return lines.strip() or None
+
+    def _stamp_clean_close(self) -> None:
+        """Every connection is closed (SQLite checkpointed, the -wal is gone): stamp the file."""
+        stamp = _file_stamp(self.path)
+        if stamp is not None:
+            with contextlib.suppress(OSError):
+                marker_path(self.path).write_bytes(
+                    _marker_bytes(self._head) + f"{stamp}\n".encode()
+                )
 
     def _refuse_unwritable_folder(self) -> None:
         """SQLite writes its -wal and -shm files beside the database: without a writable
@@ -417,11 +467,13 @@ class SqliteEventLog(EventLog):
         try:
             descriptor = os.open(marker, os.O_WRONLY | os.O_CREAT, 0o644)
             os.pwrite(descriptor, _marker_bytes(head), 0)
+            os.ftruncate(descriptor, _MARKER_SIZE)  # the clean stamp goes: this run may crash
         except OSError as error:
             raise LogDamaged(
                 str(self.path), [f"its committed marker {marker} cannot be written ({error})"]
             ) from None
         self._marker = descriptor
+        self._head = head
 
     def _connect_and_migrate(self) -> tuple[sqlite3.Connection, int]:
         connection = sqlite3.connect(self.path, isolation_level=None)
@@ -533,8 +585,9 @@ class SqliteEventLog(EventLog):
             if committed and self._marker is not None:
                 # After the COMMIT, so the marker never claims more than the database holds.
                 # A marker left behind the database only checks less; the commit stands.
+                self._head = committed[-1].position
                 with contextlib.suppress(OSError):
-                    os.pwrite(self._marker, _marker_bytes(committed[-1].position), 0)
+                    os.pwrite(self._marker, _marker_bytes(self._head), 0)
             self._writes_failing = any(isinstance(o, LogUnavailable) for o in outcomes)
         loop = self._loop
         assert loop is not None

@@ -20,7 +20,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import REGISTRY
 from structlog.testing import capture_logs
 
-from spades.v1 import play_pb2
+from spades.engine import Clock, Rules
+from spades.v1 import events_pb2, play_pb2
 from spades_server.server import SpadesServer
 from tests.server.harness import Client, SeatStream, rpc_error, running_server
 
@@ -131,3 +132,28 @@ async def test_disk_full_refuses_with_unavailable_then_recovers(small_disk: Path
 async def check_log_after(server: SpadesServer, table_id: str, sequence: int) -> None:
     stored = await server.log.read(table_id)
     assert [event.version for event in stored] == list(range(1, sequence + 2))
+
+
+async def test_a_turn_that_times_out_while_the_disk_is_full_times_out_after(
+    small_disk: Path,
+) -> None:
+    # The clock's append fails like any other while the disk is full; it must be tried again,
+    # or the table would wait forever for a timeout that was due during the outage.
+    async with (
+        running_server(small_disk / "tables.db", house_bots=0) as server,
+        grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel,
+    ):
+        client = Client(channel)
+        rules = Rules(clock=Clock(turn_millis=1000, extension_millis=1000))
+        table_id = (await client.create_table(rules)).table.table_id
+        await client.seat_all(table_id)
+        filler = fill(small_disk)
+        await wait_for_health(client, health_pb2.HealthCheckResponse.NOT_SERVING)
+        filler.unlink()
+        await wait_for_health(client, health_pb2.HealthCheckResponse.SERVING)
+        async with asyncio.timeout(RECOVERY_TIMEOUT):
+            while not any(
+                events_pb2.Event.FromString(stored.data).WhichOneof("kind") == "turn_timed_out"
+                for stored in await server.log.read(table_id)
+            ):
+                await asyncio.sleep(0.1)

@@ -78,3 +78,12 @@ async def test_a_log_without_a_marker_is_accepted_and_gets_one(
         assert read_marker(database) == made.events
         stored = await log.append("one-more", 0, [b"x"])
     assert read_marker(database) == stored[0].position == made.events + 1
+
+
+def test_a_marker_that_is_not_a_position_is_refused(database: Path) -> None:
+    marker_path(database).write_bytes(b"\x89garbage")
+    started = logs.start_server(database)
+    assert started.returncode == 2 and "Traceback" not in started.stderr, started
+    assert f"{marker_path(database)}: the committed marker cannot be read" in started.stderr
+    checked = logs.run_command("check", str(database))
+    assert checked.returncode == 2 and "the committed marker" in checked.stderr, checked

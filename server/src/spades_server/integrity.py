@@ -51,6 +51,7 @@ from spades.engine import events as ev
 from spades.v1 import events_pb2
 from spades_server.eventlog.base import EventLog, LogDamaged
 from spades_server.eventlog.sqlite import (
+    EVENT_COLUMNS,
     SqliteEventLog,
     describe_sqlite_error,
     read_marker,
@@ -137,6 +138,8 @@ def check_database(path: str | os.PathLike[str], depth: Depth = "full") -> Repor
                 _check_connection(connection, Path(path), depth, report)
         except sqlite3.Error as error:
             report.findings.append(Finding(describe_sqlite_error(error)))
+        except LogDamaged as error:  # the committed marker itself
+            report.findings.append(Finding(str(error)))
     report.seconds = time.perf_counter() - started
     return report
 
@@ -203,8 +206,8 @@ def _check_connection(
         findings.append(Finding(f"is damaged, says SQLite's {pragma}: {shown}"))
         return
     columns = {row[1] for row in connection.execute("PRAGMA table_info(events)")}
-    if "stream_id" not in columns or "data" not in columns:
-        findings.append(Finding("has no events table, so it is not a whole event log"))
+    if not columns >= EVENT_COLUMNS:
+        findings.append(Finding("has no events table (dropped, or another program's database)"))
         return
     head, report.events = connection.execute(
         "SELECT COALESCE(MAX(position), 0), COUNT(*) FROM events"

@@ -107,7 +107,8 @@ _READ_STREAM = (
     " WHERE stream_id = ? AND version > ? ORDER BY version LIMIT ?"
 )
 _HEAD = "SELECT COALESCE(MAX(position), 0) FROM events"
-_EVENT_COLUMNS = frozenset(("position", "stream_id", "version", "recorded_at", "data"))
+#: The columns of the events table (a table without them is not this log's).
+EVENT_COLUMNS = frozenset(("position", "stream_id", "version", "recorded_at", "data"))
 _READ_ALL = (
     "SELECT position, stream_id, version, recorded_at, data FROM events"
     " WHERE position > ? ORDER BY position LIMIT ?"
@@ -168,7 +169,7 @@ def describe_sqlite_error(error: sqlite3.Error) -> str:
     if "malformed" in text or "corrupt" in text:
         return f"is damaged ({text})"
     if "no such table" in text:
-        return f"has no events table, so it is not a whole event log ({text})"
+        return f"has no events table ({text})"
     if "readonly" in text or "read-only" in text:
         return f"cannot be written: the file or its file system is read-only ({text})"
     return f"cannot be used ({type(error).__name__}: {text})"
@@ -495,8 +496,11 @@ class SqliteEventLog(EventLog):
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 connection.execute("COMMIT")
             columns = {row[1] for row in connection.execute("PRAGMA table_info(events)")}
-            if not columns >= _EVENT_COLUMNS:
-                raise sqlite3.OperationalError("no such table: events (or not with its columns)")
+            if not columns >= EVENT_COLUMNS:
+                raise LogDamaged(
+                    str(self.path),
+                    ["has no events table (dropped, or another program's database)"],
+                )
             head = connection.execute(_HEAD).fetchone()
             # A read-only file or file system opens and reads; only a write shows it.
             _probe_write(connection)

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from spades.engine import MatchState, Rules, new_match
 from spades.engine import events as ev
-from spades.v1 import events_pb2
+from spades_server import journal
 from spades_server.eventlog.sqlite import SqliteEventLog, marker_path
-from spades_server.tables import to_proto_events
+from spades_server.v1 import log_pb2
 
 SERVER = Path(sys.executable).with_name("spades-server")
 START_TIMEOUT = 60.0
@@ -62,7 +62,7 @@ def match_events(rng: random.Random, *, finished: bool) -> list[ev.Event]:
 
 async def _append_all(log: SqliteEventLog, tables: dict[str, list[ev.Event]]) -> None:
     for table_id, events in tables.items():
-        data = [message.SerializeToString() for message in to_proto_events(events)]
+        data = [journal.encode(draft) for draft in journal.drafts(events)]
         await log.append(table_id, 0, data)
 
 
@@ -115,7 +115,8 @@ def execute(path: Path, sql: str, parameters: tuple[object, ...] = ()) -> None:
         connection.close()
 
 
-def stored_event(path: Path, table_id: str, sequence: int) -> events_pb2.Event:
+def stored_row(path: Path, table_id: str, sequence: int) -> log_pb2.LogEntry:
+    """The row as the journal wrote it (its envelope, the public event inside)."""
     connection = sqlite3.connect(path)
     try:
         (data,) = connection.execute(
@@ -123,7 +124,8 @@ def stored_event(path: Path, table_id: str, sequence: int) -> events_pb2.Event:
         ).fetchone()
     finally:
         connection.close()
-    return events_pb2.Event.FromString(data)
+    assert data.startswith(journal.ENVELOPE_MARKER)
+    return log_pb2.LogEntry.FromString(data[len(journal.ENVELOPE_MARKER) :])
 
 
 def replace_event(path: Path, table_id: str, sequence: int, data: bytes) -> None:
@@ -143,9 +145,11 @@ def replay_a_card(database: Path, table_id: str, events: list[ev.Event]) -> int:
     """Change the table's second card played to its first (a card the seat cannot hold, it
     is on the table already); returns the changed event's sequence."""
     first, second = played_cards(events)[:2]
-    changed = stored_event(database, table_id, second)
-    changed.card_played.card.CopyFrom(stored_event(database, table_id, first).card_played.card)
-    replace_event(database, table_id, second, changed.SerializeToString())
+    changed = stored_row(database, table_id, second)
+    changed.event.card_played.card.CopyFrom(
+        stored_row(database, table_id, first).event.card_played.card
+    )
+    replace_event(database, table_id, second, journal.ENVELOPE_MARKER + changed.SerializeToString())
     return second
 
 

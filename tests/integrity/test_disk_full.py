@@ -21,7 +21,9 @@ from prometheus_client import REGISTRY
 from structlog.testing import capture_logs
 
 from spades.engine import Clock, Rules
-from spades.v1 import events_pb2, play_pb2
+from spades.engine.events import TurnTimedOut
+from spades.v1 import play_pb2
+from spades_server import journal
 from spades_server.server import SpadesServer
 from tests.server.harness import Client, SeatStream, rpc_error, running_server
 
@@ -153,7 +155,7 @@ async def test_a_turn_that_times_out_while_the_disk_is_full_times_out_after(
         await wait_for_health(client, health_pb2.HealthCheckResponse.SERVING)
         async with asyncio.timeout(RECOVERY_TIMEOUT):
             while not any(
-                events_pb2.Event.FromString(stored.data).WhichOneof("kind") == "turn_timed_out"
+                isinstance(journal.decode(stored).event, TurnTimedOut)
                 for stored in await server.log.read(table_id)
             ):
                 await asyncio.sleep(0.1)

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from spades.v1 import events_pb2
+from spades_server import journal
+from spades_server.v1 import log_pb2
 from tests.integrity import logs
 
 
@@ -92,10 +94,20 @@ def test_card_changed_in_a_finished_table_is_found_by_check(
     assert f"table {table_id} at sequence {changed}: does not replay" in checked.stderr
 
 
-def test_empty_protobuf_where_an_event_was(database: Path, made: logs.LogContents) -> None:
+@pytest.mark.parametrize(
+    "row",
+    [
+        journal.ENVELOPE_MARKER + log_pb2.LogEntry().SerializeToString(),  # an empty envelope
+        events_pb2.Event().SerializeToString(),  # an empty row of the older, plain form
+    ],
+    ids=["envelope", "plain"],
+)
+def test_an_empty_event_where_an_event_was(
+    database: Path, made: logs.LogContents, row: bytes
+) -> None:
     table_id = next(iter(made.running))
-    logs.replace_event(database, table_id, 3, events_pb2.Event().SerializeToString())
-    logs.assert_refused(database, f"table {table_id} at sequence 3")
+    logs.replace_event(database, table_id, 3, row)
+    logs.assert_refused(database, f"table {table_id} at sequence 3", "not one the engine knows")
 
 
 needs_chattr = pytest.mark.skipif(

@@ -27,10 +27,10 @@ from spades.v1 import (
     play_pb2_grpc,
     view_pb2,
 )
-from spades_server import tokens
+from spades_server import journal, tokens
 from spades_server.config import Settings
 from spades_server.server import SpadesServer
-from spades_server.tables import to_proto_events
+from spades_server.tables import Decided
 
 TOKEN_KEY = "spades-seat-token"
 READ_TIMEOUT = 10.0
@@ -39,7 +39,7 @@ READ_TIMEOUT = 10.0
 @asynccontextmanager
 async def running_server(database: Path, **settings: object) -> AsyncIterator[SpadesServer]:
     server = SpadesServer(
-        Settings(listen="127.0.0.1:0", database=str(database), metrics="off", **settings)  # type: ignore[arg-type]
+        Settings(listen="127.0.0.1:0", database=str(database), metrics="off", web="off", **settings)  # type: ignore[arg-type]
     )
     await server.start()
     try:
@@ -225,13 +225,20 @@ async def log_head(server: SpadesServer) -> int:
 
 
 async def log_events(server: SpadesServer, table_id: str) -> list[events_pb2.Event]:
-    """A table's events as the log stores them (nothing redacted), with their sequences."""
+    """A table's public events as the log stores them (nothing redacted), with their sequences
+    and action ids (the server's secrets are in :func:`log_entries`)."""
     out = []
-    for stored in await server.log.read(table_id):
-        event = events_pb2.Event.FromString(stored.data)
-        event.sequence = stored.version
+    for entry in await log_entries(server, table_id):
+        event = events_pb2.Event()
+        event.CopyFrom(entry.message)
+        event.action_id = entry.action_id
         out.append(event)
     return out
+
+
+async def log_entries(server: SpadesServer, table_id: str) -> list[journal.Entry]:
+    """A table's journal entries, as the log stores them (secrets included)."""
+    return [journal.decode(stored) for stored in await server.log.read(table_id)]
 
 
 async def create_admin_table(
@@ -244,10 +251,8 @@ async def create_admin_table(
 ) -> str:
     """A table made the way an operator would (a given seed or deals), through the store."""
     table_id = tokens.new_table_id()
-    _, engine_events = new_match(rules, seed=seed, preset_deals=preset_deals)
-    created = to_proto_events(engine_events)
-    created[0].table_created.name = name
-    await server.store.create(table_id, created)
+    created = new_match(rules, seed=seed, preset_deals=preset_deals)
+    await server.store.create(table_id, Decided.of(created, listing=journal.Listing(name)))
     stored = await server.log.read(table_id)
     await asyncio.wait_for(server.projection.caught_up(stored[-1].position), READ_TIMEOUT)
     return table_id

@@ -40,7 +40,13 @@ class Match:
 
 def new_server(database: Path) -> SpadesServer:
     return SpadesServer(
-        Settings(listen="127.0.0.1:0", database=str(database), metrics="off", shutdown_grace=2.0)
+        Settings(
+            listen="127.0.0.1:0",
+            database=str(database),
+            metrics="off",
+            web="off",
+            shutdown_grace=2.0,
+        )
     )
 
 

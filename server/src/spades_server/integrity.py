@@ -46,10 +46,10 @@ from typing import Literal, Protocol
 
 from google.protobuf.message import DecodeError
 
-from spades import protocol, records
+from spades import records
 from spades.engine import events as ev
-from spades.v1 import events_pb2
-from spades_server.eventlog.base import EventLog, LogDamaged
+from spades_server import journal
+from spades_server.eventlog.base import EventLog, LogDamaged, StoredEvent
 from spades_server.eventlog.sqlite import (
     EVENT_COLUMNS,
     SqliteEventLog,
@@ -71,7 +71,7 @@ __all__ = [
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: A table whose last event is one of these is finished: its history is settled.
-_FINISHED_KINDS = frozenset(("match_ended", "seed_revealed"))
+_FINISHED = (ev.MatchEnded, ev.SeedRevealed)
 #: How many findings a refusal names (``check`` lists them all).
 _NAMED_AT_START = 5
 _GAPPED = (
@@ -235,10 +235,10 @@ def _check_connection(
         if not gap_free:
             gapped.append(stream_id)
             continue
-        message, finding = _decode(stream_id, version, data)
+        event, finding = _decode(stream_id, version, data)
         if finding is not None:
             findings.append(finding)
-        elif depth == "full" or message.WhichOneof("kind") not in _FINISHED_KINDS:
+        elif depth == "full" or not isinstance(event, _FINISHED):
             to_replay.append(stream_id)
     findings.extend(_first_gap(connection, stream_id) for stream_id in gapped)
     _replay_streams(connection, to_replay, report)
@@ -254,13 +254,14 @@ def _replay_streams(
             report.findings.append(finding)
 
 
-def _decode(stream_id: str, version: int, data: bytes) -> tuple[events_pb2.Event, Finding | None]:
+def _decode(stream_id: str, version: int, data: bytes) -> tuple[ev.Event | None, Finding | None]:
+    """The engine event a row holds, read by the journal (the one reader of rows)."""
     try:
-        return events_pb2.Event.FromString(data), None
+        return journal.decode(StoredEvent(stream_id, version, 0, 0.0, data)).event, None
     except DecodeError as error:
-        return events_pb2.Event(), Finding(
-            f"the event does not decode ({error})", stream_id, version
-        )
+        return None, Finding(f"the event does not decode ({error})", stream_id, version)
+    except ValueError as error:
+        return None, Finding(f"the event is not one the engine knows ({error})", stream_id, version)
 
 
 def _first_gap(connection: sqlite3.Connection, stream_id: str) -> Finding:
@@ -282,13 +283,10 @@ def _replay_stream(connection: sqlite3.Connection, stream_id: str) -> Finding | 
     """Decode a stream's events and replay them through the engine; the first bad one."""
     engine_events: list[ev.Event] = []
     for version, data in connection.execute(_STREAM, (stream_id,)):
-        message, finding = _decode(stream_id, version, data)
-        if finding is not None:
+        event, finding = _decode(stream_id, version, data)
+        if event is None:
             return finding
-        try:
-            engine_events.append(protocol.event_from_proto(message))
-        except ValueError as error:
-            return Finding(f"the event is not one the engine knows ({error})", stream_id, version)
+        engine_events.append(event)
     if not isinstance(engine_events[0], ev.TableCreated):
         return None  # not a table's stream: nothing the engine can replay
     try:

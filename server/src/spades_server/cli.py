@@ -10,7 +10,8 @@ from pathlib import Path
 
 import structlog
 
-from spades_server import config, logs, metrics, tokens
+from spades_server import config, integrity, logs, metrics, tokens
+from spades_server.eventlog.base import LogDamaged
 from spades_server.server import SpadesServer, StartupError, serve
 
 
@@ -63,6 +64,9 @@ def banner(
 
 
 def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments and arguments[0] in integrity.COMMANDS:  # spades-server check|backup ...
+        return integrity.main(arguments)
     settings = config.from_args(argv)
     logs.configure(settings.log_format, settings.log_level)
     log = structlog.get_logger("spades_server.cli")
@@ -107,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             print(shown, flush=True)
 
         asyncio.run(serve(settings, ready=ready))
-    except (StartupError, OSError) as error:
+    except (StartupError, OSError, LogDamaged) as error:
         print(f"spades-server: {error}", file=sys.stderr)
         return 2
     finally:

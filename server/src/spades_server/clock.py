@@ -16,6 +16,7 @@ import functools
 import heapq
 import time
 
+import grpc
 import structlog
 
 from spades.engine import Phase
@@ -24,6 +25,8 @@ from spades_server.decisions import decide_timeout
 from spades_server.tables import Table, TableStore
 
 log = structlog.get_logger(__name__)
+#: Seconds before a timeout the log could not write is tried again.
+RETRY_AFTER = 1.0
 
 
 def deadline_of(table: Table) -> float | None:
@@ -98,6 +101,8 @@ class TurnClock:
                 )
             except errors.RequestError as error:
                 log.warning("timeout not applied", table_id=table_id, reason=error.reason)
+                if error.code is grpc.StatusCode.UNAVAILABLE:  # the log cannot write: retry
+                    heapq.heappush(self._heap, (time.time() + RETRY_AFTER, table_id, version))
                 continue
             if stored:
                 log.info("turn timed out", table_id=table_id, sequence=stored[0].sequence)

@@ -32,3 +32,7 @@ def unauthenticated(reason: str) -> RequestError:
 
 def denied(reason: str) -> RequestError:
     return RequestError(grpc.StatusCode.PERMISSION_DENIED, reason)
+
+
+def unavailable(reason: str) -> RequestError:
+    return RequestError(grpc.StatusCode.UNAVAILABLE, reason)

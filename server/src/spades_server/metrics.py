@@ -37,6 +37,13 @@ SUBSTITUTIONS = Counter(
     "House bots that took the seat of an absent player, by reason (timeouts, disconnected).",
     ["reason"],
 )
+LOG_WRITABLE = Gauge(
+    "spades_log_writable", "1 while the event log accepts writes, 0 while storage refuses them."
+)
+LOG_WRITE_FAILURES = Counter(
+    "spades_log_write_failures_total",
+    "Times the event log started refusing writes (disk full, I/O error, read-only).",
+)
 
 
 def serve(host: str, port: int) -> tuple[str, Callable[[], None]]:

@@ -22,7 +22,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from spades.v1 import admin_pb2, admin_pb2_grpc, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc
-from spades_server import errors, limits, metrics
+from spades_server import errors, integrity, limits, metrics
 from spades_server.absent import AbsentPlayers
 from spades_server.admin import AdminServicer
 from spades_server.clock import TurnClock
@@ -32,6 +32,7 @@ from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.house import HousePool, own_address
 from spades_server.lobby import LobbyServicer
+from spades_server.log_health import LogHealth
 from spades_server.play import PlayServicer, Shutdown
 from spades_server.projection import LobbyProjection
 from spades_server.tables import TableStore
@@ -205,6 +206,7 @@ class SpadesServer:
         )
         # The asyncio servicer: the plain one's handlers are sync and fail on a grpc.aio server.
         self.health = health_aio.HealthServicer()
+        self.log_health = LogHealth(self.log, self.health, SERVICE_NAMES)
         self.limits = limits.Limits(settings)
         self.server = grpc.aio.server(
             interceptors=[_Errors(settings.stream_write_timeout), limits.Guard(self.limits)],
@@ -245,7 +247,9 @@ class SpadesServer:
             self.server.add_insecure_port(web_target)
             self.web = Gateway(web_target, WEB_CLIENT)
         try:
-            await self.log.open()
+            # Opens the log and rebuilds the lobby, refusing a log that is not whole
+            # (LogDamaged, which names the file and the fault).
+            await integrity.open_checked(self.log, self.projection)
         except (
             OSError,
             RuntimeError,
@@ -257,7 +261,6 @@ class SpadesServer:
             # a PostgreSQL it cannot reach or log in to, a malformed DSN.
             where = "PostgreSQL" if self.settings.postgres_dsn else self.settings.database
             raise StartupError(f"cannot open the event log {where}: {error}") from None
-        await self.projection.start()
         await self.clock.start(self.projection.active_table_ids())
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
             LobbyServicer(self.store, self.projection, self.limits, self.house_bots), self.server
@@ -316,6 +319,7 @@ class SpadesServer:
 
     async def stop(self) -> None:
         """Stop taking calls, let in-flight commands finish, close streams with UNAVAILABLE."""
+        self.log_health.stopped = True
         await self.health.enter_graceful_shutdown()
         await self.absent.stop()
         await self.house_bots.stop()

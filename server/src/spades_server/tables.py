@@ -23,7 +23,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from spades.engine import IllegalAction, MatchState, Phase
 from spades.engine import events as ev
 from spades_server import errors, journal, metrics
-from spades_server.eventlog.base import EventLog, StoredEvent, VersionConflict
+from spades_server.eventlog.base import EventLog, LogUnavailable, StoredEvent, VersionConflict
 from spades_server.journal import Draft, Entry, Listing, Secrets, drafts
 
 MAX_DECIDE_ATTEMPTS = 20
@@ -311,7 +311,10 @@ class TableStore:
         self, table_id: str, expected: int, drafts: Sequence[Draft]
     ) -> list[StoredEvent]:
         started = time.perf_counter()
-        stored = await self.log.append(table_id, expected, [journal.encode(d) for d in drafts])
+        try:
+            stored = await self.log.append(table_id, expected, [journal.encode(d) for d in drafts])
+        except LogUnavailable as error:  # storage's fault, not the request's: say so, retry
+            raise errors.unavailable(str(error)) from None
         metrics.APPEND_SECONDS.observe(time.perf_counter() - started)
         metrics.EVENTS_APPENDED.inc(len(stored))
         return stored

@@ -8,8 +8,11 @@ from spades_server.eventlog.base import (
     AppendNotifier,
     EventLog,
     LogClosed,
+    LogDamaged,
+    LogUnavailable,
     StoredEvent,
     VersionConflict,
+    WriteHealth,
 )
 from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.eventlog.sqlite import Durability, SqliteEventLog
@@ -19,8 +22,11 @@ __all__ = [
     "Durability",
     "EventLog",
     "LogClosed",
+    "LogDamaged",
+    "LogUnavailable",
     "PostgresEventLog",
     "SqliteEventLog",
     "StoredEvent",
     "VersionConflict",
+    "WriteHealth",
 ]

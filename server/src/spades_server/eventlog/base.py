@@ -33,7 +33,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import bisect
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Self
 
@@ -41,8 +41,11 @@ __all__ = [
     "AppendNotifier",
     "EventLog",
     "LogClosed",
+    "LogDamaged",
+    "LogUnavailable",
     "StoredEvent",
     "VersionConflict",
+    "WriteHealth",
 ]
 
 
@@ -80,6 +83,52 @@ class LogClosed(Exception):
     """The event log is closed (or was never opened): no more appends, reads or live events."""
 
 
+class LogDamaged(Exception):
+    """The log's storage is not whole, or not usable, so it must not be served.
+
+    ``where`` names the storage (a file); ``problems`` say what is wrong, one finding each,
+    worded for the operator who must repair or restore it. The message is all of it, one line.
+    """
+
+    def __init__(self, where: str, problems: Sequence[str]) -> None:
+        self.where = where
+        self.problems = list(problems)
+        super().__init__(f"{where}: " + "; ".join(self.problems))
+
+
+class LogUnavailable(Exception):
+    """The log cannot store anything now (disk full, I/O error, a read-only file); nothing of
+    the append was written. The condition is the storage's, not the request's: retry later."""
+
+
+class WriteHealth:
+    """Whether the log's writes work, and who to tell when that changes.
+
+    A backend calls :meth:`failed` when storage refuses a write and :meth:`worked` when a
+    write succeeds; each listener is called (on the event loop) with the reason writes fail,
+    or None once they work again, only when that changes.
+    """
+
+    def __init__(self) -> None:
+        self.failure: str | None = None
+        self.listeners: list[Callable[[str | None], None]] = []
+
+    def failed(self, reason: str) -> None:
+        changed = self.failure is None
+        self.failure = reason
+        if changed:
+            self._tell()
+
+    def worked(self) -> None:
+        if self.failure is not None:
+            self.failure = None
+            self._tell()
+
+    def _tell(self) -> None:
+        for listener in self.listeners:
+            listener(self.failure)
+
+
 class EventLog(abc.ABC):
     """An append-only store of byte events in versioned streams, with live subscriptions.
 
@@ -96,6 +145,7 @@ class EventLog(abc.ABC):
 
     def __init__(self) -> None:
         self.notifier = AppendNotifier()
+        self.write_health = WriteHealth()
 
     # -- lifecycle ----------------------------------------------------------------------------
 

@@ -109,6 +109,7 @@ from asyncpg.pool import PoolConnectionProxy
 from spades_server.eventlog.base import (
     EventLog,
     LogClosed,
+    LogUnavailable,
     StoredEvent,
     VersionConflict,
     _check_not_negative,
@@ -413,7 +414,15 @@ class PostgresEventLog(EventLog):
         users[0] += 1
         try:
             async with lock:
-                rows = await self._run(self._insert, stream_id, expected_version, payloads)
+                try:
+                    rows = await self._run(self._insert, stream_id, expected_version, payloads)
+                except _STORAGE_FAILURES as error:
+                    if self._state != "open":
+                        raise
+                    reason = f"the event log cannot be written now: {error}"
+                    self.write_health.failed(reason)
+                    raise LogUnavailable(reason) from error
+                self.write_health.worked()
                 if rows[0]["position"] is None:
                     raise VersionConflict(stream_id, expected_version, rows[0]["actual"])
                 stored = [
@@ -690,6 +699,20 @@ class PostgresEventLog(EventLog):
                 _log.warning("event log: background query failed: %s", error)
                 await asyncio.sleep(self.reconnect_delay)
             return None
+
+
+#: What PostgreSQL or the way to it answers when it cannot take a write now, whatever the
+#: request: the connection (class 08), no room or memory (53), a read-only server or an
+#: operator's shutdown (25006, 57), the client side of a lost connection.
+_STORAGE_FAILURES = (
+    OSError,
+    TimeoutError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InsufficientResourcesError,
+    asyncpg.ReadOnlySQLTransactionError,
+    asyncpg.OperatorInterventionError,
+    asyncpg.InterfaceError,
+)
 
 
 async def _fetch(connection: asyncpg.Connection, sql: str, *arguments: Any) -> list[Any]:

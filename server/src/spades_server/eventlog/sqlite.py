@@ -28,6 +28,32 @@ returns, so an acknowledged append survives power loss and OS crashes as well. G
 makes that one fsync per batch of appends, not per append.
 
 The file is always a real file (two connections share it, so ``:memory:`` cannot work).
+
+What the log refuses
+--------------------
+A log that is not whole is refused on open with :class:`LogDamaged` naming the file (not a
+database, a damaged header, no ``events`` table, a file that cannot be written). Beside the
+database the writer keeps a *committed marker* (``DATABASE-committed``): after each COMMIT it
+overwrites the file with the highest position committed. The marker lives outside SQLite on
+purpose: what SQLite loses (a deleted, cut or overwritten ``-wal``, a database truncated to
+nothing) it loses silently and consistently, and only something outside it can notice that the
+database now holds less than was acknowledged. It is written after the COMMIT, so it never
+claims more than was committed; in ``normal`` durability a power loss may leave it ahead of the
+database, and the log is then refused too (the operator decides: restore, or accept the loss by
+deleting the marker). A database without a marker (made by an older server, or a copy) is
+accepted and gets one.
+
+On a clean close of a log whose owner checked it when it opened (``verified``, set by the
+server's start-up checks) the marker also gets a *clean stamp*: the database file's inode,
+size, mtime and ctime once SQLite has checkpointed and removed its -wal. At the next open,
+``unchanged_since_clean_close`` says whether the file is still exactly that (no -wal, the same
+stamp; the ctime changes with any write and cannot be set back), so the server can skip the
+scans of a file it verified and then wrote itself. The stamp is removed when the log opens, so
+a crash never leaves one behind.
+
+While storage refuses writes (disk full, I/O error, read-only), appends fail with
+:class:`LogUnavailable` and ``write_health`` says so; the writer then probes every
+``probe_interval`` seconds with a write that changes nothing, and reports when writes work again.
 """
 
 from __future__ import annotations
@@ -49,13 +75,15 @@ from typing import IO, Any, Literal
 from spades_server.eventlog.base import (
     EventLog,
     LogClosed,
+    LogDamaged,
+    LogUnavailable,
     StoredEvent,
     VersionConflict,
     _check_not_negative,
     _check_stream_id,
 )
 
-__all__ = ["Durability", "SqliteEventLog"]
+__all__ = ["Durability", "SqliteEventLog", "marker_path", "read_marker", "write_marker"]
 
 Durability = Literal["normal", "full"]
 
@@ -78,10 +106,73 @@ _READ_STREAM = (
     "SELECT position, version, recorded_at, data FROM events"
     " WHERE stream_id = ? AND version > ? ORDER BY version LIMIT ?"
 )
+_HEAD = "SELECT COALESCE(MAX(position), 0) FROM events"
+#: The columns of the events table (a table without them is not this log's).
+EVENT_COLUMNS = frozenset(("position", "stream_id", "version", "recorded_at", "data"))
 _READ_ALL = (
     "SELECT position, stream_id, version, recorded_at, data FROM events"
     " WHERE position > ? ORDER BY position LIMIT ?"
 )
+
+
+def marker_path(database: str | os.PathLike[str]) -> Path:
+    """Where the committed marker of ``database`` lives (beside it, like ``-wal``)."""
+    return Path(f"{os.fspath(database)}-committed")
+
+
+#: The marker is one line padded to a fixed size, so each overwrite is one small write in place.
+_MARKER_SIZE = 32
+
+
+def _marker_bytes(position: int) -> bytes:
+    return f"{position}\n".encode().ljust(_MARKER_SIZE)
+
+
+def _file_stamp(database: Path) -> str | None:
+    """What identifies the database file's bytes without reading them; None while a -wal
+    holds part of the log (the file alone is then not the log)."""
+    wal = Path(f"{database}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        return None
+    try:
+        stat = database.stat()
+    except OSError:
+        return None
+    return f"clean {stat.st_dev} {stat.st_ino} {stat.st_size} {stat.st_mtime_ns} {stat.st_ctime_ns}"
+
+
+def read_marker(database: str | os.PathLike[str]) -> int | None:
+    """The highest position the server said it committed to ``database``; None without a
+    marker. Raises :class:`LogDamaged` when the marker cannot be read."""
+    path = marker_path(database)
+    try:
+        text = path.read_bytes()[:_MARKER_SIZE].decode("ascii").strip()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise LogDamaged(str(path), [f"the committed marker cannot be read ({error})"]) from None
+    if not text.isdigit():
+        raise LogDamaged(str(path), [f"the committed marker holds {text[:40]!r}, not a position"])
+    return int(text)
+
+
+def write_marker(database: str | os.PathLike[str], position: int) -> None:
+    """Record that ``database`` holds every event up to ``position`` (for a copy of it)."""
+    marker_path(database).write_bytes(_marker_bytes(position))
+
+
+def describe_sqlite_error(error: sqlite3.Error) -> str:
+    """What a SQLite error on opening or reading says about the file, for the operator."""
+    text = str(error)
+    if "file is not a database" in text:
+        return f"is not an SQLite database, or its header is damaged ({text})"
+    if "malformed" in text or "corrupt" in text:
+        return f"is damaged ({text})"
+    if "no such table" in text:
+        return f"has no events table ({text})"
+    if "readonly" in text or "read-only" in text:
+        return f"cannot be written: the file or its file system is read-only ({text})"
+    return f"cannot be used ({type(error).__name__}: {text})"
 
 
 @dataclass(slots=True)
@@ -113,6 +204,7 @@ class SqliteEventLog(EventLog):
         *,
         durability: Durability = "normal",
         max_batch: int = 512,
+        probe_interval: float = 1.0,
     ) -> None:
         super().__init__()
         if durability not in ("normal", "full"):
@@ -125,6 +217,17 @@ class SqliteEventLog(EventLog):
         self.path = Path(path_text)
         self.durability: Durability = durability
         self.max_batch = max_batch
+        #: Seconds between write probes while storage refuses writes.
+        self.probe_interval = probe_interval
+        self._marker: int | None = None  # the marker file's descriptor, on the writer thread
+        self._writes_failing = False  # on the writer thread
+        self._head = 0  # the highest position committed, on the writer thread
+        self._was_open = False
+        #: True when the file is exactly as a verified log left it at its clean close.
+        self.unchanged_since_clean_close = False
+        #: Set by whoever checked the opened file and found it whole: only then does a clean
+        #: close stamp the file as known-good.
+        self.verified = False
         #: Transactions the writer committed, and appends acknowledged (for metrics and tests).
         self.commits = 0
         self.appends = 0
@@ -147,7 +250,10 @@ class SqliteEventLog(EventLog):
     async def open(self) -> None:
         if self._state != "new":
             raise RuntimeError(f"{self!r} was already opened; make a new one to reopen the file")
+        self._refuse_unwritable_folder()
         self._lock()
+        stamp = _file_stamp(self.path)
+        self.unchanged_since_clean_close = stamp is not None and stamp == self._clean_stamp()
         self._state = "opening"
         self._loop = asyncio.get_running_loop()
         ready: concurrent.futures.Future[int] = concurrent.futures.Future()
@@ -166,6 +272,7 @@ class SqliteEventLog(EventLog):
             await self._shut_down()
             raise
         self.notifier.start(head_position)
+        self._was_open = True
         self._state = "open"
 
     async def close(self) -> None:
@@ -189,16 +296,50 @@ class SqliteEventLog(EventLog):
             loop = asyncio.get_running_loop()
             await loop.run_in_executor(self._reader, self._close_reader)
             self._reader.shutdown(wait=False)
+        if self._was_open and self.verified:
+            self._stamp_clean_close()
         self._state = "closed"
         if self._lock_file is not None:
             self._lock_file.close()  # releases the lock
             self._lock_file = None
 
+    def _clean_stamp(self) -> str | None:
+        """The clean stamp the marker holds (after its position line), if any."""
+        try:
+            lines = marker_path(self.path).read_bytes()[_MARKER_SIZE:].decode("ascii")
+        except (OSError, UnicodeDecodeError):
+            return None
+        return lines.strip() or None
+
+    def _stamp_clean_close(self) -> None:
+        """Every connection is closed (SQLite checkpointed, the -wal is gone): stamp the file."""
+        stamp = _file_stamp(self.path)
+        if stamp is not None:
+            with contextlib.suppress(OSError):
+                marker_path(self.path).write_bytes(
+                    _marker_bytes(self._head) + f"{stamp}\n".encode()
+                )
+
+    def _refuse_unwritable_folder(self) -> None:
+        """SQLite writes its -wal and -shm files beside the database: without a writable
+        folder it could read but never commit, so say so now, not at the first action."""
+        folder = self.path.parent
+        if folder.is_dir() and not os.access(folder, os.W_OK):
+            raise LogDamaged(
+                str(self.path),
+                [f"the folder {folder} is not writable (the log keeps its -wal file beside it)"],
+            )
+
     def _lock(self) -> None:
         """Take the file for this process: two servers on one embedded log would each trust a
         cache the other invalidates. The OS drops the lock when the process dies, even by
         SIGKILL, so a restart after a crash is never blocked."""
-        lock_file = open(f"{self.path}.lock", "a+b")  # noqa: SIM115 - held until close
+        try:
+            lock_file = open(f"{self.path}.lock", "a+b")  # noqa: SIM115 - held until close
+        except OSError as error:
+            raise LogDamaged(
+                str(self.path), [f"its lock file cannot be created ({error.strerror or error})"]
+            ) from None
         try:
             fcntl.flock(lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -297,7 +438,45 @@ class SqliteEventLog(EventLog):
     # -- writer thread ------------------------------------------------------------------------
 
     def _connect_writer(self) -> tuple[sqlite3.Connection, int]:
-        """Open the writing connection, create or check the schema, return the head position."""
+        """Open the writing connection, create or check the schema, prove that the file can be
+        written and holds what the marker says was committed; return the head position."""
+        try:
+            connection, head = self._connect_and_migrate()
+        except sqlite3.Error as error:
+            raise LogDamaged(str(self.path), [describe_sqlite_error(error)]) from None
+        try:
+            self._check_marker(head)
+        except BaseException:
+            connection.close()
+            raise
+        return connection, head
+
+    def _check_marker(self, head: int) -> None:
+        """Refuse a database that holds less than this server committed; open the marker."""
+        committed = read_marker(self.path)
+        marker = marker_path(self.path)
+        if committed is not None and head < committed:
+            raise LogDamaged(
+                str(self.path),
+                [
+                    f"holds events up to position {head}, but {committed} were committed "
+                    f"(says {marker.name}): acknowledged events are missing, as after a lost, "
+                    "cut or overwritten -wal file or a truncated database. Restore a backup; "
+                    f"to accept the loss and serve what is left, delete {marker}"
+                ],
+            )
+        try:
+            descriptor = os.open(marker, os.O_WRONLY | os.O_CREAT, 0o644)
+            os.pwrite(descriptor, _marker_bytes(head), 0)
+            os.ftruncate(descriptor, _MARKER_SIZE)  # the clean stamp goes: this run may crash
+        except OSError as error:
+            raise LogDamaged(
+                str(self.path), [f"its committed marker {marker} cannot be written ({error})"]
+            ) from None
+        self._marker = descriptor
+        self._head = head
+
+    def _connect_and_migrate(self) -> tuple[sqlite3.Connection, int]:
         connection = sqlite3.connect(self.path, isolation_level=None)
         try:
             mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -316,7 +495,15 @@ class SqliteEventLog(EventLog):
                 connection.execute(_SCHEMA)  # one statement: executescript would COMMIT first
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 connection.execute("COMMIT")
-            head = connection.execute("SELECT COALESCE(MAX(position), 0) FROM events").fetchone()
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(events)")}
+            if not columns >= EVENT_COLUMNS:
+                raise LogDamaged(
+                    str(self.path),
+                    ["has no events table (dropped, or another program's database)"],
+                )
+            head = connection.execute(_HEAD).fetchone()
+            # A read-only file or file system opens and reads; only a write shows it.
+            _probe_write(connection)
             return connection, int(head[0])
         except BaseException:
             connection.close()
@@ -333,7 +520,13 @@ class SqliteEventLog(EventLog):
             stopping = False
             while not stopping:
                 batch: list[_AppendRequest] = []
-                item = self._requests.get()
+                try:
+                    item = self._requests.get(
+                        timeout=self.probe_interval if self._writes_failing else None
+                    )
+                except queue.Empty:
+                    self._probe(connection)
+                    continue
                 while True:
                     if item is None:
                         stopping = True  # close() queues this after the last append
@@ -349,6 +542,25 @@ class SqliteEventLog(EventLog):
                     self._commit(connection, batch)
         finally:
             connection.close()
+            if self._marker is not None:
+                os.close(self._marker)
+                self._marker = None
+
+    def _probe(self, connection: sqlite3.Connection) -> None:
+        """While writes fail: try one that changes nothing, and report when it works."""
+        try:
+            _probe_write(connection)
+        except sqlite3.Error:
+            return
+        self._writes_failing = False
+        loop = self._loop
+        assert loop is not None
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(self.write_health.worked)
+
+    def _unavailable(self, error: sqlite3.Error) -> LogUnavailable:
+        self._writes_failing = True
+        return LogUnavailable(f"the event log {self.path} cannot be written now: {error}")
 
     def _commit(self, connection: sqlite3.Connection, batch: list[_AppendRequest]) -> None:
         """Run a batch of appends in one transaction and hand the outcomes to the event loop."""
@@ -368,19 +580,26 @@ class SqliteEventLog(EventLog):
             if connection.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     connection.execute("ROLLBACK")
-            outcomes = [error] * len(batch)
+            failure = self._unavailable(error) if isinstance(error, sqlite3.Error) else error
+            outcomes = [failure] * len(batch)
             committed = []
         else:
             self.commits += 1
             self.appends += len(committed)
+            if committed and self._marker is not None:
+                # After the COMMIT, so the marker never claims more than the database holds.
+                # A marker left behind the database only checks less; the commit stands.
+                self._head = committed[-1].position
+                with contextlib.suppress(OSError):
+                    os.pwrite(self._marker, _marker_bytes(self._head), 0)
+            self._writes_failing = any(isinstance(o, LogUnavailable) for o in outcomes)
         loop = self._loop
         assert loop is not None
         with contextlib.suppress(RuntimeError):  # a closed event loop: nobody is waiting
             loop.call_soon_threadsafe(self._deliver, batch, outcomes, committed)
 
-    @staticmethod
     def _append_in_savepoint(
-        connection: sqlite3.Connection, request: _AppendRequest, recorded_at: float
+        self, connection: sqlite3.Connection, request: _AppendRequest, recorded_at: float
     ) -> _Outcome:
         stream_id, expected = request.stream_id, request.expected_version
         connection.execute("SAVEPOINT append")
@@ -408,7 +627,7 @@ class SqliteEventLog(EventLog):
                 raise  # SQLite rolled the whole transaction back: fail the batch
             connection.execute("ROLLBACK TO append")
             connection.execute("RELEASE append")
-            return error
+            return self._unavailable(error)
         connection.execute("RELEASE append")
         return stored
 
@@ -421,6 +640,11 @@ class SqliteEventLog(EventLog):
         committed: list[StoredEvent],
     ) -> None:
         self.notifier.publish(committed)
+        failures = [outcome for outcome in outcomes if isinstance(outcome, LogUnavailable)]
+        if failures:
+            self.write_health.failed(str(failures[0]))
+        elif committed:
+            self.write_health.worked()
         for request, outcome in zip(batch, outcomes, strict=True):
             if request.future.done():
                 continue  # the appender was cancelled
@@ -428,3 +652,17 @@ class SqliteEventLog(EventLog):
                 request.future.set_exception(outcome)
             else:
                 request.future.set_result(outcome)
+
+
+def _probe_write(connection: sqlite3.Connection) -> None:
+    """Commit a write that changes nothing (the schema version, set to itself): it goes through
+    the -wal like any append, so it fails exactly when appends would."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
+        raise

@@ -31,16 +31,29 @@ from spades_server import tokens
 from spades_server.config import Settings
 from spades_server.server import SpadesServer
 from spades_server.tables import to_proto_events
+from tests.backends import LogStorage
 
 TOKEN_KEY = "spades-seat-token"
 READ_TIMEOUT = 10.0
 
 
-@asynccontextmanager
-async def running_server(database: Path, **settings: object) -> AsyncIterator[SpadesServer]:
-    server = SpadesServer(
-        Settings(listen="127.0.0.1:0", database=str(database), metrics="off", **settings)  # type: ignore[arg-type]
+def new_server(storage: LogStorage | Path, **settings: object) -> SpadesServer:
+    """A server (not started) on ``storage``, on an ephemeral port, with ``settings``; a bare
+    path is a SQLite file (for suites that run on SQLite only)."""
+    storage = LogStorage.of(storage)
+    return SpadesServer(
+        Settings(listen="127.0.0.1:0", database=str(storage.database), metrics="off", **settings),  # type: ignore[arg-type]
+        # On SQLite the server opens the file its settings name, as in production.
+        storage.new_log() if storage.backend == "postgres" else None,
     )
+
+
+@asynccontextmanager
+async def running_server(
+    storage: LogStorage | Path, **settings: object
+) -> AsyncIterator[SpadesServer]:
+    """A started server on ``storage`` (a test's SQLite file or PostgreSQL schema)."""
+    server = new_server(storage, **settings)
     await server.start()
     try:
         yield server

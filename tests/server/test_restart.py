@@ -1,13 +1,12 @@
-"""Restart: stop the server with matches in progress, start a new one on the same file; the
-lobby is rebuilt as it was, clients resume with their tokens and last sequence numbers, and
-the matches go on to the end."""
+"""Restart: stop the server with matches in progress, start a new one on the same log (the
+SQLite file, or the PostgreSQL schema); the lobby is rebuilt as it was, clients resume with
+their tokens and last sequence numbers, and the matches go on to the end."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import grpc
 import pytest
@@ -15,14 +14,14 @@ import pytest
 from spades import protocol
 from spades.engine import MatchState, Rules
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2, view_pb2
-from spades_server.config import Settings
-from spades_server.server import SpadesServer
+from tests.backends import Storages
 from tests.server.harness import (
     TOKEN_KEY,
     Client,
     SeatStream,
     current_view,
     log_events,
+    new_server,
     play_turns,
     rpc_error,
 )
@@ -36,12 +35,6 @@ class Match:
     streams: dict[int, SeatStream] = field(default_factory=dict)
     #: The last sequence number each seat's client saw.
     last_seen: dict[int, int] = field(default_factory=dict)
-
-
-def new_server(database: Path) -> SpadesServer:
-    return SpadesServer(
-        Settings(listen="127.0.0.1:0", database=str(database), metrics="off", shutdown_grace=2.0)
-    )
 
 
 def cards_played(now: play_pb2.Snapshot) -> int:
@@ -73,10 +66,10 @@ async def listing(client: Client, private_ids: list[str]) -> list[lobby_pb2.Tabl
 
 
 @pytest.mark.asyncio
-async def test_matches_go_on_after_a_restart(tmp_path: Path) -> None:
-    database = tmp_path / "tables.db"
+async def test_matches_go_on_after_a_restart(storage: Storages) -> None:
+    database = storage()
     rng = random.Random(8)
-    first = new_server(database)
+    first = new_server(database, shutdown_grace=2.0)
     await first.start()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{first.port}")
     client = Client(channel)
@@ -147,7 +140,7 @@ async def test_matches_go_on_after_a_restart(tmp_path: Path) -> None:
             match.last_seen[seat] = last_sequence(stream)
     await channel.close(None)
 
-    second = new_server(database)
+    second = new_server(database, shutdown_grace=2.0)
     await second.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{second.port}") as channel:

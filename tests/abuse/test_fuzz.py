@@ -18,7 +18,6 @@ import random
 import uuid
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import grpc
@@ -41,6 +40,7 @@ from tests.abuse.common import (
     assert_log_replays,
     raw,
 )
+from tests.backends import BACKENDS, BackendName, Storages, require_postgres
 from tests.server.harness import (
     TOKEN_KEY,
     Client,
@@ -234,11 +234,17 @@ class Fuzz:
         logging.getLogger("grpc._cython.cygrpc").removeHandler(self._handler)
 
 
-@pytest.fixture(scope="module")
-def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzz]:
-    folder: Path = tmp_path_factory.mktemp("fuzz")
+@pytest.fixture(scope="module", params=BACKENDS)
+def fuzz(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Fuzz]:
+    """One server for the module's examples, on each log backend in turn."""
+    backend: BackendName = request.param
+    if backend == "postgres":
+        require_postgres()
+    storage = Storages(backend, tmp_path_factory.mktemp("fuzz"))()
     loop = asyncio.new_event_loop()
-    context = running_server(folder / "tables.db", operator_token=OPERATOR_TOKEN)
+    context = running_server(storage, operator_token=OPERATOR_TOKEN)
     server = loop.run_until_complete(context.__aenter__())
     state = Fuzz(loop, server)
     try:
@@ -246,6 +252,7 @@ def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzz]:
     finally:
         loop.run_until_complete(state.channel.close(None))
         loop.run_until_complete(context.__aexit__(None, None, None))
+        loop.run_until_complete(storage.remove())
         state.close()
         loop.close()
 

@@ -47,6 +47,7 @@ from tests.faults.common import (
     read_log,
     replayed_state,
     seat_four,
+    sequence_reaches,
     served_snapshots,
     server_args,
     server_process,
@@ -148,8 +149,11 @@ async def test_sigkill_mid_play_loses_nothing_and_every_match_finishes(
             outcomes = {
                 table_id: [task.result() for task in each] for table_id, each in tasks.items()
             }
-            summaries = {table_id: await observer.get_table(table_id) for table_id in tokens}
             records = {table_id: await observer.get_record(table_id) for table_id in tokens}
+            # The lobby may lag the log a moment on PostgreSQL (harness.lobby_caught_up says why).
+            for table_id, record in records.items():
+                await sequence_reaches(observer, table_id, len(record.events))
+            summaries = {table_id: await observer.get_table(table_id) for table_id in tokens}
             snapshots = await served_snapshots(observer, list(tokens))
             assert await kill(last, signal.SIGTERM) == 0, last.log_path.read_text()
     finally:

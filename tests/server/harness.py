@@ -237,6 +237,26 @@ async def log_head(server: SpadesServer) -> int:
     return position
 
 
+async def lobby_caught_up(server: SpadesServer, table_ids: Iterable[str] | None = None) -> None:
+    """Wait until the lobby has folded every event the log holds for ``table_ids`` (default:
+    every table it lists).
+
+    The lobby is a projection of the log, and GetTable/ListTables serve it. On PostgreSQL it
+    follows the log's final prefix (``subscribe_all``), a few milliseconds behind an action the
+    client already saw acknowledged on its Play stream, so a GetTable right after that action
+    may still show the table as it was (test_lobby.py has the test that says so); on SQLite it
+    has always caught up by then. Tests whose point is what the lobby says about a table, not
+    how soon, wait here first."""
+
+    async def folded(table_id: str) -> None:
+        version = await server.log.stream_version(table_id)
+        while server.projection.tables[table_id].sequence < version:
+            await asyncio.sleep(0.002)
+
+    chosen = list(server.projection.tables if table_ids is None else table_ids)
+    await asyncio.wait_for(asyncio.gather(*map(folded, chosen)), READ_TIMEOUT)
+
+
 async def log_events(server: SpadesServer, table_id: str) -> list[events_pb2.Event]:
     """A table's events as the log stores them (nothing redacted), with their sequences."""
     out = []

@@ -20,6 +20,7 @@ from tests.server.harness import (
     Client,
     SeatStream,
     current_view,
+    lobby_caught_up,
     log_events,
     new_server,
     play_turns,
@@ -124,6 +125,7 @@ async def test_matches_go_on_after_a_restart(storage: Storages) -> None:
     assert (await conceding.act(concede, sequence)).accepted
     await conceding.close()
 
+    await lobby_caught_up(first)
     before = await listing(client, [private.table.table_id])
     assert {table.status for table in before} == {
         lobby_pb2.TABLE_STATUS_WAITING,

@@ -230,7 +230,10 @@ async def stream_error(call: Any, *requests: play_pb2.PlayRequest) -> grpc.aio.A
 
 
 async def log_head(server: SpadesServer) -> int:
-    """The position of the last event in the whole log (0 when it is empty)."""
+    """The position of the last event in the whole log (0 when it is empty), once the lobby
+    has caught up with it: on PostgreSQL ``read_all`` serves only the log's final prefix, which
+    may still grow by actions acknowledged just before."""
+    await lobby_caught_up(server)
     position = 0
     while batch := await server.log.read_all(position, limit=1000):
         position = batch[-1].position

@@ -176,6 +176,7 @@ async def test_matches_go_on_after_a_restart(storage: Storages) -> None:
                 logged = await log_events(second, match.table_id)
                 state = MatchState.from_events(protocol.event_from_proto(e) for e in logged)
                 assert state.is_over
+                await lobby_caught_up(second, [match.table_id])
                 table = (
                     await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=match.table_id))
                 ).table

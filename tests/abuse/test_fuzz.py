@@ -234,16 +234,27 @@ class Fuzz:
         logging.getLogger("grpc._cython.cygrpc").removeHandler(self._handler)
 
 
+@pytest.fixture(scope="module")
+def fuzz_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """One event loop for both backends' servers: gRPC may still call back into the first
+    server's loop after it stopped, which would log "Event loop is closed" had it been closed."""
+    loop = asyncio.new_event_loop()
+    yield loop
+    loop.close()
+
+
 @pytest.fixture(scope="module", params=BACKENDS)
 def fuzz(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    fuzz_loop: asyncio.AbstractEventLoop,
 ) -> Iterator[Fuzz]:
     """One server for the module's examples, on each log backend in turn."""
     backend: BackendName = request.param
     if backend == "postgres":
         require_postgres()
     storage = Storages(backend, tmp_path_factory.mktemp("fuzz"))()
-    loop = asyncio.new_event_loop()
+    loop = fuzz_loop
     context = running_server(storage, operator_token=OPERATOR_TOKEN)
     server = loop.run_until_complete(context.__aenter__())
     state = Fuzz(loop, server)
@@ -254,7 +265,6 @@ def fuzz(
         loop.run_until_complete(context.__aexit__(None, None, None))
         loop.run_until_complete(storage.remove())
         state.close()
-        loop.close()
 
 
 async def assert_still_whole(fuzz: Fuzz) -> None:

@@ -20,7 +20,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install buf protos lint test run demo bench-engine bench-server fmt clean
+.PHONY: help install buf protos web browser lint test run demo bench-engine bench-server fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -41,8 +41,34 @@ $(BUF_STAMP):
 
 buf: $(BUF_STAMP) ## install the pinned buf (BUF_VERSION, npm @bufbuild/buf) into .tools/
 
-protos: $(INSTALL_STAMP) ## regenerate client_sdk/src/spades/v1 from protos/ (tools/gen_protos.py)
-	$(PY) tools/gen_protos.py client_sdk/src
+protos: $(INSTALL_STAMP) ## regenerate the Python code of protos/ (tools/gen_protos.py)
+	$(PY) tools/gen_protos.py
+
+# The web client: TypeScript stubs from protos/ (buf + protoc-gen-es, from the npm registry) in
+# client_sdk/typescript, and the web app (vite) in server/web, built into server/web/dist, which
+# spades-server serves on its web port. Rebuilt when a proto or a source file changes.
+TS_CLIENT := client_sdk/typescript
+WEB_APP := server/web
+WEB_SOURCES := $(wildcard protos/spades/v1/*.proto $(TS_CLIENT)/src/*.ts $(WEB_APP)/src/*) \
+	$(TS_CLIENT)/package.json $(TS_CLIENT)/buf.gen.yaml $(WEB_APP)/package.json \
+	$(WEB_APP)/index.html $(WEB_APP)/vite.config.ts
+WEB_STAMP := $(WEB_APP)/dist/index.html
+
+$(WEB_STAMP): $(WEB_SOURCES)
+	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund
+	npm run --prefix $(TS_CLIENT) generate
+	npm run --prefix $(TS_CLIENT) check
+	npm ci --prefix $(WEB_APP) --no-audit --no-fund
+	npm run --prefix $(WEB_APP) build
+
+web: $(WEB_STAMP) ## build the web client (TypeScript from protos/, vite) into server/web/dist
+
+# The browser tests drive Debian's chromium (Playwright with the system browser: no download).
+CHROMIUM ?= /usr/bin/chromium
+browser: ## install Debian's chromium for the browser tests (needs root, as on CI)
+	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq chromium; }
+	@$(CHROMIUM) --version
 
 lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy + buf lint
 	$(VENV)/bin/ruff check $(PY_SOURCES)
@@ -52,14 +78,14 @@ lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy +
 		echo "$(BUF) lint"; $(BUF) lint; \
 	else echo "buf lint: no .proto files under protos/, skipped"; fi
 
-test: lint ## lint, then pytest
+test: lint web browser ## lint, build the web client, then pytest (browser tests included)
 	$(PY) -m pytest
 
 # The server's settings can also come from SPADES_* environment variables (README: "Operating
 # the server"); `make run RUN_ARGS='--log-format json'` passes flags through.
 RUN_DB ?= $(or $(SPADES_DATABASE),var/spades.db)
 RUN_ARGS ?=
-run: $(INSTALL_STAMP) ## start the table service on var/spades.db (127.0.0.1:50051, metrics :9464)
+run: $(INSTALL_STAMP) $(WEB_STAMP) ## start the table service on var/spades.db (127.0.0.1:50051, metrics :9464)
 	mkdir -p $(dir $(RUN_DB))
 	$(VENV)/bin/spades-server --database $(RUN_DB) $(RUN_ARGS)
 

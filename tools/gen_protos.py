@@ -1,37 +1,50 @@
-"""Generate Python protobuf/gRPC code (plus mypy stubs) from protos/spades/v1/*.proto.
+"""Generate Python protobuf/gRPC code (plus mypy stubs) from protos/.
 
 Single source of truth for the generation command, used by `make protos` and by
 tests/test_generated_stubs.py (which generates into a temp dir and compares).
 
-Usage: python tools/gen_protos.py [OUT_DIR]   (default: client_sdk/src)
-Output lands in OUT_DIR/spades/v1/. Stale generated files there are removed first.
+Two proto packages, two homes: the public contract `spades.v1` goes to the SDK
+(client_sdk/src/spades/v1/), the server's private log format `spades.server.v1` to the server
+(server/src/spades_server/v1/), so no client ships the server's log envelope.
+
+Usage: python tools/gen_protos.py [ROOT]   (default: the repository)
+Output lands under ROOT in the folders of PACKAGES. Stale generated files there are removed first.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PROTO_ROOT = REPO_ROOT / "protos"
-PROTO_PACKAGE_DIR = Path("spades") / "v1"
-DEFAULT_OUT = REPO_ROOT / "client_sdk" / "src"
+#: Each proto package's folder under protos/ -> where its Python code goes (relative to ROOT).
+PACKAGES: dict[Path, Path] = {
+    Path("spades") / "v1": Path("client_sdk") / "src" / "spades" / "v1",
+    Path("spades") / "server" / "v1": Path("server") / "src" / "spades_server" / "v1",
+}
 GENERATED_GLOBS = ("*_pb2.py", "*_pb2.pyi", "*_pb2_grpc.py", "*_pb2_grpc.pyi")
 
 
 def proto_files() -> list[Path]:
     """The .proto sources, relative to PROTO_ROOT, in a stable order."""
-    sources = (PROTO_ROOT / PROTO_PACKAGE_DIR).glob("*.proto")
+    sources = [path for package in PACKAGES for path in (PROTO_ROOT / package).glob("*.proto")]
     return sorted(p.relative_to(PROTO_ROOT) for p in sources)
 
 
-def generated_files(out_dir: Path) -> list[Path]:
-    """Generated files currently present under out_dir/spades/v1, relative to that dir."""
-    pkg = out_dir / PROTO_PACKAGE_DIR
-    found = {p for pattern in GENERATED_GLOBS for p in pkg.glob(pattern)}
-    return sorted(p.relative_to(pkg) for p in found)
+def generated_files(root: Path) -> list[Path]:
+    """Generated files currently present under root's output folders, relative to root."""
+    found = {
+        path
+        for out in PACKAGES.values()
+        for pattern in GENERATED_GLOBS
+        for path in (root / out).glob(pattern)
+    }
+    return sorted(p.relative_to(root) for p in found)
 
 
 def protoc_command(out_dir: Path, protos: list[Path]) -> list[str]:
@@ -50,24 +63,29 @@ def protoc_command(out_dir: Path, protos: list[Path]) -> list[str]:
     ]
 
 
-def generate(out_dir: Path) -> list[Path]:
-    """Regenerate into out_dir; return the generated files (relative to out_dir/spades/v1)."""
-    out_dir = out_dir.resolve()
-    pkg = out_dir / PROTO_PACKAGE_DIR
-    pkg.mkdir(parents=True, exist_ok=True)
-    for stale in generated_files(out_dir):
-        (pkg / stale).unlink()
+def generate(root: Path) -> list[Path]:
+    """Regenerate under root; return the generated files (relative to root)."""
+    root = root.resolve()
+    for stale in generated_files(root):
+        (root / stale).unlink()
     protos = proto_files()
     if not protos:
-        print(f"gen_protos: no .proto files in {PROTO_ROOT / PROTO_PACKAGE_DIR}", file=sys.stderr)
+        print(f"gen_protos: no .proto files under {PROTO_ROOT}", file=sys.stderr)
         return []
     env = dict(os.environ)
     # protoc finds protoc-gen-mypy / protoc-gen-mypy_grpc on PATH: make the venv's bin
     # dir visible even when the venv is not activated.
     bin_dir = str(Path(sys.executable).parent)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
-    subprocess.run(protoc_command(out_dir, protos), cwd=REPO_ROOT, env=env, check=True)
-    return generated_files(out_dir)
+    with tempfile.TemporaryDirectory() as scratch:
+        # protoc writes by proto package; each package's files then move to their home.
+        subprocess.run(protoc_command(Path(scratch), protos), cwd=REPO_ROOT, env=env, check=True)
+        for package, out in PACKAGES.items():
+            (root / out).mkdir(parents=True, exist_ok=True)
+            for pattern in GENERATED_GLOBS:
+                for made in (Path(scratch) / package).glob(pattern):
+                    shutil.copyfile(made, root / out / made.name)
+    return generated_files(root)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,9 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) > 1:
         print(__doc__, file=sys.stderr)
         return 2
-    out_dir = Path(args[0]) if args else DEFAULT_OUT
-    for path in generate(out_dir):
-        print(out_dir / PROTO_PACKAGE_DIR / path)
+    root = Path(args[0]) if args else REPO_ROOT
+    for path in generate(root):
+        print(root / path)
     return 0
 
 

@@ -229,7 +229,8 @@ async def test_a_table_with_deals_deals_exactly_those_cards(
         # The deals are secret like the seed until the match ends.
         record = (await client.play.GetRecord(play_pb2.GetRecordRequest(table_id=table_id))).record
         assert record.events[0].WhichOneof("kind") == "table_created"
-        assert not record.events[0].table_created.preset_deals
+        assert not record.preset_deals
+        assert "preset_deals" not in record.events[0].table_created.DESCRIPTOR.fields_by_name
         assert await assert_log_replays(server, client) == 1
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from spades.engine import Rules
 from spades.v1 import actions_pb2, cards_pb2, lobby_pb2, play_pb2
+from spades.wire import RETRY_DELAY_METADATA
 from spades_server import config, limits
 from spades_server.limits import Buckets, Limits, client_address
 from tests.abuse.common import (
@@ -294,8 +295,8 @@ async def test_tables_per_address_are_limited_with_retry_delay_metadata(storage:
         delay = retry_in(error.details() or "")
         assert 29 < delay <= 30  # one table every 30 s
         trailing: dict[str, Any] = dict(cast(Any, error.trailing_metadata()) or ())
-        assert re.fullmatch(r"[0-9]+\.[0-9]{3}s", trailing[limits.RETRY_DELAY_METADATA])
-        assert float(trailing[limits.RETRY_DELAY_METADATA][:-1]) == pytest.approx(delay, abs=0.01)
+        assert re.fullmatch(r"[0-9]+\.[0-9]{3}s", trailing[RETRY_DELAY_METADATA])
+        assert float(trailing[RETRY_DELAY_METADATA][:-1]) == pytest.approx(delay, abs=0.01)
         assert len(server.projection.tables) == tables
 
 

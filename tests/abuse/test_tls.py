@@ -100,6 +100,7 @@ async def test_an_unreadable_certificate_is_a_clear_error(tmp_path: Path) -> Non
             listen="127.0.0.1:0",
             database=str(tmp_path / "tables.db"),
             metrics="off",
+            web="off",
             tls_cert=str(tmp_path / "missing.crt"),
             tls_key=str(tmp_path / "missing.key"),
         )

@@ -26,6 +26,14 @@ replica). Once every client process is ready, all start together and play for ``
 seconds: each seat answers each of its prompts at once with a random legal action. A match that
 ends (rare with random bids) is replaced by a new table from the same clients.
 
+The reference: a raw grpc.aio ping-pong
+--------------------------------------
+Before the backends of each N, the same kind of client process runs N streams against a bare
+grpc.aio server (``tests/benchmarks/pingpong.py``: one bidirectional method, raw bytes, one
+response per request) for the same window. Its round trips per second and its server's CPU per
+round trip are the ceiling of one-message-in, one-message-out over gRPC on this machine in this
+run; the third table gives each backend's figures as ratios to it (``--no-reference`` skips it).
+
 What is printed
 ---------------
 First table (a row as each run ends, the backends of one N next to each other):
@@ -109,6 +117,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from spades import protocol
 from spades.engine import Rules
 from spades.v1 import lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc
+from tests.benchmarks import pingpong
 from tests.operations.server_process import (
     ServerProcess,
     clean_environment,
@@ -685,6 +694,70 @@ def run_one(
     }
 
 
+def pingpong_process(
+    address: str,
+    streams: int,
+    seconds: float,
+    barrier: Barrier,
+    results: multiprocessing.Queue[pingpong.PingStats],
+) -> None:
+    results.put(asyncio.run(pingpong.client_main(address, streams, seconds, barrier.wait)))
+
+
+def run_reference(streams: int, args: argparse.Namespace) -> dict[str, Any]:
+    """The raw grpc.aio ping-pong over ``streams`` streams: the ceiling for this N."""
+    note = wait_for_quiet(args.quiet_wait)
+    server = subprocess.Popen(
+        [sys.executable, str(Path(pingpong.__file__)), "serve"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=clean_environment(),
+    )
+    try:
+        assert server.stdout is not None
+        address = server.stdout.readline().split()[-1]
+        procs = min(args.client_procs, streams)
+        shares = [len(range(streams)[i::procs]) for i in range(procs)]
+        context = multiprocessing.get_context("spawn")
+        barrier = context.Barrier(procs + 1)
+        results: multiprocessing.Queue[pingpong.PingStats] = context.Queue()
+        workers = [
+            context.Process(
+                target=pingpong_process,
+                args=(address, share, args.seconds, barrier, results),
+                daemon=True,
+            )
+            for share in shares
+        ]
+        for worker in workers:
+            worker.start()
+        barrier.wait(timeout=120)
+        cpu_before = cpu_seconds(server.pid)
+        begun = time.perf_counter()
+        time.sleep(args.seconds)
+        server_cpu = cpu_seconds(server.pid) - cpu_before
+        elapsed = time.perf_counter() - begun
+        total = pingpong.PingStats()
+        for _ in workers:
+            total.merge(results.get(timeout=60))
+        for worker in workers:
+            worker.join(timeout=30)
+    finally:
+        server.terminate()
+        server.wait(30)
+    latencies = sorted(total.latencies)
+    return {
+        "streams": streams,
+        "round_trips_per_s": total.round_trips / args.seconds,
+        "server_ms_per_round_trip": (
+            server_cpu / total.round_trips * 1000 if total.round_trips else math.nan
+        ),
+        "server_cpu": server_cpu / elapsed,
+        "p99_ms": latencies[int(0.99 * (len(latencies) - 1))] * 1000 if latencies else math.nan,
+        "note": note,
+    }
+
+
 # -- output ------------------------------------------------------------------------------------
 
 
@@ -734,6 +807,34 @@ COSTS_HEADER = (
 )
 
 
+REFERENCE_HEADER = (
+    f"{'':<16} {'N':>3} {'round trips/s':>13} {'srv CPU':>7} {'srv ms/rt':>9} {'p99 ms':>6}"
+)
+
+
+def reference_row(reference: dict[str, Any]) -> str:
+    return (
+        f"{'grpc.aio ping-pong':<16} {reference['streams']:>3}"
+        f" {reference['round_trips_per_s']:>13,.0f} {reference['server_cpu']:>7.0%}"
+        f" {reference['server_ms_per_round_trip']:>9.3f} {reference['p99_ms']:>6.1f}"
+        + (f"  ({reference['note']})" if reference["note"] else "")
+    )
+
+
+RATIOS_HEADER = (
+    f"{'backend':<16} {'N':>3} {'actions/s / round trips/s':>25}"
+    f" {'srv CPU per action / per round trip':>35}"
+)
+
+
+def ratios_row(row: dict[str, Any], reference: dict[str, Any]) -> str:
+    """One backend's figures over the ping-pong's with the same N (targets: issue 16)."""
+    rate = row["actions_per_s"] / reference["round_trips_per_s"]
+    # Server CPU per action summed over replicas, against one ping-pong server's per round trip.
+    cost = row["server_ms_per_action"] / reference["server_ms_per_round_trip"]
+    return f"{row['backend']:<16} {row['tables']:>3} {rate:>25.2f} {cost:>34.1f}x"
+
+
 def postgres_problem(dsn: str) -> str | None:
     async def probe() -> str:
         connection = await asyncpg.connect(dsn, timeout=3)
@@ -769,6 +870,11 @@ def main() -> None:
         "postgresql://postgres@127.0.0.1:5432/test)",
     )
     parse.add_argument("--client-procs", type=int, default=1, help="client processes")
+    parse.add_argument(
+        "--no-reference",
+        action="store_true",
+        help="skip the raw grpc.aio ping-pong run that the ratios are taken against",
+    )
     parse.add_argument(
         "--quiet-wait",
         type=float,
@@ -807,9 +913,12 @@ def main() -> None:
             if not names:
                 return
     rows: list[dict[str, Any]] = []
+    references: dict[int, dict[str, Any]] = {}
     print(FIGURES_HEADER, flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-server-") as folder:
         for tables in (int(n) for n in args.tables.split(",")):
+            if not args.no_reference:
+                references[tables] = run_reference(tables, args)
             sqlite: dict[str, Any] | None = None
             for name in names:
                 row = run_one(BACKENDS[name], tables, args, Path(folder))
@@ -821,6 +930,16 @@ def main() -> None:
     print(COSTS_HEADER)
     for row in rows:
         print(costs_row(row))
+    if references:
+        print("\nThe reference: a raw grpc.aio ping-pong, one stream per table (same window):")
+        print(REFERENCE_HEADER)
+        for reference in references.values():
+            print(reference_row(reference))
+        print("\nAgainst the reference with the same N (issue 16's targets: rate >= 0.25 at 64,")
+        print("CPU per action <= 4x):")
+        print(RATIOS_HEADER)
+        for row in rows:
+            print(ratios_row(row, references[row["tables"]]))
     if any(row["other_cpu"] > 0.2 for row in rows):
         print(
             "\nNote: other processes used CPU during some runs ('other' column): on a small"

@@ -31,8 +31,9 @@ from spades.engine import Action, Card, MatchState, Rules, view
 from spades.engine import events as ev
 from spades.v1 import events_pb2
 from spades_bots.random_bot import RandomBot
+from spades_server import journal
 from spades_server.eventlog.base import StoredEvent
-from spades_server.tables import actor_of
+from spades_server.journal import actor_of
 from tests.backends import LogStorage
 from tests.operations.server_process import ServerProcess, spades_server
 
@@ -241,17 +242,20 @@ def assert_contiguous(streams: Mapping[str, Sequence[StoredEvent]]) -> None:
 
 
 def decoded(stored: Sequence[StoredEvent]) -> list[events_pb2.Event]:
-    """The stored messages, each with its sequence (= version), nothing redacted."""
+    """The stored messages, each with its sequence (= version) and action id, nothing
+    redacted (the journal's public messages: no server secret)."""
     out = []
     for event in stored:
-        message = events_pb2.Event.FromString(event.data)
-        message.sequence = event.version
+        entry = journal.decode(event)
+        message = events_pb2.Event()
+        message.CopyFrom(entry.message)
+        message.action_id = entry.action_id
         out.append(message)
     return out
 
 
 def engine_events(stored: Sequence[StoredEvent]) -> list[ev.Event]:
-    return [protocol.event_from_proto(message) for message in decoded(stored)]
+    return [journal.decode(event).event for event in stored]
 
 
 def action_ids_by_seat(stored: Sequence[StoredEvent]) -> dict[int, Counter[str]]:

@@ -39,6 +39,7 @@ READ_TIMEOUT = 10.0
 T = TypeVar("T")
 _LISTENING = re.compile(r"listening on (\S+)")
 _METRICS = re.compile(r"metrics:\s+(\S+)")
+_WEB = re.compile(r"web:\s+(\S+)")
 
 
 def clean_environment(**overrides: str) -> dict[str, str]:
@@ -58,6 +59,8 @@ class ServerProcess:
     banner: list[str]
     log_path: Path
     stdout_lines: queue.Queue[str | None] = field(repr=False)
+    #: The web port's URL from the banner, or "off".
+    web_url: str = "off"
 
     def log_lines(self) -> list[str]:
         return self.log_path.read_text().splitlines()
@@ -91,14 +94,20 @@ def spades_server(
     *args: str,
     env: Mapping[str, str] | None = None,
 ) -> Iterator[ServerProcess]:
-    """Start ``spades-server *args``; wait for its banner; on exit make sure it is gone."""
+    """Start ``spades-server *args``; wait for its banner; on exit make sure it is gone.
+
+    Unless ``args`` or ``env`` choose a web port, the server's is ``127.0.0.1:0`` (any free
+    port), so that servers started side by side never fight over the default 8080."""
+    environment = dict(env) if env is not None else clean_environment()
+    if "--web" not in args and "SPADES_WEB" not in environment:
+        args = (*args, "--web", "127.0.0.1:0")
     with log_path.open("w") as log_file:
         process = subprocess.Popen(
             [str(SERVER), *args],
             stdout=subprocess.PIPE,
             stderr=log_file,
             text=True,
-            env=dict(env) if env is not None else clean_environment(),
+            env=environment,
         )
     try:
         lines: queue.Queue[str | None] = queue.Queue()
@@ -118,8 +127,11 @@ def spades_server(
             banner.append(line)
         text = "\n".join(banner)
         listening, metrics = _LISTENING.search(text), _METRICS.search(text)
-        assert listening is not None and metrics is not None, text
-        yield ServerProcess(process, listening[1], metrics[1], banner, log_path, lines)
+        web = _WEB.search(text)
+        assert listening is not None and metrics is not None and web is not None, text
+        yield ServerProcess(
+            process, listening[1], metrics[1], banner, log_path, lines, web_url=web[1]
+        )
     finally:
         if process.poll() is None:
             process.kill()

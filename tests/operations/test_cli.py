@@ -40,6 +40,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
         SPADES_LISTEN="127.0.0.1:0",
         SPADES_DATABASE=str(folder / "not-yet" / "tables.db"),
         SPADES_METRICS="127.0.0.1:0",
+        SPADES_WEB="127.0.0.1:0",
         SPADES_LOG_FORMAT="json",
         SPADES_LOG_LEVEL="info",
         SPADES_DURABILITY="full",
@@ -97,7 +98,7 @@ def test_a_bad_environment_value_is_refused(variable: str, bad: str) -> None:
 
 def test_a_busy_port_is_a_clear_error(tmp_path: Path, served: ServerProcess) -> None:
     ran = subprocess.run(
-        [str(SERVER), "--listen", served.address, "--metrics", "off"],
+        [str(SERVER), "--listen", served.address, "--metrics", "off", "--web", "off"],
         capture_output=True,
         text=True,
         env=clean_environment(SPADES_DATABASE=str(tmp_path / "other.db")),
@@ -113,6 +114,7 @@ def test_the_environment_configured_the_running_server(served: ServerProcess) ->
     assert f"spades-bot --server {served.address} --quick-match --bot random" in banner
     assert "spades.v1.PlayService/Watch" in banner
     assert served.metrics_url.startswith("http://127.0.0.1:")
+    assert served.web_url.startswith("http://127.0.0.1:") and served.web_url.endswith("/")
     assert served.metrics_url.endswith("/metrics") and ":0/" not in served.metrics_url
     assert "durability full" in banner
     database = Path(served.log_path.parent / "not-yet" / "tables.db")

@@ -43,6 +43,7 @@ from spades.protocol import (
     seat_to_proto,
     stored_event,
 )
+from spades.records import build_record, events_of
 from spades.v1 import actions_pb2, cards_pb2, events_pb2, rules_pb2
 
 EVENT_TYPES = {
@@ -106,8 +107,9 @@ def test_redacted_fields_travel_empty_with_their_counts() -> None:
     _, events = new_match(Rules(), seed=bytes(32), preset_deals=())
     created = redact(events[0], None)
     message = event_to_proto(created).table_created
-    assert message.seed == b""
-    assert len(message.preset_deals) == 0
+    # The seed and preset deals have no field in spades.v1 any more: nothing to leave empty.
+    assert "seed" not in message.DESCRIPTOR.fields_by_name
+    assert "preset_deals" not in message.DESCRIPTOR.fields_by_name
     assert message.seed_commitment == events[0].seed_commitment  # type: ignore[union-attr]
     dealt = event_to_proto(ev.CardsDealt(1, None, 13, False)).cards_dealt
     assert (len(dealt.cards), dealt.card_count) == (0, 13)
@@ -117,10 +119,16 @@ def test_redacted_fields_travel_empty_with_their_counts() -> None:
 
 
 def test_preset_deals_and_seed_round_trip() -> None:
+    # They travel in a whole record (and in the server's private log: tests/server/
+    # test_journal.py), never in a spades.v1 event.
     deal = [list(range(seat * 13, seat * 13 + 13)) for seat in range(4)]
     _, events = new_match(Rules(), seed=bytes(range(32)), preset_deals=[deal])
-    assert through_wire(events[0]) == events[0]
-    assert len(event_to_proto(events[0]).table_created.preset_deals[0].hands) == 4
+    record = build_record(events, public=False)
+    assert events_of(record)[0] == events[0]
+    assert len(record.preset_deals[0].hands) == 4
+    created = events[0]
+    assert isinstance(created, ev.TableCreated)
+    assert through_wire(created) == dataclasses.replace(created, seed=None, preset_deals=None)
 
 
 def test_cards_map_suit_and_face_rank() -> None:

@@ -35,10 +35,8 @@ def test_preset_deals_are_reported(matches: dict[str, list[ev.Event]]) -> None:
 
 
 def with_seed(record: record_pb2.GameRecord, seed: bytes) -> None:
-    record.seed = seed
+    record.seed = seed  # TableCreated gets its seed from the record (events_of)
     for event in record.events:
-        if event.HasField("table_created"):
-            event.table_created.seed = seed
         if event.HasField("seed_revealed"):
             event.seed_revealed.seed = seed
 
@@ -55,7 +53,9 @@ def test_a_seed_that_disagrees_with_the_revealed_one_fails(
 ) -> None:
     record = build_record(matches["default"])
     record.seed = bytes(32)
-    with pytest.raises(VerificationError, match="differs from the seed in TableCreated"):
+    # TableCreated takes the record's seed (spades.v1 has no seed field in it any more), so the
+    # disagreement shows against the revealed one.
+    with pytest.raises(VerificationError, match="differs from the seed in SeedRevealed"):
         verify(record)
 
 

@@ -41,7 +41,7 @@ async def replicas(
     settings = {"house_bots": 0, **settings}
     servers = [
         SpadesServer(
-            Settings(listen="127.0.0.1:0", metrics="off", **settings),
+            Settings(listen="127.0.0.1:0", metrics="off", web="off", **settings),
             PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=4),
         )
         for _ in range(count)

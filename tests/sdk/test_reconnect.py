@@ -36,7 +36,7 @@ class Watchful(RandomBot):
 async def test_bots_survive_a_server_restart_mid_hand(database: Path) -> None:
     rules = Rules(max_hands=2)
     settings = Settings(
-        listen="127.0.0.1:0", database=str(database), metrics="off", shutdown_grace=0.2
+        listen="127.0.0.1:0", database=str(database), metrics="off", web="off", shutdown_grace=0.2
     )
     server = SpadesServer(settings)
     port = await server.start()
@@ -53,6 +53,7 @@ async def test_bots_survive_a_server_restart_mid_hand(database: Path) -> None:
                 listen=f"127.0.0.1:{port}",
                 database=str(database),
                 metrics="off",
+                web="off",
                 shutdown_grace=0.2,
             )
         )

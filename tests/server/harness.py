@@ -27,10 +27,10 @@ from spades.v1 import (
     play_pb2_grpc,
     view_pb2,
 )
-from spades_server import tokens
+from spades_server import journal, tokens
 from spades_server.config import Settings
 from spades_server.server import SpadesServer
-from spades_server.tables import to_proto_events
+from spades_server.tables import Decided
 from tests.backends import LogStorage
 
 TOKEN_KEY = "spades-seat-token"
@@ -42,7 +42,13 @@ def new_server(storage: LogStorage | Path, **settings: object) -> SpadesServer:
     path is a SQLite file (for suites that run on SQLite only)."""
     storage = LogStorage.of(storage)
     return SpadesServer(
-        Settings(listen="127.0.0.1:0", database=str(storage.database), metrics="off", **settings),  # type: ignore[arg-type]
+        Settings(
+            listen="127.0.0.1:0",
+            database=str(storage.database),
+            metrics="off",
+            web="off",
+            **settings,  # type: ignore[arg-type]
+        ),
         # On SQLite the server opens the file its settings name, as in production.
         storage.new_log() if storage.backend == "postgres" else None,
     )
@@ -261,13 +267,20 @@ async def lobby_caught_up(server: SpadesServer, table_ids: Iterable[str] | None 
 
 
 async def log_events(server: SpadesServer, table_id: str) -> list[events_pb2.Event]:
-    """A table's events as the log stores them (nothing redacted), with their sequences."""
+    """A table's public events as the log stores them (nothing redacted), with their sequences
+    and action ids (the server's secrets are in :func:`log_entries`)."""
     out = []
-    for stored in await server.log.read(table_id):
-        event = events_pb2.Event.FromString(stored.data)
-        event.sequence = stored.version
+    for entry in await log_entries(server, table_id):
+        event = events_pb2.Event()
+        event.CopyFrom(entry.message)
+        event.action_id = entry.action_id
         out.append(event)
     return out
+
+
+async def log_entries(server: SpadesServer, table_id: str) -> list[journal.Entry]:
+    """A table's journal entries, as the log stores them (secrets included)."""
+    return [journal.decode(stored) for stored in await server.log.read(table_id)]
 
 
 async def create_admin_table(
@@ -280,10 +293,8 @@ async def create_admin_table(
 ) -> str:
     """A table made the way an operator would (a given seed or deals), through the store."""
     table_id = tokens.new_table_id()
-    _, engine_events = new_match(rules, seed=seed, preset_deals=preset_deals)
-    created = to_proto_events(engine_events)
-    created[0].table_created.name = name
-    await server.store.create(table_id, created)
+    created = new_match(rules, seed=seed, preset_deals=preset_deals)
+    await server.store.create(table_id, Decided.of(created, listing=journal.Listing(name)))
     stored = await server.log.read(table_id)
     await asyncio.wait_for(server.projection.caught_up(stored[-1].position), READ_TIMEOUT)
     return table_id

@@ -11,7 +11,7 @@ import pytest
 from spades import protocol
 from spades.engine import Rules
 from spades.v1 import actions_pb2, cards_pb2, lobby_pb2, play_pb2, rules_pb2, view_pb2
-from spades_server import lobby
+from spades_server import auth, lobby
 from spades_server.server import SpadesServer
 from spades_server.tables import Table, TableStore
 from tests.backends import Storages
@@ -369,7 +369,7 @@ async def test_a_late_leave_never_frees_a_seat_someone_else_took(
     be refused, and the newcomer keeps the seat."""
     authenticated = asyncio.Event()
     go_on = asyncio.Event()
-    real_authenticate = lobby.authenticate
+    real_authenticate = auth.authenticate
     held: list[bool] = []
 
     async def held_back(store: TableStore, token: str) -> tuple[Table, int]:

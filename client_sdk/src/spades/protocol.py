@@ -16,9 +16,12 @@ PlayCard(card=Card.parse('QS'))
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
+
+from google.protobuf.message import Message
 
 from spades.engine import events as ev
 from spades.engine.actions import (
@@ -55,6 +58,8 @@ __all__ = [
     "card_to_proto",
     "cards_from_proto",
     "cards_to_proto",
+    "deals_from_proto",
+    "deals_to_proto",
     "event_from_proto",
     "event_to_proto",
     "rules_from_proto",
@@ -431,130 +436,319 @@ def _side_from_proto(message: events_pb2.SideResult, field: str) -> ev.SideResul
     )
 
 
+def deals_to_proto(deals: Iterable[Iterable[Iterable[int]]]) -> list[events_pb2.Deal]:
+    """Deals (each a hand of cards per seat) as ``Deal`` messages."""
+    return [
+        events_pb2.Deal(hands=[events_pb2.DealtHand(cards=cards_to_proto(hand)) for hand in deal])
+        for deal in deals
+    ]
+
+
+def deals_from_proto(
+    messages: Iterable[events_pb2.Deal], field: str = "deals"
+) -> tuple[tuple[tuple[EngineCard, ...], ...], ...]:
+    """``Deal`` messages as the engine's deals."""
+    return tuple(
+        tuple(
+            cards_from_proto(hand.cards, f"{field}[{number}].hands[{seat}].cards")
+            for seat, hand in enumerate(deal.hands)
+        )
+        for number, deal in enumerate(messages)
+    )
+
+
+# One codec per event type: the oneof field it travels in, and its two directions. Each
+# direction sees only its own message (``body``); ``where`` names the field for errors.
+
+
+def _table_created_to(event: ev.TableCreated) -> events_pb2.TableCreated:
+    # The seed and preset deals are the server's secrets: spades.v1 has no field for them (the
+    # server's log keeps them beside the event, see spades_server.journal).
+    return events_pb2.TableCreated(
+        rules=rules_to_proto(event.rules),
+        seed_commitment=event.seed_commitment,
+        shuffle_version=event.shuffle_version,
+    )
+
+
+def _table_created_from(body: events_pb2.TableCreated, where: str) -> ev.TableCreated:
+    return ev.TableCreated(
+        rules=rules_from_proto(body.rules),
+        seed_commitment=body.seed_commitment,
+        shuffle_version=body.shuffle_version,
+        seed=None,
+        preset_deals=None,
+    )
+
+
+def _seat_taken_to(event: ev.SeatTaken) -> events_pb2.SeatTaken:
+    player = events_pb2.Player(seat=seat_to_proto(event.seat), name=event.name, bot=event.bot)
+    return events_pb2.SeatTaken(player=player)
+
+
+def _seat_taken_from(body: events_pb2.SeatTaken, where: str) -> ev.SeatTaken:
+    player = body.player
+    return ev.SeatTaken(
+        seat_from_proto(player.seat, f"{where}.player.seat"), player.name, player.bot
+    )
+
+
+def _hand_started_to(event: ev.HandStarted) -> events_pb2.HandStarted:
+    return events_pb2.HandStarted(
+        hand_number=event.hand_number,
+        dealer=seat_to_proto(event.dealer),
+        blind_nil_eligible=[seat_to_proto(seat) for seat in event.blind_nil_eligible],
+    )
+
+
+def _hand_started_from(body: events_pb2.HandStarted, where: str) -> ev.HandStarted:
+    return ev.HandStarted(
+        hand_number=body.hand_number,
+        dealer=seat_from_proto(body.dealer, f"{where}.dealer"),
+        blind_nil_eligible=_seats_from_proto(
+            body.blind_nil_eligible, f"{where}.blind_nil_eligible"
+        ),
+    )
+
+
+def _cards_dealt_to(event: ev.CardsDealt) -> events_pb2.CardsDealt:
+    return events_pb2.CardsDealt(
+        seat=seat_to_proto(event.seat),
+        cards=_optional_cards(event.cards),
+        card_count=event.card_count,
+        face_down=event.face_down,
+    )
+
+
+def _cards_dealt_from(body: events_pb2.CardsDealt, where: str) -> ev.CardsDealt:
+    return ev.CardsDealt(
+        seat=seat_from_proto(body.seat, f"{where}.seat"),
+        cards=_counted_cards(body.cards, body.card_count, where),
+        card_count=body.card_count,
+        face_down=body.face_down,
+    )
+
+
+def _blind_nil_chosen_to(event: ev.BlindNilChosen) -> events_pb2.BlindNilChosen:
+    return events_pb2.BlindNilChosen(seat=seat_to_proto(event.seat), blind=event.blind)
+
+
+def _blind_nil_chosen_from(body: events_pb2.BlindNilChosen, where: str) -> ev.BlindNilChosen:
+    return ev.BlindNilChosen(seat_from_proto(body.seat, f"{where}.seat"), body.blind)
+
+
+def _cards_shown_to(event: ev.CardsShown) -> events_pb2.CardsShown:
+    return events_pb2.CardsShown(seat=seat_to_proto(event.seat), cards=_optional_cards(event.cards))
+
+
+def _cards_shown_from(body: events_pb2.CardsShown, where: str) -> ev.CardsShown:
+    return ev.CardsShown(
+        seat=seat_from_proto(body.seat, f"{where}.seat"),
+        cards=cards_from_proto(body.cards, f"{where}.cards") if body.cards else None,
+    )
+
+
+def _bid_made_to(event: ev.BidMade) -> events_pb2.BidMade:
+    return events_pb2.BidMade(seat=seat_to_proto(event.seat), bid=bid_to_proto(event.bid))
+
+
+def _bid_made_from(body: events_pb2.BidMade, where: str) -> ev.BidMade:
+    return ev.BidMade(
+        seat_from_proto(body.seat, f"{where}.seat"), bid_from_proto(body.bid, f"{where}.bid")
+    )
+
+
+def _cards_passed_to(event: ev.CardsPassed) -> events_pb2.CardsPassed:
+    return events_pb2.CardsPassed(
+        from_seat=seat_to_proto(event.from_seat),
+        to_seat=seat_to_proto(event.to_seat),
+        cards=_optional_cards(event.cards),
+        card_count=event.card_count,
+    )
+
+
+def _cards_passed_from(body: events_pb2.CardsPassed, where: str) -> ev.CardsPassed:
+    return ev.CardsPassed(
+        from_seat=seat_from_proto(body.from_seat, f"{where}.from_seat"),
+        to_seat=seat_from_proto(body.to_seat, f"{where}.to_seat"),
+        cards=_counted_cards(body.cards, body.card_count, where),
+        card_count=body.card_count,
+    )
+
+
+def _card_played_to(event: ev.CardPlayed) -> events_pb2.CardPlayed:
+    return events_pb2.CardPlayed(seat=seat_to_proto(event.seat), card=card_to_proto(event.card))
+
+
+def _card_played_from(body: events_pb2.CardPlayed, where: str) -> ev.CardPlayed:
+    return ev.CardPlayed(
+        seat_from_proto(body.seat, f"{where}.seat"), card_from_proto(body.card, f"{where}.card")
+    )
+
+
+def _trick_won_to(event: ev.TrickWon) -> events_pb2.TrickWon:
+    return events_pb2.TrickWon(
+        trick_number=event.trick_number,
+        winner=seat_to_proto(event.winner),
+        winning_card=card_to_proto(event.winning_card),
+    )
+
+
+def _trick_won_from(body: events_pb2.TrickWon, where: str) -> ev.TrickWon:
+    return ev.TrickWon(
+        trick_number=body.trick_number,
+        winner=seat_from_proto(body.winner, f"{where}.winner"),
+        winning_card=card_from_proto(body.winning_card, f"{where}.winning_card"),
+    )
+
+
+def _hand_scored_to(event: ev.HandScored) -> events_pb2.HandScored:
+    return events_pb2.HandScored(
+        hand_number=event.hand_number,
+        sides=[_side_to_proto(side) for side in event.sides],
+        automatic_play=[seat_to_proto(seat) for seat in event.automatic_play],
+    )
+
+
+def _hand_scored_from(body: events_pb2.HandScored, where: str) -> ev.HandScored:
+    return ev.HandScored(
+        hand_number=body.hand_number,
+        sides=tuple(
+            _side_from_proto(side, f"{where}.sides[{index}]")
+            for index, side in enumerate(body.sides)
+        ),
+        automatic_play=_seats_from_proto(body.automatic_play, f"{where}.automatic_play"),
+    )
+
+
+def _turn_timed_out_to(event: ev.TurnTimedOut) -> events_pb2.TurnTimedOut:
+    return events_pb2.TurnTimedOut(
+        seat=seat_to_proto(event.seat), automatic_action=action_to_proto(event.automatic_action)
+    )
+
+
+def _turn_timed_out_from(body: events_pb2.TurnTimedOut, where: str) -> ev.TurnTimedOut:
+    return ev.TurnTimedOut(
+        seat=seat_from_proto(body.seat, f"{where}.seat"),
+        automatic_action=action_from_proto(body.automatic_action, f"{where}.automatic_action"),
+    )
+
+
+def _seat_substituted_to(event: ev.SeatSubstituted) -> events_pb2.SeatSubstituted:
+    return events_pb2.SeatSubstituted(
+        seat=seat_to_proto(event.seat), reason=_SUBSTITUTION_REASON_TO_PROTO[event.reason]
+    )
+
+
+def _seat_substituted_from(body: events_pb2.SeatSubstituted, where: str) -> ev.SeatSubstituted:
+    reason = _SUBSTITUTION_REASON_FROM_PROTO.get(body.reason)
+    if reason is None:
+        raise ProtocolError(f"{where}.reason", f"unknown substitution reason {int(body.reason)}")
+    return ev.SeatSubstituted(seat_from_proto(body.seat, f"{where}.seat"), reason)
+
+
+def _match_ended_to(event: ev.MatchEnded) -> events_pb2.MatchEnded:
+    return events_pb2.MatchEnded(
+        reason=_END_REASON_TO_PROTO[event.reason],
+        winners=[seat_to_proto(seat) for seat in event.winners],
+        final_scores=list(event.final_scores),
+    )
+
+
+def _match_ended_from(body: events_pb2.MatchEnded, where: str) -> ev.MatchEnded:
+    reason = _END_REASON_FROM_PROTO.get(body.reason)
+    if reason is None:
+        raise ProtocolError(f"{where}.reason", f"unknown end reason {int(body.reason)}")
+    return ev.MatchEnded(
+        reason=reason,
+        winners=_seats_from_proto(body.winners, f"{where}.winners"),
+        final_scores=tuple(body.final_scores),
+    )
+
+
+def _seed_revealed_from(body: events_pb2.SeedRevealed, where: str) -> ev.SeedRevealed:
+    if not body.seed:
+        raise ProtocolError(f"{where}.seed", "the revealed seed is empty")
+    return ev.SeedRevealed(body.seed)
+
+
+_SeatEvent = ev.SeatLeft | ev.Conceded | ev.ExtensionClaimed | ev.SeatReclaimed
+
+
+def _seat_only(
+    message: Callable[..., Message], event: type[_SeatEvent]
+) -> tuple[Callable[[Any], Message], Callable[[Any, str], ev.Event]]:
+    """The codec of an event that is only a seat (SeatLeft, Conceded, ...)."""
+    return (
+        lambda value: message(seat=seat_to_proto(value.seat)),
+        lambda body, where: event(seat_from_proto(body.seat, f"{where}.seat")),
+    )
+
+
+@dataclass(frozen=True)
+class _Codec:
+    """How one engine event type travels: in which field of ``Event``, and both directions."""
+
+    kind: str
+    to_proto: Callable[[Any], Message]
+    from_proto: Callable[[Any, str], ev.Event]
+
+
+def _codecs() -> dict[type, _Codec]:
+    # Keyed by engine type; the field names are the oneof ``kind`` of spades.v1.Event.
+    table: list[tuple[type, str, Callable[[Any], Message], Callable[[Any, str], ev.Event]]] = [
+        (ev.TableCreated, "table_created", _table_created_to, _table_created_from),
+        (ev.SeatTaken, "seat_taken", _seat_taken_to, _seat_taken_from),
+        (ev.SeatLeft, "seat_left", *_seat_only(events_pb2.SeatLeft, ev.SeatLeft)),
+        (ev.HandStarted, "hand_started", _hand_started_to, _hand_started_from),
+        (ev.CardsDealt, "cards_dealt", _cards_dealt_to, _cards_dealt_from),
+        (ev.BlindNilChosen, "blind_nil_chosen", _blind_nil_chosen_to, _blind_nil_chosen_from),
+        (ev.CardsShown, "cards_shown", _cards_shown_to, _cards_shown_from),
+        (ev.BidMade, "bid_made", _bid_made_to, _bid_made_from),
+        (ev.CardsPassed, "cards_passed", _cards_passed_to, _cards_passed_from),
+        (ev.CardPlayed, "card_played", _card_played_to, _card_played_from),
+        (ev.TrickWon, "trick_won", _trick_won_to, _trick_won_from),
+        (ev.HandScored, "hand_scored", _hand_scored_to, _hand_scored_from),
+        (ev.TurnTimedOut, "turn_timed_out", _turn_timed_out_to, _turn_timed_out_from),
+        (ev.Conceded, "conceded", *_seat_only(events_pb2.Conceded, ev.Conceded)),
+        (
+            ev.ExtensionClaimed,
+            "extension_claimed",
+            *_seat_only(events_pb2.ExtensionClaimed, ev.ExtensionClaimed),
+        ),
+        (ev.SeatSubstituted, "seat_substituted", _seat_substituted_to, _seat_substituted_from),
+        (
+            ev.SeatReclaimed,
+            "seat_reclaimed",
+            *_seat_only(events_pb2.SeatReclaimed, ev.SeatReclaimed),
+        ),
+        (ev.MatchEnded, "match_ended", _match_ended_to, _match_ended_from),
+        (
+            ev.SeedRevealed,
+            "seed_revealed",
+            lambda event: events_pb2.SeedRevealed(seed=event.seed),
+            _seed_revealed_from,
+        ),
+    ]
+    return {engine: _Codec(kind, to, back) for engine, kind, to, back in table}
+
+
+_CODECS: Final = _codecs()
+_CODECS_BY_KIND: Final = {codec.kind: codec for codec in _CODECS.values()}
+
+
 def event_to_proto(event: ev.Event) -> events_pb2.Event:
     """An engine event as a ``spades.v1.Event``, its sequence 0 and time unset (not stored yet).
 
-    Hidden fields of a redacted event (``None``) become empty: no cards, no seed, no preset deals.
+    Hidden fields of a redacted event (``None``) become empty (no cards). The seed and preset
+    deals of TableCreated never travel: ``spades.v1`` has no field for them.
     """
-    if isinstance(event, ev.TableCreated):
-        return events_pb2.Event(
-            table_created=events_pb2.TableCreated(
-                rules=rules_to_proto(event.rules),
-                seed_commitment=event.seed_commitment,
-                shuffle_version=event.shuffle_version,
-                seed=event.seed or b"",
-                preset_deals=[
-                    events_pb2.Deal(
-                        hands=[events_pb2.DealtHand(cards=cards_to_proto(hand)) for hand in deal]
-                    )
-                    for deal in event.preset_deals or ()
-                ],
-            )
-        )
-    if isinstance(event, ev.SeatTaken):
-        player = events_pb2.Player(seat=seat_to_proto(event.seat), name=event.name, bot=event.bot)
-        return events_pb2.Event(seat_taken=events_pb2.SeatTaken(player=player))
-    if isinstance(event, ev.SeatLeft):
-        return events_pb2.Event(seat_left=events_pb2.SeatLeft(seat=seat_to_proto(event.seat)))
-    if isinstance(event, ev.HandStarted):
-        return events_pb2.Event(
-            hand_started=events_pb2.HandStarted(
-                hand_number=event.hand_number,
-                dealer=seat_to_proto(event.dealer),
-                blind_nil_eligible=[seat_to_proto(seat) for seat in event.blind_nil_eligible],
-            )
-        )
-    if isinstance(event, ev.CardsDealt):
-        return events_pb2.Event(
-            cards_dealt=events_pb2.CardsDealt(
-                seat=seat_to_proto(event.seat),
-                cards=_optional_cards(event.cards),
-                card_count=event.card_count,
-                face_down=event.face_down,
-            )
-        )
-    if isinstance(event, ev.BlindNilChosen):
-        return events_pb2.Event(
-            blind_nil_chosen=events_pb2.BlindNilChosen(
-                seat=seat_to_proto(event.seat), blind=event.blind
-            )
-        )
-    if isinstance(event, ev.CardsShown):
-        return events_pb2.Event(
-            cards_shown=events_pb2.CardsShown(
-                seat=seat_to_proto(event.seat), cards=_optional_cards(event.cards)
-            )
-        )
-    if isinstance(event, ev.BidMade):
-        return events_pb2.Event(
-            bid_made=events_pb2.BidMade(seat=seat_to_proto(event.seat), bid=bid_to_proto(event.bid))
-        )
-    if isinstance(event, ev.CardsPassed):
-        return events_pb2.Event(
-            cards_passed=events_pb2.CardsPassed(
-                from_seat=seat_to_proto(event.from_seat),
-                to_seat=seat_to_proto(event.to_seat),
-                cards=_optional_cards(event.cards),
-                card_count=event.card_count,
-            )
-        )
-    if isinstance(event, ev.CardPlayed):
-        return events_pb2.Event(
-            card_played=events_pb2.CardPlayed(
-                seat=seat_to_proto(event.seat), card=card_to_proto(event.card)
-            )
-        )
-    if isinstance(event, ev.TrickWon):
-        return events_pb2.Event(
-            trick_won=events_pb2.TrickWon(
-                trick_number=event.trick_number,
-                winner=seat_to_proto(event.winner),
-                winning_card=card_to_proto(event.winning_card),
-            )
-        )
-    if isinstance(event, ev.HandScored):
-        return events_pb2.Event(
-            hand_scored=events_pb2.HandScored(
-                hand_number=event.hand_number,
-                sides=[_side_to_proto(side) for side in event.sides],
-                automatic_play=[seat_to_proto(seat) for seat in event.automatic_play],
-            )
-        )
-    if isinstance(event, ev.TurnTimedOut):
-        return events_pb2.Event(
-            turn_timed_out=events_pb2.TurnTimedOut(
-                seat=seat_to_proto(event.seat),
-                automatic_action=action_to_proto(event.automatic_action),
-            )
-        )
-    if isinstance(event, ev.Conceded):
-        return events_pb2.Event(conceded=events_pb2.Conceded(seat=seat_to_proto(event.seat)))
-    if isinstance(event, ev.ExtensionClaimed):
-        return events_pb2.Event(
-            extension_claimed=events_pb2.ExtensionClaimed(seat=seat_to_proto(event.seat))
-        )
-    if isinstance(event, ev.SeatSubstituted):
-        return events_pb2.Event(
-            seat_substituted=events_pb2.SeatSubstituted(
-                seat=seat_to_proto(event.seat),
-                reason=_SUBSTITUTION_REASON_TO_PROTO[event.reason],
-            )
-        )
-    if isinstance(event, ev.SeatReclaimed):
-        return events_pb2.Event(
-            seat_reclaimed=events_pb2.SeatReclaimed(seat=seat_to_proto(event.seat))
-        )
-    if isinstance(event, ev.MatchEnded):
-        return events_pb2.Event(
-            match_ended=events_pb2.MatchEnded(
-                reason=_END_REASON_TO_PROTO[event.reason],
-                winners=[seat_to_proto(seat) for seat in event.winners],
-                final_scores=list(event.final_scores),
-            )
-        )
-    if isinstance(event, ev.SeedRevealed):
-        return events_pb2.Event(seed_revealed=events_pb2.SeedRevealed(seed=event.seed))
-    raise TypeError(f"{event!r} is not an engine event")
+    codec = _CODECS.get(type(event))
+    if codec is None:
+        raise TypeError(f"{event!r} is not an engine event")
+    message = events_pb2.Event()
+    getattr(message, codec.kind).CopyFrom(codec.to_proto(event))
+    return message
 
 
 def stored_event(event: ev.Event, sequence: int, time: datetime | None = None) -> events_pb2.Event:
@@ -569,140 +763,14 @@ def stored_event(event: ev.Event, sequence: int, time: datetime | None = None) -
 def event_from_proto(message: events_pb2.Event, field: str = "event") -> ev.Event:
     """The engine event of a ``spades.v1.Event`` (its sequence and time are not part of it).
 
-    Empty hidden fields come back as ``None``: no cards, and no seed (with no preset deals).
-    Server-only fields the engine does not model (table name, join code...) are dropped.
+    Empty hidden fields come back as ``None``: no cards, and TableCreated without its seed and
+    preset deals (only the server's log holds them). Server-only fields the engine does not
+    model (table name, privacy) are dropped.
     """
     kind = message.WhichOneof("kind")
-    where = f"{field}.{kind}"
-    if kind == "table_created":
-        created = message.table_created
-        seed = created.seed or None
-        preset_deals: tuple[tuple[tuple[EngineCard, ...], ...], ...] | None = None
-        if seed is not None:
-            preset_deals = tuple(
-                tuple(
-                    cards_from_proto(
-                        hand.cards, f"{where}.preset_deals[{number}].hands[{seat}].cards"
-                    )
-                    for seat, hand in enumerate(deal.hands)
-                )
-                for number, deal in enumerate(created.preset_deals)
-            )
-        elif created.preset_deals:
-            raise ProtocolError(f"{where}.preset_deals", "preset deals are secret like the seed")
-        return ev.TableCreated(
-            rules=rules_from_proto(created.rules),
-            seed_commitment=created.seed_commitment,
-            shuffle_version=created.shuffle_version,
-            seed=seed,
-            preset_deals=preset_deals,
-        )
-    if kind == "seat_taken":
-        player = message.seat_taken.player
-        return ev.SeatTaken(
-            seat_from_proto(player.seat, f"{where}.player.seat"), player.name, player.bot
-        )
-    if kind == "seat_left":
-        return ev.SeatLeft(seat_from_proto(message.seat_left.seat, f"{where}.seat"))
-    if kind == "hand_started":
-        started = message.hand_started
-        return ev.HandStarted(
-            hand_number=started.hand_number,
-            dealer=seat_from_proto(started.dealer, f"{where}.dealer"),
-            blind_nil_eligible=_seats_from_proto(
-                started.blind_nil_eligible, f"{where}.blind_nil_eligible"
-            ),
-        )
-    if kind == "cards_dealt":
-        dealt = message.cards_dealt
-        return ev.CardsDealt(
-            seat=seat_from_proto(dealt.seat, f"{where}.seat"),
-            cards=_counted_cards(dealt.cards, dealt.card_count, where),
-            card_count=dealt.card_count,
-            face_down=dealt.face_down,
-        )
-    if kind == "blind_nil_chosen":
-        chosen = message.blind_nil_chosen
-        return ev.BlindNilChosen(seat_from_proto(chosen.seat, f"{where}.seat"), chosen.blind)
-    if kind == "cards_shown":
-        shown = message.cards_shown
-        return ev.CardsShown(
-            seat=seat_from_proto(shown.seat, f"{where}.seat"),
-            cards=cards_from_proto(shown.cards, f"{where}.cards") if shown.cards else None,
-        )
-    if kind == "bid_made":
-        made = message.bid_made
-        return ev.BidMade(
-            seat_from_proto(made.seat, f"{where}.seat"), bid_from_proto(made.bid, f"{where}.bid")
-        )
-    if kind == "cards_passed":
-        passed = message.cards_passed
-        return ev.CardsPassed(
-            from_seat=seat_from_proto(passed.from_seat, f"{where}.from_seat"),
-            to_seat=seat_from_proto(passed.to_seat, f"{where}.to_seat"),
-            cards=_counted_cards(passed.cards, passed.card_count, where),
-            card_count=passed.card_count,
-        )
-    if kind == "card_played":
-        played = message.card_played
-        return ev.CardPlayed(
-            seat_from_proto(played.seat, f"{where}.seat"),
-            card_from_proto(played.card, f"{where}.card"),
-        )
-    if kind == "trick_won":
-        won = message.trick_won
-        return ev.TrickWon(
-            trick_number=won.trick_number,
-            winner=seat_from_proto(won.winner, f"{where}.winner"),
-            winning_card=card_from_proto(won.winning_card, f"{where}.winning_card"),
-        )
-    if kind == "hand_scored":
-        scored = message.hand_scored
-        return ev.HandScored(
-            hand_number=scored.hand_number,
-            sides=tuple(
-                _side_from_proto(side, f"{where}.sides[{index}]")
-                for index, side in enumerate(scored.sides)
-            ),
-            automatic_play=_seats_from_proto(scored.automatic_play, f"{where}.automatic_play"),
-        )
-    if kind == "turn_timed_out":
-        timed_out = message.turn_timed_out
-        return ev.TurnTimedOut(
-            seat=seat_from_proto(timed_out.seat, f"{where}.seat"),
-            automatic_action=action_from_proto(
-                timed_out.automatic_action, f"{where}.automatic_action"
-            ),
-        )
-    if kind == "conceded":
-        return ev.Conceded(seat_from_proto(message.conceded.seat, f"{where}.seat"))
-    if kind == "extension_claimed":
-        return ev.ExtensionClaimed(seat_from_proto(message.extension_claimed.seat, f"{where}.seat"))
-    if kind == "seat_substituted":
-        substituted = message.seat_substituted
-        substitution = _SUBSTITUTION_REASON_FROM_PROTO.get(substituted.reason)
-        if substitution is None:
-            raise ProtocolError(
-                f"{where}.reason", f"unknown substitution reason {int(substituted.reason)}"
-            )
-        return ev.SeatSubstituted(seat_from_proto(substituted.seat, f"{where}.seat"), substitution)
-    if kind == "seat_reclaimed":
-        return ev.SeatReclaimed(seat_from_proto(message.seat_reclaimed.seat, f"{where}.seat"))
-    if kind == "match_ended":
-        ended = message.match_ended
-        reason = _END_REASON_FROM_PROTO.get(ended.reason)
-        if reason is None:
-            raise ProtocolError(f"{where}.reason", f"unknown end reason {int(ended.reason)}")
-        return ev.MatchEnded(
-            reason=reason,
-            winners=_seats_from_proto(ended.winners, f"{where}.winners"),
-            final_scores=tuple(ended.final_scores),
-        )
-    if kind == "seed_revealed":
-        if not message.seed_revealed.seed:
-            raise ProtocolError(f"{where}.seed", "the revealed seed is empty")
-        return ev.SeedRevealed(message.seed_revealed.seed)
-    raise ProtocolError(field, "no event given (the oneof 'kind' is empty)")
+    if kind is None:
+        raise ProtocolError(field, "no event given (the oneof 'kind' is empty)")
+    return _CODECS_BY_KIND[kind].from_proto(getattr(message, kind), f"{field}.{kind}")
 
 
 _PHASES: dict[Phase, view_pb2.Phase.ValueType] = {

@@ -9,9 +9,10 @@ A seat's player counts as absent while its match is being played when
   sees every stream) a seat whose player never connected counts as away from the match's start
   (or this server's).
 
-Then a substitute takes the seat: the server appends ``SeatSubstituted(seat, reason)`` carrying
-the SHA-256 of a fresh seat token (a server secret, like a player's token digest: removed from
-every view), through :meth:`TableStore.execute` with the expected version. Its decision returns
+Then a substitute takes the seat: the server appends ``SeatSubstituted(seat, reason)`` with the
+SHA-256 of a fresh seat token beside it (a server secret, like a player's token digest: kept in
+the journal's secrets, never in a public message), through :meth:`TableStore.execute` with the
+expected version. Its decision (:func:`~spades_server.decisions.decide_substitution`) returns
 nothing once the table no longer needs it (the run of timeouts was ended, the seat is already
 substituted), so it happens exactly once across replicas and restarts. The process that appended
 it hands the token to its house pool, whose bot plays the seat through the public API.
@@ -34,50 +35,15 @@ import structlog
 
 from spades.engine import seat_name
 from spades.engine.events import SubstitutionReason
-from spades.v1 import events_pb2
 from spades_server import errors, metrics, tokens
+from spades_server.decisions import decide_substitution
 from spades_server.house import HousePool
-from spades_server.tables import Table, TableStore, to_proto_events
+from spades_server.tables import Table, TableStore
 
 log = structlog.get_logger(__name__)
 
 TIMEOUTS = SubstitutionReason.TIMEOUTS
 DISCONNECTED = SubstitutionReason.DISCONNECTED
-
-
-def decide_substitution(
-    table: Table,
-    seat: int,
-    reason: SubstitutionReason,
-    token: str,
-    *,
-    after_timeouts: int,
-    connected: bool = False,
-) -> list[events_pb2.Event]:
-    """The substitution's events, or none when the table no longer needs it."""
-    if not table.in_play:
-        return []
-    state = table.state
-    if reason is TIMEOUTS:
-        if not after_timeouts or state.timeout_streaks[seat] < after_timeouts:
-            return []  # the run ended (the seat acted), or a substitute already came for it
-    elif state.substitutions[seat] is not None or connected:
-        return []
-    _, engine_events = state.substitute(seat, reason)
-    events = to_proto_events(engine_events)
-    events[0].seat_substituted.substitute_token_sha256 = tokens.digest(token)
-    return events
-
-
-def decide_reclaim(table: Table, seat: int, holder: bytes) -> list[events_pb2.Event]:
-    """``SeatReclaimed`` when the seat's own player (token digest ``holder``) comes back to a
-    seat a substitute plays; nothing otherwise."""
-    if not table.in_play or not table.is_player(seat, holder):
-        return []
-    if table.state.substitutions[seat] is None:
-        return []
-    _, engine_events = table.state.reclaim(seat)
-    return to_proto_events(engine_events)
 
 
 class AbsentPlayers:
@@ -258,7 +224,7 @@ class AbsentPlayers:
                 table_id=table_id,
                 seat=seat_name(seat),
                 reason=reason.value,
-                sequence=stored[0].version,
+                sequence=stored[0].sequence,
             )
             await self._pool.substitute(table_id, seat, token)
         except errors.RequestError as error:

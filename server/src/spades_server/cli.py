@@ -9,16 +9,22 @@ from pathlib import Path
 import structlog
 
 from spades_server import config, logs, metrics
-from spades_server.server import serve
+from spades_server.server import SpadesServer, serve
 
 
 def banner(
-    address: str, database: str, durability: str, metrics_url: str, grpcurl: str = "-plaintext"
+    address: str,
+    database: str,
+    durability: str,
+    metrics_url: str,
+    grpcurl: str = "-plaintext",
+    web_url: str = "off",
 ) -> str:
     """What the operator sees once the server is listening (the first line names the address)."""
     return (
         f"Spades table service listening on {address}"
         f" (event log {database}, durability {durability})\n"
+        f"  web:            {web_url}\n"
         f"  metrics:        {metrics_url}\n"
         f"  connect a bot:  spades-bot --server {address} --quick-match --bot random\n"
         f'  watch a table:  grpcurl {grpcurl} -d \'{{"table_id": "TABLE_ID"}}\' {address}'
@@ -40,13 +46,20 @@ def main(argv: list[str] | None = None) -> int:
             metrics_url, stop_metrics = metrics.serve(*config.split_address(settings.metrics))
             log.info("metrics serving", url=metrics_url)
 
-        def ready(port: int) -> None:
+        def ready(server: SpadesServer) -> None:
             host = settings.listen.rpartition(":")[0] or "127.0.0.1"
-            address = f"{host}:{port}"
+            address = f"{host}:{server.port}"
             tls = settings.tls_cert
             grpcurl = f"-cacert {tls}" if tls else "-plaintext"
             log_name = "PostgreSQL" if settings.postgres_dsn else settings.database
-            shown = banner(address, log_name, settings.durability, metrics_url, grpcurl)
+            shown = banner(
+                address,
+                log_name,
+                settings.durability,
+                metrics_url,
+                grpcurl,
+                server.web_url or "off",
+            )
             print(shown, flush=True)
 
         asyncio.run(serve(settings, ready=ready))

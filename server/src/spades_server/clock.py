@@ -19,9 +19,9 @@ import time
 import structlog
 
 from spades.engine import Phase
-from spades.v1 import events_pb2
 from spades_server import errors
-from spades_server.tables import Table, TableStore, to_proto_events
+from spades_server.decisions import decide_timeout
+from spades_server.tables import Table, TableStore
 
 log = structlog.get_logger(__name__)
 
@@ -29,23 +29,17 @@ log = structlog.get_logger(__name__)
 def deadline_of(table: Table) -> float | None:
     """When the current turn's time runs out (unix seconds), or None when no one is to act."""
     state = table.state
-    if state.turn < 0 or state.phase is Phase.ENDED or not table.events:
+    entries = table.entries
+    if state.turn < 0 or state.phase is Phase.ENDED or not entries:
         return None
     clock = state.rules.clock
     allowed = clock.turn_millis / 1000
-    started = table.events[-1]
-    if state.extension_claimed and len(table.events) >= 2:
-        started = table.events[-2]
+    started = entries[-1]
+    if state.extension_claimed and len(entries) >= 2:
+        started = entries[-2]
         allowed += clock.extension_millis / 1000
-    return started.time.ToNanoseconds() / 1e9 + allowed
-
-
-def decide_timeout(table: Table, version: int) -> list[events_pb2.Event]:
-    """The timeout's events if the table is still where the deadline was computed."""
-    if table.version != version or table.state.turn < 0 or table.finished:
-        return []
-    _, engine_events = table.state.time_out()
-    return to_proto_events(engine_events)
+    # The stored time, at the precision a stream's prompt shows it (whole nanoseconds).
+    return started.message.time.ToNanoseconds() / 1e9 + allowed
 
 
 class TurnClock:
@@ -106,4 +100,4 @@ class TurnClock:
                 log.warning("timeout not applied", table_id=table_id, reason=error.reason)
                 continue
             if stored:
-                log.info("turn timed out", table_id=table_id, sequence=stored[0].version)
+                log.info("turn timed out", table_id=table_id, sequence=stored[0].sequence)

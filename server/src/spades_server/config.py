@@ -23,6 +23,8 @@ class Settings:
     #: A PostgreSQL DSN selects the PostgreSQL event log (for several replicas) over the file.
     postgres_dsn: str = field(default="", repr=False)
     metrics: str = "127.0.0.1:9464"
+    #: The web port: gRPC-Web for browsers and the web client's files (web.py); "off" for none.
+    web: str = "127.0.0.1:8080"
     log_format: str = "auto"
     log_level: str = "info"
     shutdown_grace: float = 5.0
@@ -55,6 +57,7 @@ ENVIRONMENT = {
     "postgres_dsn": "SPADES_POSTGRES_DSN",
     "durability": "SPADES_DURABILITY",
     "metrics": "SPADES_METRICS",
+    "web": "SPADES_WEB",
     "log_format": "SPADES_LOG_FORMAT",
     "log_level": "SPADES_LOG_LEVEL",
     "shutdown_grace": "SPADES_SHUTDOWN_GRACE",
@@ -110,6 +113,11 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
     option(
         "--metrics",
         "host:port for Prometheus /metrics (port 0: any free port; 'off' to disable)",
+    )
+    option(
+        "--web",
+        "host:port for the web port: gRPC-Web for browsers and the web client (port 0: any "
+        "free port; 'off' to disable)",
     )
     option(
         "--log-format",
@@ -200,6 +208,8 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
             parse.error(f"{env}={value!r} is not one of {', '.join(map(str, action.choices))}")
     if args.metrics != "off":
         split_address(args.metrics, parse, "--metrics/SPADES_METRICS")
+    if args.web != "off":
+        split_address(args.web, parse, "--web/SPADES_WEB")
     split_address(args.listen, parse, "--listen/SPADES_LISTEN")
     if args.shutdown_grace < 0:
         parse.error("--shutdown-grace/SPADES_SHUTDOWN_GRACE must not be negative")
@@ -226,6 +236,7 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         postgres_dsn=args.postgres_dsn,
         durability=cast(Durability, args.durability),
         metrics=args.metrics,
+        web=args.web,
         log_format=args.log_format,
         log_level=args.log_level,
         shutdown_grace=float(args.shutdown_grace),

@@ -18,11 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from spades.bot import play_match
-from spades.client import SpadesClient, StreamEvent
+from spades.client import SpadesClient
+from spades.commands.watch import narrate
 from spades.engine import SEAT_NAMES, Rules
-from spades.engine import events as ev
 from spades.records import (
-    MatchNarrator,
     events_of,
     render_score_table,
     save_record,
@@ -37,24 +36,6 @@ from spades_server.server import SpadesServer
 TIMEOUT = 120.0
 
 
-async def watch(client: SpadesClient, table_id: str, rules: Rules) -> None:
-    """Print the match as it is played, until it ends."""
-    narrator = MatchNarrator(rules, needed=True)
-    async for message in client.watch(table_id, after_sequence=1):
-        if not isinstance(message, StreamEvent):
-            continue  # the opening snapshot: the table as it was created
-        event = message.event
-        if isinstance(event, ev.HandStarted) and event.hand_number == 1:
-            print(narrator.players_line())
-        lines = narrator.lines(event)
-        if isinstance(event, ev.CardsDealt) and event.cards is None:
-            continue  # a spectator sees no hand: skip "13 cards (hidden)"
-        for line in lines:
-            print(line, flush=True)
-        if isinstance(event, ev.SeedRevealed):
-            return
-
-
 async def demo(target: int, max_hands: int, records: Path) -> int:
     rules = Rules(target_score=target, max_hands=max_hands or None)
     with tempfile.TemporaryDirectory(prefix="spades-demo-") as directory:
@@ -62,6 +43,7 @@ async def demo(target: int, max_hands: int, records: Path) -> int:
             listen="127.0.0.1:0",
             database=str(Path(directory) / "events.db"),
             metrics="off",
+            web="off",
             shutdown_grace=1.0,
         )
         server = SpadesServer(settings)
@@ -74,7 +56,9 @@ async def demo(target: int, max_hands: int, records: Path) -> int:
                 created = await client.create_table("Demo", rules)
                 table_id = created.table_id
                 print(f"Table {table_id}: {', '.join(created.table.badges) or 'standard rules'}")
-                watching = asyncio.create_task(watch(client, table_id, rules))
+                watching = asyncio.create_task(
+                    narrate(client, table_id, lambda line: print(line, flush=True))
+                )
                 tokens = [
                     (await client.join_table(table_id, f"Heuristic {name}", seat=seat)).token
                     for seat, name in enumerate(SEAT_NAMES)

@@ -27,6 +27,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import grpc
 import structlog
@@ -35,24 +36,27 @@ from spades.bot import Backoff, Bot, play_match
 from spades.client import SpadesClient, SpadesError
 from spades.engine import seat_name
 from spades.v1 import lobby_pb2
+from spades.wire import DEFAULT_HOUSE_BOT_KIND
 from spades_server import errors, tokens
 from spades_server.limits import LimitExceeded
-from spades_server.lobby import LobbyProjection
 
 log = structlog.get_logger(__name__)
 
-#: The kinds of house bot, by the API's enum; unspecified is the default kind.
-KINDS: dict[int, str] = {
-    lobby_pb2.HOUSE_BOT_KIND_UNSPECIFIED: "heuristic",
-    lobby_pb2.HOUSE_BOT_KIND_RANDOM: "random",
-    lobby_pb2.HOUSE_BOT_KIND_HEURISTIC: "heuristic",
-}
 #: A bot whose task failed this many times in a row is given up (its seat goes to the clock).
 MAX_FAILURES = 8
 #: A task that ran this long before failing starts a new run of failures.
 HEALTHY_AFTER = 60.0
 
 BotFactory = Callable[[str], Bot]
+
+
+class TableDirectory(Protocol):
+    """Where the pool looks tables up (the lobby's projection is one): names taken at a table,
+    whether its match is over, and the quick-match tables waiting for players."""
+
+    def summary(self, table_id: str) -> lobby_pb2.Table | None: ...
+
+    def open_quick_match_tables(self) -> list[lobby_pb2.Table]: ...
 
 
 def make_house_bot(kind: str) -> Bot:
@@ -88,7 +92,7 @@ class HouseBot:
     finished: bool = False
     #: True for a substitute playing for an absent player (not seated by JoinTable).
     substitute: bool = False
-    #: A substitute's token digest (as its SeatSubstituted event holds it).
+    #: A substitute's token digest (as the journal keeps it beside its SeatSubstituted).
     digest: bytes = field(default=b"", repr=False)
 
 
@@ -101,14 +105,14 @@ class HousePool:
 
     def __init__(
         self,
-        projection: LobbyProjection,
+        directory: TableDirectory,
         *,
         capacity: int = 64,
         fill_after: float = 30.0,
         make_bot: BotFactory = make_house_bot,
         restart_backoff: Backoff | None = None,
     ) -> None:
-        self._projection = projection
+        self._directory = directory
         self.capacity = capacity
         self.fill_after = fill_after
         self.make_bot = make_bot
@@ -171,7 +175,11 @@ class HousePool:
     # ------------------------------------------------------------------ seating
 
     async def add(
-        self, table_id: str, seat: int | None = None, kind: str = "heuristic", join_code: str = ""
+        self,
+        table_id: str,
+        seat: int | None = None,
+        kind: str = DEFAULT_HOUSE_BOT_KIND,
+        join_code: str = "",
     ) -> HouseBot:
         """Seat a house bot of ``kind`` at ``seat`` (any free seat if None) and start it.
 
@@ -265,7 +273,7 @@ class HousePool:
 
     def _name_for(self, table_id: str, kind: str) -> str:
         """ "House Heuristic N" with the smallest N not yet at the table."""
-        summary = self._projection.tables.get(table_id)
+        summary = self._directory.summary(table_id)
         taken = {seat.player_name for seat in summary.seats} if summary is not None else set()
         prefix = f"House {kind.title()}"
         number = 1
@@ -325,7 +333,7 @@ class HousePool:
             await asyncio.shield(bot.client.close())
 
     def _match_over(self, table_id: str) -> bool:
-        summary = self._projection.tables.get(table_id)
+        summary = self._directory.summary(table_id)
         return summary is None or summary.status == lobby_pb2.TABLE_STATUS_FINISHED
 
     # ------------------------------------------------------------------ quick match
@@ -344,7 +352,7 @@ class HousePool:
     async def fill_waiting_tables(self) -> None:
         """Complete every quick-match table whose first player has waited long enough."""
         now = time.monotonic()
-        open_tables = self._projection.open_quick_match_tables()
+        open_tables = self._directory.open_quick_match_tables()
         still_open = {summary.table_id for summary in open_tables}
         for table_id in set(self._waiting_since) - still_open:
             del self._waiting_since[table_id]

@@ -38,13 +38,13 @@ from typing import Any
 
 import grpc
 
+from spades.wire import RETRY_DELAY_METADATA, SEAT_TOKEN_METADATA
 from spades_server import errors, tokens
+from spades_server.auth import metadata_value
 from spades_server.config import Settings
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
-RETRY_DELAY_METADATA = "retry-delay"
-SEAT_TOKEN_METADATA = "spades-seat-token"
 PLAY_METHOD = "/spades.v1.PlayService/Play"
 #: A bucket map is swept of idle (full) buckets when it grows past this many keys.
 SWEEP_AT = 4096
@@ -69,6 +69,23 @@ def seconds(delay: float) -> str:
 def retry_delay_metadata(delay: float) -> str:
     """A delay for a program: seconds with millisecond precision, rounded up ("0.250s")."""
     return f"{math.ceil(delay * 1000) / 1000:.3f}s"
+
+
+#: Metadata key with a browser's address, set by the web port's gateway (web.py) on the calls
+#: it forwards, and trusted only on those (:func:`peer_of`).
+WEB_PEER_KEY = "spades-web-peer"
+
+
+def peer_of(context: Context) -> str:
+    """The caller's address as ``context.peer()`` gives it, or, for a call the gateway forwarded
+    over the server's private Unix socket, the browser's address the gateway recorded. A client
+    on the network cannot reach that socket, so it cannot claim another address this way."""
+    peer: str = context.peer()
+    if peer.startswith("unix:"):
+        for key, value in context.invocation_metadata() or ():
+            if key == WEB_PEER_KEY and isinstance(value, str):
+                return value
+    return peer
 
 
 def client_address(peer: str) -> str:
@@ -188,7 +205,7 @@ class Limits:
 
     def check_table_creation(self, context: Context) -> None:
         """Count one table created from the caller's address, or refuse (with retry-delay)."""
-        address = client_address(context.peer())
+        address = client_address(peer_of(context))
         delay = self._tables.take(address)
         if delay:
             per_minute = self.settings.tables_per_address
@@ -207,7 +224,7 @@ class Limits:
         """Refuse a quick-match entry when the caller's address already has its limit of
         players waiting (``waiting(table_id, seat)``: still seated at a table not started).
         Returns the address, for :meth:`quick_match_seated`."""
-        address = client_address(context.peer())
+        address = client_address(peer_of(context))
         limit = self.settings.quick_match_per_address
         if limit <= 0:
             return address
@@ -321,7 +338,7 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             inner_unary = handler.unary_unary
 
             async def unary(request: Any, context: Context) -> Any:
-                PEER.set(context.peer())
+                PEER.set(peer_of(context))
                 if isinstance(request, _Malformed):
                     raise _malformed(method)
                 return await inner_unary(request, context)
@@ -333,7 +350,7 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             inner_stream = handler.unary_stream
 
             async def unary_stream(request: Any, context: Context) -> AsyncIterator[Any]:
-                PEER.set(context.peer())
+                PEER.set(peer_of(context))
                 if isinstance(request, _Malformed):
                     raise _malformed(method)
                 async for message in inner_stream(request, context):
@@ -347,7 +364,7 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             limits = self._limits
 
             async def stream_stream(requests: Any, context: Context) -> AsyncIterator[Any]:
-                PEER.set(context.peer())
+                PEER.set(peer_of(context))
                 malformed: list[errors.RequestError] = []
 
                 async def checked() -> AsyncIterator[Any]:
@@ -362,7 +379,7 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
                 key = None
                 if method == PLAY_METHOD:
-                    token = _metadata(context, SEAT_TOKEN_METADATA)
+                    token = metadata_value(context, SEAT_TOKEN_METADATA)
                     if token is not None:
                         key = limits.open_play_stream(token)
                 try:
@@ -382,10 +399,3 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 stream_stream, request_deserializer=deserialize, response_serializer=serialize
             )
         return handler
-
-
-def _metadata(context: Context, key: str) -> str | None:
-    for name, value in context.invocation_metadata() or ():
-        if name == key:
-            return value if isinstance(value, str) else value.decode(errors="replace")
-    return None

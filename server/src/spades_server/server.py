@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import signal
+import tempfile
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -24,9 +27,14 @@ from spades_server.eventlog.base import EventLog
 from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.house import HousePool, own_address
-from spades_server.lobby import LobbyProjection, LobbyServicer
+from spades_server.lobby import LobbyServicer
 from spades_server.play import PlayServicer, Shutdown
+from spades_server.projection import LobbyProjection
 from spades_server.tables import TableStore
+from spades_server.web import Gateway
+
+#: The built web client (``make web``), served on the web port when present.
+WEB_CLIENT = Path(__file__).resolve().parents[2] / "web" / "dist"
 
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -174,6 +182,10 @@ class SpadesServer:
             ],
         )
         self.port = 0
+        #: The web port's gateway (gRPC-Web, the web client), when ``settings.web`` is not off.
+        self.web: Gateway | None = None
+        self.web_port = 0
+        self._web_socket_dir: str | None = None
 
     async def start(self) -> int:
         """Open the log, rebuild the lobby, start serving; returns the bound port."""
@@ -187,6 +199,13 @@ class SpadesServer:
             raise OSError(f"cannot listen on {self.settings.listen}: {error}") from None
         if self.port == 0:
             raise OSError(f"cannot listen on {self.settings.listen}")
+        if self.settings.web != "off":
+            # The gateway reaches the services through a socket only this process's user can
+            # open: calls that arrive on it may carry the browser's address (web.peer_of).
+            self._web_socket_dir = tempfile.mkdtemp(prefix="spades-web-")
+            web_target = f"unix:{self._web_socket_dir}/grpc.sock"
+            self.server.add_insecure_port(web_target)
+            self.web = Gateway(web_target, WEB_CLIENT)
         await self.log.open()
         await self.projection.start()
         await self.clock.start(self.projection.active_table_ids())
@@ -206,6 +225,13 @@ class SpadesServer:
         for name in ("", *SERVICE_NAMES):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         await self.server.start()
+        if self.web is not None:
+            try:
+                self.web_port = await self.web.start(self.settings.web)
+            except OSError as error:
+                await self.server.stop(None)
+                where = self.settings.web
+                raise OSError(f"cannot serve the web port on {where}: {error}") from None
         if credentials is not None:
             # A house bot is a client of this port; over TLS it would need a name the
             # certificate holds, which the server cannot know.
@@ -222,8 +248,18 @@ class SpadesServer:
             durability=self.settings.durability,
             tls=credentials is not None,
             admin=bool(self.settings.operator_token),
+            web=self.web_url or "off",
         )
         return self.port
+
+    @property
+    def web_url(self) -> str:
+        """The web port's address as a browser opens it, or "" when it is off."""
+        if self.web is None or not self.web_port:
+            return ""
+        host = self.settings.web.rpartition(":")[0].strip("[]") or "127.0.0.1"
+        host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+        return f"http://{'[' + host + ']' if ':' in host else host}:{self.web_port}/"
 
     async def stop(self) -> None:
         """Stop taking calls, let in-flight commands finish, close streams with UNAVAILABLE."""
@@ -232,7 +268,11 @@ class SpadesServer:
         await self.house_bots.stop()
         self.shutdown.event.set()
         self.store.wake_all()
+        if self.web is not None:
+            await self.web.stop()
         await self.server.stop(self.settings.shutdown_grace)
+        if self._web_socket_dir is not None:
+            shutil.rmtree(self._web_socket_dir, ignore_errors=True)
         await self.clock.stop()
         await self.projection.stop()
         await self.log.close()
@@ -242,13 +282,14 @@ class SpadesServer:
         await self.server.wait_for_termination()
 
 
-async def serve(settings: Settings, ready: Callable[[int], None] | None = None) -> None:
+async def serve(settings: Settings, ready: Callable[[SpadesServer], None] | None = None) -> None:
     """Serve until SIGTERM or SIGINT, then shut down gracefully.
 
-    ``ready`` is called with the bound port once the server accepts calls. On the signal: health
-    turns NOT_SERVING, new calls are refused, streams close with UNAVAILABLE (their clients
-    reconnect and resume), in-flight calls get ``settings.shutdown_grace`` seconds, then the
-    event log is closed (every acknowledged append is already committed).
+    ``ready`` is called with the server once it accepts calls (it has ``port`` and
+    ``web_url``). On the signal: health turns NOT_SERVING, new calls are refused, streams close
+    with UNAVAILABLE (their clients reconnect and resume), in-flight calls get
+    ``settings.shutdown_grace`` seconds, then the event log is closed (every acknowledged append
+    is already committed).
     """
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
@@ -263,9 +304,9 @@ async def serve(settings: Settings, ready: Callable[[int], None] | None = None) 
         loop.add_signal_handler(signum, on_signal, signum)
     server = SpadesServer(settings)
     try:
-        port = await server.start()
+        await server.start()
         if ready is not None:
-            ready(port)
+            ready(server)
         await stopping.wait()
         log.info(
             "shutting down",

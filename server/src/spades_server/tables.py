@@ -1,10 +1,12 @@
 """Tables as event-sourced aggregates, and command handling on the event log.
 
-A :class:`Table` is everything the log says about one table: the engine's match state plus
-what only the server keeps (seat-token digests, substitutes' token digests, the table's name and
-privacy, the action ids already answered). :class:`TableStore` handles every command the same
-stateless way: load the table (from a cache checked against the log's version), decide with the
-engine, append with the expected version, and on a conflict reload and decide again.
+A :class:`Table` is everything the log says about one table: its entries (see
+:mod:`spades_server.journal`), the engine's match state plus what only the server keeps
+(seat-token digests, substitutes' token digests, the table's name and privacy, the action ids
+already answered). :class:`TableStore` handles every command the same stateless way: load the
+table (from a cache checked against the log's version), decide with the engine, append with the
+expected version (on a conflict reload and decide again), and adopt the state the decision
+reached: a command's events are folded once, by the engine, when it decides.
 """
 
 from __future__ import annotations
@@ -18,19 +20,20 @@ from typing import Any
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from spades import protocol
 from spades.engine import IllegalAction, MatchState, Phase
 from spades.engine import events as ev
-from spades.v1 import events_pb2
-from spades_server import errors, metrics
+from spades_server import errors, journal, metrics
 from spades_server.eventlog.base import EventLog, StoredEvent, VersionConflict
+from spades_server.journal import Draft, Entry, Listing, Secrets, drafts
 
 MAX_DECIDE_ATTEMPTS = 20
 
 
 @dataclass
 class Table:
-    """One table folded from its log."""
+    """One table, as its log's entries say: the engine's match state plus what only the server
+    keeps (seat-token digests, substitutes' token digests, the join code's digest, the action
+    ids already answered) and the lobby's listing (name, privacy)."""
 
     table_id: str
     version: int = 0
@@ -45,52 +48,52 @@ class Table:
     substitute_token_digests: dict[int, bytes] = field(default_factory=dict)
     #: (seat, action id) -> sequence of the first event the action caused.
     answered_actions: dict[tuple[int, str], int] = field(default_factory=dict)
-    #: Every stored event, as protobuf with its sequence and time.
-    events: list[events_pb2.Event] = field(default_factory=list)
-    #: The same events as engine values (for redaction and views).
-    engine_events: list[ev.Event] = field(default_factory=list)
+    #: Every stored event, in order (entry ``n`` has sequence ``n + 1``).
+    entries: list[Entry] = field(default_factory=list)
 
-    def fold(self, stored: StoredEvent, message: events_pb2.Event | None = None) -> None:
-        """Add one stored event (the next version) to the table; ``message`` is its data
-        already parsed (by the command that appended it), to save parsing it again."""
-        if stored.version <= self.version:
+    def fold(self, entry: Entry) -> None:
+        """Add the table's next entry, folding its event into the match state."""
+        if entry.sequence <= self.version:
             return  # already folded: a concurrent load read it from the log first
-        event = message if message is not None else events_pb2.Event.FromString(stored.data)
-        event.sequence = stored.version
-        event.time.FromNanoseconds(int(stored.recorded_at * 1e9))
-        engine_event = protocol.event_from_proto(event)
-        self.state.evolve(engine_event)
-        kind = event.WhichOneof("kind")
-        if kind == "table_created":
-            created = event.table_created
-            self.name = created.name
-            self.private = created.private
-            self.quick_match = created.quick_match
-            self.join_code_sha256 = created.join_code_sha256
-            self.created_at = stored.recorded_at
-            created.ClearField("join_code_sha256")
-        elif kind == "seat_taken":
-            seat = protocol.seat_from_proto(event.seat_taken.player.seat)
-            self.seat_token_digests[seat] = event.seat_taken.seat_token_sha256
-            event.seat_taken.ClearField("seat_token_sha256")
-        elif kind == "seat_left":
-            self.seat_token_digests.pop(protocol.seat_from_proto(event.seat_left.seat), None)
-        elif kind == "seat_substituted":
-            seat = protocol.seat_from_proto(event.seat_substituted.seat)
-            self.substitute_token_digests[seat] = event.seat_substituted.substitute_token_sha256
-            event.seat_substituted.ClearField("substitute_token_sha256")
-        elif kind == "seat_reclaimed":
-            seat = protocol.seat_from_proto(event.seat_reclaimed.seat)
-            self.substitute_token_digests.pop(seat, None)
-        if event.action_id:
-            actor = actor_of(engine_event)
+        self.state.evolve(entry.event)
+        self._record(entry)
+
+    def adopt(self, state: MatchState, entries: Sequence[Entry]) -> None:
+        """Take the state a command decided, with the entries it appended: nothing is folded
+        again (unless another path folded some of them first, then the rest are folded)."""
+        if not entries or entries[0].sequence != self.version + 1:
+            for entry in entries:
+                self.fold(entry)
+            return
+        self.state = state
+        for entry in entries:
+            self._record(entry)
+
+    def _record(self, entry: Entry) -> None:
+        event, secrets = entry.event, entry.secrets
+        if isinstance(event, ev.TableCreated):
+            created = entry.message.table_created
+            self.name, self.private, self.quick_match = (
+                created.name,
+                created.private,
+                created.quick_match,
+            )
+            self.join_code_sha256 = secrets.join_code_sha256
+            self.created_at = entry.recorded_at
+        elif isinstance(event, ev.SeatTaken):
+            self.seat_token_digests[event.seat] = secrets.seat_token_sha256
+        elif isinstance(event, ev.SeatLeft):
+            self.seat_token_digests.pop(event.seat, None)
+        elif isinstance(event, ev.SeatSubstituted):
+            self.substitute_token_digests[event.seat] = secrets.substitute_token_sha256
+        elif isinstance(event, ev.SeatReclaimed):
+            self.substitute_token_digests.pop(event.seat, None)
+        if entry.action_id:
+            actor = entry.actor
             if actor is not None:
-                self.answered_actions.setdefault((actor, event.action_id), stored.version)
-        # The server's secrets (digests) now live in the fields above only: the kept message
-        # may go to any viewer the engine's redaction lets see it.
-        self.events.append(event)
-        self.engine_events.append(engine_event)
-        self.version = stored.version
+                self.answered_actions.setdefault((actor, entry.action_id), entry.sequence)
+        self.entries.append(entry)
+        self.version = entry.sequence
 
     def is_player(self, seat: int, holder: bytes) -> bool:
         """Whether ``holder`` (a token digest) is the seat's own player's."""
@@ -113,35 +116,41 @@ class Table:
     def finished(self) -> bool:
         return self.state.phase is Phase.ENDED
 
+    @property
+    def events(self) -> list[ev.Event]:
+        """The engine's events, in order."""
+        return [entry.event for entry in self.entries]
+
     def state_at(self, version: int) -> MatchState:
         """The match state as it was after ``version`` events."""
         if version >= self.version:
             return self.state
-        return MatchState.from_events(self.engine_events[:version])
+        return MatchState.from_events(entry.event for entry in self.entries[:version])
 
 
-def actor_of(event: ev.Event) -> int | None:
-    """The seat whose action an event records first, if any."""
-    if isinstance(event, ev.BlindNilChosen | ev.BidMade | ev.CardPlayed | ev.Conceded):
-        return event.seat
-    if isinstance(event, ev.CardsPassed):
-        return event.from_seat
-    if isinstance(event, ev.SeatTaken | ev.SeatLeft):
-        return event.seat
-    return None
+@dataclass(frozen=True)
+class Decided:
+    """What a command decided: the state after it, and the events to append to reach it."""
+
+    state: MatchState
+    drafts: list[Draft]
+
+    @classmethod
+    def of(
+        cls,
+        outcome: tuple[MatchState, list[ev.Event]],
+        action_id: str = "",
+        secrets: Secrets | None = None,
+        listing: Listing | None = None,
+    ) -> Decided:
+        """From an engine command's (state, events); the first event carries the rest."""
+        state, events = outcome
+        return cls(state, drafts(events, action_id, secrets, listing))
 
 
-def to_proto_events(
-    engine_events: Sequence[ev.Event], action_id: str = ""
-) -> list[events_pb2.Event]:
-    """Engine events as log entries; the first carries the action id that caused them."""
-    out = [protocol.event_to_proto(event) for event in engine_events]
-    if out and action_id:
-        out[0].action_id = action_id
-    return out
-
-
-Decision = Callable[[Table], list[events_pb2.Event]]
+#: A command's decision on the latest table: None (or no drafts) when there is nothing to do;
+#: raises :class:`errors.RequestError` (or the engine's IllegalAction) to refuse.
+Decision = Callable[[Table], Decided | None]
 
 
 class TableStore:
@@ -177,7 +186,7 @@ class TableStore:
         # or commands and streams would fold into different copies.
         table = self._cache.get(table_id) or table
         for event in stored:
-            table.fold(event)  # folding skips what the table already has
+            table.fold(journal.decode(event))  # folding skips what the table already has
         if table.version == 0:
             raise errors.not_found(f"there is no table {table_id!r}")
         self._cache[table_id] = table
@@ -189,18 +198,18 @@ class TableStore:
         """Fold whatever the log has past the cached table (after a conflict: always read)."""
         version = table.version
         for event in await self.log.read(table.table_id, after_version=version):
-            table.fold(event)
+            table.fold(journal.decode(event))
         if table.version != version:
             self._changed(table)
 
-    def observe(self, stored: StoredEvent) -> None:
-        """Fold an event another process appended into the cached table (the log's followers
-        call this with every event; events this store appended are already folded)."""
-        table = self._cache.get(stored.stream_id)
-        if table is None or stored.version <= table.version:
+    def observe(self, entry: Entry) -> None:
+        """Fold an entry another process appended into the cached table (the log's followers
+        call this with every entry; entries this store appended are already folded)."""
+        table = self._cache.get(entry.table_id)
+        if table is None or entry.sequence <= table.version:
             return
-        if stored.version == table.version + 1:
-            table.fold(stored)
+        if entry.sequence == table.version + 1:
+            table.fold(entry)
             self._changed(table)
         else:  # events were missed: read them in order
             task = asyncio.get_running_loop().create_task(self._refresh(table))
@@ -254,17 +263,19 @@ class TableStore:
             signal = self._signals[table_id] = asyncio.Event()
         await signal.wait()
 
-    async def create(self, table_id: str, events: list[events_pb2.Event]) -> Table:
-        """Start a new table's log with ``events``."""
-        stored = await self._append(table_id, 0, events)
+    async def create(self, table_id: str, decided: Decided) -> Table:
+        """Start a new table's log with what was decided (its TableCreated first)."""
+        stored = await self._append(table_id, 0, decided.drafts)
         table = Table(table_id)
-        for event in stored:
-            table.fold(event)
+        table.adopt(
+            decided.state,
+            [journal.appended(*pair) for pair in zip(stored, decided.drafts, strict=True)],
+        )
         self._cache[table_id] = table
         self._changed(table)
         return table
 
-    async def execute(self, table_id: str, decide: Decision) -> tuple[Table, list[StoredEvent]]:
+    async def execute(self, table_id: str, decide: Decision) -> tuple[Table, list[Entry]]:
         """Run a command: decide on the latest table, append, retry on a conflict.
 
         ``decide`` raises :class:`errors.RequestError` to refuse (nothing is written) and may
@@ -273,41 +284,43 @@ class TableStore:
         """
         return await asyncio.shield(asyncio.ensure_future(self._execute(table_id, decide)))
 
-    async def _execute(self, table_id: str, decide: Decision) -> tuple[Table, list[StoredEvent]]:
+    async def _execute(self, table_id: str, decide: Decision) -> tuple[Table, list[Entry]]:
         async with self._lock(table_id):
             for _ in range(MAX_DECIDE_ATTEMPTS):
                 table = await self.load(table_id)
                 try:
-                    new_events = decide(table)
+                    decided = decide(table)
                 except IllegalAction as error:
                     raise errors.precondition(error.reason) from error
-                if not new_events:
+                if decided is None or not decided.drafts:
                     return table, []
                 try:
-                    stored = await self._append(table_id, table.version, new_events)
+                    stored = await self._append(table_id, table.version, decided.drafts)
                 except VersionConflict:
                     metrics.APPEND_CONFLICTS.inc()
                     await self._refresh(table)
                     continue
-                for event, message in zip(stored, new_events, strict=True):
-                    table.fold(event, message)
+                entries = _entries(stored, decided)
+                table.adopt(decided.state, entries)
                 self._changed(table)
-                return table, stored
+                return table, entries
         raise errors.RequestError(
             grpc.StatusCode.ABORTED,
             "the table kept changing under this request; try again",
         )
 
     async def _append(
-        self, table_id: str, expected: int, events: list[events_pb2.Event]
+        self, table_id: str, expected: int, drafts: Sequence[Draft]
     ) -> list[StoredEvent]:
         started = time.perf_counter()
-        stored = await self.log.append(
-            table_id, expected, [event.SerializeToString() for event in events]
-        )
+        stored = await self.log.append(table_id, expected, [journal.encode(d) for d in drafts])
         metrics.APPEND_SECONDS.observe(time.perf_counter() - started)
         metrics.EVENTS_APPENDED.inc(len(stored))
         return stored
+
+
+def _entries(stored: Sequence[StoredEvent], decided: Decided) -> list[Entry]:
+    return [journal.appended(row, draft) for row, draft in zip(stored, decided.drafts, strict=True)]
 
 
 def timestamp(seconds: float) -> Timestamp:

@@ -1,7 +1,8 @@
 """Identifiers and secrets: table ids, seat tokens and join codes.
 
 A seat token is ``<table id>.<secret>`` with 192 random bits of secret. The server keeps only
-its SHA-256 (in the SeatTaken event, removed from every view) and compares in constant time.
+its SHA-256 (beside the SeatTaken event, in the journal's secrets: never in a public message)
+and compares in constant time (:mod:`spades_server.auth`).
 A token is good for one seat of one table.
 """
 

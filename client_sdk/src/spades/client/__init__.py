@@ -8,9 +8,9 @@
 ...             print(table.table_id, table.name, table.badges)
 """
 
+from spades.client.admin import OPERATOR_TOKEN_METADATA, AdminClient, TableDetail
 from spades.client.client import (
     DEFAULT_CHANNEL_OPTIONS,
-    HOUSE_BOT_KINDS,
     CreatedTable,
     HouseBotSeated,
     SeatInfo,
@@ -20,7 +20,7 @@ from spades.client.client import (
     TablePage,
     parse_seat,
 )
-from spades.client.connection import SEAT_TOKEN_METADATA, SeatConnection, new_action_id
+from spades.client.connection import SeatConnection, new_action_id
 from spades.client.errors import (
     Aborted,
     ActionRefused,
@@ -43,14 +43,17 @@ from spades.client.messages import (
     WatchMessage,
 )
 from spades.client.sync import SyncSpadesClient
+from spades.wire import HOUSE_BOT_KINDS, SEAT_TOKEN_METADATA
 
 __all__ = [
     "DEFAULT_CHANNEL_OPTIONS",
     "HOUSE_BOT_KINDS",
+    "OPERATOR_TOKEN_METADATA",
     "SEAT_TOKEN_METADATA",
     "Aborted",
     "ActionRefused",
     "ActionResult",
+    "AdminClient",
     "CreatedTable",
     "FailedPrecondition",
     "HouseBotSeated",
@@ -69,6 +72,7 @@ __all__ = [
     "SpadesError",
     "StreamEvent",
     "SyncSpadesClient",
+    "TableDetail",
     "TableInfo",
     "TablePage",
     "Unauthenticated",

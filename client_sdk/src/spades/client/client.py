@@ -19,11 +19,17 @@ from typing import Any, Final, TypeVar, cast
 import grpc
 
 from spades import protocol
-from spades.client.connection import SEAT_TOKEN_METADATA, SeatConnection
+from spades.client.connection import SeatConnection
 from spades.client.errors import from_rpc_error
 from spades.client.messages import WatchMessage, watch_message
 from spades.engine import SEAT_NAMES, Rules
 from spades.v1 import cards_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc, record_pb2
+from spades.wire import (
+    HOUSE_BOT_KINDS,
+    SEAT_TOKEN_METADATA,
+    TABLE_STATUS_NAMES,
+    TABLE_STATUS_VALUES,
+)
 
 #: Keep idle connections alive and notice dead ones; reconnect quickly after a drop.
 DEFAULT_CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
@@ -36,12 +42,6 @@ DEFAULT_CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
     ("grpc.max_reconnect_backoff_ms", 5_000),
 )
 
-_STATUS_NAMES: Final = {
-    lobby_pb2.TABLE_STATUS_WAITING: "waiting",
-    lobby_pb2.TABLE_STATUS_PLAYING: "playing",
-    lobby_pb2.TABLE_STATUS_FINISHED: "finished",
-}
-_STATUS_VALUES: Final = {name: value for value, name in _STATUS_NAMES.items()}
 
 T = TypeVar("T")
 
@@ -86,7 +86,7 @@ class TableInfo:
             badges=tuple(message.badges),
             private=message.private,
             quick_match=message.quick_match,
-            status=_STATUS_NAMES.get(message.status, "unknown"),
+            status=TABLE_STATUS_NAMES.get(message.status, "unknown"),
             seats=tuple(
                 SeatInfo(
                     protocol.seat_from_proto(seat.seat),
@@ -136,13 +136,6 @@ class HouseBotSeated:
     table_id: str
     seat: int
     player_name: str
-
-
-#: The kinds of house bot (:meth:`SpadesClient.add_house_bot`), by name.
-HOUSE_BOT_KINDS: Final = {
-    "random": lobby_pb2.HOUSE_BOT_KIND_RANDOM,
-    "heuristic": lobby_pb2.HOUSE_BOT_KIND_HEURISTIC,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +217,7 @@ class SpadesClient:
     ) -> TablePage:
         """Public tables, newest first; ``status`` is "waiting", "playing" or "finished"."""
         request = lobby_pb2.ListTablesRequest(
-            status=_STATUS_VALUES[status] if status else lobby_pb2.TABLE_STATUS_UNSPECIFIED,
+            status=TABLE_STATUS_VALUES[status] if status else lobby_pb2.TABLE_STATUS_UNSPECIFIED,
             page_size=page_size,
             page_token=page_token,
         )

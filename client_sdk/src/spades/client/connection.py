@@ -20,8 +20,7 @@ from spades.client.errors import SpadesError, Unavailable, from_rpc_error
 from spades.client.messages import PlayMessage, Snapshot, play_message
 from spades.engine import Action
 from spades.v1 import play_pb2, play_pb2_grpc
-
-SEAT_TOKEN_METADATA = "spades-seat-token"
+from spades.wire import SEAT_TOKEN_METADATA
 
 
 def new_action_id() -> str:

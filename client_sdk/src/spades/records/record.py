@@ -1,17 +1,27 @@
 """A whole match as one ``spades.v1.GameRecord``: built from engine events, read back into them.
 
-A finished match's record holds every event as the table logged it, the seed included (it was
-revealed at the end). An unfinished match's record is public: every event as a spectator sees
-it, no seed and no preset deals, so it gives away no card a spectator could not see.
+A finished match's record holds every event as the table logged it, and the seed and preset deals
+(revealed at the end) in fields of the record: TableCreated carries no secret on the wire, and
+:func:`events_of` puts them back into it. An unfinished match's record is public: every event as
+a spectator sees it, no seed and no preset deals, so it gives away no card a spectator could not
+see.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from spades.engine import events as ev
 from spades.engine.views import redact
-from spades.protocol import event_from_proto, rules_to_proto, seat_to_proto, stored_event
+from spades.protocol import (
+    deals_from_proto,
+    deals_to_proto,
+    event_from_proto,
+    rules_to_proto,
+    seat_to_proto,
+    stored_event,
+)
 from spades.v1 import events_pb2, record_pb2
 
 FORMAT_VERSION = 1
@@ -48,6 +58,7 @@ def build_record(
         seed=seed,
         shuffle_version=created.shuffle_version,
         events=[stored_event(event, sequence) for sequence, event in enumerate(logged, 1)],
+        preset_deals=deals_to_proto(() if public else created.preset_deals or ()),
     )
 
 
@@ -82,4 +93,11 @@ def events_of(record: record_pb2.GameRecord) -> list[ev.Event]:
             raise RecordError(f"event {index} cannot be read: {error}") from error
     if not events or not isinstance(events[0], ev.TableCreated):
         raise RecordError("the record's first event must be TableCreated")
+    if record.seed:
+        # A record with its seed is the whole one: its TableCreated gets its secrets back.
+        try:
+            deals = deals_from_proto(record.preset_deals, "preset_deals")
+        except ValueError as error:
+            raise RecordError(f"the preset deals cannot be read: {error}") from error
+        events[0] = dataclasses.replace(events[0], seed=record.seed, preset_deals=deals)
     return events

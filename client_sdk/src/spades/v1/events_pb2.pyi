@@ -88,35 +88,22 @@ class TableCreated(_message.Message):
     RULES_FIELD_NUMBER: _builtins.int
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     SHUFFLE_VERSION_FIELD_NUMBER: _builtins.int
-    SEED_FIELD_NUMBER: _builtins.int
-    PRESET_DEALS_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     PRIVATE_FIELD_NUMBER: _builtins.int
-    JOIN_CODE_SHA256_FIELD_NUMBER: _builtins.int
     QUICK_MATCH_FIELD_NUMBER: _builtins.int
     seed_commitment: _builtins.bytes
     """SHA-256 of the seed, published now so the deals can be verified when the seed is revealed."""
     shuffle_version: _builtins.str
     """The shuffle algorithm that turns the seed into deals, for example "spades-shuffle-v1"."""
-    seed: _builtins.bytes
-    """The seed itself. Secret: kept in the log, removed from every view until SeedRevealed."""
     name: _builtins.str
     """The table's name in the lobby."""
     private: _builtins.bool
     """True for a private table: not listed, joined with a code."""
-    join_code_sha256: _builtins.bytes
-    """SHA-256 of a private table's join code. Secret: removed from every view."""
     quick_match: _builtins.bool
     """True for a table the quick-match queue made (always the default rules)."""
     @_builtins.property
     def rules(self) -> _rules_pb2.RuleSet:
         """The rules of the match."""
-
-    @_builtins.property
-    def preset_deals(self) -> _containers.RepeatedCompositeFieldContainer[Global___Deal]:
-        """Deals given by the operator (duplicate events, tests), one per hand from the first; hands
-        past the last one are shuffled from the seed. Secret like the seed.
-        """
 
     def __init__(
         self,
@@ -124,16 +111,13 @@ class TableCreated(_message.Message):
         rules: _rules_pb2.RuleSet | None = ...,
         seed_commitment: _builtins.bytes = ...,
         shuffle_version: _builtins.str = ...,
-        seed: _builtins.bytes = ...,
-        preset_deals: _abc.Iterable[Global___Deal] | None = ...,
         name: _builtins.str = ...,
         private: _builtins.bool = ...,
-        join_code_sha256: _builtins.bytes = ...,
         quick_match: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["join_code_sha256", b"join_code_sha256", "name", b"name", "preset_deals", b"preset_deals", "private", b"private", "quick_match", b"quick_match", "rules", b"rules", "seed", b"seed", "seed_commitment", b"seed_commitment", "shuffle_version", b"shuffle_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "private", b"private", "quick_match", b"quick_match", "rules", b"rules", "seed_commitment", b"seed_commitment", "shuffle_version", b"shuffle_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -224,9 +208,6 @@ class SeatTaken(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     PLAYER_FIELD_NUMBER: _builtins.int
-    SEAT_TOKEN_SHA256_FIELD_NUMBER: _builtins.int
-    seat_token_sha256: _builtins.bytes
-    """SHA-256 of the seat token handed to the player. Secret: removed from every view."""
     @_builtins.property
     def player(self) -> Global___Player:
         """The player and their seat."""
@@ -235,11 +216,10 @@ class SeatTaken(_message.Message):
         self,
         *,
         player: Global___Player | None = ...,
-        seat_token_sha256: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "seat_token_sha256", b"seat_token_sha256"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -752,23 +732,19 @@ class SeatSubstituted(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
-    SUBSTITUTE_TOKEN_SHA256_FIELD_NUMBER: _builtins.int
     seat: _cards_pb2.Seat.ValueType
     """The seat."""
     reason: Global___SubstitutionReason.ValueType
     """Why."""
-    substitute_token_sha256: _builtins.bytes
-    """SHA-256 of the substitute's seat token. Secret: removed from every view."""
     def __init__(
         self,
         *,
         seat: _cards_pb2.Seat.ValueType = ...,
         reason: Global___SubstitutionReason.ValueType = ...,
-        substitute_token_sha256: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "seat", b"seat", "substitute_token_sha256", b"substitute_token_sha256"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -905,7 +881,9 @@ class Event(_message.Message):
     sequence: _builtins.int
     """Position in the table's log, starting at 1. Zero for an event not yet stored."""
     action_id: _builtins.str
-    """The client's id of the action that caused this event, on the first event of that action."""
+    """The client's id of the action that caused this event, on the first event of that action.
+    Only the acting seat's own stream gets it; every other viewer gets it empty.
+    """
     @_builtins.property
     def time(self) -> _timestamp_pb2.Timestamp:
         """When the event was stored. Unset for an event not yet stored."""

@@ -26,7 +26,7 @@ from spades.v1 import events_pb2 as spades_dot_v1_dot_events__pb2
 from spades.v1 import rules_pb2 as spades_dot_v1_dot_rules__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16spades/v1/record.proto\x12\tspades.v1\x1a\x16spades/v1/events.proto\x1a\x15spades/v1/rules.proto\"\xdf\x01\n\nGameRecord\x12\x16\n\x0e\x66ormat_version\x18\x01 \x01(\r\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12!\n\x05rules\x18\x03 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\"\n\x07players\x18\x04 \x03(\x0b\x32\x11.spades.v1.Player\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\x0c\x12\x0c\n\x04seed\x18\x06 \x01(\x0c\x12\x17\n\x0fshuffle_version\x18\x07 \x01(\t\x12 \n\x06\x65vents\x18\x08 \x03(\x0b\x32\x10.spades.v1.Eventb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16spades/v1/record.proto\x12\tspades.v1\x1a\x16spades/v1/events.proto\x1a\x15spades/v1/rules.proto\"\x86\x02\n\nGameRecord\x12\x16\n\x0e\x66ormat_version\x18\x01 \x01(\r\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12!\n\x05rules\x18\x03 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\"\n\x07players\x18\x04 \x03(\x0b\x32\x11.spades.v1.Player\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\x0c\x12\x0c\n\x04seed\x18\x06 \x01(\x0c\x12\x17\n\x0fshuffle_version\x18\x07 \x01(\t\x12 \n\x06\x65vents\x18\x08 \x03(\x0b\x32\x10.spades.v1.Event\x12%\n\x0cpreset_deals\x18\t \x03(\x0b\x32\x0f.spades.v1.Dealb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,5 +34,5 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'spades.v1.record_pb2', _glo
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_GAMERECORD']._serialized_start=85
-  _globals['_GAMERECORD']._serialized_end=308
+  _globals['_GAMERECORD']._serialized_end=347
 # @@protoc_insertion_point(module_scope)

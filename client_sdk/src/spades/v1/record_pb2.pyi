@@ -34,6 +34,7 @@ class GameRecord(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     SHUFFLE_VERSION_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
+    PRESET_DEALS_FIELD_NUMBER: _builtins.int
     format_version: _builtins.int
     """Format version of the record; this is 1."""
     table_id: _builtins.str
@@ -56,6 +57,12 @@ class GameRecord(_message.Message):
     def events(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]:
         """Every event in order, as the viewer of the record may see it."""
 
+    @_builtins.property
+    def preset_deals(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Deal]:
+        """The operator's preset deals, one per hand from the first, once the match is over (empty in
+        the public record of an unfinished match, and for a table dealt only from its seed).
+        """
+
     def __init__(
         self,
         *,
@@ -67,10 +74,11 @@ class GameRecord(_message.Message):
         seed: _builtins.bytes = ...,
         shuffle_version: _builtins.str = ...,
         events: _abc.Iterable[_events_pb2.Event] | None = ...,
+        preset_deals: _abc.Iterable[_events_pb2.Deal] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "format_version", b"format_version", "players", b"players", "rules", b"rules", "seed", b"seed", "seed_commitment", b"seed_commitment", "shuffle_version", b"shuffle_version", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "format_version", b"format_version", "players", b"players", "preset_deals", b"preset_deals", "rules", b"rules", "seed", b"seed", "seed_commitment", b"seed_commitment", "shuffle_version", b"shuffle_version", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,157 @@
+"""The operator's client: AdminService calls, authenticated with the server's operator token.
+
+>>> import asyncio
+>>> async def close(address: str, token: str, table_id: str) -> str:
+...     async with AdminClient(address, token) as admin:
+...         return (await admin.close_table(table_id)).status
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, TypeVar
+
+import grpc
+
+from spades import protocol
+from spades.client.client import DEFAULT_CHANNEL_OPTIONS, CreatedTable, TableInfo
+from spades.client.errors import from_rpc_error
+from spades.engine import Rules
+from spades.v1 import admin_pb2, admin_pb2_grpc, events_pb2, lobby_pb2
+
+#: The metadata key the operator token travels in.
+OPERATOR_TOKEN_METADATA = "spades-operator-token"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class TableDetail:
+    """A table as the operator sees it: private ones too, with how it ended."""
+
+    table: TableInfo
+    preset_deals: int
+    #: "target_score", "closed", ...; "" while the match is not over.
+    end_reason: str
+
+
+class AdminClient:
+    """AdminService on one server, with the operator token (``--operator-token``)."""
+
+    def __init__(
+        self,
+        address: str,
+        operator_token: str,
+        *,
+        channel_options: Sequence[tuple[str, Any]] = DEFAULT_CHANNEL_OPTIONS,
+        timeout: float | None = 10.0,
+    ) -> None:
+        self.address = address
+        self.timeout = timeout
+        self._metadata = ((OPERATOR_TOKEN_METADATA, operator_token),)
+        self._channel = grpc.aio.insecure_channel(address, options=list(channel_options))
+        self.admin: admin_pb2_grpc.AdminServiceAsyncStub = admin_pb2_grpc.AdminServiceStub(
+            self._channel
+        )
+
+    async def __aenter__(self) -> AdminClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._channel.close(None)
+
+    async def _call(self, call: Awaitable[T]) -> T:
+        try:
+            return await call
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+
+    async def close_table(self, table_id: str) -> TableInfo:
+        """End a table's match with no winner (the engine's close)."""
+        response = await self._call(
+            self.admin.CloseTable(
+                admin_pb2.CloseTableRequest(table_id=table_id),
+                metadata=self._metadata,
+                timeout=self.timeout,
+            )
+        )
+        return TableInfo.from_proto(response.table)
+
+    async def list_tables(
+        self, status: str | None = None, *, page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[TableDetail], str]:
+        """One page of every table (private ones too); and the next page's token, or ""."""
+        response = await self._call(
+            self.admin.ListTablesDetailed(
+                admin_pb2.ListTablesDetailedRequest(
+                    status=_status(status), page_size=page_size, page_token=page_token
+                ),
+                metadata=self._metadata,
+                timeout=self.timeout,
+            )
+        )
+        details = [
+            TableDetail(
+                TableInfo.from_proto(detail.table),
+                detail.preset_deals,
+                _end_reason(detail.end_reason),
+            )
+            for detail in response.tables
+        ]
+        return details, response.next_page_token
+
+    async def create_table_with_deals(
+        self,
+        name: str,
+        deals: Sequence[Sequence[Sequence[int]]],
+        rules: Rules | None = None,
+        *,
+        seed: bytes = b"",
+        private: bool = False,
+    ) -> CreatedTable:
+        """A table whose first hands are ``deals`` (each: one hand of card numbers per seat, in
+        seat order), the rest shuffled from ``seed`` (a fresh one when empty)."""
+        request = admin_pb2.CreateTableWithDealsRequest(
+            name=name,
+            rules=protocol.rules_to_proto(rules or Rules()),
+            deals=[
+                events_pb2.Deal(
+                    hands=[
+                        events_pb2.DealtHand(cards=protocol.cards_to_proto(hand)) for hand in deal
+                    ]
+                )
+                for deal in deals
+            ],
+            seed=seed,
+            private=private,
+        )
+        response = await self._call(
+            self.admin.CreateTableWithDeals(request, metadata=self._metadata, timeout=self.timeout)
+        )
+        return CreatedTable(TableInfo.from_proto(response.table), response.join_code)
+
+
+def _hand(cards: Sequence[int]) -> events_pb2.DealtHand:
+    return events_pb2.DealtHand(cards=protocol.cards_to_proto(cards))
+
+
+def _status(status: str | None) -> lobby_pb2.TableStatus.ValueType:
+    if not status:
+        return lobby_pb2.TABLE_STATUS_UNSPECIFIED
+    return lobby_pb2.TableStatus.Value(f"TABLE_STATUS_{status.upper()}")
+
+
+def _end_reason(reason: int) -> str:
+    if reason == 0:
+        return ""
+    name = events_pb2.MatchEndReason.Name(reason)  # type: ignore[arg-type]
+    return name.removeprefix("MATCH_END_REASON_").lower()

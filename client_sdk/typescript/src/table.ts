@@ -1,0 +1,122 @@
+// What a spectator's screen shows of a table, folded from its Watch stream: the snapshot first,
+// then each public event. This is presentation state, not the rules: who may play what is the
+// server's to say (prompts, refusals); here we only keep what has been said.
+
+import type { Card, Seat } from "./gen/spades/v1/cards_pb.js";
+import type { Bid } from "./gen/spades/v1/actions_pb.js";
+import type { Event, HandScored, MatchEnded, Player } from "./gen/spades/v1/events_pb.js";
+import type { RuleSet } from "./gen/spades/v1/rules_pb.js";
+import type { MatchView } from "./gen/spades/v1/view_pb.js";
+import { seatIndex } from "./cards.js";
+
+export interface PlayedCard {
+  seat: Seat;
+  card: Card;
+}
+
+export interface TableState {
+  sequence: bigint;
+  rules: RuleSet | undefined;
+  players: Map<Seat, Player>;
+  handNumber: number;
+  dealer: Seat | undefined;
+  /** Cards each seat holds, in seat order. */
+  handSizes: number[];
+  bids: Map<Seat, Bid>;
+  currentTrick: PlayedCard[];
+  /** The last finished trick of this hand, shown until the next card. */
+  lastTrick: PlayedCard[];
+  tricksWon: number[];
+  scores: number[];
+  handResults: HandScored[];
+  substituted: Set<Seat>;
+  end: MatchEnded | undefined;
+  seedRevealed: boolean;
+}
+
+/** The state a snapshot describes. */
+export function fromSnapshot(sequence: bigint, view: MatchView): TableState {
+  return {
+    sequence,
+    rules: view.rules,
+    players: new Map(view.players.map((player) => [player.seat, player])),
+    handNumber: view.handNumber,
+    dealer: view.dealer || undefined,
+    handSizes: [...view.handSizes],
+    bids: new Map(
+      view.bids.filter((bid) => bid.bid !== undefined).map((bid) => [bid.seat, bid.bid as Bid]),
+    ),
+    currentTrick: view.currentTrick.map((play) => ({ seat: play.seat, card: play.card as Card })),
+    lastTrick: [],
+    tricksWon: [...view.tricksWon],
+    scores: [...view.scores],
+    handResults: [...view.handResults],
+    substituted: new Set(view.substituted),
+    end: view.end,
+    seedRevealed: view.seed.length > 0,
+  };
+}
+
+/** The state after one more event (``state`` is updated in place and returned). */
+export function fold(state: TableState, event: Event): TableState {
+  state.sequence = event.sequence;
+  const what = event.kind;
+  switch (what.case) {
+    case "tableCreated":
+      state.rules = what.value.rules;
+      break;
+    case "seatTaken":
+      if (what.value.player) state.players.set(what.value.player.seat, what.value.player);
+      break;
+    case "seatLeft":
+      state.players.delete(what.value.seat);
+      break;
+    case "handStarted":
+      state.handNumber = what.value.handNumber;
+      state.dealer = what.value.dealer;
+      state.bids.clear();
+      state.currentTrick = [];
+      state.lastTrick = [];
+      state.tricksWon = state.tricksWon.map(() => 0);
+      break;
+    case "cardsDealt":
+      state.handSizes[seatIndex(what.value.seat)] = what.value.cardCount;
+      break;
+    case "bidMade":
+      if (what.value.bid) state.bids.set(what.value.seat, what.value.bid);
+      break;
+    case "cardPlayed": {
+      const index = seatIndex(what.value.seat);
+      state.handSizes[index] = Math.max(0, (state.handSizes[index] ?? 0) - 1);
+      state.currentTrick.push({ seat: what.value.seat, card: what.value.card as Card });
+      state.lastTrick = [];
+      break;
+    }
+    case "trickWon": {
+      const index = seatIndex(what.value.winner);
+      state.tricksWon[index] = (state.tricksWon[index] ?? 0) + 1;
+      state.lastTrick = state.currentTrick;
+      state.currentTrick = [];
+      break;
+    }
+    case "handScored":
+      state.handResults.push(what.value);
+      state.scores = what.value.sides.map((side) => side.totalScore);
+      break;
+    case "seatSubstituted":
+      state.substituted.add(what.value.seat);
+      break;
+    case "seatReclaimed":
+      state.substituted.delete(what.value.seat);
+      break;
+    case "matchEnded":
+      state.end = what.value;
+      break;
+    case "seedRevealed":
+      state.seedRevealed = true;
+      break;
+    default:
+      break; // no change to what a spectator sees (passes, timeouts, claims, ...)
+  }
+  return state;
+}

@@ -1,0 +1,96 @@
+"""Who may call: every check of a seat token, a substitute's token and the operator token.
+
+A seat token rides in the ``spades-seat-token`` metadata and names its table (see
+:mod:`spades_server.tokens`); the table's log holds only its digest (in the journal's secrets),
+compared in constant time. The operator token (``--operator-token``) rides in the
+``spades-operator-token`` metadata and is compared the same way, as SHA-256 digests, so its
+length does not show either.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+
+from spades.wire import OPERATOR_TOKEN_METADATA, SEAT_TOKEN_METADATA
+from spades_server import errors, tokens
+from spades_server.tables import Table, TableStore
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+GIVEN_UP = "this seat was given up, so its token is no longer valid"
+TAKEN_BACK = "the seat's player took it back, so this substitute's token is no longer valid"
+NOT_VALID = "this seat token is not valid (or its seat was given up)"
+
+
+def metadata_value(context: Context, key: str) -> str | None:
+    """The value of metadata ``key`` the caller sent (the first, if sent twice), or None."""
+    for name, value in context.invocation_metadata() or ():
+        if name == key:
+            return value if isinstance(value, str) else value.decode(errors="replace")
+    return None
+
+
+def seat_token_from(context: Context) -> str:
+    """The caller's seat token, or UNAUTHENTICATED."""
+    token = metadata_value(context, SEAT_TOKEN_METADATA)
+    if token is None:
+        raise errors.unauthenticated(
+            f"send your seat token in the {SEAT_TOKEN_METADATA!r} metadata"
+        )
+    return token
+
+
+async def authenticate(store: TableStore, token: str) -> tuple[Table, int]:
+    """The table and seat a seat token is good for (a player's, or a substitute's while it
+    plays the seat), or UNAUTHENTICATED."""
+    table_id = tokens.table_of_token(token)
+    if table_id is None:
+        raise errors.unauthenticated("this is not a seat token")
+    try:
+        table = await store.load(table_id)
+    except errors.RequestError:
+        raise errors.unauthenticated("this seat token is not valid") from None
+    for seat, token_digest in table.seat_token_digests.items():
+        if tokens.matches(token, token_digest):
+            return table, seat
+    # A substitute (a house bot playing for an absent player) while the substitution lasts.
+    for seat, token_digest in table.substitute_token_digests.items():
+        if tokens.matches(token, token_digest):
+            return table, seat
+    raise errors.unauthenticated(NOT_VALID)
+
+
+def check_player(table: Table, seat: int, token: str) -> None:
+    """UNAUTHENTICATED unless ``token`` is the seat's own player's (not a substitute's)."""
+    if not tokens.matches(token, table.seat_token_digests.get(seat, b"")):
+        raise errors.unauthenticated(NOT_VALID)
+
+
+def check_holder(table: Table, seat: int, holder: bytes, substitute: bool) -> None:
+    """UNAUTHENTICATED unless ``holder`` (a token digest) may still act for the seat: its own
+    player's, or (for a substitute's stream) the substitute's while the substitution lasts."""
+    if substitute:
+        if not table.is_substitute(seat, holder):
+            raise errors.unauthenticated(TAKEN_BACK)
+    elif not table.is_player(seat, holder):
+        raise errors.unauthenticated(GIVEN_UP)
+
+
+class OperatorGate:
+    """Checks the operator token of a call."""
+
+    def __init__(self, operator_token: str) -> None:
+        self._digest = tokens.digest(operator_token) if operator_token else b""
+
+    def check(self, context: Context) -> None:
+        if not self._digest:
+            raise errors.denied("no operator token is configured, so admin calls are refused")
+        sent = metadata_value(context, OPERATOR_TOKEN_METADATA)
+        if not sent:
+            raise errors.unauthenticated(
+                f"send the operator token in the {OPERATOR_TOKEN_METADATA!r} metadata"
+            )
+        if not tokens.matches(sent, self._digest):
+            raise errors.denied("that is not the operator token")

@@ -1,0 +1,220 @@
+"""Stream feeds: everything one stream sends, in order, as an object.
+
+A feed is a view of a table's journal for one viewer: a snapshot of what the viewer may know at
+one sequence, then every later event as the engine redacts it for the viewer (catch-up), then
+live events as the table changes. A :class:`SpectatorFeed` stops there; a :class:`SeatFeed` also
+checks before each step that its token may still see the seat, sends the seat's prompts (to the
+substitute's stream while one plays the seat), the results of its actions, and ends when the
+client closes its side or a newer stream for the seat takes over. Either ends with UNAVAILABLE
+when the server shuts down (clients resume from their last sequence).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+
+import grpc
+import structlog
+
+from spades import protocol
+from spades.engine import Viewer, redact, view, visible_legal_actions
+from spades.engine.events import SubstitutionReason
+from spades.v1 import events_pb2, play_pb2
+from spades_server import errors
+from spades_server.auth import check_holder
+from spades_server.clock import deadline_of
+from spades_server.decisions import SUPERSEDED
+from spades_server.tables import Table, TableStore, timestamp
+
+SHUTTING_DOWN = "the server is shutting down; reconnect and resume from your last sequence"
+
+
+@dataclass(frozen=True)
+class SeatSession:
+    """One open Play stream: whose seat it plays, with which credential."""
+
+    table_id: str
+    seat: int
+    #: Digest of the token the stream was opened with.
+    holder: bytes
+    #: True when the token is a house bot's, standing in for an absent player.
+    substitute: bool
+    #: Set when a newer stream for the seat replaces this one.
+    superseded: asyncio.Event
+    log: structlog.BoundLogger
+
+
+def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
+    """Stored event number ``index`` (0-based) as ``viewer`` may see it.
+
+    The engine's redaction decides; when it hides nothing, the entry's public message itself
+    goes out (no conversion per viewer). No server secret is in it (the journal keeps them
+    apart), and the action id goes only to the seat that acted.
+    """
+    entry = table.entries[index]
+    shown = redact(entry.event, viewer)
+    own_action = bool(entry.action_id) and viewer is not None and entry.actor == viewer
+    if shown is entry.event:
+        if not own_action:
+            return entry.message
+        out = events_pb2.Event()
+        out.CopyFrom(entry.message)
+    else:
+        out = protocol.event_to_proto(shown)
+        out.sequence = entry.message.sequence
+        out.time.CopyFrom(entry.message.time)
+    if own_action:
+        out.action_id = entry.action_id
+    return out
+
+
+def snapshot(table: Table, sequence: int, viewer: Viewer) -> play_pb2.Snapshot:
+    """What ``viewer`` may know of the table as it was at ``sequence``."""
+    state = table.state_at(sequence)
+    return play_pb2.Snapshot(sequence=sequence, view=protocol.view_to_proto(view(state, viewer)))
+
+
+class SpectatorFeed:
+    """A spectator's stream: snapshot, catch-up, live events (the public view)."""
+
+    viewer: Viewer = None
+
+    def __init__(self, store: TableStore, table_id: str, after: int, shutdown: asyncio.Event):
+        self._store = store
+        self.table_id = table_id
+        #: The sequence the client has (0: none, start from the latest).
+        self.after = after
+        self._shutdown = shutdown
+        #: The sequence of the last event sent.
+        self.position = 0
+
+    async def __aiter__(self) -> AsyncIterator[play_pb2.PlayResponse]:
+        table = await self._store.load(self.table_id)
+        self._check_access(table)
+        self.position = self.after or table.version
+        yield play_pb2.PlayResponse(snapshot=snapshot(table, self.position, self.viewer))
+        while True:
+            table = self._store.cached(self.table_id)
+            if await self._changed_hands(table):
+                continue  # the table changed under us: look again before sending
+            while self.position < table.version:
+                self.position += 1
+                yield play_pb2.PlayResponse(event=redacted(table, self.position - 1, self.viewer))
+            for message in self._news(table):
+                yield message
+            if self._finished():
+                return
+            if self._shutdown.is_set():
+                raise errors.RequestError(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN)
+            await self._store.wait_for_change(
+                self.table_id, self.position, self._outgoing(), self._shutdown
+            )
+
+    # The hooks a seat's feed fills in: a spectator may see everything public, always.
+
+    def _check_access(self, table: Table) -> None:
+        """Raise unless the viewer may see the table now."""
+
+    async def _changed_hands(self, table: Table) -> bool:
+        """Check the viewer may go on; True when something was appended and the table must be
+        looked at again."""
+        return False
+
+    def _news(self, table: Table) -> Iterator[play_pb2.PlayResponse]:
+        """What the viewer gets after the events: prompts, action results."""
+        return iter(())
+
+    def _finished(self) -> bool:
+        """True when the stream ends normally (raise to end it with a status)."""
+        return False
+
+    def _outgoing(self) -> asyncio.Queue[play_pb2.PlayResponse] | None:
+        return None
+
+
+class SeatFeed(SpectatorFeed):
+    """A seat's Play stream: the seat's view, its prompts and the results of its actions."""
+
+    def __init__(
+        self,
+        store: TableStore,
+        session: SeatSession,
+        after: int,
+        shutdown: asyncio.Event,
+        *,
+        outgoing: asyncio.Queue[play_pb2.PlayResponse],
+        actions: asyncio.Task[None],
+        reclaim: Callable[[], Awaitable[None]],
+    ) -> None:
+        super().__init__(store, session.table_id, after, shutdown)
+        self.session = session
+        self.viewer = session.seat
+        self._queue = outgoing
+        self._actions = actions
+        self._reclaim = reclaim
+        self._prompted = -1
+        self._reclaim_tried = -1
+
+    def _check_access(self, table: Table) -> None:
+        # Checked here (and before every step): the token may have given the seat up since the
+        # stream was opened, and the snapshot would show the next occupant's cards; a
+        # substitute sees nothing after its player took the seat back.
+        session = self.session
+        check_holder(table, session.seat, session.holder, session.substitute)
+
+    async def _changed_hands(self, table: Table) -> bool:
+        self._check_access(table)
+        replaced = table.state.substitutions[self.session.seat]
+        if (
+            replaced is SubstitutionReason.DISCONNECTED
+            and not self.session.substitute
+            and self._reclaim_tried != table.version
+        ):
+            # Substituted as disconnected (by another replica) while this stream of its
+            # player is open: the player is here, so it takes the seat back.
+            self._reclaim_tried = table.version
+            await self._reclaim()
+            return True
+        return False
+
+    def _news(self, table: Table) -> Iterator[play_pb2.PlayResponse]:
+        prompt = self._prompt(table)
+        if prompt is not None:
+            yield play_pb2.PlayResponse(prompt=prompt)
+        while not self._queue.empty():
+            yield self._queue.get_nowait()
+
+    def _prompt(self, table: Table) -> play_pb2.TurnPrompt | None:
+        """The seat's prompt, once per position, when it is the seat's turn and this stream
+        plays it (the substitute's while one plays the seat)."""
+        seat, state = self.session.seat, table.state
+        if (
+            state.turn != seat
+            or self._prompted == self.position
+            or not (self.session.substitute or state.substitutions[seat] is None)
+        ):
+            return None
+        legal = visible_legal_actions(state, seat)
+        if not legal:
+            return None
+        self._prompted = self.position
+        prompt = play_pb2.TurnPrompt(
+            sequence=self.position,
+            legal_actions=[protocol.action_to_proto(action) for action in legal],
+        )
+        deadline = deadline_of(table)
+        if deadline is not None:
+            prompt.deadline.CopyFrom(timestamp(deadline))
+        return prompt
+
+    def _finished(self) -> bool:
+        if self._actions.done():
+            return True  # the client closed its side
+        if self.session.superseded.is_set():
+            raise errors.RequestError(grpc.StatusCode.ABORTED, SUPERSEDED)
+        return False
+
+    def _outgoing(self) -> asyncio.Queue[play_pb2.PlayResponse] | None:
+        return self._queue

@@ -1,0 +1,204 @@
+"""The journal: the one mapper between the bytes of a table's log and the server's entries.
+
+An :class:`Entry` is one stored event as the server knows it: the engine's event (whole: a
+TableCreated keeps its seed and preset deals, the engine deals from them), the id of the action
+that caused it, the server's secrets that came with it, its sequence and time, and its public
+``spades.v1.Event`` (made once here, so streams send it as it is when redaction hides nothing).
+
+A row is :data:`ENVELOPE_MARKER` then a ``spades.server.v1.LogEntry``: the public event with the
+secrets beside it, never inside a ``spades.v1`` message, so "empty" and "redacted" cannot be
+confused and a secret cannot reach a viewer by forgetting to strip it. Rows written before the
+envelope are plain ``spades.v1.Event`` bytes whose public messages held the secrets (fields now
+reserved in ``spades.v1``); they are read through ``LegacyEvent``, which has those field numbers.
+No legacy row starts with a zero byte (protobuf has no field number 0), hence the marker.
+
+>>> from spades.engine import Rules, new_match
+>>> _, events = new_match(Rules(), seed=bytes(32))
+>>> draft = Draft(events[0], secrets=Secrets(join_code_sha256=b"j" * 32), listing=Listing("Pond"))
+>>> stored = StoredEvent("t1", 1, 1, 0.0, encode(draft))
+>>> entry = decode(stored)
+>>> entry.event == events[0], entry.secrets.join_code_sha256 == b"j" * 32
+(True, True)
+>>> entry.message.table_created.name, entry.message.sequence
+('Pond', 1)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from spades import protocol
+from spades.engine import events as ev
+from spades.v1 import events_pb2
+from spades_server.eventlog.base import StoredEvent
+from spades_server.v1 import log_pb2
+
+#: The first byte of every row written with the private envelope.
+ENVELOPE_MARKER = b"\x00"
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """What the server keeps about an event and shows no one (the seed and preset deals ride
+    in the engine's TableCreated itself)."""
+
+    #: TableCreated of a private table: SHA-256 of its join code.
+    join_code_sha256: bytes = b""
+    #: SeatTaken: SHA-256 of the seat token handed to the player.
+    seat_token_sha256: bytes = b""
+    #: SeatSubstituted: SHA-256 of the substitute's seat token.
+    substitute_token_sha256: bytes = b""
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What TableCreated says of the table besides the engine's part (public, the lobby's)."""
+
+    name: str = ""
+    private: bool = False
+    quick_match: bool = False
+
+
+@dataclass(frozen=True)
+class Draft:
+    """An event a command decided to append, with what the server adds to it."""
+
+    event: ev.Event
+    action_id: str = ""
+    secrets: Secrets = field(default_factory=Secrets)
+    #: Only for TableCreated.
+    listing: Listing | None = None
+
+    @functools.cached_property
+    def message(self) -> events_pb2.Event:
+        """The public event, made once: stored in the row, then kept by the entry."""
+        message = protocol.event_to_proto(self.event)
+        if self.listing is not None and message.HasField("table_created"):
+            created = message.table_created
+            created.name = self.listing.name
+            created.private = self.listing.private
+            created.quick_match = self.listing.quick_match
+        return message
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One stored event of a table, as the server uses it."""
+
+    table_id: str
+    sequence: int
+    #: Global order in the whole log.
+    position: int
+    #: When it was stored (unix seconds).
+    recorded_at: float
+    event: ev.Event
+    #: The public event: sequence and time set; no action id (only its actor gets that).
+    message: events_pb2.Event = field(repr=False)
+    action_id: str = ""
+    secrets: Secrets = field(default_factory=Secrets)
+
+    @property
+    def actor(self) -> int | None:
+        """The seat whose own action this event records, if any."""
+        return actor_of(self.event)
+
+
+def actor_of(event: ev.Event) -> int | None:
+    """The seat whose action an event records first, if any."""
+    if isinstance(event, ev.BlindNilChosen | ev.BidMade | ev.CardPlayed | ev.Conceded):
+        return event.seat
+    if isinstance(event, ev.CardsPassed):
+        return event.from_seat
+    if isinstance(event, ev.SeatTaken | ev.SeatLeft | ev.ExtensionClaimed):
+        return event.seat
+    return None
+
+
+def drafts(
+    events: Sequence[ev.Event],
+    action_id: str = "",
+    secrets: Secrets | None = None,
+    listing: Listing | None = None,
+) -> list[Draft]:
+    """Engine events to append; the first carries the action id, secrets and listing."""
+    return [
+        Draft(event, action_id, secrets or Secrets(), listing) if index == 0 else Draft(event)
+        for index, event in enumerate(events)
+    ]
+
+
+def encode(draft: Draft) -> bytes:
+    """The row to store for ``draft``."""
+    secrets = log_pb2.Secrets(
+        join_code_sha256=draft.secrets.join_code_sha256,
+        seat_token_sha256=draft.secrets.seat_token_sha256,
+        substitute_token_sha256=draft.secrets.substitute_token_sha256,
+    )
+    if isinstance(draft.event, ev.TableCreated):
+        secrets.seed = draft.event.seed or b""
+        secrets.preset_deals.extend(protocol.deals_to_proto(draft.event.preset_deals or ()))
+    row = log_pb2.LogEntry(event=draft.message, action_id=draft.action_id, secrets=secrets)
+    return ENVELOPE_MARKER + row.SerializeToString()
+
+
+def appended(stored: StoredEvent, draft: Draft) -> Entry:
+    """The entry of a row just appended from ``draft`` (nothing is parsed again)."""
+    return _entry(stored, draft.event, draft.message, draft.action_id, draft.secrets)
+
+
+def decode(stored: StoredEvent) -> Entry:
+    """The entry a stored row holds, written with the envelope or before it."""
+    data = stored.data
+    if data.startswith(ENVELOPE_MARKER):
+        row = log_pb2.LogEntry.FromString(data[len(ENVELOPE_MARKER) :])
+        message, action_id = row.event, row.action_id
+        kept = row.secrets
+        secrets = Secrets(
+            kept.join_code_sha256, kept.seat_token_sha256, kept.substitute_token_sha256
+        )
+        seed, preset_deals = kept.seed, kept.preset_deals
+    else:
+        message = events_pb2.Event.FromString(data)
+        legacy = log_pb2.LegacyEvent.FromString(data)
+        action_id = message.action_id
+        message.ClearField("action_id")
+        # The secrets' old fields are unknown to spades.v1 now: never keep them in the message.
+        message.DiscardUnknownFields()
+        secrets = Secrets(
+            legacy.table_created.join_code_sha256,
+            legacy.seat_taken.seat_token_sha256,
+            legacy.seat_substituted.substitute_token_sha256,
+        )
+        seed, preset_deals = legacy.table_created.seed, legacy.table_created.preset_deals
+    event = protocol.event_from_proto(message)
+    if isinstance(event, ev.TableCreated):
+        event = dataclasses.replace(
+            event,
+            seed=seed or None,
+            preset_deals=protocol.deals_from_proto(preset_deals, "preset_deals"),
+        )
+    return _entry(stored, event, message, action_id, secrets)
+
+
+def _entry(
+    stored: StoredEvent,
+    event: ev.Event,
+    message: events_pb2.Event,
+    action_id: str,
+    secrets: Secrets,
+) -> Entry:
+    message.sequence = stored.version
+    message.time.FromNanoseconds(int(stored.recorded_at * 1e9))
+    return Entry(
+        table_id=stored.stream_id,
+        sequence=stored.version,
+        position=stored.position,
+        recorded_at=stored.recorded_at,
+        event=event,
+        message=message,
+        action_id=action_id,
+        secrets=secrets,
+    )

@@ -1,0 +1,34 @@
+"""Pages of a listing: the one reading of ``page_size`` and ``page_token`` for every List call.
+
+A page token is the offset of the page's first item, as this server gave it out.
+
+>>> page(list("abcde"), page_size=2, page_token="2", default_size=50, max_size=100)
+(['c', 'd'], '4')
+>>> page(list("abcde"), page_size=0, page_token="", default_size=50, max_size=100)
+(['a', 'b', 'c', 'd', 'e'], '')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from spades_server import errors
+
+T = TypeVar("T")
+
+
+def page(
+    items: Sequence[T], *, page_size: int, page_token: str, default_size: int, max_size: int
+) -> tuple[list[T], str]:
+    """The items of the page ``page_token`` names, and the next page's token ("" at the end);
+    INVALID_ARGUMENT for a size out of range or a token this server did not give out."""
+    size = page_size or default_size
+    if not 1 <= size <= max_size:
+        raise errors.invalid(f"page_size must be 1 to {max_size}")
+    token = page_token or "0"
+    if not (token.isascii() and token.isdigit()):
+        raise errors.invalid("page_token is not one this server gave out")
+    offset = int(token)
+    more = offset + size < len(items)
+    return list(items[offset : offset + size]), str(offset + size) if more else ""

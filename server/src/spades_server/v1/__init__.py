@@ -1,0 +1,1 @@
+"""Generated code of the server's private protos (spades.server.v1; `make protos`)."""

@@ -1,0 +1,115 @@
+"""``spades-play``, the terminal player, driven headless through textual's test pilot: a
+person takes a seat beside three house bots and plays a whole hand by pressing buttons."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from textual.widgets import Button, DataTable
+
+from spades.client import SpadesClient
+from spades.commands.play import PlayScreen, parser, take_seat
+from spades.engine import Rules
+from spades_server.config import Settings
+from spades_server.server import SpadesServer
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "terminal"
+
+
+@pytest_asyncio.fixture
+async def address(tmp_path: Path) -> AsyncIterator[str]:
+    server = SpadesServer(
+        Settings(
+            listen="127.0.0.1:0",
+            database=str(tmp_path / "tables.db"),
+            metrics="off",
+            web="off",
+            house_bots=4,
+        )
+    )
+    port = await server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        await server.stop()
+
+
+def enabled(app: PlayScreen, selector: str) -> list[Button]:
+    return [
+        button
+        for button in app.query(selector).results(Button)
+        if button.display and not button.disabled
+    ]
+
+
+@pytest.mark.asyncio
+async def test_a_person_plays_a_whole_hand_by_pressing_buttons(address: str) -> None:
+    async with SpadesClient(address) as client:
+        table_id = (await client.create_table("Terminal", Rules(max_hands=1))).table_id
+        arguments = parser().parse_args(
+            ["--table", table_id, "--seat", "south", "--house-bots", "3", "--name", "Pat"]
+        )
+        ticket = await take_seat(client, arguments)
+        assert ticket.seat == 2
+        app = PlayScreen(client, ticket)
+        played = bids = 0
+        async with app.run_test(size=(120, 50)) as pilot:
+            for _ in range(3000):
+                if app.outcome_text:
+                    break
+                if app.view is not None and app._asking == "play":
+                    legal = set(app.view.legal_cards)
+                    cards = [b for b in app.query("#hand Button").results(Button) if b.display]
+                    shown = {
+                        str(app.slot_cards[button.id or ""]): not button.disabled
+                        for button in cards
+                    }
+                    # The cards the rules allow are enabled, the others dimmed.
+                    assert shown == {str(card): card in legal for card in app.view.hand}
+                    await pilot.click(f"#{enabled(app, '#hand Button')[0].id}")
+                    played += 1
+                elif app._asking == "bid":
+                    assert app.query_one("#bid-3", Button).display
+                    await pilot.click("#bid-3")
+                    bids += 1
+                elif app._asking == "blind":
+                    await pilot.click("#blind-no")
+                await pilot.pause(0.02)
+            assert app.outcome_text.startswith("Match over"), app.outcome_text
+            assert played >= 13 and bids >= 1  # clicks; what reached the table is below
+            scores = app.query_one("#scores", DataTable)
+            assert scores.row_count == 1
+            story = "\n".join(app.query_one("#story").lines)  # type: ignore[attr-defined]
+            assert "Trick 13:" in story and "Pat" in story
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            app.save_screenshot("spades-play-score-table.svg", path=str(ARTIFACTS))
+    async with SpadesClient(address) as client:
+        record = await client.get_record(table_id)
+    south = 3  # SEAT_SOUTH
+    plays = [event for event in record.events if event.HasField("card_played")]
+    assert sum(1 for event in plays if event.card_played.seat == south) == 13
+    (bid,) = [
+        e.bid_made for e in record.events if e.HasField("bid_made") and e.bid_made.seat == south
+    ]
+    assert bid.bid.tricks == 3  # the button pressed, not a fallback
+    assert not [e for e in record.events if e.HasField("turn_timed_out")]  # nothing by the clock
+
+
+def test_the_command_line_says_what_it_needs() -> None:
+    with pytest.raises(SystemExit):
+        parser().parse_args([])
+    arguments = parser().parse_args(["--quick-match", "--name", "Sam"])
+    assert arguments.quick_match and arguments.name == "Sam"
+
+
+@pytest.mark.asyncio
+async def test_a_refused_seat_is_a_message(address: str) -> None:
+    async with SpadesClient(address) as client:
+        arguments = parser().parse_args(["--table", "no-such-table"])
+        with pytest.raises(Exception, match="no-such-table"):
+            await take_seat(client, arguments)
+    await asyncio.sleep(0)

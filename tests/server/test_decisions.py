@@ -1,0 +1,215 @@
+"""The server's decisions, without a server: a table, a request, and what to append."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from spades.engine import Concede, IllegalAction, Rules, new_match
+from spades.engine import events as ev
+from spades.engine.events import SubstitutionReason
+from spades_server import errors, journal, tokens
+from spades_server.decisions import (
+    SUBSTITUTED,
+    SUPERSEDED,
+    ActionRequest,
+    AlreadyAnswered,
+    decide_action,
+    decide_close,
+    decide_join,
+    decide_leave,
+    decide_new_table,
+    decide_reclaim,
+    decide_substitution,
+    decide_timeout,
+)
+from spades_server.eventlog.base import StoredEvent
+from spades_server.tables import Decided, Table
+
+TOKENS = [f"table-1.{'x' * 20}{seat}" for seat in range(4)]
+
+
+def appended(table: Table, decided: Decided | None) -> list[journal.Entry]:
+    """Append ``decided`` to ``table`` as the store would (without a log)."""
+    assert decided is not None and decided.drafts
+    rows = [
+        StoredEvent(table.table_id, table.version + number, 0, 1000.0 + number, journal.encode(d))
+        for number, d in enumerate(decided.drafts, 1)
+    ]
+    entries = [
+        journal.appended(row, draft) for row, draft in zip(rows, decided.drafts, strict=True)
+    ]
+    table.adopt(decided.state, entries)
+    return entries
+
+
+def refusal(call: object, *args: object, **kwargs: object) -> errors.RequestError:
+    with pytest.raises(errors.RequestError) as raised:
+        call(*args, **kwargs)  # type: ignore[operator]
+    return raised.value
+
+
+def new_table(*, private: bool = False, seated: int = 0) -> Table:
+    table = Table("table-1")
+    created = new_match(Rules(), seed=bytes(32))
+    appended(
+        table,
+        decide_new_table(
+            created, name="Pond", private=private, join_code="CODE234567" if private else ""
+        ),
+    )
+    for seat in range(seated):
+        code = "CODE234567" if private else ""
+        appended(table, decide_join(table, seat, f"p{seat}", True, code, TOKENS[seat]))
+    return table
+
+
+def test_a_new_table_keeps_its_join_code_digest_as_a_secret() -> None:
+    table = new_table(private=True)
+    assert (table.name, table.private) == ("Pond", True)
+    assert table.join_code_sha256 == tokens.digest("CODE234567")
+    assert b"CODE" not in table.entries[0].message.SerializeToString()
+
+
+def test_joining_a_private_table_needs_its_code() -> None:
+    table = new_table(private=True)
+    assert refusal(decide_join, table, None, "Eve", False, "", TOKENS[0]).code is (
+        grpc.StatusCode.PERMISSION_DENIED
+    )
+    wrong = refusal(decide_join, table, None, "Eve", False, "WRONG23456", TOKENS[0])
+    assert wrong.reason == "that is not this table's join code"
+    decided = decide_join(table, None, "Eve", False, "CODE234567", TOKENS[0])
+    assert decided.drafts[0].event == ev.SeatTaken(0, "Eve", False)
+    assert decided.drafts[0].secrets.seat_token_sha256 == tokens.digest(TOKENS[0])
+
+
+def test_join_takes_the_first_free_seat_and_leaves_a_taken_one_to_the_engine() -> None:
+    table = new_table(seated=1)
+    assert decide_join(table, None, "Eve", False, "", TOKENS[1]).drafts[0].event.seat == 1  # type: ignore[union-attr]
+    with pytest.raises(IllegalAction, match="North is already taken"):
+        decide_join(table, 0, "Eve", False, "", TOKENS[1])
+    beyond = refusal(decide_join, table, 4, "Eve", False, "", TOKENS[1])
+    assert beyond.code is grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_the_last_seat_starts_the_match_and_then_no_one_joins_or_leaves() -> None:
+    table = new_table(seated=4)
+    assert table.started and table.state.turn >= 0
+    late = refusal(decide_join, table, None, "Eve", False, "", "table-1.late-token-000000")
+    assert (late.code, late.reason) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "the match at this table has already started",
+    )
+    assert refusal(decide_leave, table, 0, TOKENS[0]).code is grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_only_the_seats_own_token_leaves_it() -> None:
+    table = new_table(seated=2)
+    assert refusal(decide_leave, table, 0, TOKENS[1]).code is grpc.StatusCode.UNAUTHENTICATED
+    appended(table, decide_leave(table, 0, TOKENS[0]))
+    assert 0 not in table.seat_token_digests
+
+
+def request_for(table: Table, action_id: str = "a1", **changes: object) -> ActionRequest:
+    seat = table.state.turn
+    fields: dict[str, object] = {
+        "seat": seat,
+        "holder": tokens.digest(TOKENS[seat]),
+        "substitute": False,
+        "action": table.state.legal_actions(seat)[0],
+        "action_id": action_id,
+        "sequence": table.version,
+    }
+    fields.update(changes)
+    return ActionRequest(**fields)  # type: ignore[arg-type]
+
+
+def test_an_action_is_decided_once_and_its_id_answers_a_retry() -> None:
+    table = new_table(seated=4)
+    request = request_for(table)
+    entries = appended(table, decide_action(table, request))
+    assert entries[0].action_id == "a1" and entries[0].actor == request.seat
+    with pytest.raises(AlreadyAnswered) as answered:
+        decide_action(table, request)
+    assert answered.value.sequence == entries[0].sequence
+
+
+def test_an_action_is_refused_when_stale_superseded_or_not_the_seats() -> None:
+    table = new_table(seated=4)
+    stale = refusal(decide_action, table, request_for(table, sequence=table.version - 1))
+    assert stale.code is grpc.StatusCode.ABORTED and stale.reason.startswith("stale:")
+    replaced = refusal(decide_action, table, request_for(table), superseded=True)
+    assert (replaced.code, replaced.reason) == (grpc.StatusCode.ABORTED, SUPERSEDED)
+    stranger = refusal(decide_action, table, request_for(table, holder=b"nobody"))
+    assert stranger.code is grpc.StatusCode.UNAUTHENTICATED
+    other = (table.state.turn + 1) % 4
+    out_of_turn = refusal(
+        decide_action,
+        table,
+        request_for(table, seat=other, holder=tokens.digest(TOKENS[other])),
+    )
+    assert out_of_turn.code is grpc.StatusCode.FAILED_PRECONDITION  # the engine's refusal
+
+
+def test_the_clock_times_out_only_the_turn_it_was_set_for() -> None:
+    table = new_table(seated=4)
+    assert decide_timeout(table, table.version - 1) is None
+    decided = decide_timeout(table, table.version)
+    assert decided is not None and isinstance(decided.drafts[0].event, ev.TurnTimedOut)
+
+
+def test_a_substitute_comes_once_and_the_player_takes_the_seat_back() -> None:
+    table = new_table(seated=4)
+    seat = table.state.turn
+    assert (
+        decide_substitution(table, seat, SubstitutionReason.TIMEOUTS, "t.s", after_timeouts=2)
+        is None
+    )  # no run of timeouts yet
+    assert (
+        decide_substitution(
+            table, seat, SubstitutionReason.DISCONNECTED, "t.s", after_timeouts=2, connected=True
+        )
+        is None
+    )
+    substitute_token = "table-1.substitute-token-000"
+    decided = decide_substitution(
+        table, seat, SubstitutionReason.DISCONNECTED, substitute_token, after_timeouts=2
+    )
+    appended(table, decided)
+    assert table.substitute_token_digests[seat] == tokens.digest(substitute_token)
+    again = decide_substitution(
+        table, seat, SubstitutionReason.DISCONNECTED, substitute_token, after_timeouts=2
+    )
+    assert again is None
+    # The player's own actions are refused while the substitute plays; the substitute's are not.
+    mine = refusal(decide_action, table, request_for(table))
+    assert (mine.code, mine.reason) == (grpc.StatusCode.FAILED_PRECONDITION, SUBSTITUTED)
+    theirs = request_for(table, holder=tokens.digest(substitute_token), substitute=True)
+    assert decide_action(table, theirs).drafts
+    concede = refusal(
+        decide_action,
+        table,
+        request_for(
+            table, action=Concede(), substitute=True, holder=tokens.digest(substitute_token)
+        ),
+    )
+    assert concede.code is grpc.StatusCode.PERMISSION_DENIED
+    assert decide_reclaim(table, seat, b"someone else") is None
+    appended(table, decide_reclaim(table, seat, tokens.digest(TOKENS[seat])))
+    assert seat not in table.substitute_token_digests
+    assert decide_reclaim(table, seat, tokens.digest(TOKENS[seat])) is None
+
+
+def test_closing_ends_the_match_once() -> None:
+    table = new_table(seated=4)
+    entries = appended(table, decide_close(table))
+    assert isinstance(entries[0].event, ev.MatchEnded) and table.finished
+    with pytest.raises(IllegalAction, match="already over"):
+        decide_close(table)
+
+
+def test_a_table_adopts_the_decided_state_without_folding_again() -> None:
+    table = new_table(seated=4)
+    decided = decide_action(table, request_for(table))
+    appended(table, decided)
+    assert table.state is decided.state

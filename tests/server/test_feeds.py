@@ -1,0 +1,130 @@
+"""Feeds without gRPC: a real table store on a SQLite file, and what each feed sends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+import pytest
+import pytest_asyncio
+import structlog
+
+from spades.engine import Rules, new_match
+from spades.v1 import play_pb2
+from spades_server import errors, tokens
+from spades_server.decisions import decide_join, decide_new_table
+from spades_server.eventlog.sqlite import SqliteEventLog
+from spades_server.feeds import SeatFeed, SeatSession, SpectatorFeed
+from spades_server.tables import Decided, Table, TableStore
+
+TOKENS = [f"t.{'s' * 20}{seat}" for seat in range(4)]
+
+
+@pytest_asyncio.fixture
+async def store(tmp_path: Path) -> AsyncIterator[TableStore]:
+    log = SqliteEventLog(str(tmp_path / "feeds.db"))
+    await log.open()
+    try:
+        yield TableStore(log)
+    finally:
+        await log.close()
+
+
+async def seated_table(store: TableStore) -> str:
+    created = new_match(Rules(), seed=bytes(32))
+    table = await store.create(
+        "t", decide_new_table(created, name="t", private=False, join_code="")
+    )
+    for seat, token in enumerate(TOKENS):
+
+        def join(latest: Table, seat: int = seat, token: str = token) -> Decided:
+            return decide_join(latest, seat, f"p{seat}", True, "", token)
+
+        await store.execute(table.table_id, join)
+    return table.table_id
+
+
+async def client_side_open() -> None:
+    """A client that keeps its side of the stream open."""
+    await asyncio.Event().wait()
+
+
+async def take(feed: AsyncIterator[play_pb2.PlayResponse], count: int) -> list[str]:
+    kinds = []
+    for _ in range(count):
+        message = await asyncio.wait_for(anext(feed), 5)
+        kinds.append(str(message.WhichOneof("kind")))
+    return kinds
+
+
+@pytest.mark.asyncio
+async def test_a_spectator_feed_sends_snapshot_catch_up_then_ends_on_shutdown(
+    store: TableStore,
+) -> None:
+    table_id = await seated_table(store)
+    version = store.cached(table_id).version
+    shutdown = asyncio.Event()
+    feed = aiter(SpectatorFeed(store, table_id, 1, shutdown))
+    kinds = await take(feed, version)
+    assert kinds == ["snapshot"] + ["event"] * (version - 1)
+    shutdown.set()
+    store.wake_all()
+    with pytest.raises(errors.RequestError) as ended:
+        await asyncio.wait_for(anext(feed), 5)
+    assert ended.value.code is grpc.StatusCode.UNAVAILABLE
+
+
+@pytest.mark.asyncio
+async def test_a_seat_feed_prompts_its_seat_and_ends_when_superseded(store: TableStore) -> None:
+    table_id = await seated_table(store)
+    table = store.cached(table_id)
+    seat = table.state.turn
+    superseded = asyncio.Event()
+    session = SeatSession(
+        table_id, seat, tokens.digest(TOKENS[seat]), False, superseded, structlog.get_logger()
+    )
+    actions = asyncio.create_task(client_side_open())
+    outgoing: asyncio.Queue[play_pb2.PlayResponse] = asyncio.Queue()
+
+    async def reclaim() -> None:
+        raise AssertionError("nothing to reclaim")
+
+    feed = aiter(
+        SeatFeed(
+            store, session, 0, asyncio.Event(), outgoing=outgoing, actions=actions, reclaim=reclaim
+        )
+    )
+    assert await take(feed, 2) == ["snapshot", "prompt"]
+    await outgoing.put(play_pb2.PlayResponse(action_result=play_pb2.ActionResult(action_id="a")))
+    store.poke(table_id)
+    assert await take(feed, 1) == ["action_result"]
+    superseded.set()
+    store.poke(table_id)
+    with pytest.raises(errors.RequestError) as ended:
+        await asyncio.wait_for(anext(feed), 5)
+    assert ended.value.code is grpc.StatusCode.ABORTED
+    actions.cancel()
+
+
+@pytest.mark.asyncio
+async def test_a_seat_feed_refuses_a_token_that_is_not_the_seats(store: TableStore) -> None:
+    table_id = await seated_table(store)
+    session = SeatSession(
+        table_id, 0, b"not the seat's", False, asyncio.Event(), structlog.get_logger()
+    )
+    actions = asyncio.create_task(client_side_open())
+    feed = SeatFeed(
+        store,
+        session,
+        0,
+        asyncio.Event(),
+        outgoing=asyncio.Queue(),
+        actions=actions,
+        reclaim=asyncio.sleep,  # type: ignore[arg-type]
+    )
+    with pytest.raises(errors.RequestError) as refused:
+        await anext(aiter(feed))
+    assert refused.value.code is grpc.StatusCode.UNAUTHENTICATED
+    actions.cancel()

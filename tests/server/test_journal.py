@@ -1,0 +1,120 @@
+"""The journal: rows to entries and back, old rows included, secrets never in public messages."""
+
+from __future__ import annotations
+
+from spades.engine import Card, MatchState, Rules, new_match
+from spades.engine import events as ev
+from spades.engine.events import SubstitutionReason
+from spades.v1 import cards_pb2, events_pb2
+from spades_server import journal
+from spades_server.eventlog.base import StoredEvent
+from spades_server.journal import Draft, Listing, Secrets
+from spades_server.v1 import log_pb2
+
+DEAL = [list(range(seat * 13, seat * 13 + 13)) for seat in range(4)]
+SEED = bytes(range(32))
+
+
+def stored(data: bytes, version: int = 1) -> StoredEvent:
+    return StoredEvent("table-1", version, 10 + version, 1_700_000_000.25, data)
+
+
+def test_a_table_created_round_trips_with_its_secrets_beside_the_public_event() -> None:
+    _, events = new_match(Rules(), seed=SEED, preset_deals=[DEAL])
+    draft = Draft(
+        events[0],
+        secrets=Secrets(join_code_sha256=b"j" * 32),
+        listing=Listing("Pond", private=True, quick_match=False),
+    )
+    data = journal.encode(draft)
+    assert data.startswith(journal.ENVELOPE_MARKER)
+    entry = journal.decode(stored(data))
+    assert entry.event == events[0]  # the seed and preset deals are back in the engine event
+    assert entry.secrets == draft.secrets
+    assert (entry.table_id, entry.sequence, entry.position) == ("table-1", 1, 11)
+    created = entry.message.table_created
+    assert (created.name, created.private) == ("Pond", True)
+    assert entry.message.sequence == 1
+    assert abs(entry.message.time.ToNanoseconds() - 1_700_000_000_250_000_000) < 1_000
+    public = entry.message.SerializeToString()
+    assert SEED not in public and b"j" * 32 not in public
+    # The entry made right after the append is the one a later read makes.
+    assert journal.appended(stored(data), draft) == entry
+
+
+def test_action_ids_and_token_digests_round_trip() -> None:
+    state, _ = new_match(Rules(), seed=SEED)
+    _, seated = state.apply_seat(2, "Eve", bot=True)
+    draft = Draft(seated[0], "act-1", Secrets(seat_token_sha256=b"t" * 32))
+    entry = journal.decode(stored(journal.encode(draft), 2))
+    assert (entry.event, entry.action_id, entry.secrets) == (seated[0], "act-1", draft.secrets)
+    assert not entry.message.action_id  # only its actor's stream gets it
+    assert entry.actor == 2
+
+
+def test_drafts_put_the_action_id_and_secrets_on_the_first_event_only() -> None:
+    card = Card.parse("QS")
+    events: list[ev.Event] = [ev.CardPlayed(0, card), ev.TrickWon(1, 0, card)]
+    made = journal.drafts(events, "a", Secrets(seat_token_sha256=b"x"))
+    assert [d.action_id for d in made] == ["a", ""]
+    assert [d.secrets for d in made] == [Secrets(seat_token_sha256=b"x"), Secrets()]
+
+
+def legacy_row(event: events_pb2.Event, secrets: log_pb2.LegacyEvent) -> bytes:
+    # What the server wrote before the envelope: one spades.v1.Event, the secrets inside it
+    # (the same bytes as the two messages merged, field numbers being the old ones).
+    return event.SerializeToString() + secrets.SerializeToString()
+
+
+def test_a_legacy_row_is_read_with_its_secrets_taken_out_of_the_public_message() -> None:
+    _, events = new_match(Rules(), seed=SEED, preset_deals=[DEAL])
+    public = events_pb2.Event(action_id="old-action")
+    public.table_created.name = "Old"
+    public.table_created.shuffle_version = events[0].shuffle_version  # type: ignore[union-attr]
+    public.table_created.seed_commitment = events[0].seed_commitment  # type: ignore[union-attr]
+    public.table_created.rules.SetInParent()
+    secrets = log_pb2.LegacyEvent()
+    secrets.table_created.seed = SEED
+    secrets.table_created.preset_deals.add().hands.add().cards.add(suit=1, rank=2)
+    secrets.table_created.join_code_sha256 = b"j" * 32
+    entry = journal.decode(stored(legacy_row(public, secrets)))
+    assert isinstance(entry.event, ev.TableCreated)
+    assert entry.event.seed == SEED and entry.event.preset_deals
+    assert entry.secrets.join_code_sha256 == b"j" * 32
+    assert entry.action_id == "old-action" and not entry.message.action_id
+    data = entry.message.SerializeToString()
+    assert SEED not in data and b"j" * 32 not in data
+    assert entry.message.table_created.name == "Old"
+
+
+def test_legacy_seat_rows_keep_their_token_digests() -> None:
+    taken = events_pb2.Event()
+    taken.seat_taken.player.name = "Eve"
+    taken.seat_taken.player.seat = cards_pb2.SEAT_EAST
+    secrets = log_pb2.LegacyEvent()
+    secrets.seat_taken.seat_token_sha256 = b"t" * 32
+    entry = journal.decode(stored(legacy_row(taken, secrets), 2))
+    assert entry.event == ev.SeatTaken(1, "Eve", False)
+    assert entry.secrets.seat_token_sha256 == b"t" * 32
+    assert b"t" * 32 not in entry.message.SerializeToString()
+    substituted = events_pb2.Event()
+    substituted.seat_substituted.reason = events_pb2.SUBSTITUTION_REASON_TIMEOUTS
+    substituted.seat_substituted.seat = cards_pb2.SEAT_NORTH
+    secrets = log_pb2.LegacyEvent()
+    secrets.seat_substituted.substitute_token_sha256 = b"s" * 32
+    entry = journal.decode(stored(legacy_row(substituted, secrets), 3))
+    assert entry.event == ev.SeatSubstituted(0, SubstitutionReason.TIMEOUTS)
+    assert entry.secrets.substitute_token_sha256 == b"s" * 32
+
+
+def test_a_state_folded_from_entries_is_the_one_the_engine_decided() -> None:
+    state, created = new_match(Rules(), seed=SEED)
+    rows = [journal.encode(Draft(created[0]))]
+    for seat in range(4):
+        state, seated = state.apply_seat(seat, f"p{seat}")
+        rows += [journal.encode(Draft(event)) for event in seated]
+    folded = MatchState.from_events(
+        journal.decode(stored(row, number)).event for number, row in enumerate(rows, 1)
+    )
+    assert folded.legal_actions(folded.turn) == state.legal_actions(state.turn)
+    assert folded.hands == state.hands

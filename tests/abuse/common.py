@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -14,6 +13,7 @@ from spades import protocol
 from spades.engine import MatchState, view
 from spades.v1 import admin_pb2_grpc
 from spades_server.server import SpadesServer
+from tests.backends import Storages
 from tests.server.harness import Client, current_view, log_events, log_head, running_server
 
 Code = grpc.StatusCode
@@ -24,10 +24,12 @@ OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
 
 
 @asynccontextmanager
-async def serving(tmp_path: Path, **settings: object) -> AsyncIterator[tuple[SpadesServer, Client]]:
-    """A server with ``settings`` and one client connected to it."""
+async def serving(
+    storage: Storages, **settings: object
+) -> AsyncIterator[tuple[SpadesServer, Client]]:
+    """A server on the test's default log storage with ``settings``, and one client of it."""
     async with (
-        running_server(tmp_path / "tables.db", **settings) as server,
+        running_server(storage(), **settings) as server,
         grpc.aio.insecure_channel(f"127.0.0.1:{server.port}", options=OWN_CONNECTION) as channel,
     ):
         yield server, Client(channel)

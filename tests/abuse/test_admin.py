@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -26,6 +25,7 @@ from tests.abuse.common import (
     operator,
     serving,
 )
+from tests.backends import Storages
 from tests.server.harness import Client, log_events, rpc_error
 
 SEATS = [cards_pb2.SEAT_NORTH, cards_pb2.SEAT_EAST, cards_pb2.SEAT_SOUTH, cards_pb2.SEAT_WEST]
@@ -74,9 +74,9 @@ def calls(client: Client) -> dict[str, Callable[..., Awaitable[Any]]]:
 @pytest.mark.asyncio
 @pytest.mark.parametrize("method", METHODS)
 async def test_with_no_operator_token_configured_every_admin_call_is_refused(
-    tmp_path: Path, method: str
+    storage: Storages, method: str
 ) -> None:
-    async with serving(tmp_path) as (server, client), nothing_written(server):
+    async with serving(storage) as (server, client), nothing_written(server):
         call = calls(client)[method]
         for metadata in ((), operator(), operator("")):
             error = await rpc_error(call(metadata=metadata))
@@ -85,8 +85,8 @@ async def test_with_no_operator_token_configured_every_admin_call_is_refused(
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("method", METHODS)
-async def test_a_missing_or_wrong_operator_token_is_refused(tmp_path: Path, method: str) -> None:
-    async with serving(tmp_path, operator_token=OPERATOR_TOKEN) as (server, client):
+async def test_a_missing_or_wrong_operator_token_is_refused(storage: Storages, method: str) -> None:
+    async with serving(storage, operator_token=OPERATOR_TOKEN) as (server, client):
         created = await client.create_table(Rules())
         seat = (await client.seat_all(created.table.table_id, players=1))[0]
         call = calls(client)[method]
@@ -115,8 +115,8 @@ def test_the_operator_token_is_a_flag_and_an_environment_variable() -> None:
 
 
 @pytest.mark.asyncio
-async def test_the_detailed_listing_shows_every_table_private_ones_too(tmp_path: Path) -> None:
-    async with serving(tmp_path, operator_token=OPERATOR_TOKEN) as (_, client):
+async def test_the_detailed_listing_shows_every_table_private_ones_too(storage: Storages) -> None:
+    async with serving(storage, operator_token=OPERATOR_TOKEN) as (_, client):
         admin = admin_stub(client)
         public = await client.create_table(Rules(), name="open table")
         private = await client.create_table(Rules(), name="hidden table", private=True)
@@ -195,9 +195,11 @@ async def test_the_detailed_listing_shows_every_table_private_ones_too(tmp_path:
     [Rules(), Rules(players=3, jokers=True)],
     ids=["default", "cutthroat-jokers"],
 )
-async def test_a_table_with_deals_deals_exactly_those_cards(tmp_path: Path, rules: Rules) -> None:
+async def test_a_table_with_deals_deals_exactly_those_cards(
+    storage: Storages, rules: Rules
+) -> None:
     deals = deals_of(b"\x07" * 32, 2, rules)
-    async with serving(tmp_path, operator_token=OPERATOR_TOKEN) as (server, client):
+    async with serving(storage, operator_token=OPERATOR_TOKEN) as (server, client):
         created = await admin_stub(client).CreateTableWithDeals(
             admin_pb2.CreateTableWithDealsRequest(
                 name="duplicate board 1",
@@ -235,10 +237,10 @@ async def test_a_table_with_deals_deals_exactly_those_cards(tmp_path: Path, rule
 
 
 @pytest.mark.asyncio
-async def test_the_same_seed_and_deals_make_the_same_match(tmp_path: Path) -> None:
+async def test_the_same_seed_and_deals_make_the_same_match(storage: Storages) -> None:
     deals = deal_messages(deals_of(b"\x02" * 32, 1))
     seed = b"\x09" * 32
-    async with serving(tmp_path, operator_token=OPERATOR_TOKEN) as (server, client):
+    async with serving(storage, operator_token=OPERATOR_TOKEN) as (server, client):
         dealers = []
         for copy in range(2):
             created = await admin_stub(client).CreateTableWithDeals(
@@ -256,11 +258,11 @@ async def test_the_same_seed_and_deals_make_the_same_match(tmp_path: Path) -> No
 
 
 @pytest.mark.asyncio
-async def test_bad_deals_are_invalid_argument_and_write_nothing(tmp_path: Path) -> None:
+async def test_bad_deals_are_invalid_argument_and_write_nothing(storage: Storages) -> None:
     good = deals_of(b"\x03" * 32, 1)[0]
     twice = [list(good[0]), list(good[0]), list(good[2]), list(good[3])]
     short = [hand[:12] for hand in good]
-    async with serving(tmp_path, operator_token=OPERATOR_TOKEN) as (server, client):
+    async with serving(storage, operator_token=OPERATOR_TOKEN) as (server, client):
         admin = admin_stub(client)
         bad_requests = {
             "a card is dealt twice": admin_pb2.CreateTableWithDealsRequest(
@@ -310,8 +312,8 @@ async def test_bad_deals_are_invalid_argument_and_write_nothing(tmp_path: Path) 
 
 
 @pytest.mark.asyncio
-async def test_closing_a_table_ends_its_match_through_the_engine(tmp_path: Path) -> None:
-    async with serving(tmp_path, operator_token=OPERATOR_TOKEN) as (server, client):
+async def test_closing_a_table_ends_its_match_through_the_engine(storage: Storages) -> None:
+    async with serving(storage, operator_token=OPERATOR_TOKEN) as (server, client):
         admin = admin_stub(client)
         created = await client.create_table(Rules())
         table_id = created.table.table_id
@@ -376,10 +378,10 @@ async def test_closing_a_table_ends_its_match_through_the_engine(tmp_path: Path)
 
 
 @pytest.mark.asyncio
-async def test_admin_calls_are_listed_by_reflection_and_health(tmp_path: Path) -> None:
+async def test_admin_calls_are_listed_by_reflection_and_health(storage: Storages) -> None:
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    async with serving(tmp_path) as (server, client):
+    async with serving(storage) as (server, client):
         health = health_pb2_grpc.HealthStub(client.channel)
         reply = await health.Check(health_pb2.HealthCheckRequest(service="spades.v1.AdminService"))
         assert reply.status == health_pb2.HealthCheckResponse.SERVING

@@ -18,7 +18,6 @@ import random
 import uuid
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import grpc
@@ -41,6 +40,7 @@ from tests.abuse.common import (
     assert_log_replays,
     raw,
 )
+from tests.backends import BACKENDS, BackendName, Storages, require_postgres
 from tests.server.harness import (
     TOKEN_KEY,
     Client,
@@ -235,10 +235,27 @@ class Fuzz:
 
 
 @pytest.fixture(scope="module")
-def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzz]:
-    folder: Path = tmp_path_factory.mktemp("fuzz")
+def fuzz_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """One event loop for both backends' servers: gRPC may still call back into the first
+    server's loop after it stopped, which would log "Event loop is closed" had it been closed."""
     loop = asyncio.new_event_loop()
-    context = running_server(folder / "tables.db", operator_token=OPERATOR_TOKEN)
+    yield loop
+    loop.close()
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def fuzz(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    fuzz_loop: asyncio.AbstractEventLoop,
+) -> Iterator[Fuzz]:
+    """One server for the module's examples, on each log backend in turn."""
+    backend: BackendName = request.param
+    if backend == "postgres":
+        require_postgres()
+    storage = Storages(backend, tmp_path_factory.mktemp("fuzz"))()
+    loop = fuzz_loop
+    context = running_server(storage, operator_token=OPERATOR_TOKEN)
     server = loop.run_until_complete(context.__aenter__())
     state = Fuzz(loop, server)
     try:
@@ -246,8 +263,8 @@ def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzz]:
     finally:
         loop.run_until_complete(state.channel.close(None))
         loop.run_until_complete(context.__aexit__(None, None, None))
+        loop.run_until_complete(storage.remove())
         state.close()
-        loop.close()
 
 
 async def assert_still_whole(fuzz: Fuzz) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from pathlib import Path
 from typing import Any, cast
 
 import grpc
@@ -24,6 +23,7 @@ from tests.abuse.common import (
     raw,
     serving,
 )
+from tests.backends import Storages
 from tests.server.harness import Client, SeatStream, rpc_error, stream_error
 
 RESOURCE_EXHAUSTED = Code.RESOURCE_EXHAUSTED.value[0]
@@ -159,8 +159,8 @@ def test_a_negative_limit_is_refused(capsys: pytest.CaptureFixture[str]) -> None
 
 
 @pytest.mark.asyncio
-async def test_a_message_over_the_size_limit_is_refused_by_grpc(tmp_path: Path) -> None:
-    async with serving(tmp_path, max_message_bytes=4096) as (server, client):
+async def test_a_message_over_the_size_limit_is_refused_by_grpc(storage: Storages) -> None:
+    async with serving(storage, max_message_bytes=4096) as (server, client):
         table_id, tokens = await seated_table(client)
         async with nothing_written(server):
             error = await rpc_error(
@@ -193,9 +193,9 @@ async def test_a_message_over_the_size_limit_is_refused_by_grpc(tmp_path: Path) 
 
 @pytest.mark.asyncio
 async def test_actions_over_the_seat_rate_are_refused_with_the_retry_delay(
-    tmp_path: Path,
+    storage: Storages,
 ) -> None:
-    async with serving(tmp_path, seat_action_rate=1.0) as (server, client):  # bursts of 2
+    async with serving(storage, seat_action_rate=1.0) as (server, client):  # bursts of 2
         _, tokens = await seated_table(client)
         _, stream, prompt = await seat_to_act(client, tokens)
         legal = prompt.legal_actions[0]
@@ -216,8 +216,8 @@ async def test_actions_over_the_seat_rate_are_refused_with_the_retry_delay(
 
 
 @pytest.mark.asyncio
-async def test_actions_over_the_connection_rate_are_refused(tmp_path: Path) -> None:
-    async with serving(tmp_path, seat_action_rate=0, connection_action_rate=1.0) as (
+async def test_actions_over_the_connection_rate_are_refused(storage: Storages) -> None:
+    async with serving(storage, seat_action_rate=0, connection_action_rate=1.0) as (
         server,
         client,
     ):
@@ -249,8 +249,8 @@ async def test_actions_over_the_connection_rate_are_refused(tmp_path: Path) -> N
 
 
 @pytest.mark.asyncio
-async def test_open_streams_per_seat_token_are_limited(tmp_path: Path) -> None:
-    async with serving(tmp_path, max_play_streams=2) as (server, client):
+async def test_open_streams_per_seat_token_are_limited(storage: Storages) -> None:
+    async with serving(storage, max_play_streams=2) as (server, client):
         _, tokens = await seated_table(client)
         first = client.seat_stream(tokens[0])
         second = client.seat_stream(tokens[0])
@@ -281,8 +281,8 @@ async def test_open_streams_per_seat_token_are_limited(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_tables_per_address_are_limited_with_retry_delay_metadata(tmp_path: Path) -> None:
-    async with serving(tmp_path, tables_per_address=2) as (server, client):
+async def test_tables_per_address_are_limited_with_retry_delay_metadata(storage: Storages) -> None:
+    async with serving(storage, tables_per_address=2) as (server, client):
         await client.create_table(Rules())
         await client.create_table(Rules(), private=True)
         tables = len(server.projection.tables)
@@ -304,8 +304,8 @@ async def test_tables_per_address_are_limited_with_retry_delay_metadata(tmp_path
 
 
 @pytest.mark.asyncio
-async def test_quick_match_entries_per_address_are_limited(tmp_path: Path) -> None:
-    async with serving(tmp_path, quick_match_per_address=2) as (server, client):
+async def test_quick_match_entries_per_address_are_limited(storage: Storages) -> None:
+    async with serving(storage, quick_match_per_address=2) as (server, client):
         request = lobby_pb2.QuickMatchRequest(player_name="queued", bot=True)
         first = await client.lobby.QuickMatch(request)
         await client.lobby.QuickMatch(request)
@@ -327,9 +327,9 @@ async def test_quick_match_entries_per_address_are_limited(tmp_path: Path) -> No
 
 
 @pytest.mark.asyncio
-async def test_bytes_that_do_not_parse_are_invalid_argument(tmp_path: Path) -> None:
+async def test_bytes_that_do_not_parse_are_invalid_argument(storage: Storages) -> None:
     corrupt = b"\xff\xff\xff\xff"
-    async with serving(tmp_path) as (server, client):
+    async with serving(storage) as (server, client):
         _, tokens = await seated_table(client)
         async with nothing_written(server):
             unary = raw(client.channel).unary_unary("/spades.v1.LobbyService/CreateTable")

@@ -2,7 +2,7 @@
 fan-out through LISTEN/NOTIFY, and a schema several processes may create at once.
 
 Each test works in a schema of its own (dropped afterwards); skipped when no server answers at
-``SPADES_TEST_POSTGRES_DSN`` (see conftest.py).
+``SPADES_TEST_POSTGRES_DSN``, failed when none does under CI (see tests/backends.py).
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ import pytest
 import pytest_asyncio
 
 from spades_server.eventlog import PostgresEventLog, StoredEvent, VersionConflict
-
-from .conftest import POSTGRES_DSN, drop_schema, require_postgres, schema_for
+from tests.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
 
 pytestmark = pytest.mark.asyncio
 

@@ -1,8 +1,10 @@
 """Shared pieces of the fault tests: a real server process on a fixed port, SDK clients that
-journal every accepted action, and reading the SQLite event log once no server holds it.
+journal every accepted action, and reading the event log (SQLite or PostgreSQL) once no server
+holds it.
 
-The SQLite log is locked by the process that opens it, so it is read only after the server has
-stopped (or died); what the server *serves* is therefore collected first, while it runs.
+The SQLite log is locked by the process that opens it, so the log is read only after the server
+has stopped (or died), on either backend; what the server *serves* is therefore collected
+first, while it runs.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from spades.v1 import events_pb2
 from spades_bots.random_bot import RandomBot
 from spades_server import journal
 from spades_server.eventlog.base import StoredEvent
-from spades_server.eventlog.sqlite import SqliteEventLog
+from tests.backends import LogStorage
 from tests.operations.server_process import ServerProcess, spades_server
 
 LOOPBACK = "127.0.0.1"
@@ -45,14 +47,15 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def server_args(database: Path, port: int, *extra: str) -> list[str]:
+def server_args(storage: LogStorage | Path, port: int, *extra: str) -> list[str]:
+    """Flags for a server process on ``storage`` (a PostgreSQL one after ``prepare()``): each
+    restart with the same flags comes back on the same log and address."""
     return [
         "--listen",
         f"{LOOPBACK}:{port}",
         "--metrics",
         f"{LOOPBACK}:0",
-        "--database",
-        str(database),
+        *LogStorage.of(storage).flags(),
         "--log-format",
         "json",
         "--shutdown-grace",
@@ -214,11 +217,12 @@ async def sequence_reaches(client: SpadesClient, table_id: str, sequence: int) -
 # -- the log, read directly --------------------------------------------------------------------
 
 
-async def read_log(database: Path) -> dict[str, list[StoredEvent]]:
-    """Every stream of the file, by stream id (no server may hold the file: it is locked)."""
+async def read_log(storage: LogStorage | Path) -> dict[str, list[StoredEvent]]:
+    """Every stream of the log, by stream id (once no server holds it: a SQLite file is
+    locked by the process that opens it)."""
     streams: dict[str, list[StoredEvent]] = defaultdict(list)
     positions = []
-    async with SqliteEventLog(database) as log:
+    async with LogStorage.of(storage).new_log() as log:
         position = 0
         while batch := await log.read_all(position, limit=1000):
             for stored in batch:

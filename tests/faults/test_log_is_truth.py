@@ -4,7 +4,8 @@ the server serves.
 The check (``assert_log_is_truth`` in ``common.py``): for every table, the server's spectator
 snapshot at its latest sequence (the first message of a Watch) equals
 ``view_to_proto(view(MatchState.from_events(log events), None))``, the events read straight
-from the SQLite file once the server has stopped, and the served sequence is the log's last.
+from the log (the SQLite file or the PostgreSQL schema: every test here runs on both) once the
+server has stopped, and the served sequence is the log's last.
 
 It ends every fault test of this folder: ``test_sigkill.py`` (SIGKILL mid-play, restart on the
 same log) and ``test_slow_consumer.py`` (streams never read) call it on their tables; the two
@@ -34,6 +35,7 @@ from spades.bot import MatchOutcome, play_match
 from spades.client import Aborted, SpadesClient
 from spades.engine import Rules
 from spades_bots.random_bot import RandomBot
+from tests.backends import Storages
 from tests.faults.common import (
     LOOPBACK,
     RecordingClient,
@@ -66,8 +68,10 @@ def bots_for(
 
 
 @pytest.mark.asyncio
-async def test_after_a_client_process_vanishes_mid_stream(tmp_path: Path) -> None:
-    database = tmp_path / "tables.db"
+async def test_after_a_client_process_vanishes_mid_stream(
+    tmp_path: Path, storage: Storages
+) -> None:
+    database = storage()
     async with running_server(database, shutdown_grace=0.2) as server:
         address = f"{LOOPBACK}:{server.port}"
         client = RecordingClient(address)
@@ -113,8 +117,8 @@ async def test_after_a_client_process_vanishes_mid_stream(tmp_path: Path) -> Non
 
 
 @pytest.mark.asyncio
-async def test_after_a_second_stream_for_a_playing_seat(tmp_path: Path) -> None:
-    database = tmp_path / "tables.db"
+async def test_after_a_second_stream_for_a_playing_seat(storage: Storages) -> None:
+    database = storage()
     async with running_server(database, shutdown_grace=0.2) as server:
         address = f"{LOOPBACK}:{server.port}"
         client = RecordingClient(address)
@@ -148,11 +152,11 @@ async def test_after_a_second_stream_for_a_playing_seat(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_after_clients_vanish_with_an_action_in_flight(tmp_path: Path) -> None:
+async def test_after_clients_vanish_with_an_action_in_flight(storage: Storages) -> None:
     """One client after another sends the action its prompt asks for and vanishes at once (the
     stream cancelled right after the write): each action is applied or not, and either way
     what the server serves is what its log says."""
-    database = tmp_path / "tables.db"
+    database = storage()
     async with running_server(database, shutdown_grace=0.2) as server:
         client = RecordingClient(f"{LOOPBACK}:{server.port}")
         async with client:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -46,6 +45,7 @@ from spades.bot import MatchOutcome, play_match
 from spades.engine import Clock, Rules
 from spades.v1 import play_pb2, play_pb2_grpc
 from spades_bots.random_bot import RandomBot
+from tests.backends import Storages
 from tests.faults.common import (
     LOOPBACK,
     Paced,
@@ -90,8 +90,8 @@ async def drained_status(call: Any) -> tuple[int, grpc.aio.AioRpcError | None]:
 
 
 @pytest.mark.asyncio
-async def test_streams_never_read_are_closed_and_no_one_else_waits(tmp_path: Path) -> None:
-    database = tmp_path / "tables.db"
+async def test_streams_never_read_are_closed_and_no_one_else_waits(storage: Storages) -> None:
+    database = storage()
     async with running_server(
         database, stream_write_timeout=WRITE_TIMEOUT, shutdown_grace=0.2
     ) as server:
@@ -157,11 +157,13 @@ async def test_streams_never_read_are_closed_and_no_one_else_waits(tmp_path: Pat
 
 
 @pytest.mark.asyncio
-async def test_a_blocked_stream_replaced_by_a_newer_one_can_no_longer_act(tmp_path: Path) -> None:
+async def test_a_blocked_stream_replaced_by_a_newer_one_can_no_longer_act(
+    storage: Storages,
+) -> None:
     """The newer stream wins even when the older one is stuck writing to a client that does
     not read: the older may not act for the seat any more (and should be closed at once, with
     ABORTED, not only when its write times out)."""
-    database = tmp_path / "tables.db"
+    database = storage()
     async with running_server(database, stream_write_timeout=5.0, shutdown_grace=0.2) as server:
         address = f"{LOOPBACK}:{server.port}"
         client = RecordingClient(address)

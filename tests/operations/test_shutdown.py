@@ -14,19 +14,19 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from spades.engine import Rules
 from spades.v1 import play_pb2
+from tests.backends import LogStorage, Storages
 from tests.operations.server_process import Stubs, next_turn, play_actions, spades_server
 
 GRACE = 5.0
 
 
-def server_args(database: Path) -> list[str]:
+def server_args(storage: LogStorage) -> list[str]:
     return [
         "--listen",
         "127.0.0.1:0",
         "--metrics",
         "127.0.0.1:0",
-        "--database",
-        str(database),
+        *storage.flags(),
         "--log-format",
         "json",
         "--shutdown-grace",
@@ -35,8 +35,11 @@ def server_args(database: Path) -> list[str]:
 
 
 @pytest.mark.asyncio
-async def test_sigterm_closes_streams_with_unavailable_and_loses_nothing(tmp_path: Path) -> None:
-    database = tmp_path / "tables.db"
+async def test_sigterm_closes_streams_with_unavailable_and_loses_nothing(
+    tmp_path: Path, storage: Storages
+) -> None:
+    database = storage()
+    await database.prepare()
     rng = random.Random(11)
     with spades_server(tmp_path / "first.log", *server_args(database)) as first:
         async with grpc.aio.insecure_channel(first.address) as channel:

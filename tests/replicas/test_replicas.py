@@ -22,7 +22,7 @@ from spades.v1 import lobby_pb2, play_pb2
 from spades_server.config import Settings
 from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.server import SpadesServer
-from tests.eventlog.conftest import POSTGRES_DSN, drop_schema, require_postgres, schema_for
+from tests.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
 from tests.server.harness import Client, SeatStream, play_until_over
 
 pytestmark = pytest.mark.asyncio

@@ -1,18 +1,20 @@
+"""The server suite's fixtures: a running server (once per log backend) and a client of it."""
+
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import grpc
 import pytest_asyncio
 
 from spades_server.server import SpadesServer
+from tests.backends import Storages
 from tests.server.harness import Client, running_server
 
 
 @pytest_asyncio.fixture
-async def server(tmp_path: Path) -> AsyncIterator[SpadesServer]:
-    async with running_server(tmp_path / "tables.db") as running:
+async def server(storage: Storages) -> AsyncIterator[SpadesServer]:
+    async with running_server(storage()) as running:
         yield running
 
 

@@ -31,16 +31,35 @@ from spades_server import journal, tokens
 from spades_server.config import Settings
 from spades_server.server import SpadesServer
 from spades_server.tables import Decided
+from tests.backends import LogStorage
 
 TOKEN_KEY = "spades-seat-token"
 READ_TIMEOUT = 10.0
 
 
-@asynccontextmanager
-async def running_server(database: Path, **settings: object) -> AsyncIterator[SpadesServer]:
-    server = SpadesServer(
-        Settings(listen="127.0.0.1:0", database=str(database), metrics="off", web="off", **settings)  # type: ignore[arg-type]
+def new_server(storage: LogStorage | Path, **settings: object) -> SpadesServer:
+    """A server (not started) on ``storage``, on an ephemeral port, with ``settings``; a bare
+    path is a SQLite file (for suites that run on SQLite only)."""
+    storage = LogStorage.of(storage)
+    return SpadesServer(
+        Settings(
+            listen="127.0.0.1:0",
+            database=str(storage.database),
+            metrics="off",
+            web="off",
+            **settings,  # type: ignore[arg-type]
+        ),
+        # On SQLite the server opens the file its settings name, as in production.
+        storage.new_log() if storage.backend == "postgres" else None,
     )
+
+
+@asynccontextmanager
+async def running_server(
+    storage: LogStorage | Path, **settings: object
+) -> AsyncIterator[SpadesServer]:
+    """A started server on ``storage`` (a test's SQLite file or PostgreSQL schema)."""
+    server = new_server(storage, **settings)
     await server.start()
     try:
         yield server
@@ -217,11 +236,34 @@ async def stream_error(call: Any, *requests: play_pb2.PlayRequest) -> grpc.aio.A
 
 
 async def log_head(server: SpadesServer) -> int:
-    """The position of the last event in the whole log (0 when it is empty)."""
+    """The position of the last event in the whole log (0 when it is empty), once the lobby
+    has caught up with it: on PostgreSQL ``read_all`` serves only the log's final prefix, which
+    may still grow by actions acknowledged just before."""
+    await lobby_caught_up(server)
     position = 0
     while batch := await server.log.read_all(position, limit=1000):
         position = batch[-1].position
     return position
+
+
+async def lobby_caught_up(server: SpadesServer, table_ids: Iterable[str] | None = None) -> None:
+    """Wait until the lobby has folded every event the log holds for ``table_ids`` (default:
+    every table it lists).
+
+    The lobby is a projection of the log, and GetTable/ListTables serve it. On PostgreSQL it
+    follows the log's final prefix (``subscribe_all``), a few milliseconds behind an action the
+    client already saw acknowledged on its Play stream, so a GetTable right after that action
+    may still show the table as it was (test_lobby.py has the test that says so); on SQLite it
+    has always caught up by then. Tests whose point is what the lobby says about a table, not
+    how soon, wait here first."""
+
+    async def folded(table_id: str) -> None:
+        version = await server.log.stream_version(table_id)
+        while server.projection.tables[table_id].sequence < version:
+            await asyncio.sleep(0.002)
+
+    chosen = list(server.projection.tables if table_ids is None else table_ids)
+    await asyncio.wait_for(asyncio.gather(*map(folded, chosen)), READ_TIMEOUT)
 
 
 async def log_events(server: SpadesServer, table_id: str) -> list[events_pb2.Event]:

@@ -9,7 +9,6 @@ import random
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 import grpc
 import pytest
@@ -19,6 +18,7 @@ from spades.v1 import cards_pb2, events_pb2, lobby_pb2, play_pb2, record_pb2
 from spades_server import config
 from spades_server.house import HouseBot
 from spades_server.server import SpadesServer
+from tests.backends import Storages
 from tests.server.harness import (
     Client,
     WatchStream,
@@ -37,9 +37,11 @@ QUICK_CLOCK = Rules(max_hands=1, clock=Clock(turn_millis=500, extension_millis=0
 
 
 @asynccontextmanager
-async def serving(tmp_path: Path, **settings: object) -> AsyncIterator[tuple[SpadesServer, Client]]:
+async def serving(
+    storage: Storages, **settings: object
+) -> AsyncIterator[tuple[SpadesServer, Client]]:
     async with (
-        running_server(tmp_path / "absent.db", shutdown_grace=0.2, **settings) as server,
+        running_server(storage("absent"), shutdown_grace=0.2, **settings) as server,
         grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel,
     ):
         yield server, Client(channel)
@@ -97,8 +99,8 @@ def assert_no_digest(digest: bytes, *messages: object, where: str) -> None:
 
 
 @pytest.mark.asyncio
-async def test_timeouts_bring_a_substitute_until_the_player_reconnects(tmp_path: Path) -> None:
-    async with serving(tmp_path, substitute_after_timeouts=2, disconnect_grace=0) as (
+async def test_timeouts_bring_a_substitute_until_the_player_reconnects(storage: Storages) -> None:
+    async with serving(storage, substitute_after_timeouts=2, disconnect_grace=0) as (
         server,
         client,
     ):
@@ -182,9 +184,9 @@ async def test_timeouts_bring_a_substitute_until_the_player_reconnects(tmp_path:
 
 @pytest.mark.asyncio
 async def test_a_connected_player_who_times_out_is_substituted_and_refused(
-    tmp_path: Path,
+    storage: Storages,
 ) -> None:
-    async with serving(tmp_path, substitute_after_timeouts=1, disconnect_grace=0) as (
+    async with serving(storage, substitute_after_timeouts=1, disconnect_grace=0) as (
         server,
         client,
     ):
@@ -211,8 +213,8 @@ async def test_a_connected_player_who_times_out_is_substituted_and_refused(
 
 
 @pytest.mark.asyncio
-async def test_a_long_disconnection_brings_a_substitute(tmp_path: Path) -> None:
-    async with serving(tmp_path, substitute_after_timeouts=0, disconnect_grace=0.4) as (
+async def test_a_long_disconnection_brings_a_substitute(storage: Storages) -> None:
+    async with serving(storage, substitute_after_timeouts=0, disconnect_grace=0.4) as (
         server,
         client,
     ):
@@ -249,8 +251,8 @@ async def test_a_long_disconnection_brings_a_substitute(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_reconnection_within_the_grace_brings_no_substitute(tmp_path: Path) -> None:
-    async with serving(tmp_path, substitute_after_timeouts=0, disconnect_grace=0.5) as (
+async def test_a_reconnection_within_the_grace_brings_no_substitute(storage: Storages) -> None:
+    async with serving(storage, substitute_after_timeouts=0, disconnect_grace=0.5) as (
         server,
         client,
     ):
@@ -273,8 +275,8 @@ async def test_a_reconnection_within_the_grace_brings_no_substitute(tmp_path: Pa
 
 
 @pytest.mark.asyncio
-async def test_no_substitutes_when_both_are_off(tmp_path: Path) -> None:
-    async with serving(tmp_path, substitute_after_timeouts=0, disconnect_grace=0) as (
+async def test_no_substitutes_when_both_are_off(storage: Storages) -> None:
+    async with serving(storage, substitute_after_timeouts=0, disconnect_grace=0) as (
         server,
         client,
     ):

@@ -441,6 +441,24 @@ async def test_an_empty_table_id(client: Client, server: SpadesServer, method: s
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("method", ["GetTable", "GetRecord", "Watch"])
+async def test_a_table_id_with_a_nul_character_is_not_found(
+    client: Client, server: SpadesServer, method: str
+) -> None:
+    """No table has one, on either backend (PostgreSQL text cannot even hold it: the query
+    fails, which once came back as UNKNOWN)."""
+    table_id = "a\x00b"
+    calls: dict[str, Callable[[], Awaitable[object]]] = {
+        "GetTable": lambda: client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id)),
+        "GetRecord": lambda: client.play.GetRecord(play_pb2.GetRecordRequest(table_id=table_id)),
+        "Watch": lambda: client.play.Watch(play_pb2.WatchRequest(table_id=table_id)).read(),
+    }
+    async with nothing_written(server, client):
+        error = await rpc_error(calls[method]())
+    assert_status(error, Code.NOT_FOUND, "there is no table")
+
+
+@pytest.mark.asyncio
 async def test_watch_beyond_the_log(client: Client, server: SpadesServer) -> None:
     table_id = (await client.create_table(Rules())).table.table_id
     async with nothing_written(server, client, table_id):

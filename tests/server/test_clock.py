@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
 
 import grpc
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from spades.engine import Clock, Rules
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2
 from spades_server.server import SpadesServer
+from tests.backends import Storages
 from tests.server.harness import Client, running_server
 
 FAST = Rules(max_hands=1, clock=Clock(turn_millis=30, extension_millis=30))
@@ -23,11 +23,11 @@ async def _events(client: Client, table_id: str) -> list[str]:
 
 
 @pytest.mark.asyncio
-async def test_a_silent_table_is_played_by_the_clock_to_the_end(tmp_path: Path) -> None:
+async def test_a_silent_table_is_played_by_the_clock_to_the_end(storage: Storages) -> None:
     # No substitutes (they have tests of their own, tests/server/test_absent.py): the clock
     # alone plays every turn.
     async with (
-        running_server(tmp_path / "silent.db", substitute_after_timeouts=0) as server,
+        running_server(storage("silent"), substitute_after_timeouts=0) as server,
         grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel,
     ):
         client = Client(channel)
@@ -71,15 +71,14 @@ async def test_the_prompt_carries_the_deadline_and_the_extension_moves_it(client
 
 
 @pytest.mark.asyncio
-async def test_a_deadline_survives_a_restart(server: SpadesServer) -> None:
-    database = server.settings.database
+async def test_a_deadline_survives_a_restart(server: SpadesServer, storage: Storages) -> None:
     async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
         client = Client(channel)
         table_id = (await client.create_table(FAST)).table.table_id
         await client.seat_all(table_id)
     await server.stop()
     await asyncio.sleep(0.3)  # the first deadline passes while no server runs
-    async with running_server(Path(database), substitute_after_timeouts=0) as restarted:
+    async with running_server(storage(), substitute_after_timeouts=0) as restarted:
         await asyncio.sleep(1.0)
         async with grpc.aio.insecure_channel(f"127.0.0.1:{restarted.port}") as channel:
             kinds = await _events(Client(channel), table_id)

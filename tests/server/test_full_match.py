@@ -11,7 +11,7 @@ from spades import protocol
 from spades.engine import MatchState, Rules
 from spades.v1 import lobby_pb2, play_pb2
 from spades_server.server import SpadesServer
-from tests.server.harness import Client, play_until_over
+from tests.server.harness import Client, lobby_caught_up, play_until_over
 
 RULE_SETS = [
     Rules(max_hands=2),
@@ -38,6 +38,7 @@ async def test_four_clients_play_a_whole_match(
     assert record.seed, "the finished match's record reveals the seed"
     replayed = MatchState.from_events(protocol.event_from_proto(event) for event in record.events)
     assert replayed.is_over
+    await lobby_caught_up(server, [table_id])
     table = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
     assert table.status == lobby_pb2.TABLE_STATUS_FINISHED
     assert list(table.scores) == replayed.scores

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from pathlib import Path
 
 import grpc
 import pytest
@@ -14,6 +13,7 @@ from spades import protocol
 from spades.engine import MatchState, Rules
 from spades.v1 import actions_pb2, events_pb2, lobby_pb2, play_pb2, view_pb2
 from spades_server.server import SpadesServer
+from tests.backends import Storages
 from tests.server.harness import (
     TOKEN_KEY,
     Client,
@@ -320,7 +320,7 @@ async def test_a_whole_match_with_every_action_sent_twice(
 
 @pytest.mark.asyncio
 async def test_a_resent_extension_claim_gets_its_first_result_even_after_a_restart(
-    server: SpadesServer,
+    server: SpadesServer, storage: Storages
 ) -> None:
     """A claim the log has is answered as applied when its id comes again, on this server or
     after a restart (a client resending after a crash must not read "stale")."""
@@ -334,10 +334,9 @@ async def test_a_resent_extension_claim_gets_its_first_result_even_after_a_resta
         again = await streams[seat].act(claim, prompt.sequence, action_id="claim-1")
         assert again.accepted and again.sequence == first.sequence, again
         await close_all(streams)
-    database = server.settings.database
     await server.stop()
     async with (
-        running_server(Path(database)) as restarted,
+        running_server(storage()) as restarted,
         grpc.aio.insecure_channel(f"127.0.0.1:{restarted.port}") as channel,
     ):
         stream = Client(channel).seat_stream(tokens[seat])

@@ -14,10 +14,12 @@ from spades.v1 import actions_pb2, cards_pb2, lobby_pb2, play_pb2, rules_pb2, vi
 from spades_server import auth, lobby
 from spades_server.server import SpadesServer
 from spades_server.tables import Table, TableStore
+from tests.backends import Storages
 from tests.server.harness import (
     TOKEN_KEY,
     Client,
     current_view,
+    lobby_caught_up,
     rpc_error,
     stream_error,
 )
@@ -89,7 +91,7 @@ async def test_list_tables_newest_first_without_private_ones(client: Client) -> 
 
 
 @pytest.mark.asyncio
-async def test_list_tables_by_status(client: Client) -> None:
+async def test_list_tables_by_status(client: Client, server: SpadesServer) -> None:
     waiting = (await client.create_table(Rules(), name="waiting")).table.table_id
     playing = (await client.create_table(Rules(), name="playing")).table.table_id
     finished = (await client.create_table(Rules(players=3), name="finished")).table.table_id
@@ -102,6 +104,7 @@ async def test_list_tables_by_status(client: Client) -> None:
     concede = actions_pb2.Action(concession=actions_pb2.Concession())
     assert (await stream.act(concede, sequence)).accepted
     await stream.close()
+    await lobby_caught_up(server)  # how soon it lists it: the test after this one
 
     assert await list_ids(client, status=lobby_pb2.TABLE_STATUS_WAITING) == [waiting]
     assert await list_ids(client, status=lobby_pb2.TABLE_STATUS_PLAYING) == [playing]
@@ -114,6 +117,36 @@ async def test_list_tables_by_status(client: Client) -> None:
     done = await get(client, finished)
     assert done.status == lobby_pb2.TABLE_STATUS_FINISHED
     assert list(done.scores) == [0, 0, 0]
+
+
+#: Why the PostgreSQL run of the next test is expected to fail (a server issue, reported).
+LOBBY_LAGS_ON_POSTGRES = (
+    "on PostgreSQL the lobby (GetTable, ListTables) follows the log's final prefix through"
+    " subscribe_all, a few milliseconds behind an action already acknowledged on the Play stream"
+)
+
+
+@pytest.mark.asyncio
+async def test_the_lobby_shows_an_acknowledged_action_at_once(
+    client: Client, storage: Storages, request: pytest.FixtureRequest
+) -> None:
+    """A client whose action was acknowledged on its Play stream and then asks the lobby sees
+    that action: here a concession, which ends the match."""
+    if storage.backend == "postgres":
+        request.applymarker(pytest.mark.xfail(reason=LOBBY_LAGS_ON_POSTGRES, strict=False))
+    concede = actions_pb2.Action(concession=actions_pb2.Concession())
+    for _ in range(5):  # a lag is a race: give it several chances to show
+        table_id = (await client.create_table(Rules())).table.table_id
+        tokens = await client.seat_all(table_id)
+        stream = client.seat_stream(tokens[0])
+        await stream.start()
+        sequence = (await current_view(client, table_id)).sequence
+        result = await stream.act(concede, sequence)
+        assert result.accepted, result
+        table = await get(client, table_id)
+        await stream.close()
+        assert table.status == lobby_pb2.TABLE_STATUS_FINISHED, table
+        assert table.sequence >= result.sequence, (table.sequence, result.sequence)
 
 
 @pytest.mark.asyncio

@@ -1,13 +1,12 @@
-"""Restart: stop the server with matches in progress, start a new one on the same file; the
-lobby is rebuilt as it was, clients resume with their tokens and last sequence numbers, and
-the matches go on to the end."""
+"""Restart: stop the server with matches in progress, start a new one on the same log (the
+SQLite file, or the PostgreSQL schema); the lobby is rebuilt as it was, clients resume with
+their tokens and last sequence numbers, and the matches go on to the end."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import grpc
 import pytest
@@ -15,14 +14,15 @@ import pytest
 from spades import protocol
 from spades.engine import MatchState, Rules
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2, view_pb2
-from spades_server.config import Settings
-from spades_server.server import SpadesServer
+from tests.backends import Storages
 from tests.server.harness import (
     TOKEN_KEY,
     Client,
     SeatStream,
     current_view,
+    lobby_caught_up,
     log_events,
+    new_server,
     play_turns,
     rpc_error,
 )
@@ -36,18 +36,6 @@ class Match:
     streams: dict[int, SeatStream] = field(default_factory=dict)
     #: The last sequence number each seat's client saw.
     last_seen: dict[int, int] = field(default_factory=dict)
-
-
-def new_server(database: Path) -> SpadesServer:
-    return SpadesServer(
-        Settings(
-            listen="127.0.0.1:0",
-            database=str(database),
-            metrics="off",
-            web="off",
-            shutdown_grace=2.0,
-        )
-    )
 
 
 def cards_played(now: play_pb2.Snapshot) -> int:
@@ -79,10 +67,10 @@ async def listing(client: Client, private_ids: list[str]) -> list[lobby_pb2.Tabl
 
 
 @pytest.mark.asyncio
-async def test_matches_go_on_after_a_restart(tmp_path: Path) -> None:
-    database = tmp_path / "tables.db"
+async def test_matches_go_on_after_a_restart(storage: Storages) -> None:
+    database = storage()
     rng = random.Random(8)
-    first = new_server(database)
+    first = new_server(database, shutdown_grace=2.0)
     await first.start()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{first.port}")
     client = Client(channel)
@@ -137,6 +125,7 @@ async def test_matches_go_on_after_a_restart(tmp_path: Path) -> None:
     assert (await conceding.act(concede, sequence)).accepted
     await conceding.close()
 
+    await lobby_caught_up(first)
     before = await listing(client, [private.table.table_id])
     assert {table.status for table in before} == {
         lobby_pb2.TABLE_STATUS_WAITING,
@@ -153,7 +142,7 @@ async def test_matches_go_on_after_a_restart(tmp_path: Path) -> None:
             match.last_seen[seat] = last_sequence(stream)
     await channel.close(None)
 
-    second = new_server(database)
+    second = new_server(database, shutdown_grace=2.0)
     await second.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{second.port}") as channel:
@@ -187,6 +176,7 @@ async def test_matches_go_on_after_a_restart(tmp_path: Path) -> None:
                 logged = await log_events(second, match.table_id)
                 state = MatchState.from_events(protocol.event_from_proto(e) for e in logged)
                 assert state.is_over
+                await lobby_caught_up(second, [match.table_id])
                 table = (
                     await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=match.table_id))
                 ).table

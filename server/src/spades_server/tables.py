@@ -175,6 +175,8 @@ class TableStore:
         """The table as of the log's latest version; NOT_FOUND when there is none."""
         if not table_id:
             raise errors.invalid("table_id is required")
+        if "\x00" in table_id:  # PostgreSQL text cannot hold one (it refuses the query): none has
+            raise errors.not_found(f"there is no table {table_id!r}")
         table = self._cache.get(table_id)
         if table is not None and self.log.sole_writer:
             return table  # every append to this log went through this store and was folded

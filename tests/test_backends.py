@@ -1,0 +1,78 @@
+"""The rule for the PostgreSQL runs of the server suites: skipped locally without a server,
+failed under CI, and documented as such; and the storage a test's server process is given."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.backends import (
+    DEFAULT_POSTGRES_DSN,
+    LogStorage,
+    Storages,
+    dsn_with_schema,
+    in_ci,
+    probe_postgres,
+    require_postgres,
+)
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def closed_port_dsn() -> str:
+    """A DSN on a 127.0.0.1 port nothing listens on (the kernel's choice, released again)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"postgresql://postgres@127.0.0.1:{port}/test"
+
+
+def test_a_postgresql_that_does_not_answer_is_named_with_the_error() -> None:
+    dsn = closed_port_dsn()
+    reason = probe_postgres(dsn)
+    assert reason is not None and dsn in reason, reason
+
+
+@pytest.mark.parametrize("value", ["true", "1", "yes", "True"])
+def test_under_ci_a_missing_postgresql_fails(value: str) -> None:
+    with pytest.raises(pytest.fail.Exception) as failed:
+        require_postgres("no PostgreSQL server at 'x'", environ={"CI": value})
+    assert "required under CI" in str(failed.value) and "no PostgreSQL server" in str(failed.value)
+
+
+@pytest.mark.parametrize("environ", [{}, {"CI": ""}, {"CI": "false"}, {"CI": "0"}])
+def test_elsewhere_a_missing_postgresql_skips_saying_how_to_run(environ: dict[str, str]) -> None:
+    assert not in_ci(environ)
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        require_postgres("no PostgreSQL server at 'x'", environ=environ)
+    message = str(skipped.value)
+    assert "no PostgreSQL server" in message and "SPADES_TEST_POSTGRES_DSN" in message
+
+
+def test_the_readme_states_the_rule_and_the_default_server() -> None:
+    text = " ".join(README.read_text().split())
+    assert "SPADES_TEST_POSTGRES_DSN" in text
+    assert f"`{DEFAULT_POSTGRES_DSN}`" in text
+    assert "except under CI (`CI` set), where they fail" in text
+
+
+def test_a_storage_name_gives_the_same_storage_and_a_schema_of_its_own(tmp_path: Path) -> None:
+    storages = Storages("postgres", tmp_path)
+    assert storages("silent") is storages("silent")
+    assert storages("silent").schema != storages().schema
+    other_test = Storages("postgres", tmp_path / "elsewhere")
+    assert other_test().schema != storages().schema
+
+
+def test_a_server_process_is_pointed_at_its_storage(tmp_path: Path) -> None:
+    sqlite = LogStorage("sqlite", tmp_path / "tables.db")
+    assert sqlite.flags() == ["--database", str(tmp_path / "tables.db")]
+    postgres = LogStorage("postgres", tmp_path / "tables.db")
+    flag, dsn = postgres.flags()
+    assert flag == "--postgres-dsn" and dsn == dsn_with_schema(postgres.schema)
+    assert dsn.endswith(f"search_path={postgres.schema}")
+    assert dsn_with_schema("s", "postgresql://u@h/db?application_name=x&search_path=old") == (
+        "postgresql://u@h/db?application_name=x&search_path=s"
+    )

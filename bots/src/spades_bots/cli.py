@@ -3,6 +3,7 @@
 spades-bot --server 127.0.0.1:50051 --bot heuristic --quick-match --matches 3
 spades-bot --bot mymodule:MyBot --table TABLE_ID --seat north
 spades-bot --bot random --token SEAT_TOKEN          # resume a seat after a crash
+spades-bot --bot "exec:node bots/examples/simple.js" --quick-match   # a bot in any language
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--bot",
         default="heuristic",
-        help="random, heuristic, or package.module:Class (default: %(default)s)",
+        help="random, heuristic, exec:COMMAND (a bot in any language, docs/external-bots.md), "
+        "or package.module:Class (default: %(default)s)",
     )
     where = parse.add_mutually_exclusive_group(required=True)
     where.add_argument("--table", metavar="ID", help="join this table")

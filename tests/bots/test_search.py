@@ -9,13 +9,13 @@ import pytest
 
 from spades.bot import Bot, BotView, run_local_match
 from spades.bot.thinking import turn_seconds
-from spades.engine import Card, Clock, Rules
+from spades.engine import Card, Clock, Rules, parse_cards
 from spades.engine import events as ev
 from spades_bots.cli import make_bot
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from spades_bots.registry import bot_class
-from spades_bots.search import SearchBot
+from spades_bots.search import Playout, SearchBot
 
 RULE_SETS = [
     Rules(max_hands=1),
@@ -93,3 +93,15 @@ def test_the_thinking_time_is_chosen_by_name_or_flag() -> None:
     assert isinstance(bot, SearchBot) and bot.think_ms == 40
     with pytest.raises(ValueError):
         bot_class("search:0")
+
+
+def test_cards_with_nothing_between_them_are_searched_once() -> None:
+    playout = Playout(Rules())
+    hand = parse_cards("9H JH KH 2C 3C AS")
+    groups = playout.distinct(hand, played=parse_cards("TH 4C"))
+    assert groups == {
+        Card.parse("2C"): parse_cards("2C 3C"),
+        Card.parse("9H"): parse_cards("9H JH"),  # the 10 is gone; the queen is out
+        Card.parse("KH"): [Card.parse("KH")],
+        Card.parse("AS"): [Card.parse("AS")],
+    }

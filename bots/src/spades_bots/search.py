@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 from spades.bot import Bot, BotView
@@ -64,6 +64,16 @@ class Playout:
         self.power = [[card_power(rules, card, led) for card in range(54)] for led in range(4)]
         #: Within a suit, higher is stronger; every trump is above every other card.
         self.strength = [trump_power(rules, card) or card % 13 + 1 for card in range(54)]
+        #: Per card: the cards of its suit (jokers are spades) that beat it.
+        self.above = [
+            sum(
+                1 << other
+                for other in range(54)
+                if effective_suit(other) == effective_suit(card)
+                and self.strength[other] > self.strength[card]
+            )
+            for card in range(54)
+        ]
 
     def card(self, state: MatchState, seat: int) -> int:
         legal = list(iter_cards(state.legal_play_mask(seat)))
@@ -78,7 +88,7 @@ class Playout:
                 for other in range(self.players):
                     if other != seat:
                         others |= state.hands[other]
-                bosses = [card for card in legal if self._is_boss(card, others)]
+                bosses = [card for card in legal if not self.above[card] & others]
                 if bosses:
                     return max(bosses, key=strength.__getitem__)
             return min(legal, key=self._low)
@@ -109,15 +119,30 @@ class Playout:
             return min(losers, key=self._low)
         return min(winners, key=power.__getitem__)
 
+    def distinct(self, hand: Sequence[Card], played: Iterable[int]) -> dict[Card, list[Card]]:
+        """The cards of ``hand`` that play differently (the lowest of each group), each with
+        the cards that play just like it: cards of one suit with nothing between them but
+        cards already played or held (the 9 and the J of a suit whose 10 is gone)."""
+        gone = 0
+        for card in played:
+            gone |= 1 << card
+        for card in hand:
+            gone |= 1 << card
+        groups: dict[Card, list[Card]] = {}
+        ordered = sorted(hand, key=lambda card: (effective_suit(card), self.strength[card]))
+        lowest: Card | None = None
+        for card in ordered:
+            if lowest is not None and effective_suit(card) == effective_suit(lowest):
+                between = self.above[lowest] & ~self.above[card] & ~(1 << card)
+                if not between & ~gone:
+                    groups[lowest].append(card)
+                    continue
+            lowest = card
+            groups[card] = [card]
+        return groups
+
     def _low(self, card: int) -> tuple[bool, int]:
         return (self.strength[card] > 13, self.strength[card])  # keep trumps, shed low
-
-    def _is_boss(self, card: int, others: int) -> bool:
-        suit = effective_suit(card)
-        return not any(
-            effective_suit(other) == suit and self.strength[other] > self.strength[card]
-            for other in iter_cards(others)
-        )
 
     def _clean_nil(self, state: MatchState, seat: int) -> bool:
         bid = state.bids[seat]
@@ -180,9 +205,14 @@ class SearchBot(Bot):
         if len(legal) == 1:
             return legal[0]
         prior = self.heuristic.play(view)
-        values = self.values(view, legal)
-        best = max(legal, key=lambda card: (values[card], card == prior))
-        return best if values[best] > values[prior] + self.margin else prior
+        playout = self._playout(view.rules)
+        choices = playout.distinct(legal, view.played_cards)
+        if len(choices) == 1:
+            return prior
+        values = self.values(view, list(choices))
+        prior_choice = next(choice for choice, same in choices.items() if prior in same)
+        best = max(choices, key=lambda card: (values[card], card == prior_choice))
+        return best if values[best] > values[prior_choice] + self.margin else prior
 
     def values(self, view: BotView, legal: Sequence[Card]) -> dict[Card, float]:
         """Each legal card's weighted mean outcome over the worlds sampled in the time."""

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_right
+from functools import cache
 from itertools import accumulate
-from math import comb
+from math import factorial
 from typing import Final
 
 from spades.bot.view import BotView
@@ -38,6 +39,7 @@ from spades.engine import events as ev
 from spades.engine.rules import TWO_OF_CLUBS
 
 _SUITS: Final = tuple(Suit)
+_FACTORIALS: Final = tuple(factorial(n) for n in range(55))
 _IN_HAND: Final = (Phase.BLIND_NIL_CHOICE, Phase.BIDDING, Phase.PASSING, Phase.PLAYING)
 
 
@@ -137,26 +139,35 @@ def _splits(
     """Each way to hand out this suit's hidden cards within ``room`` (counts per holder), with
     the number of whole deals that start with it (the later suits included)."""
     allowed = holders.allowed[suit]
+    cards = len(holders.by_suit[suit])
     found: list[tuple[tuple[int, ...], int]] = []
-    split = [0] * len(room)
-
-    def place(position: int, left: int, orderings: int) -> None:
-        if position == len(allowed):
-            if not left:
-                after = tuple(r - t for r, t in zip(room, split, strict=True))
-                rest = _ways(holders, suit + 1, after)
-                if rest:
-                    found.append((tuple(split), orderings * rest))
-            return
-        holder = allowed[position]
-        fewest = left if position == len(allowed) - 1 else 0  # the last one takes the rest
-        for taken in range(fewest, min(left, room[holder]) + 1):
+    for parts in _compositions(cards, len(allowed)):
+        split = [0] * len(room)
+        for holder, taken in zip(allowed, parts, strict=True):
+            if taken > room[holder]:
+                break
             split[holder] = taken
-            place(position + 1, left - taken, orderings * comb(left, taken))
-        split[holder] = 0
-
-    place(0, len(holders.by_suit[suit]), 1)
+        else:
+            after = tuple(r - t for r, t in zip(room, split, strict=True))
+            rest = _ways(holders, suit + 1, after)
+            if rest:
+                orderings = _FACTORIALS[cards]
+                for taken in parts:
+                    orderings //= _FACTORIALS[taken]
+                found.append((tuple(split), orderings * rest))
     return found
+
+
+@cache
+def _compositions(total: int, parts: int) -> tuple[tuple[int, ...], ...]:
+    """Every way to write ``total`` as ``parts`` counts in order (none when parts is 0)."""
+    if parts <= 1:
+        return ((total,),) if parts == 1 else (() if total else ((),))
+    return tuple(
+        (first, *rest)
+        for first in range(total + 1)
+        for rest in _compositions(total - first, parts - 1)
+    )
 
 
 def _ways(holders: Holders, suit: int, room: tuple[int, ...]) -> int:

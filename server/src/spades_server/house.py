@@ -46,6 +46,7 @@ KINDS: dict[int, str] = {
     lobby_pb2.HOUSE_BOT_KIND_UNSPECIFIED: "heuristic",
     lobby_pb2.HOUSE_BOT_KIND_RANDOM: "random",
     lobby_pb2.HOUSE_BOT_KIND_HEURISTIC: "heuristic",
+    lobby_pb2.HOUSE_BOT_KIND_SEARCH: "search",
 }
 #: A bot whose task failed this many times in a row is given up (its seat goes to the clock).
 MAX_FAILURES = 8

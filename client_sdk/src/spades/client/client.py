@@ -142,6 +142,7 @@ class HouseBotSeated:
 HOUSE_BOT_KINDS: Final = {
     "random": lobby_pb2.HOUSE_BOT_KIND_RANDOM,
     "heuristic": lobby_pb2.HOUSE_BOT_KIND_HEURISTIC,
+    "search": lobby_pb2.HOUSE_BOT_KIND_SEARCH,
 }
 
 

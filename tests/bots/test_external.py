@@ -3,6 +3,7 @@ and every way a child can fail costs it one turn (the default action, logged) an
 
 from __future__ import annotations
 
+import gc
 import json
 import shlex
 import sys
@@ -17,6 +18,7 @@ from spades.bot.external import ExternalBot
 from spades.client import SpadesClient
 from spades.engine import Rules, seated_match
 from spades.engine import events as ev
+from spades_bots.arena import ArenaConfig, run_arena
 from spades_bots.cli import make_bot
 from spades_bots.heuristic import HeuristicBot
 from spades_server.server import SpadesServer
@@ -203,3 +205,13 @@ def test_the_protocol_document_shows_the_messages_the_sdk_sends() -> None:
     goodbye = next(example for example in examples if example.get("type") == "end")
     sent_end = wire.end(ev.MatchEnded(ev.EndReason.TARGET_SCORE, (1, 3), (310, 502)))
     assert goodbye == sent_end
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+def test_an_exec_team_plays_in_the_arena_and_leaves_no_child_behind() -> None:
+    config = ArenaConfig(
+        f"exec:{EXAMPLE}", "random", pairs=1, seed=b"exec", rules=Rules(max_hands=2)
+    )
+    report = run_arena(config)
+    assert len(report.results) == 2 and report.team_a.matches == 2
+    gc.collect()  # a child's transport left for the collector would complain here

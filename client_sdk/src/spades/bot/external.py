@@ -113,23 +113,23 @@ class _Child:
         if self.loop is not asyncio.get_running_loop():
             self._reaper()  # its pipes belong to a loop that is gone: only a signal reaches it
             return None
-        if message is not None and self.process.returncode is None:
-            with contextlib.suppress(ChildFailed):
-                await self.send(message)
-        stdin = self.process.stdin
-        if stdin is not None:
-            stdin.close()
         try:
-            await asyncio.wait_for(self.process.wait(), EXIT_GRACE if message else 0)
-        except TimeoutError:
-            pass
+            if message is not None and self.process.returncode is None:
+                with contextlib.suppress(ChildFailed):
+                    await self.send(message)
+            stdin = self.process.stdin
+            if stdin is not None:
+                stdin.close()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.process.wait(), EXIT_GRACE if message else 0)
         finally:
-            # Also when cancelled (a loop shutting down): a child is never left running.
+            # Also when cancelled (a loop shutting down, say at the end of asyncio.run): the
+            # child is killed and reaped on this loop, so its pipes close before the loop does.
             if self.process.returncode is None:
                 self._reaper()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.process.wait(), EXIT_GRACE)
-        self._reaper.detach()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.process.wait(), EXIT_GRACE)
+            self._reaper.detach()
         return self.process.returncode
 
 

@@ -61,6 +61,10 @@ class Playout:
         self.players = rules.players
         self.step = rules.step
         self.partners = rules.players == 4
+        #: Per seat: the seats of its side.
+        self.side = [
+            next(side for side in rules.sides if seat in side) for seat in range(rules.players)
+        ]
         self.power = [[card_power(rules, card, led) for card in range(54)] for led in range(4)]
         #: Within a suit, higher is stronger; every trump is above every other card.
         self.strength = [trump_power(rules, card) or card % 13 + 1 for card in range(54)]
@@ -149,7 +153,7 @@ class Playout:
         return bid is not None and bid.tricks == 0 and state.tricks_won[seat] == 0
 
     def _side_needs(self, state: MatchState, seat: int) -> bool:
-        side = state.tables.sides[state.side_of(seat)]
+        side = self.side[seat]
         bid = won = 0
         for member in side:
             member_bid = state.bids[member]

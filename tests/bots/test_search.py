@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from spades.bot import Bot, BotView, run_local_match
+from spades.bot import Bot, BotView, SeatTracker, run_local_match
 from spades.bot.thinking import turn_seconds
-from spades.engine import Card, Clock, Rules, parse_cards
+from spades.engine import BID, Card, Clock, Phase, Rules, parse_cards, redact, seated_match
 from spades.engine import events as ev
 from spades_bots.cli import make_bot
 from spades_bots.heuristic import HeuristicBot
@@ -51,7 +51,7 @@ def match_with(rules: Rules, seat_bots: list[Bot], seed: bytes = bytes(32)) -> l
 @pytest.mark.parametrize("rules", RULE_SETS, ids=["default", "cutthroat", "blind-nil", "2c"])
 def test_search_decisions_are_legal_and_repeat_for_a_seed(rules: Rules) -> None:
     def seat_bots() -> list[Bot]:
-        bots: list[Bot] = [Watched(seed=seat, think_ms=10_000, max_worlds=3) for seat in (0, 1)]
+        bots: list[Bot] = [Watched(seed=seat, think_ms=10_000, max_worlds=6) for seat in (0, 1)]
         return [*bots, HeuristicBot(), RandomBot(seed=4)][: rules.players]
 
     first, second = seat_bots(), seat_bots()
@@ -62,14 +62,24 @@ def test_search_decisions_are_legal_and_repeat_for_a_seed(rules: Rules) -> None:
     assert [bot.choices for bot in first[:2]] == [bot.choices for bot in second[:2]]  # type: ignore[attr-defined]
 
 
-def test_another_seed_searches_other_worlds() -> None:
-    rules = Rules(max_hands=1)
-    choices = []
-    for seed in (1, 2, 3):
-        bot = Watched(seed=seed, think_ms=10_000, max_worlds=2, margin=-1e9)
-        match_with(rules, [bot, HeuristicBot(), HeuristicBot(), HeuristicBot()])
-        choices.append(bot.choices)
-    assert len({tuple(found) for found in choices}) > 1
+def test_another_seed_searches_other_worlds_and_the_same_seed_the_same() -> None:
+    state, events = seated_match(Rules(), seed=bytes(32))
+    while state.phase is not Phase.PLAYING:  # everyone bids 3
+        state, more = state.apply(state.turn, BID[3])
+        events += more
+    tracker = SeatTracker(state.turn)
+    for event in events:
+        tracker.fold(redact(event, tracker.seat))
+    view = tracker.view(state.legal_actions(state.turn))
+    cards = view.legal_cards
+
+    def outcomes(seed: int) -> list[list[float]]:
+        found = SearchBot(seed=seed, think_ms=10_000, max_worlds=4).measure(view, cards)
+        assert len(found.weights) == 4
+        return [found.outcomes[card] for card in cards]
+
+    assert outcomes(1) == outcomes(1)
+    assert outcomes(1) != outcomes(2)
 
 
 def test_search_stays_within_its_time_and_the_turn_clock() -> None:

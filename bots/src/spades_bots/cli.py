@@ -3,6 +3,7 @@
 spades-bot --server 127.0.0.1:50051 --bot heuristic --quick-match --matches 3
 spades-bot --bot mymodule:MyBot --table TABLE_ID --seat north
 spades-bot --bot random --token SEAT_TOKEN          # resume a seat after a crash
+spades-bot --bot "exec:node bots/examples/simple.js" --quick-match   # a bot in any language
 """
 
 from __future__ import annotations
@@ -33,7 +34,15 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--bot",
         default="heuristic",
-        help="random, heuristic, or package.module:Class (default: %(default)s)",
+        help="random, heuristic, search, exec:COMMAND (a bot in any language, "
+        "docs/external-bots.md), or package.module:Class (default: %(default)s)",
+    )
+    parse.add_argument(
+        "--think-ms",
+        type=float,
+        default=100.0,
+        help="with --bot search: milliseconds to think per decision, within the turn clock "
+        "(default: %(default)s)",
     )
     where = parse.add_mutually_exclusive_group(required=True)
     where.add_argument("--table", metavar="ID", help="join this table")
@@ -64,12 +73,14 @@ def parser() -> argparse.ArgumentParser:
     return parse
 
 
-def make_bot(spec: str) -> Bot:
+def make_bot(spec: str, think_ms: float | None = None) -> Bot:
+    if spec == "search" and think_ms is not None:
+        spec = f"search:{think_ms:g}"
     return bot_class(spec)()
 
 
 async def run(args: argparse.Namespace) -> int:
-    bot = make_bot(args.bot)
+    bot = make_bot(args.bot, args.think_ms)
     name = args.name or bot.name or type(bot).__name__
     results: list[MatchOutcome] = []
     backoff = Backoff(give_up_after=args.retry_for)

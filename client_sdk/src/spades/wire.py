@@ -32,6 +32,7 @@ TABLE_STATUS_VALUES: Final = {name: value for value, name in TABLE_STATUS_NAMES.
 HOUSE_BOT_KINDS: Final = {
     "random": lobby_pb2.HOUSE_BOT_KIND_RANDOM,
     "heuristic": lobby_pb2.HOUSE_BOT_KIND_HEURISTIC,
+    "search": lobby_pb2.HOUSE_BOT_KIND_SEARCH,
 }
 #: The kind of house bot a request that names none gets.
 DEFAULT_HOUSE_BOT_KIND: Final = "heuristic"

@@ -1,14 +1,22 @@
-"""Finding a bot class from text: ``"package.module:Class"``."""
+"""Finding a bot class from text: ``"package.module:Class"``, or ``"exec:COMMAND"`` for a bot
+in a child process (:mod:`spades.bot.external`)."""
 
 from __future__ import annotations
 
 import importlib
 
 from spades.bot.base import Bot
+from spades.bot.external import external_bot_class
+
+#: A bot spec that starts with this runs the rest as a command (a bot in any language).
+EXEC_PREFIX = "exec:"
 
 
 def load_bot_class(spec: str) -> type[Bot]:
-    """The Bot subclass named by ``"package.module:Class"`` (``"module.Class"`` also works)."""
+    """The Bot subclass named by ``"package.module:Class"`` (``"module.Class"`` also works),
+    or the one that runs COMMAND for ``"exec:COMMAND"``."""
+    if spec.startswith(EXEC_PREFIX):
+        return external_bot_class(spec.removeprefix(EXEC_PREFIX))
     module_name, separator, class_name = spec.partition(":")
     if not separator:
         module_name, _, class_name = spec.rpartition(".")

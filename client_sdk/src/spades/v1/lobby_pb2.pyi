@@ -34,6 +34,8 @@ class _HouseBotKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HouseBot
     """A uniformly random legal action at every turn."""
     HOUSE_BOT_KIND_HEURISTIC: _HouseBotKind.ValueType  # 2
     """The rule-based player (counts tricks to bid, plays by plan)."""
+    HOUSE_BOT_KIND_SEARCH: _HouseBotKind.ValueType  # 3
+    """The search player (samples the hidden hands and plays each card out; 100 ms a decision)."""
 
 class HouseBotKind(_HouseBotKind, metaclass=_HouseBotKindEnumTypeWrapper):
     """The kinds of house bot a server runs."""
@@ -44,6 +46,8 @@ HOUSE_BOT_KIND_RANDOM: HouseBotKind.ValueType  # 1
 """A uniformly random legal action at every turn."""
 HOUSE_BOT_KIND_HEURISTIC: HouseBotKind.ValueType  # 2
 """The rule-based player (counts tricks to bid, plays by plan)."""
+HOUSE_BOT_KIND_SEARCH: HouseBotKind.ValueType  # 3
+"""The search player (samples the hidden hands and plays each card out; 100 ms a decision)."""
 Global___HouseBotKind: _TypeAlias = HouseBotKind  # noqa: Y015
 
 class _TableStatus:

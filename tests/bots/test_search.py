@@ -1,0 +1,117 @@
+"""The search bot: every decision legal, the same decisions again for the same seed, within
+its time, and registered under its name."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from spades.bot import Bot, BotView, SeatTracker, run_local_match
+from spades.bot.thinking import turn_seconds
+from spades.engine import BID, Card, Clock, Phase, Rules, parse_cards, redact, seated_match
+from spades.engine import events as ev
+from spades_bots.cli import make_bot
+from spades_bots.heuristic import HeuristicBot
+from spades_bots.random_bot import RandomBot
+from spades_bots.registry import bot_class
+from spades_bots.search import Playout, SearchBot
+
+RULE_SETS = [
+    Rules(max_hands=1),
+    Rules(players=3, jokers=True, max_hands=1),
+    Rules(blind_nil=True, blind_nil_deficit=0, blind_nil_pass_cards=2, max_hands=1),
+    Rules(two_of_clubs_leads=True, nil_allowed=False, max_hands=1),
+]
+
+
+class Watched(SearchBot):
+    """A search bot that keeps every card it chose, and checks each one is legal."""
+
+    def __init__(self, seed: int, **options: float) -> None:
+        super().__init__(seed=seed, **options)  # type: ignore[arg-type]
+        self.choices: list[Card] = []
+        self.slowest = 0.0
+
+    def play(self, view: BotView) -> Card:
+        started = time.perf_counter()
+        card = super().play(view)
+        self.slowest = max(self.slowest, time.perf_counter() - started)
+        assert card in view.legal_cards
+        self.choices.append(card)
+        return card
+
+
+def match_with(rules: Rules, seat_bots: list[Bot], seed: bytes = bytes(32)) -> list[ev.Event]:
+    events: list[ev.Event] = []
+    run_local_match(seat_bots, rules, seed=seed, events=events)
+    return events
+
+
+@pytest.mark.parametrize("rules", RULE_SETS, ids=["default", "cutthroat", "blind-nil", "2c"])
+def test_search_decisions_are_legal_and_repeat_for_a_seed(rules: Rules) -> None:
+    def seat_bots() -> list[Bot]:
+        bots: list[Bot] = [Watched(seed=seat, think_ms=10_000, max_worlds=6) for seat in (0, 1)]
+        return [*bots, HeuristicBot(), RandomBot(seed=4)][: rules.players]
+
+    first, second = seat_bots(), seat_bots()
+    events = match_with(rules, first)
+    again = match_with(rules, second)
+    assert events == again  # the same seeds play the same match
+    assert all(isinstance(bot, Watched) and bot.choices for bot in first[:2])
+    assert [bot.choices for bot in first[:2]] == [bot.choices for bot in second[:2]]  # type: ignore[attr-defined]
+
+
+def test_another_seed_searches_other_worlds_and_the_same_seed_the_same() -> None:
+    state, events = seated_match(Rules(), seed=bytes(32))
+    while state.phase is not Phase.PLAYING:  # everyone bids 3
+        state, more = state.apply(state.seat_to_act(), BID[3])
+        events += more
+    tracker = SeatTracker(state.seat_to_act())
+    for event in events:
+        tracker.fold(redact(event, tracker.seat))
+    view = tracker.view(state.legal_actions(state.seat_to_act()))
+    cards = view.legal_cards
+
+    def outcomes(seed: int) -> list[list[float]]:
+        found = SearchBot(seed=seed, think_ms=10_000, max_worlds=4).measure(view, cards)
+        assert len(found.weights) == 4
+        return [found.outcomes[card] for card in cards]
+
+    assert outcomes(1) == outcomes(1)
+    assert outcomes(1) != outcomes(2)
+
+
+def test_search_stays_within_its_time_and_the_turn_clock() -> None:
+    quick = Watched(seed=1, think_ms=30)
+    clocked = Watched(seed=2, think_ms=10_000)
+    rules = Rules(max_hands=1, clock=Clock(turn_millis=600, extension_millis=0))
+    match_with(rules, [quick, HeuristicBot(), clocked, HeuristicBot()])
+    assert quick.last_budget == 0.03
+    assert clocked.last_budget == turn_seconds(rules) == 0.3  # the clock less the margin
+    assert quick.last_worlds >= 1
+    # Past its budget a decision only finishes the world in hand (generous: machines are busy).
+    assert quick.slowest < 0.03 + 0.5 and clocked.slowest < 0.3 + 0.5
+
+
+def test_the_thinking_time_is_chosen_by_name_or_flag() -> None:
+    assert bot_class("search") is SearchBot
+    assert bot_class("search")().think_ms == 100  # type: ignore[attr-defined]
+    assert bot_class("search:250")(seed=1).think_ms == 250  # type: ignore[call-arg,attr-defined]
+    assert isinstance(bot_class("search:250")(), SearchBot)
+    bot = make_bot("search", think_ms=40)
+    assert isinstance(bot, SearchBot) and bot.think_ms == 40
+    with pytest.raises(ValueError):
+        bot_class("search:0")
+
+
+def test_cards_with_nothing_between_them_are_searched_once() -> None:
+    playout = Playout(Rules())
+    hand = parse_cards("9H JH KH 2C 3C AS")
+    groups = playout.distinct(hand, played=parse_cards("TH 4C"))
+    assert groups == {
+        Card.parse("2C"): parse_cards("2C 3C"),
+        Card.parse("9H"): parse_cards("9H JH"),  # the 10 is gone; the queen is out
+        Card.parse("KH"): [Card.parse("KH")],
+        Card.parse("AS"): [Card.parse("AS")],
+    }

@@ -25,8 +25,8 @@ from spades.client import SpadesClient
 from spades.engine import Card, Rules
 from spades.v1 import cards_pb2, events_pb2, play_pb2, play_pb2_grpc
 from spades_bots.random_bot import RandomBot
-from spades_server.config import Settings
 from spades_server.server import WEB_CLIENT, SpadesServer
+from tests.web.conftest import web_server
 
 CHROMIUM = os.environ.get("SPADES_TEST_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "web"
@@ -52,20 +52,8 @@ def require_site() -> None:
 @pytest_asyncio.fixture
 async def server(tmp_path: Path) -> AsyncIterator[SpadesServer]:
     require_site()
-    served = SpadesServer(
-        Settings(
-            listen="127.0.0.1:0",
-            database=str(tmp_path / "tables.db"),
-            metrics="off",
-            web="127.0.0.1:0",
-            house_bots=8,
-        )
-    )
-    await served.start()
-    try:
+    async with web_server(tmp_path / "tables.db", house_bots=8) as served:
         yield served
-    finally:
-        await served.stop()
 
 
 @pytest_asyncio.fixture
@@ -351,18 +339,9 @@ async def test_quick_match_seats_the_person_and_a_private_table_shows_its_code(
     tmp_path: Path, browser: Browser
 ) -> None:
     require_site()
-    served = SpadesServer(
-        Settings(
-            listen="127.0.0.1:0",
-            database=str(tmp_path / "tables.db"),
-            metrics="off",
-            web="127.0.0.1:0",
-            house_bots=8,
-            quick_match_fill_after=0.2,
-        )
-    )
-    await served.start()
-    try:
+    async with web_server(
+        tmp_path / "tables.db", house_bots=8, quick_match_fill_after=0.2
+    ) as served:
         page = await browser.new_page()
         await page.goto(served.web_url)
         await page.fill("input[name=player]", "Quinn")
@@ -385,8 +364,6 @@ async def test_quick_match_seats_the_person_and_a_private_table_shows_its_code(
         # Private tables are not listed in the lobby.
         await page.wait_for_timeout(2500)
         assert await page.locator("tr", has_text="Secret room").count() == 0
-    finally:
-        await served.stop()
 
 
 @pytest.mark.asyncio

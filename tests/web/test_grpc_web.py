@@ -20,9 +20,9 @@ from prometheus_client import REGISTRY
 from spades import protocol
 from spades.engine import Rules
 from spades.v1 import lobby_pb2, lobby_pb2_grpc, play_pb2
-from spades_server.config import Settings
 from spades_server.server import SpadesServer
 from spades_server.web import Gateway, frame, parse_timeout, trailer_block, unframe
+from tests.web.conftest import web_server
 
 BINARY = "application/grpc-web+proto"
 TEXT = "application/grpc-web-text"
@@ -30,21 +30,8 @@ TEXT = "application/grpc-web-text"
 
 @pytest_asyncio.fixture
 async def server(tmp_path: Path) -> AsyncIterator[SpadesServer]:
-    served = SpadesServer(
-        Settings(
-            listen="127.0.0.1:0",
-            database=str(tmp_path / "tables.db"),
-            metrics="off",
-            web="127.0.0.1:0",
-            tables_per_address=3,
-            house_bots=0,
-        )
-    )
-    await served.start()
-    try:
+    async with web_server(tmp_path / "tables.db", tables_per_address=3, house_bots=0) as served:
         yield served
-    finally:
-        await served.stop()
 
 
 def decode_text(body: bytes) -> bytes:

@@ -74,37 +74,34 @@ export interface WatchOptions {
   onReconnect?: (attempt: number, error: unknown) => void;
 }
 
+/** A message of a Watch or Seat stream: its snapshot, an event, or (Seat) a prompt. */
+type StreamMessage = WatchResponse | SeatResponse;
+
 /**
- * Every message of a table's Watch stream, resuming after the last sequence seen whenever the
- * connection drops (with a growing pause), until the match's seed is revealed (its last event),
- * the stream ends, or ``signal`` aborts. Refusals (NOT_FOUND, ...) are thrown.
+ * Every message of a stream opened by ``open(afterSequence)``, resuming after the last sequence
+ * seen whenever the connection drops (with a growing pause), until the match's seed is revealed
+ * (its last event), the stream ends, or ``signal`` aborts. A resumed stream's snapshot repeats
+ * what was seen, so only the first is passed on. Refusals (NOT_FOUND, ...) are thrown.
  */
-export async function* watchTable(
-  clients: SpadesClients,
-  tableId: string,
-  options: WatchOptions = {},
-): AsyncGenerator<WatchResponse> {
+async function* resuming<M extends StreamMessage>(
+  open: (afterSequence: bigint) => AsyncIterable<M>,
+  options: WatchOptions,
+): AsyncGenerator<M> {
   let after = 0n;
   let attempt = 0;
   for (;;) {
     try {
-      const stream = clients.play.watch(
-        { tableId, afterSequence: after },
-        { signal: options.signal },
-      );
-      for await (const message of stream) {
+      for await (const message of open(after)) {
         attempt = 0;
-        if (message.kind.case === "snapshot") {
-          // A resumed stream's snapshot repeats what we have; the first one is news.
+        const what = message.kind;
+        if (what.case === "snapshot") {
           if (after === 0n) yield message;
-          after = message.kind.value.sequence;
+          after = what.value.sequence;
           continue;
         }
-        if (message.kind.case === "event") {
-          after = message.kind.value.sequence;
-          yield message;
-          if (message.kind.value.kind.case === "seedRevealed") return;
-        }
+        if (what.case === "event") after = what.value.sequence;
+        yield message;
+        if (what.case === "event" && what.value.kind.case === "seedRevealed") return;
       }
       return;
     } catch (error) {
@@ -118,50 +115,29 @@ export async function* watchTable(
   }
 }
 
+/** Every message of a table's Watch stream (a spectator's), resuming as {@link resuming} says. */
+export function watchTable(
+  clients: SpadesClients,
+  tableId: string,
+  options: WatchOptions = {},
+): AsyncGenerator<WatchResponse> {
+  return resuming((afterSequence) => clients.play.watch({ tableId, afterSequence }, { signal: options.signal }), options);
+}
+
 /** The metadata header a seat's calls carry its token in. */
 export const SEAT_TOKEN_HEADER = "spades-seat-token";
 
 /**
  * Every message of a seat's stream (PlayService.Seat: the seat's view, its redacted events and
- * its prompts), resuming after the last sequence seen when the connection drops, until the seed
- * is revealed or ``signal`` aborts. The seat acts with {@link act}.
+ * its prompts), resuming as {@link resuming} says. The seat acts with {@link act}.
  */
-export async function* playSeat(
+export function playSeat(
   clients: SpadesClients,
   token: string,
   options: WatchOptions = {},
 ): AsyncGenerator<SeatResponse> {
-  let after = 0n;
-  let attempt = 0;
   const headers = { [SEAT_TOKEN_HEADER]: token };
-  for (;;) {
-    try {
-      const stream = clients.play.seat({ afterSequence: after }, { signal: options.signal, headers });
-      for await (const message of stream) {
-        attempt = 0;
-        if (message.kind.case === "snapshot") {
-          if (after === 0n) yield message;
-          after = message.kind.value.sequence;
-          continue;
-        }
-        if (message.kind.case === "event") {
-          after = message.kind.value.sequence;
-          yield message;
-          if (message.kind.value.kind.case === "seedRevealed") return;
-          continue;
-        }
-        yield message; // a prompt
-      }
-      return;
-    } catch (error) {
-      if (options.signal?.aborted) return;
-      const code = error instanceof ConnectError ? error.code : Code.Unavailable;
-      if (code !== Code.Unavailable && code !== Code.Unknown && code !== Code.Internal) throw error;
-      attempt += 1;
-      options.onReconnect?.(attempt, error);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 250 * 2 ** attempt)));
-    }
-  }
+  return resuming((afterSequence) => clients.play.seat({ afterSequence }, { signal: options.signal, headers }), options);
 }
 
 /**

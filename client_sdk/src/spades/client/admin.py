@@ -8,16 +8,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, TypeVar
 
-import grpc
-
 from spades import protocol
-from spades.client.client import DEFAULT_CHANNEL_OPTIONS, CreatedTable, TableInfo
-from spades.client.errors import from_rpc_error
+from spades.client.client import DEFAULT_CHANNEL_OPTIONS, Channel, CreatedTable, TableInfo
 from spades.engine import Rules
 from spades.v1 import admin_pb2, admin_pb2_grpc, events_pb2, lobby_pb2
 
@@ -36,7 +32,7 @@ class TableDetail:
     end_reason: str
 
 
-class AdminClient:
+class AdminClient(Channel):
     """AdminService on one server, with the operator token (``--operator-token``)."""
 
     def __init__(
@@ -47,33 +43,11 @@ class AdminClient:
         channel_options: Sequence[tuple[str, Any]] = DEFAULT_CHANNEL_OPTIONS,
         timeout: float | None = 10.0,
     ) -> None:
-        self.address = address
-        self.timeout = timeout
+        super().__init__(address, channel_options=channel_options, timeout=timeout)
         self._metadata = ((OPERATOR_TOKEN_METADATA, operator_token),)
-        self._channel = grpc.aio.insecure_channel(address, options=list(channel_options))
         self.admin: admin_pb2_grpc.AdminServiceAsyncStub = admin_pb2_grpc.AdminServiceStub(
             self._channel
         )
-
-    async def __aenter__(self) -> AdminClient:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        await self._channel.close(None)
-
-    async def _call(self, call: Awaitable[T]) -> T:
-        try:
-            return await call
-        except grpc.RpcError as error:
-            raise from_rpc_error(error) from error
 
     async def close_table(self, table_id: str) -> TableInfo:
         """End a table's match with no winner (the engine's close)."""

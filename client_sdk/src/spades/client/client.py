@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, Self, TypeVar, cast
 
 import grpc
 
@@ -156,12 +156,9 @@ def parse_seat(seat: int | str | None) -> int | None:
     raise ValueError(f"{seat!r} is not a seat; write north, east, south or west")
 
 
-class SpadesClient:
-    """An async client for one server. Use it as an async context manager (or call close()).
-
-    Every refused call raises a typed :class:`~spades.client.SpadesError` subclass carrying the
-    status code and the server's reason.
-    """
+class Channel:
+    r"""One channel to a server and what every client on it shares: an async context manager,
+    the timeout of unary calls, and refusals raised as typed :class:`SpadesError`\ s."""
 
     def __init__(
         self,
@@ -173,14 +170,8 @@ class SpadesClient:
         self.address = address
         self.timeout = timeout
         self._channel = grpc.aio.insecure_channel(address, options=list(channel_options))
-        self.lobby: lobby_pb2_grpc.LobbyServiceAsyncStub = lobby_pb2_grpc.LobbyServiceStub(
-            self._channel
-        )
-        self.play_service: play_pb2_grpc.PlayServiceAsyncStub = play_pb2_grpc.PlayServiceStub(
-            self._channel
-        )
 
-    async def __aenter__(self) -> SpadesClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
@@ -199,6 +190,29 @@ class SpadesClient:
             return await call
         except grpc.RpcError as error:
             raise from_rpc_error(error) from error
+
+
+class SpadesClient(Channel):
+    """An async client for one server. Use it as an async context manager (or call close()).
+
+    Every refused call raises a typed :class:`~spades.client.SpadesError` subclass carrying the
+    status code and the server's reason.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        channel_options: Sequence[tuple[str, Any]] = DEFAULT_CHANNEL_OPTIONS,
+        timeout: float | None = 10.0,
+    ) -> None:
+        super().__init__(address, channel_options=channel_options, timeout=timeout)
+        self.lobby: lobby_pb2_grpc.LobbyServiceAsyncStub = lobby_pb2_grpc.LobbyServiceStub(
+            self._channel
+        )
+        self.play_service: play_pb2_grpc.PlayServiceAsyncStub = play_pb2_grpc.PlayServiceStub(
+            self._channel
+        )
 
     # ------------------------------------------------------------------ lobby
 

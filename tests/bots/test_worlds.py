@@ -282,3 +282,32 @@ def test_the_view_samples_worlds_itself() -> None:
     assert first.hands[seat] == second.hands[seat] == state.hands[seat]
     assert all(first.hands[other] for other in range(4))
     assert first.hands != second.hands
+
+
+def test_a_cutthroat_leader_without_the_two_of_clubs_gets_worlds_where_it_is_undealt() -> None:
+    """Cutthroat leaves one card undealt: when it is the 2♣, the dealer's left leads. That seat
+    cannot see where the 2♣ is, but its prompt says it leads: every world must agree."""
+    rules = Rules(players=3, two_of_clubs_leads=True)
+    two_of_clubs = 0
+    for number in range(5000):
+        state, events = seated_match(rules, seed=number.to_bytes(32, "big"))
+        if not any(hand >> two_of_clubs & 1 for hand in state.hands):
+            break
+    else:
+        pytest.fail("no deal in 5000 left the 2♣ undealt")
+    while state.phase is not Phase.PLAYING:
+        seat = state.seat_to_act()
+        state, more = state.apply(seat, state.legal_actions(seat)[-1])
+        events += more
+    leader = state.seat_to_act()
+    tracker = SeatTracker(leader)
+    for event in events:
+        tracker.fold(redact(event, leader))
+    seat_view = tracker.view(state.legal_actions(leader))
+    holders = Holders(seat_view)
+    rng = random.Random(3)
+    for _ in range(20):
+        world = sample_world(seat_view, rng, holders)
+        assert world.turn == leader
+        assert not any(hand >> two_of_clubs & 1 for hand in world.hands)
+        assert world.legal_actions(leader) == state.legal_actions(leader)

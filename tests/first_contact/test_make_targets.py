@@ -20,7 +20,9 @@ def planned(target: str) -> list[str]:
     if make is None:
         pytest.skip("make is not installed")
     ran = subprocess.run(
-        [make, "--dry-run", "--always-make", target],
+        # --no-print-directory: under `make test` this make is a sub-make, which would print
+        # "Entering/Leaving directory" lines around the plan.
+        [make, "--dry-run", "--always-make", "--no-print-directory", target],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -34,7 +34,7 @@ from math import factorial
 from typing import Final
 
 from spades.bot.view import BotView
-from spades.engine import Action, MatchState, Phase, Suit, cards_of, effective_suit
+from spades.engine import Action, MatchState, Phase, PlayCard, Suit, cards_of, effective_suit
 from spades.engine import events as ev
 from spades.engine.rules import TWO_OF_CLUBS
 
@@ -211,6 +211,23 @@ def sample_world(view: BotView, rng: random.Random, holders: Holders | None = No
     """A complete state the seat of ``view`` cannot tell from the real one, drawn uniformly
     among all such states; pass the view's :class:`Holders` to sample many worlds cheaply."""
     holders = holders if holders is not None else Holders(view)
+    prompted = any(isinstance(action, PlayCard) for action in view.legal_actions)
+    for _ in range(MAX_REDEALS):
+        world = _deal_world(view, holders, rng)
+        # A seat prompted to lead the first trick knows it leads, though its view cannot say
+        # who holds the 2♣: only the deals that make it the leader agree with what it knows
+        # (drawing again until one does keeps the draw uniform among those).
+        if not prompted or world.turn == view.seat:
+            return world
+    return world
+
+
+#: Deals drawn at most for a world that agrees with the seat's prompt (one is nearly always
+#: enough; a cutthroat leader without the 2♣ needs the 2♣ undealt, about one deal in 35).
+MAX_REDEALS = 1000
+
+
+def _deal_world(view: BotView, holders: Holders, rng: random.Random) -> MatchState:
     world = view.state
     hands = holders.known[:]
     for seat, mask in zip(holders.seats, holders.deal(rng), strict=True):

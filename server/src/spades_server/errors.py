@@ -8,10 +8,12 @@ import grpc
 class RequestError(Exception):
     """Refuse a request with ``code`` and ``reason``; nothing was written."""
 
-    def __init__(self, code: grpc.StatusCode, reason: str) -> None:
+    def __init__(self, code: grpc.StatusCode, reason: str, *, reason_code: str = "") -> None:
         super().__init__(reason)
         self.code = code
         self.reason = reason
+        # The stable UPPER_SNAKE code a program acts on (google.rpc.ErrorInfo.reason).
+        self.reason_code = reason_code
 
 
 def not_found(what: str) -> RequestError:

@@ -45,6 +45,7 @@ from spades.engine.cards import Card as EngineCard
 from spades.engine.errors import InvalidRules
 from spades.engine.rules import Clock, Direction, Rules
 from spades.engine.state import Phase
+from spades.engine.tricks import CompletedTrick, Play
 from spades.engine.views import SeatView
 from spades.v1 import actions_pb2, cards_pb2, events_pb2, rules_pb2, view_pb2
 
@@ -67,6 +68,8 @@ __all__ = [
     "seat_from_proto",
     "seat_to_proto",
     "stored_event",
+    "view_from_proto",
+    "view_to_proto",
 ]
 
 
@@ -783,6 +786,9 @@ _PHASES: dict[Phase, view_pb2.Phase.ValueType] = {
 }
 
 
+_PHASES_FROM_PROTO: Final = {value: phase for phase, value in _PHASES.items()}
+
+
 def _optional_seat(seat: int | None) -> cards_pb2.Seat.ValueType:
     return cards_pb2.SEAT_UNSPECIFIED if seat is None or seat < 0 else seat_to_proto(seat)
 
@@ -828,3 +834,107 @@ def view_to_proto(seat_view: SeatView) -> view_pb2.MatchView:
     if seat_view.end is not None:
         message.end.CopyFrom(event_to_proto(seat_view.end).match_ended)
     return message
+
+
+def _optional_seat_from(value: int, field: str) -> int | None:
+    return None if value == cards_pb2.SEAT_UNSPECIFIED else seat_from_proto(value, field)
+
+
+def _plays_from(messages: Iterable[events_pb2.CardPlayed], field: str) -> tuple[Play, ...]:
+    return tuple(
+        Play(
+            seat_from_proto(play.seat, f"{field}[{index}].seat"),
+            card_from_proto(play.card, f"{field}[{index}].card"),
+        )
+        for index, play in enumerate(messages)
+    )
+
+
+def view_from_proto(message: view_pb2.MatchView, field: str = "view") -> SeatView:
+    """The engine's :class:`~spades.engine.SeatView` of a ``MatchView``: what
+    :func:`view_to_proto` sent, so ``view_from_proto(view_to_proto(v)) == v``.
+
+    Arrays in seat order (``hand_sizes``, ``tricks_won``) index by the engine's 0-based seat;
+    the per-seat lists the message keys by ``Seat`` (``players``, ``bids``) become tuples with
+    one entry per seat (None for a free seat or a seat yet to bid). Two facts the message
+    leaves implicit are read as the engine defines them: the viewer's ``hand`` is None (not
+    looked at, or a spectator) unless the viewer holds cards or has played this hand's tricks
+    out, and the ``leader`` of the trick is known only in the play phase (the first card of
+    the trick in progress, else the last trick's winner, else the seat on turn).
+
+    >>> from spades.engine import Rules, seated_match, view
+    >>> state, _ = seated_match(Rules(), seed=bytes(32))
+    >>> view_from_proto(view_to_proto(view(state, 1))) == view(state, 1)
+    True
+    """
+    rules = rules_from_proto(message.rules)
+    players = rules.players
+    phase = _PHASES_FROM_PROTO.get(message.phase)
+    if phase is None:
+        raise ProtocolError(f"{field}.phase", f"unknown phase {int(message.phase)}")
+    viewer = _optional_seat_from(message.viewer, f"{field}.viewer")
+    seated: list[tuple[str, bool] | None] = [None] * players
+    for index, player in enumerate(message.players):
+        seat = seat_from_proto(player.seat, f"{field}.players[{index}].seat")
+        if seat >= players:
+            raise ProtocolError(f"{field}.players[{index}].seat", f"no seat {seat} at this table")
+        seated[seat] = (player.name, player.bot)
+    bids: list[Bid | None] = [None] * players
+    for index, entry in enumerate(message.bids):
+        seat = seat_from_proto(entry.seat, f"{field}.bids[{index}].seat")
+        if seat >= players:
+            raise ProtocolError(f"{field}.bids[{index}].seat", f"no seat {seat} at this table")
+        if entry.HasField("bid"):
+            bids[seat] = bid_from_proto(entry.bid, f"{field}.bids[{index}].bid")
+    hand_sizes = tuple(message.hand_sizes)
+    completed = tuple(
+        CompletedTrick(
+            _plays_from(trick.plays, f"{field}.completed_tricks[{index}].plays"),
+            seat_from_proto(trick.winner, f"{field}.completed_tricks[{index}].winner"),
+        )
+        for index, trick in enumerate(message.completed_tricks)
+    )
+    current = _plays_from(message.current_trick, f"{field}.current_trick")
+    turn = _optional_seat_from(message.turn, f"{field}.turn")
+    hand: tuple[EngineCard, ...] | None = None
+    if message.hand:
+        hand = cards_from_proto(message.hand, f"{field}.hand")
+    elif viewer is not None and hand_sizes and hand_sizes[viewer] == 0 and completed:
+        hand = ()  # every card played: the viewer has looked (an empty list is not "hidden")
+    leader: int | None = None
+    if phase is Phase.PLAYING:
+        leader = current[0].seat if current else completed[-1].winner if completed else turn
+    return SeatView(
+        viewer=viewer,
+        rules=rules,
+        phase=phase,
+        players=tuple(seated),
+        hand_number=message.hand_number,
+        dealer=_optional_seat_from(message.dealer, f"{field}.dealer"),
+        turn=turn,
+        hand=hand,
+        hand_sizes=hand_sizes,
+        bids=tuple(bids),
+        blind_nil_pending=_seats_from_proto(
+            message.blind_nil_pending, f"{field}.blind_nil_pending"
+        ),
+        leader=leader,
+        current_trick=current,
+        completed_tricks=completed,
+        tricks_won=tuple(message.tricks_won),
+        spades_broken=message.spades_broken,
+        scores=tuple(message.scores),
+        bags=tuple(message.bags),
+        hand_results=tuple(
+            _hand_scored_from(result, f"{field}.hand_results[{index}]")
+            for index, result in enumerate(message.hand_results)
+        ),
+        legal_actions=tuple(
+            action_from_proto(action, f"{field}.legal_actions[{index}]")
+            for index, action in enumerate(message.legal_actions)
+        ),
+        seed_commitment=message.seed_commitment,
+        seed=message.seed or None,
+        end=_match_ended_from(message.end, f"{field}.end") if message.HasField("end") else None,
+        substituted=_seats_from_proto(message.substituted, f"{field}.substituted"),
+    )

@@ -25,11 +25,12 @@ import structlog
 
 from spades import protocol, records
 from spades.v1 import play_pb2, play_pb2_grpc
+from spades.wire import SEAT_TOKEN_METADATA
 from spades_server import errors, metrics, tokens
 from spades_server.absent import AbsentPlayers
-from spades_server.auth import authenticate, seat_token_from
+from spades_server.auth import authenticate, metadata_value, seat_token_from
 from spades_server.decisions import ActionRequest, AlreadyAnswered, decide_action, decide_reclaim
-from spades_server.feeds import SeatFeed, SeatSession, SpectatorFeed
+from spades_server.feeds import SeatFeed, SeatSession, SpectatorFeed, snapshot
 from spades_server.limits import Limits
 from spades_server.tables import Table, TableStore
 
@@ -190,6 +191,26 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         # Public (spectator's events, no seed) until the match ends, then the whole record.
         record = records.build_record(table.events, table_id=table.table_id)
         return play_pb2.GetRecordResponse(record=record)
+
+    async def GetView(
+        self, request: play_pb2.GetViewRequest, context: Context
+    ) -> play_pb2.GetViewResponse:
+        # The seat's view with its token, the public view without one: never more than the
+        # caller may see, and the token's checks come before anything of its seat is read.
+        table = await self._store.load(request.table_id)
+        viewer = None
+        token = metadata_value(context, SEAT_TOKEN_METADATA)
+        if token is not None:
+            owner, seat = await authenticate(self._store, token)
+            if owner.table_id != table.table_id:
+                raise errors.RequestError(
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    "this seat token is for another table; send it with that table's id, or "
+                    "send none for the public view",
+                    reason_code="SEAT_TOKEN_OTHER_TABLE",
+                )
+            table, viewer = owner, seat
+        return play_pb2.GetViewResponse(snapshot=snapshot(table, table.version, viewer))
 
     async def _handle_actions(
         self,

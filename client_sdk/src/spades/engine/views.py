@@ -64,7 +64,9 @@ class SeatView:
     hand_sizes: tuple[int, ...]
     bids: tuple[Bid | None, ...]
     blind_nil_pending: tuple[int, ...]
-    #: None while this viewer cannot know who leads (the 2♣ it cannot see).
+    #: The seat that leads the trick in progress (or led the last one) in the play phase;
+    #: None in every other phase, and while this viewer cannot know who leads (the 2♣ it
+    #: cannot see).
     leader: Seat | None
     current_trick: tuple[Play, ...]
     completed_tricks: tuple[CompletedTrick, ...]
@@ -112,7 +114,7 @@ def view(state: MatchState, viewer: Viewer) -> SeatView:
         hand_sizes=tuple(map(state.card_count, state.seating.seats)) if hand_started else (),
         bids=tuple(state.bids),
         blind_nil_pending=state.blind_pending,
-        leader=state.leader,
+        leader=state.leader if state.phase is Phase.PLAYING else None,
         current_trick=tuple(state.trick),
         completed_tricks=state.completed_tricks,
         tricks_won=tuple(state.tricks_won),

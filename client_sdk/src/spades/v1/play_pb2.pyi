@@ -470,3 +470,51 @@ class ActResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ActResponse: _TypeAlias = ActResponse  # noqa: Y015
+
+@_typing.final
+class GetViewRequest(_message.Message):
+    """Request for PlayService.GetView."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table's id."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetViewRequest: _TypeAlias = GetViewRequest  # noqa: Y015
+
+@_typing.final
+class GetViewResponse(_message.Message):
+    """Response for PlayService.GetView."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SNAPSHOT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def snapshot(self) -> Global___Snapshot:
+        """The view at the table's latest sequence: the seat's (with a seat token) or the public one.
+        Snapshot.sequence is the sequence to answer with an action, or to resume a stream from.
+        """
+
+    def __init__(
+        self,
+        *,
+        snapshot: Global___Snapshot | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["snapshot", b"snapshot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["snapshot", b"snapshot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetViewResponse: _TypeAlias = GetViewResponse  # noqa: Y015

@@ -60,6 +60,11 @@ class PlayServiceStub:
                 request_serializer=spades_dot_v1_dot_play__pb2.ActRequest.SerializeToString,
                 response_deserializer=spades_dot_v1_dot_play__pb2.ActResponse.FromString,
                 _registered_method=True)
+        self.GetView = channel.unary_unary(
+                '/spades.v1.PlayService/GetView',
+                request_serializer=spades_dot_v1_dot_play__pb2.GetViewRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_play__pb2.GetViewResponse.FromString,
+                _registered_method=True)
 
 
 class PlayServiceServicer:
@@ -109,6 +114,18 @@ class PlayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetView(self, request, context):
+        """The current view of a table, at its latest sequence, so a frontend can render without
+        folding events: with `spades-seat-token` metadata, that seat's view (its own cards and
+        legal actions, never another hand); without it, the public view a Watch stream starts
+        with. Refused with NOT_FOUND for an unknown table, UNAUTHENTICATED for a token that is not
+        a valid seat token (or whose seat was given up), and PERMISSION_DENIED for the token of
+        another table. Reading a view changes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PlayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -136,6 +153,11 @@ def add_PlayServiceServicer_to_server(servicer, server):
                     servicer.Act,
                     request_deserializer=spades_dot_v1_dot_play__pb2.ActRequest.FromString,
                     response_serializer=spades_dot_v1_dot_play__pb2.ActResponse.SerializeToString,
+            ),
+            'GetView': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetView,
+                    request_deserializer=spades_dot_v1_dot_play__pb2.GetViewRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_play__pb2.GetViewResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -274,6 +296,33 @@ class PlayService:
             '/spades.v1.PlayService/Act',
             spades_dot_v1_dot_play__pb2.ActRequest.SerializeToString,
             spades_dot_v1_dot_play__pb2.ActResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetView(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spades.v1.PlayService/GetView',
+            spades_dot_v1_dot_play__pb2.GetViewRequest.SerializeToString,
+            spades_dot_v1_dot_play__pb2.GetViewResponse.FromString,
             options,
             channel_credentials,
             insecure,

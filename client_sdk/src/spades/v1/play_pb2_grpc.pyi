@@ -54,6 +54,14 @@ class PlayServiceStub:
     rules as an action sent on Play (a repeated action_id gets the first result, a stale
     sequence is refused). The events it causes arrive on the seat's stream.
     """
+    GetView: _grpc.UnaryUnaryMultiCallable[_play_pb2.GetViewRequest, _play_pb2.GetViewResponse]
+    """The current view of a table, at its latest sequence, so a frontend can render without
+    folding events: with `spades-seat-token` metadata, that seat's view (its own cards and
+    legal actions, never another hand); without it, the public view a Watch stream starts
+    with. Refused with NOT_FOUND for an unknown table, UNAUTHENTICATED for a token that is not
+    a valid seat token (or whose seat was given up), and PERMISSION_DENIED for the token of
+    another table. Reading a view changes nothing.
+    """
 
 @_typing.type_check_only
 class PlayServiceAsyncStub(PlayServiceStub):
@@ -80,6 +88,14 @@ class PlayServiceAsyncStub(PlayServiceStub):
     """One action of a seat (`spades-seat-token` metadata), answered with its result: the same
     rules as an action sent on Play (a repeated action_id gets the first result, a stale
     sequence is refused). The events it causes arrive on the seat's stream.
+    """
+    GetView: _aio.UnaryUnaryMultiCallable[_play_pb2.GetViewRequest, _play_pb2.GetViewResponse]  # type: ignore[assignment]
+    """The current view of a table, at its latest sequence, so a frontend can render without
+    folding events: with `spades-seat-token` metadata, that seat's view (its own cards and
+    legal actions, never another hand); without it, the public view a Watch stream starts
+    with. Refused with NOT_FOUND for an unknown table, UNAUTHENTICATED for a token that is not
+    a valid seat token (or whose seat was given up), and PERMISSION_DENIED for the token of
+    another table. Reading a view changes nothing.
     """
 
 class PlayServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -134,6 +150,20 @@ class PlayServiceServicer(metaclass=_abc_1.ABCMeta):
         """One action of a seat (`spades-seat-token` metadata), answered with its result: the same
         rules as an action sent on Play (a repeated action_id gets the first result, a stale
         sequence is refused). The events it causes arrive on the seat's stream.
+        """
+
+    @_abc_1.abstractmethod
+    def GetView(
+        self,
+        request: _play_pb2.GetViewRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_play_pb2.GetViewResponse, _abc.Awaitable[_play_pb2.GetViewResponse]]:
+        """The current view of a table, at its latest sequence, so a frontend can render without
+        folding events: with `spades-seat-token` metadata, that seat's view (its own cards and
+        legal actions, never another hand); without it, the public view a Watch stream starts
+        with. Refused with NOT_FOUND for an unknown table, UNAUTHENTICATED for a token that is not
+        a valid seat token (or whose seat was given up), and PERMISSION_DENIED for the token of
+        another table. Reading a view changes nothing.
         """
 
 def add_PlayServiceServicer_to_server(servicer: PlayServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,8 +1,9 @@
 """No leaks: over whole matches of every variation, nothing hidden ever reaches anyone.
 
 Every message each seat's stream and a spectator's Watch stream receive (snapshots, events,
-prompts, action results) is recorded, and so are snapshots taken at many sequence numbers and
-public records fetched during the match. Afterwards the table's log (the truth, nothing
+prompts, action results) is recorded, and so are snapshots taken at many sequence numbers,
+views asked for on demand (GetView: each seat's at its every prompt, the public one now and
+then) and public records fetched during the match. Afterwards the table's log (the truth, nothing
 redacted) says which cards each seat could legitimately know at each sequence number: its own
 cards once it may look at them, the cards passed to and from it, and every card played this
 hand. No message may show any other card; the spectator may see played cards only. Secrets
@@ -29,6 +30,7 @@ from spades.engine.rules import Direction
 from spades.v1 import actions_pb2, cards_pb2, events_pb2, lobby_pb2, play_pb2, view_pb2
 from spades_server.server import SpadesServer
 from tests.server.harness import (
+    TOKEN_KEY,
     Client,
     SeatStream,
     cards_in,
@@ -248,14 +250,29 @@ def event_message(event: events_pb2.Event) -> play_pb2.WatchResponse:
     return play_pb2.WatchResponse(event=event)
 
 
+#: GetView answers, each as the viewer (a seat, None for the public) and its snapshot.
+Views = list[tuple[int | None, play_pb2.PlayResponse]]
+
+
+async def view_now(client: Client, table_id: str, token: str | None) -> play_pb2.PlayResponse:
+    """GetView (the seat's with ``token``, else the public view) as a stream's snapshot."""
+    metadata = ((TOKEN_KEY, token),) if token is not None else None
+    response = await client.play.GetView(
+        play_pb2.GetViewRequest(table_id=table_id), metadata=metadata
+    )
+    return play_pb2.PlayResponse(snapshot=response.snapshot)
+
+
 async def play_seat(
     stream: SeatStream,
     seat: int,
     choose: Choose,
     rng: random.Random,
     concede_after_plays: int | None,
+    on_demand: tuple[Client, str, str, Views] | None = None,
 ) -> None:
-    """Answer every prompt until the match ends (East may concede)."""
+    """Answer every prompt until the match ends (East may concede), asking for the seat's view
+    on demand (``on_demand``: client, table, token, where to keep them) at every prompt."""
     plays = 0
     while True:
         message = await stream.next()
@@ -269,6 +286,9 @@ async def play_seat(
         if kind != "prompt":
             continue
         prompt = message.prompt
+        if on_demand is not None:
+            client, table_id, token, views = on_demand
+            views.append((seat, await view_now(client, table_id, token)))
         if concede_after_plays is not None and seat == 1 and plays >= concede_after_plays:
             action = CONCEDE
         else:
@@ -278,7 +298,10 @@ async def play_seat(
 
 
 async def spectate(
-    client: Client, table_id: str, records_seen: list[tuple[play_pb2.GetRecordResponse, int]]
+    client: Client,
+    table_id: str,
+    records_seen: list[tuple[play_pb2.GetRecordResponse, int]],
+    views: Views,
 ) -> list[play_pb2.WatchResponse]:
     """A spectator from the table's creation to the end, fetching the record now and then."""
     stream = watch(client, table_id)
@@ -292,6 +315,7 @@ async def spectate(
             if kind in ("hand_started", "trick_won", "bid_made", "cards_passed"):
                 response = await client.play.GetRecord(play_pb2.GetRecordRequest(table_id=table_id))
                 records_seen.append((response, message.event.sequence))
+                views.append((None, await view_now(client, table_id, None)))
             if kind == "seed_revealed":
                 return stream.received
     finally:
@@ -339,7 +363,8 @@ async def test_no_viewer_ever_sees_what_it_may_not(
         assert bool(join_code) == variation.private
 
     records_seen: list[tuple[play_pb2.GetRecordResponse, int]] = []
-    spectator = asyncio.create_task(spectate(client, table_id, records_seen))
+    views: Views = []
+    spectator = asyncio.create_task(spectate(client, table_id, records_seen, views))
     await asyncio.sleep(0)
     rng = random.Random(name)
     streams: list[SeatStream] = []
@@ -356,7 +381,14 @@ async def test_no_viewer_ever_sees_what_it_may_not(
         await stream.start()  # before the others sit down: it sees them join and the deal
         streams.append(stream)
     players = [
-        play_seat(stream, seat, variation.choose, rng, variation.concede_after_plays)
+        play_seat(
+            stream,
+            seat,
+            variation.choose,
+            rng,
+            variation.concede_after_plays,
+            (client, table_id, tokens[seat], views),
+        )
         for seat, stream in enumerate(streams)
     ]
     await asyncio.wait_for(asyncio.gather(*players), 30)
@@ -387,6 +419,11 @@ async def test_no_viewer_ever_sees_what_it_may_not(
         audit.check(None, public, f"spectator message {index}")
     for viewer, snapshot in await snapshots_at(client, table_id, tokens, logged):
         audit.check(viewer, snapshot, f"snapshot for {viewer}")
+    assert {viewer for viewer, _ in views} == {None, *range(rules.players)}
+    for viewer, on_demand in views:
+        audit.check(viewer, on_demand, f"GetView for {viewer}")
+    for viewer, token in [(None, None), *enumerate(tokens)]:
+        audit.check(viewer, await view_now(client, table_id, token), f"final GetView {viewer}")
     assert records_seen, "records were fetched during the match"
     unfinished = 0
     for response, seen in records_seen:

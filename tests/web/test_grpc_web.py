@@ -198,6 +198,47 @@ async def test_watch_streams_over_grpc_web_and_a_closed_page_ends_the_call(
 
 
 @pytest.mark.asyncio
+async def test_get_view_over_grpc_web_shows_the_seat_its_cards_and_the_public_none(
+    server: SpadesServer,
+) -> None:
+    _, messages, _ = await web_call(server, "/spades.v1.LobbyService/CreateTable", create_request())
+    table_id = lobby_pb2.CreateTableResponse.FromString(messages[0]).table.table_id
+    tokens = []
+    for index in range(4):
+        _, messages, _ = await web_call(
+            server,
+            "/spades.v1.LobbyService/JoinTable",
+            lobby_pb2.JoinTableRequest(
+                table_id=table_id, player_name=f"browser {index}"
+            ).SerializeToString(),
+        )
+        tokens.append(lobby_pb2.JoinTableResponse.FromString(messages[0]).seat_token)
+    request = play_pb2.GetViewRequest(table_id=table_id).SerializeToString()
+    for content_type in (BINARY, TEXT):
+        _, messages, trailers = await web_call(
+            server,
+            "/spades.v1.PlayService/GetView",
+            request,
+            content_type=content_type,
+            headers={"spades-seat-token": tokens[2]},
+        )
+        assert trailers["grpc-status"] == "0"
+        seat_view = play_pb2.GetViewResponse.FromString(messages[0]).snapshot.view
+        assert protocol.seat_from_proto(seat_view.viewer) == 2 and len(seat_view.hand) == 13
+    _, messages, trailers = await web_call(server, "/spades.v1.PlayService/GetView", request)
+    public = play_pb2.GetViewResponse.FromString(messages[0]).snapshot
+    assert trailers["grpc-status"] == "0" and not public.view.hand and public.sequence > 0
+    _, messages, trailers = await web_call(
+        server,
+        "/spades.v1.PlayService/GetView",
+        request,
+        headers={"spades-seat-token": "not a token"},
+    )
+    assert messages == []
+    assert trailers["grpc-status"] == str(grpc.StatusCode.UNAUTHENTICATED.value[0])
+
+
+@pytest.mark.asyncio
 async def test_client_streaming_play_is_refused_with_a_reason(server: SpadesServer) -> None:
     status, messages, trailers = await web_call(
         server, "/spades.v1.PlayService/Play", play_pb2.PlayRequest().SerializeToString()

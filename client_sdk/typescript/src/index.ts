@@ -10,6 +10,7 @@ import {
   type ActionResult,
   PlayService,
   type SeatResponse,
+  type Snapshot,
   type WatchResponse,
 } from "./gen/spades/v1/play_pb.js";
 import type { Action } from "./gen/spades/v1/actions_pb.js";
@@ -163,4 +164,19 @@ export async function act(
       await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
     }
   }
+}
+
+/**
+ * A table's view now (PlayService.GetView): the seat's with its ``token`` (its own cards and
+ * legal actions), the public view without one; ``sequence`` is the one to act on or resume from.
+ */
+export async function getView(
+  clients: SpadesClients,
+  tableId: string,
+  token?: string,
+): Promise<Snapshot> {
+  const headers: Record<string, string> = token === undefined ? {} : { [SEAT_TOKEN_HEADER]: token };
+  const response = await clients.play.getView({ tableId }, { headers });
+  if (response.snapshot) return response.snapshot;
+  throw new ConnectError("the server sent no view", Code.Internal);
 }

@@ -1,8 +1,10 @@
-"""TLS: --tls-cert/--tls-key serve TLS; a client trusting the certificate plays, a plaintext
-client cannot. The certificate is self-signed, made in the test."""
+"""TLS: --tls-cert/--tls-key serve TLS; a client trusting the certificate plays (the SDK's clients
+with ``credentials``, and the server's own house bots), a plaintext client cannot. The
+certificate is self-signed, made in the test."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import ipaddress
 from pathlib import Path
@@ -15,7 +17,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from spades.engine import Rules
+from spades.client import AdminClient, SpadesClient, StreamEvent, SyncSpadesClient, Unavailable
+from spades.engine import Phase, Rules
+from spades.engine import events as ev
 from spades.v1 import lobby_pb2
 from spades_server import config
 from spades_server.config import Settings
@@ -91,6 +95,51 @@ async def test_a_tls_server_serves_a_client_that_trusts_its_certificate(tmp_path
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await Client(channel).lobby.ListTables(lobby_pb2.ListTablesRequest(), timeout=5)
             assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+OPERATOR_TOKEN = "an-operator-token-for-tls-tests-0123456789"
+
+
+@pytest.mark.asyncio
+async def test_the_sdk_clients_and_the_house_bots_work_on_a_tls_server(tmp_path: Path) -> None:
+    cert_file, key_file, cert_pem = self_signed(tmp_path)
+    async with running_server(
+        tmp_path / "tables.db",
+        tls_cert=str(cert_file),
+        tls_key=str(key_file),
+        operator_token=OPERATOR_TOKEN,
+    ) as server:
+        address = f"127.0.0.1:{server.port}"
+        credentials = grpc.ssl_channel_credentials(root_certificates=cert_pem)
+        async with SpadesClient(address, credentials=credentials) as client:
+            created = await client.create_table("house over TLS", Rules(max_hands=1))
+            # Four house bots: clients of the server itself, which serves only TLS here.
+            seated = [await client.add_house_bot(created.table_id) for _ in range(4)]
+            assert sorted(bot.seat for bot in seated) == [0, 1, 2, 3]
+            ended = None
+            async with asyncio.timeout(60):
+                async for message in client.watch(created.table_id, after_sequence=1):
+                    if isinstance(message, StreamEvent) and isinstance(
+                        message.event, ev.MatchEnded
+                    ):
+                        ended = message.event
+                        break
+            assert ended is not None and ended.reason is ev.EndReason.MAX_HANDS
+            final = await client.get_view(created.table_id)
+            assert final.view.phase is Phase.ENDED and final.view.viewer is None
+        async with AdminClient(address, OPERATOR_TOKEN, credentials=credentials) as admin:
+            tables, _ = await admin.list_tables()
+            assert created.table_id in {detail.table.table_id for detail in tables}
+
+        def sync_listing() -> int:
+            with SyncSpadesClient(address, credentials=credentials) as sync:
+                return len(sync.list_tables().tables)
+
+        assert await asyncio.to_thread(sync_listing) >= 1
+        # Without the certificate's trust the SDK cannot connect either.
+        async with SpadesClient(address, timeout=5) as plain:
+            with pytest.raises(Unavailable):
+                await plain.list_tables()
 
 
 @pytest.mark.asyncio

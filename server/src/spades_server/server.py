@@ -239,13 +239,16 @@ class SpadesServer:
             raise StartupError(f"cannot listen on {self.settings.listen}: {error}") from None
         if self.port == 0:
             raise StartupError(f"cannot listen on {self.settings.listen}")
-        if self.settings.web != "off":
-            # The gateway reaches the services through a socket only this process's user can
-            # open: calls that arrive on it may carry the browser's address (web.peer_of).
+        inside = ""
+        if self.settings.web != "off" or credentials is not None:
+            # The gateway and (on a TLS server) the house bots reach the services through a
+            # socket only this process's user can open: calls that arrive on it may carry the
+            # browser's address (web.peer_of).
             self._web_socket_dir = tempfile.mkdtemp(prefix="spades-web-")
-            web_target = f"unix:{self._web_socket_dir}/grpc.sock"
-            self.server.add_insecure_port(web_target)
-            self.web = Gateway(web_target, WEB_CLIENT)
+            inside = f"unix:{self._web_socket_dir}/grpc.sock"
+            self.server.add_insecure_port(inside)
+        if self.settings.web != "off":
+            self.web = Gateway(inside, WEB_CLIENT)
         try:
             # Opens the log and rebuilds the lobby, refusing a log that is not whole
             # (LogDamaged, which names the file and the fault).
@@ -288,11 +291,11 @@ class SpadesServer:
                     f"cannot serve the web port on {where}: {error.strerror or error}"
                     " (choose another with --web, or --web off)"
                 ) from None
-        if credentials is not None:
-            # A house bot is a client of this port; over TLS it would need a name the
-            # certificate holds, which the server cannot know.
-            self.house_bots.disable("house bots are off on a server that serves TLS")
-        await self.house_bots.start(own_address(self.settings.listen, self.port))
+        # A house bot is a client of this server: of its port, or over TLS (where it would need
+        # a name the certificate holds, which the server cannot know) of the private socket.
+        await self.house_bots.start(
+            inside if credentials is not None else own_address(self.settings.listen, self.port)
+        )
         if self.house_bots.capacity > 0:
             # Substitutes are house bots: without any, absent players are left to the clock.
             await self.absent.start()

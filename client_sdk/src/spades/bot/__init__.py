@@ -12,7 +12,7 @@ Run it against a server with ``spades-bot --bot mymodule:Cautious --quick-match`
 process with :func:`run_local_match`.
 """
 
-from spades.bot.base import Bot, decide
+from spades.bot.base import Bot, TurnOptions, decide, turn_options
 from spades.bot.loading import load_bot_class
 from spades.bot.local import play_local_match, run_local_match
 from spades.bot.runner import Backoff, MatchOutcome, describe_end, describe_hand, play_match
@@ -24,6 +24,7 @@ __all__ = [
     "BotView",
     "MatchOutcome",
     "SeatTracker",
+    "TurnOptions",
     "decide",
     "describe_end",
     "describe_hand",
@@ -31,4 +32,5 @@ __all__ = [
     "play_local_match",
     "play_match",
     "run_local_match",
+    "turn_options",
 ]

@@ -13,20 +13,26 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from spades.bot.view import BotView
 from spades.engine import (
     BID,
     BLIND,
+    CLAIM_EXTENSION,
+    CONCEDE,
     LOOK,
     PLAY,
     Action,
     Bid,
     Card,
     ChooseBlindNil,
+    ClaimExtension,
+    Concede,
     MakeBid,
     PassCards,
+    Phase,
     PlayCard,
     automatic_choice,
     cheapest_cards,
@@ -66,6 +72,20 @@ class Bot:
         (the engine's :func:`~spades.engine.cheapest_cards` order, as the clock would)."""
         return cheapest_cards(view.rules, view.hand)[: view.rules.blind_nil_pass_cards]
 
+    def concede(self, view: BotView) -> bool:
+        """True to concede the match for my side now, instead of answering this turn (the
+        other side wins). Asked at each of my turns while conceding is open
+        (:func:`turn_options`); the default plays on."""
+        return False
+
+    def claim_extension(self, view: BotView) -> bool:
+        """True to claim this turn's extension (the clock's ``extension_millis`` on top of
+        ``turn_millis``) before deciding: the runner claims it, and asks for my move at the
+        next prompt, whose ``view.deadline`` is the later one. Asked once a turn while the
+        table's clock runs and has an unclaimed extension (:func:`turn_options`, with
+        ``view.time_left()`` to decide by); the default never claims."""
+        return False
+
     def on_event(self, event: ev.Event, view: BotView) -> None:
         """Called for every event of the table the seat sees, after it is folded into ``view``."""
 
@@ -99,6 +119,50 @@ async def ask(bot: Bot, view: BotView) -> Action:
         card = Card.parse(played) if isinstance(played, str) else Card(int(played))
         return PLAY[card] if 0 <= card < len(PLAY) else PlayCard(card)
     raise TypeError(f"no bot decision answers {kind.__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOptions:
+    """What a seat may do on its turn besides answering the prompt."""
+
+    may_concede: bool
+    may_claim_extension: bool
+
+
+def turn_options(view: BotView) -> TurnOptions:
+    """What the prompt in ``view`` allows besides its answer: the one place the runner learns
+    it (so the bot's hooks decide, and this detects).
+
+    Conceding is open at any turn of a match in progress, or when the prompt lists it; the
+    extension when the turn has a deadline, the rules' clock has an extension and it has not
+    been claimed this turn, or when the prompt lists it.
+    """
+    listed = {type(action) for action in view.legal_actions}
+    in_match = view.phase not in (Phase.WAITING_FOR_PLAYERS, Phase.ENDED)
+    may_claim = (
+        view.deadline is not None
+        and view.rules.clock.extension_millis > 0
+        and not view.extension_claimed
+    )
+    return TurnOptions(
+        may_concede=Concede in listed or (in_match and bool(view.legal_actions)),
+        may_claim_extension=ClaimExtension in listed or may_claim,
+    )
+
+
+async def turn_extra(bot: Bot, view: BotView) -> Action | None:
+    """``CONCEDE`` or ``CLAIM_EXTENSION`` when the turn allows it and the bot's hook asks for
+    it (conceding first), else None: then the bot answers the prompt (:func:`decide`). A hook
+    that raises is logged and counts as no."""
+    options = turn_options(view)
+    try:
+        if options.may_concede and await _resolve(bot.concede(view)):
+            return CONCEDE
+        if options.may_claim_extension and await _resolve(bot.claim_extension(view)):
+            return CLAIM_EXTENSION
+    except Exception:
+        log.exception("%s raised in a concede or extension hook; playing on", type(bot).__name__)
+    return None
 
 
 def automatic_answer(view: BotView) -> Action:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Sequence
 
-from spades.bot.base import Bot, decide
+from spades.bot.base import Bot, decide, turn_extra
 from spades.bot.view import SeatTracker
 from spades.engine import MatchState, Rules, redact, seated_match
 from spades.engine import events as ev
@@ -63,7 +63,10 @@ async def play_local_match(
     while not state.is_over:
         seat = state.seat_to_act()
         legal = state.legal_actions(seat)
-        action, _ = await decide(bots[seat], trackers[seat].view(legal))
+        seat_view = trackers[seat].view(legal)
+        # No clock here, so no extension; a concession is honoured as over the network.
+        extra = await turn_extra(bots[seat], seat_view)
+        action = extra if extra is not None else (await decide(bots[seat], seat_view))[0]
         state, new_events = state.apply(seat, action)
         deliver(new_events)
     return state

@@ -22,7 +22,7 @@ from typing import TypeVar
 
 import grpc
 
-from spades.bot.base import Bot, automatic_answer, decide
+from spades.bot.base import Bot, automatic_answer, decide, turn_extra
 from spades.bot.view import BotView, SeatTracker
 from spades.client.client import SpadesClient
 from spades.client.connection import SeatConnection, new_action_id
@@ -260,7 +260,15 @@ class _SeatPlayer:
             return  # an action answering this prompt is on its way
         assert self.tracker is not None
         self.last_prompt = prompt
-        action, replaced = await decide(self.bot, self.tracker.view(prompt.legal_actions))
+        view = self.tracker.view(prompt.legal_actions, prompt.deadline)
+        extra = await turn_extra(self.bot, view)
+        if extra is not None:
+            # A concession ends the match; a claimed extension moves the table on, and the
+            # next prompt (with the later deadline) asks for the move.
+            log.info("%s: %s", SEAT_NAMES[self.seat], type(extra).__name__)
+            await self._send(connection, extra, prompt.sequence)
+            return
+        action, replaced = await decide(self.bot, view)
         self.fallbacks += replaced
         await self._send(connection, action, prompt.sequence)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from functools import cached_property
 
 from spades.engine import (
@@ -42,7 +43,11 @@ class BotView:
     """
 
     def __init__(
-        self, state: MatchState, seat: int, legal_actions: Sequence[Action] | None = None
+        self,
+        state: MatchState,
+        seat: int,
+        legal_actions: Sequence[Action] | None = None,
+        deadline: datetime | None = None,
     ) -> None:
         self._state = state
         self._seat_view: SeatView = view(state, seat)
@@ -50,6 +55,26 @@ class BotView:
         self.legal_actions: tuple[Action, ...] = (
             tuple(legal_actions) if legal_actions is not None else self._seat_view.legal_actions
         )
+        #: When this turn's time runs out (timezone-aware, UTC, from the prompt); None when
+        #: the table runs no clock or it is not this seat's turn. See :meth:`time_left`.
+        self.deadline = deadline
+
+    def time_left(self, now: datetime | None = None) -> float | None:
+        """Seconds until :attr:`deadline` (0 once it has passed), None when there is none.
+
+        >>> from datetime import datetime, timedelta, timezone
+        >>> from spades.engine import seated_match
+        >>> state, _ = seated_match(Rules(), seed=bytes(32))
+        >>> start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> BotView(state, 1, None, start + timedelta(seconds=2.5)).time_left(start)
+        2.5
+        >>> BotView(state, 1).time_left() is None
+        True
+        """
+        if self.deadline is None:
+            return None
+        now = now or datetime.now(UTC)
+        return max(0.0, (self.deadline - now).total_seconds())
 
     # ------------------------------------------------------------------ the match
 
@@ -171,6 +196,11 @@ class BotView:
         return self._seat_view.end
 
     @property
+    def extension_claimed(self) -> bool:
+        """True once the seat on turn has claimed this turn's extension."""
+        return self._state.extension_claimed
+
+    @property
     def legal_bids(self) -> list[int]:
         """The numbers I may bid now (0 is Nil); empty when it is not my turn to bid."""
         return [action.tricks for action in self.legal_actions if isinstance(action, MakeBid)]
@@ -265,5 +295,7 @@ class SeatTracker:
         self.state.evolve(event)  # (the engine names a trick's leader by its first card)
         self.sequence = sequence if sequence is not None else self.sequence + 1
 
-    def view(self, legal_actions: Sequence[Action] | None = None) -> BotView:
-        return BotView(self.state, self.seat, legal_actions)
+    def view(
+        self, legal_actions: Sequence[Action] | None = None, deadline: datetime | None = None
+    ) -> BotView:
+        return BotView(self.state, self.seat, legal_actions, deadline)

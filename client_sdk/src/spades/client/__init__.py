@@ -18,6 +18,7 @@ from spades.client.client import (
     SpadesClient,
     TableInfo,
     TablePage,
+    TableView,
     parse_seat,
 )
 from spades.client.connection import SeatConnection, new_action_id
@@ -42,7 +43,7 @@ from spades.client.messages import (
     StreamEvent,
     WatchMessage,
 )
-from spades.client.sync import SyncSpadesClient
+from spades.client.sync import SyncSeatConnection, SyncSpadesClient
 from spades.wire import HOUSE_BOT_KINDS, SEAT_TOKEN_METADATA
 
 __all__ = [
@@ -71,10 +72,12 @@ __all__ = [
     "SpadesClient",
     "SpadesError",
     "StreamEvent",
+    "SyncSeatConnection",
     "SyncSpadesClient",
     "TableDetail",
     "TableInfo",
     "TablePage",
+    "TableView",
     "Unauthenticated",
     "Unavailable",
     "WatchMessage",

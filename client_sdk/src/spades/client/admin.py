@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import grpc
+
 from spades import protocol
 from spades.client.client import DEFAULT_CHANNEL_OPTIONS, Channel, CreatedTable, TableInfo
 from spades.engine import Rules
@@ -33,17 +35,21 @@ class TableDetail:
 
 
 class AdminClient(Channel):
-    """AdminService on one server, with the operator token (``--operator-token``)."""
+    """AdminService on one server, with the operator token (``--operator-token``); over TLS
+    with ``credentials``, as :class:`~spades.client.SpadesClient`."""
 
     def __init__(
         self,
         address: str,
         operator_token: str,
         *,
+        credentials: grpc.ChannelCredentials | None = None,
         channel_options: Sequence[tuple[str, Any]] = DEFAULT_CHANNEL_OPTIONS,
         timeout: float | None = 10.0,
     ) -> None:
-        super().__init__(address, channel_options=channel_options, timeout=timeout)
+        super().__init__(
+            address, credentials=credentials, channel_options=channel_options, timeout=timeout
+        )
         self._metadata = ((OPERATOR_TOKEN_METADATA, operator_token),)
         self.admin: admin_pb2_grpc.AdminServiceAsyncStub = admin_pb2_grpc.AdminServiceStub(
             self._channel

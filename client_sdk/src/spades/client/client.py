@@ -22,7 +22,7 @@ from spades import protocol
 from spades.client.connection import SeatConnection
 from spades.client.errors import from_rpc_error
 from spades.client.messages import WatchMessage, watch_message
-from spades.engine import SEAT_NAMES, Rules
+from spades.engine import SEAT_NAMES, Rules, SeatView
 from spades.v1 import cards_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc, record_pb2
 from spades.wire import (
     HOUSE_BOT_KINDS,
@@ -139,6 +139,14 @@ class HouseBotSeated:
 
 
 @dataclass(frozen=True, slots=True)
+class TableView:
+    """A viewer's view of a table at ``sequence`` (the sequence to act on or resume from)."""
+
+    sequence: int
+    view: SeatView
+
+
+@dataclass(frozen=True, slots=True)
 class TablePage:
     tables: tuple[TableInfo, ...]
     #: Pass to :meth:`SpadesClient.list_tables` for the next page; "" on the last page.
@@ -158,18 +166,28 @@ def parse_seat(seat: int | str | None) -> int | None:
 
 class Channel:
     r"""One channel to a server and what every client on it shares: an async context manager,
-    the timeout of unary calls, and refusals raised as typed :class:`SpadesError`\ s."""
+    the timeout of unary calls, and refusals raised as typed :class:`SpadesError`\ s.
+
+    ``credentials`` (``grpc.ssl_channel_credentials(...)``) connects over TLS, to a server
+    started with ``--tls-cert``/``--tls-key``; None connects in plaintext.
+    """
 
     def __init__(
         self,
         address: str,
         *,
+        credentials: grpc.ChannelCredentials | None = None,
         channel_options: Sequence[tuple[str, Any]] = DEFAULT_CHANNEL_OPTIONS,
         timeout: float | None = 10.0,
     ) -> None:
         self.address = address
         self.timeout = timeout
-        self._channel = grpc.aio.insecure_channel(address, options=list(channel_options))
+        options = list(channel_options)
+        self._channel = (
+            grpc.aio.insecure_channel(address, options=options)
+            if credentials is None
+            else grpc.aio.secure_channel(address, credentials, options=options)
+        )
 
     async def __aenter__(self) -> Self:
         return self
@@ -196,17 +214,26 @@ class SpadesClient(Channel):
     """An async client for one server. Use it as an async context manager (or call close()).
 
     Every refused call raises a typed :class:`~spades.client.SpadesError` subclass carrying the
-    status code and the server's reason.
+    status code and the server's reason. Over TLS, pass ``credentials``:
+
+    >>> import grpc
+    >>> async def over_tls(address: str, ca_pem: bytes) -> int:  # doctest: +SKIP
+    ...     credentials = grpc.ssl_channel_credentials(root_certificates=ca_pem)
+    ...     async with SpadesClient(address, credentials=credentials) as client:
+    ...         return len((await client.list_tables()).tables)
     """
 
     def __init__(
         self,
         address: str,
         *,
+        credentials: grpc.ChannelCredentials | None = None,
         channel_options: Sequence[tuple[str, Any]] = DEFAULT_CHANNEL_OPTIONS,
         timeout: float | None = 10.0,
     ) -> None:
-        super().__init__(address, channel_options=channel_options, timeout=timeout)
+        super().__init__(
+            address, credentials=credentials, channel_options=channel_options, timeout=timeout
+        )
         self.lobby: lobby_pb2_grpc.LobbyServiceAsyncStub = lobby_pb2_grpc.LobbyServiceStub(
             self._channel
         )
@@ -337,6 +364,18 @@ class SpadesClient(Channel):
             raise from_rpc_error(error) from error
         finally:
             call.cancel()
+
+    async def get_view(self, table_id: str, seat_token: str | None = None) -> TableView:
+        """The table's view now: the seat's with its ``seat_token`` (its cards and legal
+        actions), else the public one, read into the engine's :class:`~spades.engine.SeatView`."""
+        metadata = ((SEAT_TOKEN_METADATA, seat_token),) if seat_token is not None else None
+        response = await self._call(
+            self.play_service.GetView(
+                play_pb2.GetViewRequest(table_id=table_id), metadata=metadata, timeout=self.timeout
+            )
+        )
+        snapshot = response.snapshot
+        return TableView(snapshot.sequence, protocol.view_from_proto(snapshot.view))
 
     async def get_record(self, table_id: str) -> record_pb2.GameRecord:
         """The table's record: the public part until the match ends, then all of it."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 import grpc
 
@@ -38,6 +38,7 @@ class Prompt:
 
     sequence: int
     legal_actions: tuple[Action, ...]
+    #: When the turn's time runs out (timezone-aware, UTC); None when no clock runs.
     deadline: datetime | None = None
 
 
@@ -70,7 +71,7 @@ def play_message(message: play_pb2.PlayResponse) -> PlayMessage:
         return event_message(message.event)
     if kind == "prompt":
         prompt = message.prompt
-        deadline = prompt.deadline.ToDatetime() if prompt.HasField("deadline") else None
+        deadline = prompt.deadline.ToDatetime(tzinfo=UTC) if prompt.HasField("deadline") else None
         return Prompt(
             prompt.sequence,
             tuple(protocol.action_from_proto(action) for action in prompt.legal_actions),

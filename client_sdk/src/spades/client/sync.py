@@ -4,15 +4,23 @@
 >>> with SyncSpadesClient("127.0.0.1:50051") as client:  # doctest: +SKIP
 ...     table = client.create_table("practice")
 ...     seat = client.join_table(table.table_id, "me")
+...     for message in client.watch(table.table_id):  # blocks for each message
+...         print(message)
+
+Streams are plain iterators: :meth:`SyncSpadesClient.watch` yields a spectator's messages and
+:meth:`SyncSpadesClient.play` opens a seat's stream (:class:`SyncSeatConnection`) to iterate
+and send on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import grpc
 
 from spades.client.client import (
     CreatedTable,
@@ -21,8 +29,11 @@ from spades.client.client import (
     SpadesClient,
     TableInfo,
     TablePage,
+    TableView,
 )
-from spades.engine import Rules
+from spades.client.connection import SeatConnection
+from spades.client.messages import PlayMessage, Snapshot, WatchMessage
+from spades.engine import Action, Rules
 from spades.v1 import record_pb2
 
 if TYPE_CHECKING:
@@ -32,20 +43,29 @@ T = TypeVar("T")
 
 
 class SyncSpadesClient:
-    """The non-streaming calls of :class:`SpadesClient`, blocking, plus :meth:`run_bot`."""
+    """Every call of :class:`SpadesClient`, blocking (streams as iterators), plus
+    :meth:`run_bot`; ``credentials`` for TLS as there."""
 
-    def __init__(self, address: str, *, timeout: float | None = 10.0) -> None:
+    def __init__(
+        self,
+        address: str,
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        timeout: float | None = 10.0,
+    ) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="spades-client", daemon=True
         )
         self._thread.start()
-        self._client: SpadesClient = self._run(self._make(address, timeout))
+        self._client: SpadesClient = self._run(self._make(address, credentials, timeout))
 
     @staticmethod
-    async def _make(address: str, timeout: float | None) -> SpadesClient:
+    async def _make(
+        address: str, credentials: grpc.ChannelCredentials | None, timeout: float | None
+    ) -> SpadesClient:
         # The gRPC channel must be made on the loop that will use it.
-        return SpadesClient(address, timeout=timeout)
+        return SpadesClient(address, credentials=credentials, timeout=timeout)
 
     def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         if self._loop.is_closed():
@@ -122,6 +142,32 @@ class SyncSpadesClient:
     def get_record(self, table_id: str) -> record_pb2.GameRecord:
         return self._run(self._client.get_record(table_id))
 
+    def get_view(self, table_id: str, seat_token: str | None = None) -> TableView:
+        return self._run(self._client.get_view(table_id, seat_token))
+
+    def watch(self, table_id: str, after_sequence: int = 0) -> Iterator[WatchMessage]:
+        """A spectator's stream as an iterator: a :class:`Snapshot`, then every public event.
+        Each step blocks until the next message; closing the iterator (or leaving a ``for``
+        loop early) cancels the stream."""
+        return self._iterate(self._client.watch(table_id, after_sequence))
+
+    def play(self, seat_token: str, after_sequence: int = 0) -> SyncSeatConnection:
+        """Open the seat's Play stream (as :meth:`SpadesClient.play`), blocking."""
+        connection = self._run(self._client.play(seat_token, after_sequence))
+        return SyncSeatConnection(self, connection)
+
+    def _iterate(self, stream: AsyncIterator[T]) -> Iterator[T]:
+        try:
+            while True:
+                try:
+                    yield self._run(_next(stream))
+                except StopAsyncIteration:
+                    return
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None and not self._loop.is_closed():
+                self._run(close())
+
     def run_bot(
         self, bot: Bot, seat_token: str, *, table_id: str = "", backoff: Backoff | None = None
     ) -> MatchOutcome:
@@ -131,3 +177,48 @@ class SyncSpadesClient:
         return self._run(
             play_match(self._client, bot, seat_token, table_id=table_id, backoff=backoff)
         )
+
+
+async def _next(stream: AsyncIterator[T]) -> T:
+    return await anext(stream)
+
+
+class SyncSeatConnection:
+    """A seat's open Play stream, blocking: iterate it for :class:`Snapshot`, ``StreamEvent``,
+    ``Prompt`` and ``ActionResult`` values, :meth:`send` actions, :meth:`close` when done (or
+    use it as a context manager). Made by :meth:`SyncSpadesClient.play`."""
+
+    def __init__(self, owner: SyncSpadesClient, connection: SeatConnection) -> None:
+        self._owner = owner
+        self._connection = connection
+
+    @property
+    def snapshot(self) -> Snapshot | None:
+        """The view the stream opened with."""
+        return self._connection.snapshot
+
+    def receive(self) -> PlayMessage | None:
+        """The next message (blocks), or None when the server ended the stream."""
+        return self._owner._run(self._connection.receive())
+
+    def __iter__(self) -> Iterator[PlayMessage]:
+        while (message := self.receive()) is not None:
+            yield message
+
+    def send(self, action: Action, sequence: int, action_id: str | None = None) -> str:
+        """Send ``action`` answering ``sequence``; returns its action id (reuse it to resend)."""
+        return self._owner._run(self._connection.send(action, sequence, action_id))
+
+    def close(self) -> None:
+        self._owner._run(self._connection.close())
+
+    def __enter__(self) -> SyncSeatConnection:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,4 +1,5 @@
-"""The synchronous wrapper: blocking calls and run_bot, from plain threads."""
+"""The synchronous wrapper: blocking calls, streams as iterators and run_bot, from plain
+threads."""
 
 from __future__ import annotations
 
@@ -7,8 +8,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from spades.client import FailedPrecondition, SyncSpadesClient
+from spades.client import (
+    ActionResult,
+    FailedPrecondition,
+    Prompt,
+    Snapshot,
+    StreamEvent,
+    SyncSpadesClient,
+)
 from spades.engine import Rules
+from spades.engine import events as ev
 from spades_bots.random_bot import RandomBot
 from spades_server.server import SpadesServer
 
@@ -42,3 +51,54 @@ async def test_the_sync_client_plays_a_match(server: SpadesServer) -> None:
         asyncio.to_thread(_whole_match, f"127.0.0.1:{server.port}"), 60
     )
     assert table_id and sorted(won) == [False, False, True, True] and events > 60
+
+
+def _sync_streams(address: str) -> tuple[list[object], list[object], int]:
+    """Seat 0 plays from a plain loop over ``play()``; a spectator follows ``watch()`` in
+    another thread; random bots play the other seats."""
+    with SyncSpadesClient(address) as client:
+        created = client.create_table("sync streams", Rules(max_hands=1))
+        tickets = [client.join_table(created.table_id, f"sync {n}") for n in range(4)]
+        watched: list[object] = []
+
+        def spectate() -> None:
+            for message in client.watch(created.table_id, after_sequence=1):
+                watched.append(message)
+                if isinstance(message, StreamEvent) and isinstance(message.event, ev.MatchEnded):
+                    return  # leaving the loop closes the stream
+
+        with ThreadPoolExecutor(4) as pool:
+            spectator = pool.submit(spectate)
+            others = [
+                pool.submit(client.run_bot, RandomBot(seat), ticket.token)
+                for seat, ticket in enumerate(tickets[1:], 1)
+            ]
+            played: list[object] = []
+            with client.play(tickets[0].token) as connection:
+                assert connection.snapshot is not None
+                for message in connection:
+                    played.append(message)
+                    if isinstance(message, Prompt):
+                        connection.send(message.legal_actions[-1], message.sequence)
+                    elif isinstance(message, StreamEvent) and isinstance(
+                        message.event, ev.MatchEnded
+                    ):
+                        break
+            for other in others:
+                other.result(timeout=60)
+            spectator.result(timeout=60)
+        view = client.get_view(created.table_id, tickets[0].token)
+    return played, watched, view.sequence
+
+
+@pytest.mark.asyncio
+async def test_the_sync_client_streams_are_plain_iterators(server: SpadesServer) -> None:
+    played, watched, sequence = await asyncio.wait_for(
+        asyncio.to_thread(_sync_streams, f"127.0.0.1:{server.port}"), 90
+    )
+    assert isinstance(watched[0], Snapshot) and isinstance(watched[-1], StreamEvent)
+    assert isinstance(watched[-1].event, ev.MatchEnded)
+    prompts = [message for message in played if isinstance(message, Prompt)]
+    results = [message for message in played if isinstance(message, ActionResult)]
+    assert len(prompts) == 14 and len(results) == 14 and all(r.accepted for r in results)
+    assert sequence >= watched[-1].sequence

@@ -76,6 +76,7 @@ def _sync_streams(address: str) -> tuple[list[object], list[object], int]:
             played: list[object] = []
             with client.play(tickets[0].token) as connection:
                 assert connection.snapshot is not None
+                assert connection.snapshot.seat_view().viewer == 0  # the engine's view
                 for message in connection:
                     played.append(message)
                     if isinstance(message, Prompt):

@@ -9,7 +9,7 @@ import grpc
 
 from spades import protocol
 from spades.client.errors import status_code
-from spades.engine import Action
+from spades.engine import Action, SeatView
 from spades.engine import events as ev
 from spades.v1 import events_pb2, play_pb2, view_pb2
 
@@ -20,6 +20,10 @@ class Snapshot:
 
     sequence: int
     view: view_pb2.MatchView
+
+    def seat_view(self) -> SeatView:
+        """The view as the engine's :class:`~spades.engine.SeatView` (protobuf stays here)."""
+        return protocol.view_from_proto(self.view)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,11 @@ class _SuitEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Suit.ValueType],
     SUIT_SPADES: _Suit.ValueType  # 4
 
 class Suit(_Suit, metaclass=_SuitEnumTypeWrapper):
-    """The four French suits. Jokers have no suit (SUIT_UNSPECIFIED); the rules treat them as spades."""
+    """The four French suits, numbered from 1 in bridge order. Jokers have no suit
+    (SUIT_UNSPECIFIED); the rules treat them as spades. The engine and docs/deals.md number the
+    suits from 0 (clubs 0 .. spades 3: this value minus one) and a card as
+    (suit - 1) * 13 + (rank - 2), the jokers 52 (little) and 53 (big).
+    """
 
 SUIT_UNSPECIFIED: Suit.ValueType  # 0
 """Used only by the two jokers."""
@@ -104,6 +108,8 @@ class _SeatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Seat.ValueType],
 class Seat(_Seat, metaclass=_SeatEnumTypeWrapper):
     """A place at the table. Play goes North, East, South, West when clockwise. Partners sit
     opposite (North-South against East-West). Three-player tables use North, East and South.
+    The values count from 1; arrays "in seat order" count from 0, so entry i is the seat with
+    value i + 1 (entry 0 North). SEAT_UNSPECIFIED means no seat (a spectator, no one to act).
     """
 
 SEAT_UNSPECIFIED: Seat.ValueType  # 0
@@ -115,7 +121,9 @@ Global___Seat: _TypeAlias = Seat  # noqa: Y015
 
 @_typing.final
 class Card(_message.Message):
-    """One playing card: a suit and a rank, or a joker (rank only)."""
+    """One playing card: a suit and a rank (2..14), or a joker: no suit and rank 15 or 16. Any
+    other combination is not a card (INVALID_ARGUMENT).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 

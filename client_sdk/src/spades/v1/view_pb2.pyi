@@ -125,6 +125,12 @@ Global___Trick: _TypeAlias = Trick  # noqa: Y015
 class MatchView(_message.Message):
     """Everything one viewer (a seat, or a spectator) may know about a match at one moment. The
     server builds it with the engine's view function; nothing hidden from the viewer is in it.
+
+    Arrays "in seat order" have one entry per seat of the table and no seat field: entry i
+    (0-based) is the seat whose Seat value is i + 1 (entry 0 North, 1 East, 2 South, 3 West).
+    Arrays "in the order of sides" have one entry per side, ordered by the side's first seat:
+    North-South then East-West at four players, North, East, South at three (as
+    HandScored.sides). See docs/views.md.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -178,15 +184,17 @@ class MatchView(_message.Message):
 
     @_builtins.property
     def hand(self) -> _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]:
-        """The viewer's own cards; empty for a spectator and while the viewer has not looked."""
+        """The viewer's own cards; empty for a spectator, while the viewer has not looked, and once
+        it has played them all.
+        """
 
     @_builtins.property
     def hand_sizes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """How many cards each seat holds, in seat order."""
+        """How many cards each seat holds, in seat order; empty before the first deal."""
 
     @_builtins.property
     def bids(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatBid]:
-        """Each seat's bid this hand."""
+        """Each seat's bid this hand: one entry for every seat, read by its `seat` field."""
 
     @_builtins.property
     def blind_nil_pending(self) -> _containers.RepeatedScalarFieldContainer[_cards_pb2.Seat.ValueType]:
@@ -202,15 +210,15 @@ class MatchView(_message.Message):
 
     @_builtins.property
     def tricks_won(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Tricks each seat has taken this hand, in seat order."""
+        """Tricks each seat has taken this hand, in seat order; empty before the first deal."""
 
     @_builtins.property
     def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Each side's score, in the order of HandScored.sides."""
+        """Each side's score, in the order of sides (as HandScored.sides)."""
 
     @_builtins.property
     def bags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Each side's bags carried."""
+        """Each side's bags carried, in the order of sides."""
 
     @_builtins.property
     def hand_results(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.HandScored]:
@@ -218,7 +226,9 @@ class MatchView(_message.Message):
 
     @_builtins.property
     def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[_actions_pb2.Action]:
-        """What the viewer may do now (empty when it is not the viewer's turn)."""
+        """What the viewer may do now (empty when it is not the viewer's turn). Conceding (open at
+        any turn of a match in progress) and claiming the extension are not listed.
+        """
 
     @_builtins.property
     def end(self) -> _events_pb2.MatchEnded:

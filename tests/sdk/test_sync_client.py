@@ -101,5 +101,7 @@ async def test_the_sync_client_streams_are_plain_iterators(server: SpadesServer)
     assert isinstance(watched[-1].event, ev.MatchEnded)
     prompts = [message for message in played if isinstance(message, Prompt)]
     results = [message for message in played if isinstance(message, ActionResult)]
-    assert len(prompts) == 14 and len(results) == 14 and all(r.accepted for r in results)
+    # The last card's result may follow the MatchEnded event the loop stopped at.
+    assert len(prompts) == 14 and 13 <= len(results) <= 14
+    assert all(result.accepted for result in results)
     assert sequence >= watched[-1].sequence

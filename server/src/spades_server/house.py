@@ -138,11 +138,6 @@ class HousePool:
             self._filler = asyncio.create_task(self._fill_quick_match(), name="house-filler")
         log.info("house bots ready", capacity=self.capacity, quick_match_fill_after=self.fill_after)
 
-    def disable(self, why: str) -> None:
-        """Run no house bots, saying ``why`` to whoever asks for one."""
-        self.capacity = 0
-        self._why_off = why
-
     async def stop(self) -> None:
         """Stop the filler and every bot (their seats are left to the turn clock)."""
         self._address = None

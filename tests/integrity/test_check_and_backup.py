@@ -3,6 +3,7 @@ operator: exit codes, what they print, and a backup taken while a real server wr
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -54,9 +55,13 @@ async def test_backup_while_a_server_writes_then_serve_the_copy(
         created = await Client(channel).create_table()
         backed_up = logs.run_command("backup", str(database), str(copy))
     assert backed_up.returncode == 0, backed_up
-    assert f"{made.events + 1} events copied" in backed_up.stdout
+    # The running tables' clocks may add timeouts while the server runs on a loaded machine, so
+    # the copy holds at least the log as made plus the new table, and exactly what it says.
+    copied = re.search(r"(\d+) events copied", backed_up.stdout)
+    assert copied is not None, backed_up.stdout
+    assert int(copied.group(1)) >= made.events + 1
     assert f"{copy}: whole (7 tables" in backed_up.stdout
-    assert read_marker(copy) == made.events + 1
+    assert read_marker(copy) == int(copied.group(1))
     assert logs.run_command("check", str(copy)).returncode == 0
     async with (
         running_server(copy, house_bots=0) as server,

@@ -24,10 +24,12 @@ import grpc
 import structlog
 
 from spades import protocol, records
+from spades.reasons import Reason
 from spades.v1 import play_pb2, play_pb2_grpc
 from spades_server import errors, metrics, tokens
 from spades_server.absent import AbsentPlayers
 from spades_server.auth import authenticate, seat_token_from
+from spades_server.checks import MAX_ID, check_lengths
 from spades_server.decisions import ActionRequest, AlreadyAnswered, decide_action, decide_reclaim
 from spades_server.feeds import SeatFeed, SeatSession, SpectatorFeed
 from spades_server.limits import Limits
@@ -36,7 +38,7 @@ from spades_server.tables import Table, TableStore
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
 
-MAX_ACTION_ID = 64
+MAX_ACTION_ID = MAX_ID
 STREAM_QUEUE_SIZE = 1024
 
 
@@ -71,7 +73,9 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         opened = await self._open_seat(context)
         first = await anext(aiter(request_iterator), None)
         if first is None or first.WhichOneof("kind") != "start":
-            raise errors.invalid("the first message of a Play stream must be `start`")
+            raise errors.refuse(
+                Reason.START_EXPECTED, "the first message of a Play stream must be `start`"
+            )
         async for message in self._seat_stream(
             opened, first.start.after_sequence, request_iterator
         ):
@@ -202,10 +206,11 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         try:
             async for request in request_iterator:
                 if request.WhichOneof("kind") != "action":
-                    result = play_pb2.ActionResult(
-                        accepted=False,
-                        code=grpc.StatusCode.INVALID_ARGUMENT.value[0],
-                        reason="`start` may only be sent once, first",
+                    result = _refused(
+                        play_pb2.ActionResult(),
+                        errors.refuse(
+                            Reason.UNEXPECTED_MESSAGE, "`start` may only be sent once, first"
+                        ),
                     )
                 else:
                     result = await self._act(session, request.action)
@@ -228,14 +233,19 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         kind = request.action.WhichOneof("kind") or "none"
         result = play_pb2.ActionResult(action_id=request.action_id)
         try:
-            # Per seat and per connection (RESOURCE_EXHAUSTED, "retry in 0.25 s").
+            check_lengths(request)  # before anything else; field paths are the ActionRequest's
+            # Per seat and per connection (RESOURCE_EXHAUSTED, "retry in 0.25 s", RetryInfo).
             self._limits.check_action(table_id, seat)
-            if not 1 <= len(request.action_id) <= MAX_ACTION_ID:
-                raise errors.invalid(f"action_id must be 1 to {MAX_ACTION_ID} characters")
+            if not request.action_id:
+                raise errors.refuse(
+                    Reason.MISSING_FIELD,
+                    f"action_id must be 1 to {MAX_ACTION_ID} characters",
+                    field="action_id",
+                )
             try:
                 action = protocol.action_from_proto(request.action)
             except protocol.ProtocolError as error:
-                raise errors.invalid(str(error)) from error
+                raise errors.refuse(Reason.INVALID_ACTION, str(error), field=error.field) from error
 
             asked = ActionRequest(
                 seat, holder, substitute, action, request.action_id, request.sequence
@@ -257,15 +267,17 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             result.sequence = answered.sequence
             metrics.ACTIONS.labels(kind, "repeated").inc()
         except errors.RequestError as error:
-            result.accepted = False
-            result.code = error.code.value[0]
-            result.reason = error.reason
+            _refused(result, error)
             metrics.ACTIONS.labels(kind, "refused").inc()
             metrics.ERRORS.labels(error.code.name).inc()
             # A stale action (ABORTED) is the normal race of a resent answer: not worth a look.
             stale = error.code is grpc.StatusCode.ABORTED
             (bound.debug if stale else bound.info)(
-                "action refused", action=kind, code=error.code.name, reason=error.reason
+                "action refused",
+                action=kind,
+                code=error.code.name,
+                reason_code=error.reason_code,
+                reason=error.reason,
             )
         metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
         return result
@@ -285,10 +297,22 @@ async def _until_cancelled() -> None:
     await asyncio.Event().wait()
 
 
+def _refused(result: play_pb2.ActionResult, error: errors.RequestError) -> play_pb2.ActionResult:
+    """``result`` refused with ``error``: the code and reason, and the whole google.rpc.Status
+    (ErrorInfo, field violation, RetryInfo) a call's refusal carries."""
+    result.accepted = False
+    result.code = error.code.value[0]
+    result.reason = error.reason
+    result.status.CopyFrom(errors.status_of(error))
+    return result
+
+
 def _check_after(table: Table, after: int) -> int:
     if after > table.version:
-        raise errors.RequestError(
-            grpc.StatusCode.OUT_OF_RANGE,
+        raise errors.refuse(
+            Reason.SEQUENCE_AHEAD,
             f"after_sequence {after} is past the table's latest sequence {table.version}",
+            field="after_sequence",
+            metadata={"sequence": str(after), "table_sequence": str(table.version)},
         )
     return after

@@ -38,6 +38,8 @@ MAX_LENGTHS: Final[dict[str, int]] = {
     "seed": 32,
 }
 DEFAULT_MAX_LENGTH = 256
+#: What a field is, for a person, where its name alone does not say.
+_LABELS: Final = {"name": "the table name", "player_name": "the player name"}
 _PRINTABLE = re.compile(r"^[^\x00-\x1f\x7f]+$")
 _STRING = FieldDescriptor.TYPE_STRING
 _BYTES = FieldDescriptor.TYPE_BYTES
@@ -59,11 +61,12 @@ def check_lengths(request: Message, path: str = "") -> None:
         if field.type in (_STRING, _BYTES):
             limit = max_length(field.name)
             unit = "characters" if field.type == _STRING else "bytes"
+            label = f" ({_LABELS[field.name]})" if field.name in _LABELS else ""
             for item in values:
                 if len(item) > limit:
                     raise errors.refuse(
                         Reason.FIELD_TOO_LONG,
-                        f"{where} is {len(item)} {unit} long; at most {limit} are allowed",
+                        f"{where}{label} is {len(item)} {unit} long; at most {limit} are allowed",
                         field=where,
                         metadata={"field": where, "max_length": str(limit)},
                     )

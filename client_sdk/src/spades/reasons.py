@@ -13,7 +13,7 @@ renamed or given another status once released: programs match on it.
 
 >>> Reason.MUST_FOLLOW_SUIT.status, Reason.MUST_FOLLOW_SUIT.when
 ('FAILED_PRECONDITION', 'a card off the led suit while the hand holds that suit')
->>> Reason("RATE_LIMITED").status
+>>> Reason.of("RATE_LIMITED").status  # the code a client read from ErrorInfo.reason
 'RESOURCE_EXHAUSTED'
 """
 
@@ -49,6 +49,12 @@ class Reason(StrEnum):
         member.status = status
         member.when = when
         return member
+
+    @classmethod
+    def of(cls, code: str) -> Reason | None:
+        """The member named ``code`` (an ``ErrorInfo.reason``), None for a code this version
+        of the catalogue does not know (a newer server's)."""
+        return cls.__members__.get(code)
 
     # -- input no rule set could accept (checked before anything else) ----------------------
     MISSING_FIELD = "MISSING_FIELD", _INVALID, "a required field is empty"

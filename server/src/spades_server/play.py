@@ -24,6 +24,7 @@ import grpc
 import structlog
 
 from spades import protocol, records
+from spades.engine import legal
 from spades.reasons import Reason
 from spades.v1 import play_pb2, play_pb2_grpc
 from spades_server import errors, metrics, tokens
@@ -246,6 +247,9 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
                 action = protocol.action_from_proto(request.action)
             except protocol.ProtocolError as error:
                 raise errors.refuse(Reason.INVALID_ACTION, str(error), field=error.field) from error
+            impossible = legal.impossible(action)  # no table could take it: say so first
+            if impossible is not None:
+                raise errors.from_illegal(impossible, "action.")
 
             asked = ActionRequest(
                 seat, holder, substitute, action, request.action_id, request.sequence

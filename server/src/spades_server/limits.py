@@ -212,7 +212,7 @@ class Limits:
     # -- tables per client address -------------------------------------------------------------
 
     def check_table_creation(self, context: Context) -> None:
-        """Count one table created from the caller's address, or refuse (with retry-delay)."""
+        """Count one table created from the caller's address, or refuse it (RATE_LIMITED)."""
         address = client_address(peer_of(context))
         delay = self._tables.take(address)
         if delay:

@@ -132,7 +132,8 @@ def _packed(
     return packed
 
 
-# Shorthands by status, for refusals whose code the caller passes.
+# Shorthands by status (from before the catalogue): prefer refuse(Reason.X, ...), whose status
+# the catalogue gives. tests/server/test_reasons.py flags a call of these without a reason_code.
 
 
 def not_found(what: str, *, reason_code: str = "") -> RequestError:

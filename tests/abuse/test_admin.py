@@ -97,7 +97,8 @@ async def test_a_missing_or_wrong_operator_token_is_refused(storage: Storages, m
             assert_status(error, Code.UNAUTHENTICATED, "'spades-operator-token' metadata")
             for wrong in ("operator", OPERATOR_TOKEN + "x", OPERATOR_TOKEN[:-1], "x" * 400):
                 error = await rpc_error(call(metadata=operator(wrong)))
-                assert_status(error, Code.PERMISSION_DENIED, "not the operator token")
+                # A wrong credential is UNAUTHENTICATED, as gRPC's guide has it.
+                assert_status(error, Code.UNAUTHENTICATED, "not the operator token")
             # A seat token is not an operator token either.
             error = await rpc_error(call(metadata=(("spades-seat-token", seat),)))
             assert_status(error, Code.UNAUTHENTICATED)

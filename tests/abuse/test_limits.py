@@ -10,10 +10,10 @@ from typing import Any, cast
 import grpc
 import pytest
 
+from spades.client import ErrorDetails
 from spades.engine import Rules
 from spades.v1 import actions_pb2, cards_pb2, lobby_pb2, play_pb2
-from spades.wire import RETRY_DELAY_METADATA
-from spades_server import config, limits
+from spades_server import config, errors, limits
 from spades_server.limits import Buckets, Limits, client_address
 from tests.abuse.common import (
     OWN_CONNECTION,
@@ -102,8 +102,9 @@ def test_the_client_address_of_a_peer(peer: str, address: str) -> None:
 def test_delays_are_rounded_up() -> None:
     assert limits.seconds(0.2501) == "0.26"
     assert limits.seconds(30.0) == "30"
-    assert limits.retry_delay_metadata(0.25) == "0.250s"
-    assert limits.retry_delay_metadata(0.0001) == "0.001s"
+    assert errors.duration(0.25).ToMilliseconds() == 250
+    assert errors.duration(0.0001).ToMilliseconds() == 1  # never shorter than asked
+    assert errors.duration(30.0).seconds == 30
 
 
 def test_the_defaults_let_a_64_table_loopback_benchmark_through() -> None:
@@ -210,6 +211,10 @@ async def test_actions_over_the_seat_rate_are_refused_with_the_retry_delay(
         assert "too many actions from this seat" in result.reason, result.reason
         delay = retry_in(result.reason)
         assert 0 < delay <= 1.0
+        # The same delay for a program: RetryInfo in the result's google.rpc.Status.
+        details = ErrorDetails.from_status(result.status)
+        assert details.reason_code == "RATE_LIMITED"
+        assert details.retry_delay == pytest.approx(delay, abs=0.01)
         await asyncio.sleep(delay)
         result = await stream.act(legal, prompt.sequence, action_id="in time")
         assert result.accepted, result
@@ -281,7 +286,7 @@ async def test_open_streams_per_seat_token_are_limited(storage: Storages) -> Non
 
 
 @pytest.mark.asyncio
-async def test_tables_per_address_are_limited_with_retry_delay_metadata(storage: Storages) -> None:
+async def test_tables_per_address_are_limited_with_retry_info(storage: Storages) -> None:
     async with serving(storage, tables_per_address=2) as (server, client):
         await client.create_table(Rules())
         await client.create_table(Rules(), private=True)
@@ -294,9 +299,12 @@ async def test_tables_per_address_are_limited_with_retry_delay_metadata(storage:
         )
         delay = retry_in(error.details() or "")
         assert 29 < delay <= 30  # one table every 30 s
-        trailing: dict[str, Any] = dict(cast(Any, error.trailing_metadata()) or ())
-        assert re.fullmatch(r"[0-9]+\.[0-9]{3}s", trailing[RETRY_DELAY_METADATA])
-        assert float(trailing[RETRY_DELAY_METADATA][:-1]) == pytest.approx(delay, abs=0.01)
+        # For a program: google.rpc.RetryInfo in the status details (no hand-made metadata).
+        details = ErrorDetails.from_trailers(error.trailing_metadata())
+        assert details.reason_code == "RATE_LIMITED"
+        assert details.retry_delay == pytest.approx(delay, abs=0.01)
+        trailing = dict(cast(Any, error.trailing_metadata()) or ())
+        assert "retry-delay" not in trailing
         assert len(server.projection.tables) == tables
 
 

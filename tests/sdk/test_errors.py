@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 
 from spades.client import (
     ActionResult,
     FailedPrecondition,
+    InvalidArgument,
     NotFound,
     PermissionDenied,
     Prompt,
@@ -16,7 +20,9 @@ from spades.client import (
     Unauthenticated,
 )
 from spades.engine import PLAY, Card, Rules
-from tests.sdk.helpers import seat_bots
+from spades_bots.random_bot import RandomBot
+from tests.sdk.helpers import play_all, seat_bots
+from tests.server.harness import running_server
 
 
 @pytest.mark.asyncio
@@ -72,6 +78,48 @@ async def test_an_illegal_action_is_refused_with_the_reason(client: SpadesClient
     assert not result.accepted
     assert result.code is grpc.StatusCode.FAILED_PRECONDITION
     assert result.reason == "it is time for bidding, not to play AS"
+    assert result.reason_code == "WRONG_PHASE"
+
+
+@pytest.mark.asyncio
+async def test_typed_errors_carry_the_reason_code_and_the_field(client: SpadesClient) -> None:
+    with pytest.raises(NotFound) as missing:
+        await client.get_table("no-such-table")
+    assert missing.value.reason_code == "TABLE_NOT_FOUND"
+    assert missing.value.field == "" and missing.value.retry_delay is None
+    with pytest.raises(InvalidArgument) as bad:
+        await client.join_table("t" * 30_000, "guest")
+    assert (bad.value.reason_code, bad.value.field) == ("FIELD_TOO_LONG", "table_id")
+    assert bad.value.metadata == {"field": "table_id", "max_length": "64"}
+    created = await client.create_table("two want north")
+    await client.join_table(created.table_id, "first", seat="north")
+    with pytest.raises(FailedPrecondition) as taken:
+        await client.join_table(created.table_id, "second", seat="north")
+    assert taken.value.reason_code == "SEAT_TAKEN"
+    with pytest.raises(Unauthenticated) as forged:
+        await client.leave_table("not-a-token")
+    assert forged.value.reason_code == "SEAT_TOKEN_INVALID"
+
+
+@pytest.mark.asyncio
+async def test_the_runner_waits_the_retry_delay_of_a_rate_limit(database: Path) -> None:
+    # Two actions a second per seat (bursts of 4): four bots playing a hand as fast as they
+    # can are rate limited many times; each time the runner waits RetryInfo's delay and sends
+    # the action again, so the match finishes, every action the bots' own.
+    async with (
+        running_server(database, seat_action_rate=2.0) as server,
+        SpadesClient(f"127.0.0.1:{server.port}") as client,
+    ):
+        table_id, tokens = await seat_bots(client, Rules(max_hands=1))
+        limited_before = rate_limited()
+        outcomes = await play_all(client, [RandomBot(seed) for seed in range(4)], tokens, table_id)
+        assert rate_limited() - limited_before >= 4, "the bots were rate limited"
+        assert all(outcome.end is not None for outcome in outcomes)
+        assert sum(outcome.fallbacks for outcome in outcomes) == 0
+
+
+def rate_limited() -> float:
+    return REGISTRY.get_sample_value("spades_errors_total", {"code": "RESOURCE_EXHAUSTED"}) or 0.0
 
 
 @pytest.mark.asyncio

@@ -363,7 +363,8 @@ async def test_action_refusals(client: Client, server: SpadesServer) -> None:
             )
             assert_refused(await stream.act_result(action_id), Code.INVALID_ARGUMENT, "action_id")
         assert_refused(await stream.act(bid(3), sequence - 1), Code.ABORTED, "stale")
-        assert_refused(await stream.act(bid(3), sequence + 3), Code.ABORTED)
+        # From the future: OUT_OF_RANGE (SEQUENCE_AHEAD), not a stale race.
+        assert_refused(await stream.act(bid(3), sequence + 3), Code.OUT_OF_RANGE, "not reached")
         await stream.call.write(START)
         assert_refused(await stream.act_result(""), Code.INVALID_ARGUMENT, "start")
 

@@ -15,9 +15,11 @@ import aiohttp
 import grpc
 import pytest
 import pytest_asyncio
+from google.rpc import status_pb2
 from prometheus_client import REGISTRY
 
 from spades import protocol
+from spades.client import ErrorDetails
 from spades.engine import Rules
 from spades.v1 import lobby_pb2, lobby_pb2_grpc, play_pb2
 from spades_server.server import SpadesServer
@@ -132,6 +134,37 @@ async def test_a_refusal_is_a_status_in_the_trailers(server: SpadesServer) -> No
     assert status == 200 and messages == []
     assert trailers["grpc-status"] == str(grpc.StatusCode.NOT_FOUND.value[0])
     assert "no-such-table" in trailers["grpc-message"]
+    # The google.rpc.Status with its details crosses the gateway (base64, as gRPC-Web has it).
+    details = status_details(trailers)
+    assert details.reason_code == "TABLE_NOT_FOUND"
+    assert details.metadata == {"table_id": "no-such-table"}
+
+
+def status_details(trailers: dict[str, str]) -> ErrorDetails:
+    """The details of the google.rpc.Status in gRPC-Web trailers (base64, maybe unpadded)."""
+    encoded = trailers["grpc-status-details-bin"]
+    status = status_pb2.Status.FromString(base64.b64decode(encoded + "=" * (-len(encoded) % 4)))
+    assert status.code == int(trailers["grpc-status"])
+    return ErrorDetails.from_status(status)
+
+
+@pytest.mark.asyncio
+async def test_an_over_long_id_is_refused_over_grpc_web_without_being_echoed(
+    server: SpadesServer,
+) -> None:
+    long_id = "t" * 30_000
+    status, messages, trailers = await web_call(
+        server,
+        "/spades.v1.PlayService/GetRecord",
+        play_pb2.GetRecordRequest(table_id=long_id).SerializeToString(),
+    )
+    assert status == 200 and messages == []
+    assert trailers["grpc-status"] == str(grpc.StatusCode.INVALID_ARGUMENT.value[0])
+    assert long_id[:100] not in trailers["grpc-message"]
+    assert len(trailers["grpc-message"]) < 200
+    details = status_details(trailers)
+    assert details.reason_code == "FIELD_TOO_LONG"
+    assert [violation.field for violation in details.field_violations] == ["table_id"]
 
 
 @pytest.mark.asyncio
@@ -149,6 +182,9 @@ async def test_limits_count_the_browser_not_the_gateway(server: SpadesServer) ->
     assert trailers["grpc-status"] == str(grpc.StatusCode.RESOURCE_EXHAUSTED.value[0])
     assert "127.0.0.1" in trailers["grpc-message"]
     assert "unix" not in trailers["grpc-message"]
+    details = status_details(trailers)
+    assert details.reason_code == "RATE_LIMITED"
+    assert details.retry_delay is not None and 0 < details.retry_delay <= 20  # 3 a minute
 
 
 @pytest.mark.asyncio
@@ -246,6 +282,7 @@ async def test_client_streaming_play_is_refused_with_a_reason(server: SpadesServ
     assert status == 200 and messages == []
     assert trailers["grpc-status"] == str(grpc.StatusCode.UNIMPLEMENTED.value[0])
     assert "gRPC-Web" in trailers["grpc-message"]
+    assert status_details(trailers).reason_code == "CLIENT_STREAMING_UNSUPPORTED"
 
 
 @pytest.mark.asyncio
@@ -264,6 +301,7 @@ async def test_bad_requests_are_refused_plainly(server: SpadesServer) -> None:
         ) as response:
             _, trailers = parse_response(await response.read())
             assert trailers["grpc-status"] == str(grpc.StatusCode.INVALID_ARGUMENT.value[0])
+            assert status_details(trailers).reason_code == "MALFORMED_REQUEST"
         async with session.options(
             f"{server.web_url}spades.v1.LobbyService/ListTables",
             headers={

@@ -17,8 +17,6 @@ from spades.v1 import lobby_pb2
 SEAT_TOKEN_METADATA: Final = "spades-seat-token"
 #: The metadata key carrying the operator token (AdminService).
 OPERATOR_TOKEN_METADATA: Final = "spades-operator-token"
-#: The trailing metadata key saying how long to wait before retrying (``"0.250s"``).
-RETRY_DELAY_METADATA: Final = "retry-delay"
 
 #: A table's status by name: "waiting", "playing" or "finished".
 TABLE_STATUS_NAMES: Final = {

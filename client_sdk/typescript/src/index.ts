@@ -19,6 +19,7 @@ import { type RuleSet, RuleSetSchema, PlayDirection } from "./gen/spades/v1/rule
 
 export * from "./cards.js";
 export * from "./deals.js";
+export * from "./errors.js";
 export * from "./table.js";
 export * from "./gen/spades/v1/actions_pb.js";
 export * from "./gen/spades/v1/cards_pb.js";

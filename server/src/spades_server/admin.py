@@ -20,10 +20,11 @@ from spades import protocol
 from spades.engine import InvalidRules, new_match
 from spades.engine import events as ev
 from spades.engine.shuffle import SEED_BYTES
+from spades.reasons import Reason
 from spades.v1 import admin_pb2, admin_pb2_grpc, lobby_pb2
 from spades_server import errors, journal, paging, tokens
 from spades_server.auth import OperatorGate
-from spades_server.checks import MAX_TABLE_NAME, check_name, rules_of
+from spades_server.checks import MAX_TABLE_NAME, check_name, require_id, rules_of
 from spades_server.decisions import decide_close, decide_new_table
 from spades_server.projection import LobbyProjection, open_table
 from spades_server.tables import TableStore
@@ -47,9 +48,7 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         self, request: admin_pb2.CloseTableRequest, context: Context
     ) -> admin_pb2.CloseTableResponse:
         self._gate.check(context)
-        if not request.table_id:
-            raise errors.invalid("table_id is required")
-
+        require_id(request.table_id)
         _, entries = await self._store.execute(request.table_id, decide_close)
         await self._projection.caught_up(entries[-1].position)
         log.info("table closed by the operator", table_id=request.table_id)
@@ -88,12 +87,16 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         self, request: admin_pb2.CreateTableWithDealsRequest, context: Context
     ) -> admin_pb2.CreateTableWithDealsResponse:
         self._gate.check(context)
-        name = check_name(request.name, "the table name", MAX_TABLE_NAME)
+        name = check_name(request.name, "the table name", MAX_TABLE_NAME, "name")
         rules = rules_of(request.rules)
         if len(request.deals) > MAX_DEALS:
-            raise errors.invalid(f"at most {MAX_DEALS} deals")
+            raise errors.refuse(Reason.TOO_MANY_DEALS, f"at most {MAX_DEALS} deals", field="deals")
         if request.seed and len(request.seed) != SEED_BYTES:
-            raise errors.invalid(f"seed must be {SEED_BYTES} bytes, or empty for a fresh one")
+            raise errors.refuse(
+                Reason.INVALID_SEED,
+                f"seed must be {SEED_BYTES} bytes, or empty for a fresh one",
+                field="seed",
+            )
         try:
             deals = [
                 [
@@ -103,11 +106,13 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
                 for number, deal in enumerate(request.deals)
             ]
         except protocol.ProtocolError as error:
-            raise errors.invalid(str(error)) from error
+            raise errors.refuse(Reason.INVALID_DEALS, str(error), field=error.field) from error
         try:
             created = new_match(rules, seed=request.seed or None, preset_deals=deals)
         except InvalidRules as error:
-            raise errors.invalid(f"{error.field}: {error.reason}") from error
+            raise errors.refuse(
+                error.code, f"{error.field}: {error.reason}", field="deals"
+            ) from error
         join_code = tokens.new_join_code() if request.private else ""
         decided = decide_new_table(created, name=name, private=request.private, join_code=join_code)
         table = await open_table(self._store, self._projection, decided)

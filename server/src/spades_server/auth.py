@@ -13,6 +13,7 @@ from typing import Any
 
 import grpc
 
+from spades.reasons import Reason
 from spades.wire import OPERATOR_TOKEN_METADATA, SEAT_TOKEN_METADATA
 from spades_server import errors, tokens
 from spades_server.tables import Table, TableStore
@@ -36,8 +37,9 @@ def seat_token_from(context: Context) -> str:
     """The caller's seat token, or UNAUTHENTICATED."""
     token = metadata_value(context, SEAT_TOKEN_METADATA)
     if token is None:
-        raise errors.unauthenticated(
-            f"send your seat token in the {SEAT_TOKEN_METADATA!r} metadata"
+        raise errors.refuse(
+            Reason.SEAT_TOKEN_MISSING,
+            f"send your seat token in the {SEAT_TOKEN_METADATA!r} metadata",
         )
     return token
 
@@ -47,11 +49,11 @@ async def authenticate(store: TableStore, token: str) -> tuple[Table, int]:
     plays the seat), or UNAUTHENTICATED."""
     table_id = tokens.table_of_token(token)
     if table_id is None:
-        raise errors.unauthenticated("this is not a seat token")
+        raise errors.refuse(Reason.SEAT_TOKEN_INVALID, "this is not a seat token")
     try:
         table = await store.load(table_id)
     except errors.RequestError:
-        raise errors.unauthenticated("this seat token is not valid") from None
+        raise errors.refuse(Reason.SEAT_TOKEN_INVALID, "this seat token is not valid") from None
     for seat, token_digest in table.seat_token_digests.items():
         if tokens.matches(token, token_digest):
             return table, seat
@@ -59,13 +61,13 @@ async def authenticate(store: TableStore, token: str) -> tuple[Table, int]:
     for seat, token_digest in table.substitute_token_digests.items():
         if tokens.matches(token, token_digest):
             return table, seat
-    raise errors.unauthenticated(NOT_VALID)
+    raise errors.refuse(Reason.SEAT_TOKEN_INVALID, NOT_VALID)
 
 
 def check_player(table: Table, seat: int, token: str) -> None:
     """UNAUTHENTICATED unless ``token`` is the seat's own player's (not a substitute's)."""
     if not tokens.matches(token, table.seat_token_digests.get(seat, b"")):
-        raise errors.unauthenticated(NOT_VALID)
+        raise errors.refuse(Reason.SEAT_TOKEN_INVALID, NOT_VALID)
 
 
 def check_holder(table: Table, seat: int, holder: bytes, substitute: bool) -> None:
@@ -73,9 +75,9 @@ def check_holder(table: Table, seat: int, holder: bytes, substitute: bool) -> No
     player's, or (for a substitute's stream) the substitute's while the substitution lasts."""
     if substitute:
         if not table.is_substitute(seat, holder):
-            raise errors.unauthenticated(TAKEN_BACK)
+            raise errors.refuse(Reason.SEAT_TOKEN_INVALID, TAKEN_BACK)
     elif not table.is_player(seat, holder):
-        raise errors.unauthenticated(GIVEN_UP)
+        raise errors.refuse(Reason.SEAT_TOKEN_INVALID, GIVEN_UP)
 
 
 class OperatorGate:
@@ -86,11 +88,15 @@ class OperatorGate:
 
     def check(self, context: Context) -> None:
         if not self._digest:
-            raise errors.denied("no operator token is configured, so admin calls are refused")
+            raise errors.refuse(
+                Reason.ADMIN_DISABLED, "no operator token is configured, so admin calls are refused"
+            )
         sent = metadata_value(context, OPERATOR_TOKEN_METADATA)
         if not sent:
-            raise errors.unauthenticated(
-                f"send the operator token in the {OPERATOR_TOKEN_METADATA!r} metadata"
+            raise errors.refuse(
+                Reason.OPERATOR_TOKEN_MISSING,
+                f"send the operator token in the {OPERATOR_TOKEN_METADATA!r} metadata",
             )
         if not tokens.matches(sent, self._digest):
-            raise errors.denied("that is not the operator token")
+            # A wrong credential is UNAUTHENTICATED (gRPC's guide), as a wrong seat token is.
+            raise errors.refuse(Reason.OPERATOR_TOKEN_INVALID, "that is not the operator token")

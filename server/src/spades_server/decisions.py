@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import grpc
-
 from spades.engine import Action, Concede, IllegalAction, MatchState
 from spades.engine import events as ev
 from spades.engine.events import SubstitutionReason
+from spades.reasons import Reason
 from spades_server import auth, errors, tokens
 from spades_server.journal import Listing, Secrets
 from spades_server.tables import Decided, Table
@@ -61,22 +60,28 @@ def decide_join(
 ) -> Decided:
     """``SeatTaken`` for the holder of ``token`` at ``seat_wanted`` (None: the first free)."""
     if table.private and not (join_code and tokens.matches(join_code, table.join_code_sha256)):
-        raise errors.denied(
-            "this private table needs its join code"
-            if not join_code
-            else "that is not this table's join code"
+        if not join_code:
+            raise errors.refuse(
+                Reason.JOIN_CODE_REQUIRED,
+                "this private table needs its join code",
+                field="join_code",
+            )
+        raise errors.refuse(
+            Reason.WRONG_JOIN_CODE, "that is not this table's join code", field="join_code"
         )
     if table.started:
-        raise errors.precondition("the match at this table has already started")
+        raise errors.refuse(Reason.MATCH_STARTED, "the match at this table has already started")
     state = table.state
     if seat_wanted is None:
         free = [seat for seat, player in enumerate(state.players) if player is None]
         if not free:
-            raise errors.precondition("every seat at this table is taken")
+            raise errors.refuse(Reason.TABLE_FULL, "every seat at this table is taken")
         seat_wanted = free[0]
     elif seat_wanted >= state.players_count:
-        raise errors.invalid(f"this table has {state.players_count} seats")
-    # A taken seat is the engine's refusal (IllegalAction: FAILED_PRECONDITION).
+        raise errors.refuse(
+            Reason.NO_SUCH_SEAT, f"this table has {state.players_count} seats", field="seat"
+        )
+    # A taken seat is the engine's refusal (IllegalAction: SEAT_TAKEN).
     return Decided.of(
         state.apply_seat(seat_wanted, name, bot=bot),
         secrets=Secrets(seat_token_sha256=tokens.digest(token)),
@@ -88,8 +93,9 @@ def decide_leave(table: Table, seat: int, token: str) -> Decided:
     # Checked on the latest table: a late retry must not free a newcomer's seat.
     auth.check_player(table, seat, token)
     if table.started:
-        raise errors.precondition(
-            "the match has started: seats cannot be left now (you may concede)"
+        raise errors.refuse(
+            Reason.MATCH_STARTED,
+            "the match has started: seats cannot be left now (you may concede)",
         )
     return Decided.of(table.state.leave_seat(seat))
 
@@ -117,26 +123,38 @@ def decide_action(table: Table, request: ActionRequest, *, superseded: bool = Fa
     if superseded:
         # A replaced stream stuck writing to its client still reads the client's actions,
         # and must not act for the seat any more.
-        raise errors.RequestError(grpc.StatusCode.ABORTED, SUPERSEDED)
+        raise errors.refuse(Reason.SUPERSEDED, SUPERSEDED)
     auth.check_holder(table, seat, request.holder, request.substitute)
     first = table.answered_actions.get((seat, request.action_id))
     if first is not None:
         raise AlreadyAnswered(first)
     if table.finished:
-        raise errors.precondition("the match is over")
+        raise errors.refuse(Reason.MATCH_OVER, "the match is over")
     if request.substitute and isinstance(request.action, Concede):
-        raise errors.denied("a substitute may not concede for the seat's player")
+        raise errors.refuse(
+            Reason.SUBSTITUTE_MAY_NOT_CONCEDE, "a substitute may not concede for the seat's player"
+        )
     if not request.substitute and table.state.substitutions[seat] is not None:
-        raise errors.precondition(SUBSTITUTED)
+        raise errors.refuse(Reason.SEAT_SUBSTITUTED, SUBSTITUTED)
     if request.sequence != table.version:
-        raise errors.RequestError(
-            grpc.StatusCode.ABORTED,
+        sequences = {"sequence": str(request.sequence), "table_sequence": str(table.version)}
+        if request.sequence > table.version:
+            raise errors.refuse(
+                Reason.SEQUENCE_AHEAD,
+                f"this answers sequence {request.sequence}, which the table has not reached "
+                f"(it is at {table.version})",
+                field="sequence",
+                metadata=sequences,
+            )
+        raise errors.refuse(
+            Reason.STALE_SEQUENCE,
             f"stale: this answers sequence {request.sequence}, but the table is at {table.version}",
+            metadata=sequences,
         )
     try:
         return Decided.of(table.state.apply(seat, request.action), request.action_id)
     except IllegalAction as error:
-        raise errors.precondition(error.reason) from error
+        raise errors.from_illegal(error, "action.") from error
 
 
 # ---------------------------------------------------------------------------------- clock

@@ -15,12 +15,12 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
-import grpc
 import structlog
 
 from spades import protocol
 from spades.engine import Viewer, redact, view, visible_legal_actions
 from spades.engine.events import SubstitutionReason
+from spades.reasons import Reason
 from spades.v1 import events_pb2, play_pb2
 from spades_server import errors
 from spades_server.auth import check_holder
@@ -107,7 +107,7 @@ class SpectatorFeed:
             if self._finished():
                 return
             if self._shutdown.is_set():
-                raise errors.RequestError(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN)
+                raise errors.refuse(Reason.SHUTTING_DOWN, SHUTTING_DOWN)
             await self._store.wait_for_change(
                 self.table_id, self.position, self._outgoing(), self._shutdown
             )
@@ -213,7 +213,7 @@ class SeatFeed(SpectatorFeed):
         if self._actions.done():
             return True  # the client closed its side
         if self.session.superseded.is_set():
-            raise errors.RequestError(grpc.StatusCode.ABORTED, SUPERSEDED)
+            raise errors.refuse(Reason.SUPERSEDED, SUPERSEDED)
         return False
 
     def _outgoing(self) -> asyncio.Queue[play_pb2.PlayResponse] | None:

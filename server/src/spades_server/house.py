@@ -35,6 +35,7 @@ import structlog
 from spades.bot import Backoff, Bot, play_match
 from spades.client import SpadesClient, SpadesError
 from spades.engine import seat_name
+from spades.reasons import Reason
 from spades.v1 import lobby_pb2
 from spades.wire import DEFAULT_HOUSE_BOT_KIND
 from spades_server import errors, tokens
@@ -183,13 +184,14 @@ class HousePool:
         the pool is off and RESOURCE_EXHAUSTED when it is full.
         """
         if self._address is None or self.capacity <= 0:
-            raise errors.precondition(self._why_off)
+            raise errors.refuse(Reason.HOUSE_BOTS_OFF, self._why_off)
         if not table_id:
-            raise errors.invalid("table_id is required")
+            raise errors.refuse(Reason.MISSING_FIELD, "table_id is required", field="table_id")
         async with self._seating:  # one at a time, so two bots never pick the same name
             if self.playing >= self.capacity:
                 raise LimitExceeded(
-                    f"this server already runs {self.capacity} house bots; try again later"
+                    f"this server already runs {self.capacity} house bots; try again later",
+                    reason_code=Reason.HOUSE_BOTS_BUSY,
                 )
             name = self._name_for(table_id, kind)
             client = SpadesClient(self._address)
@@ -199,7 +201,14 @@ class HousePool:
                 )
             except SpadesError as error:
                 await client.close()
-                raise errors.RequestError(error.code, error.reason) from None
+                # The table's own refusal, passed on as it was given.
+                raise errors.RequestError(
+                    error.code,
+                    error.reason,
+                    reason_code=error.reason_code,
+                    field=error.field,
+                    metadata=error.metadata,
+                ) from None
             except BaseException:
                 await client.close()
                 raise
@@ -216,14 +225,15 @@ class HousePool:
         until the seat's player takes it back or the match ends. A substitute the pool already
         runs for the seat is replaced."""
         if self._address is None or self.capacity <= 0:
-            raise errors.precondition(self._why_off)
+            raise errors.refuse(Reason.HOUSE_BOTS_OFF, self._why_off)
         previous = self.substitutes.pop((table_id, seat), None)
         if previous is not None:
             await self._stop_bot(previous)
         async with self._seating:
             if self.playing >= self.capacity:
                 raise LimitExceeded(
-                    f"this server already runs {self.capacity} house bots; try again later"
+                    f"this server already runs {self.capacity} house bots; try again later",
+                    reason_code=Reason.HOUSE_BOTS_BUSY,
                 )
             name = f"House {kind.title()} (for {seat_name(seat)})"
             bot = HouseBot(

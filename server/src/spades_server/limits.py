@@ -1,8 +1,9 @@
 """Limits that keep one client from hurting the others.
 
 Each limit refuses with RESOURCE_EXHAUSTED and a reason a person can act on, before anything is
-written; where waiting helps, the reason says how long ("retry in 0.25 s") and unary calls also
-carry it as the ``retry-delay`` trailing metadata (seconds, like a JSON Duration: ``"0.250s"``).
+written; where waiting helps (reason code RATE_LIMITED), the reason says how long ("retry in
+0.25 s") and the status carries it for a program as ``google.rpc.RetryInfo.retry_delay``, on a
+call's status and in a refused ``ActionResult.status`` alike.
 
 | limit | default | where |
 |---|---|---|
@@ -22,8 +23,10 @@ buckets: ``rate`` a second on average, ``2 * rate`` at once after a quiet spell.
 turns that limit off. Every limit is per server process: N replicas allow N times as much.
 
 Malformed requests are also refused here (the :class:`Guard` interceptor): bytes that do not
-parse as the method's request message end the call with INVALID_ARGUMENT rather than gRPC's
-UNKNOWN.
+parse as the method's request message end the call with INVALID_ARGUMENT (MALFORMED_REQUEST)
+rather than gRPC's UNKNOWN, and a string or id over its documented length with INVALID_ARGUMENT
+(FIELD_TOO_LONG, :func:`~spades_server.checks.check_lengths`) before any other check. A Play
+stream's actions are checked the same way, each in its own ``ActionResult``.
 """
 
 from __future__ import annotations
@@ -38,9 +41,11 @@ from typing import Any
 
 import grpc
 
-from spades.wire import RETRY_DELAY_METADATA, SEAT_TOKEN_METADATA
+from spades.reasons import Reason
+from spades.wire import SEAT_TOKEN_METADATA
 from spades_server import errors, tokens
 from spades_server.auth import metadata_value
+from spades_server.checks import check_lengths
 from spades_server.config import Settings
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -58,19 +63,20 @@ PEER: contextvars.ContextVar[str] = contextvars.ContextVar("spades_peer", defaul
 class LimitExceeded(errors.RequestError):
     """RESOURCE_EXHAUSTED; ``retry_delay`` is the seconds to wait (0: waiting does not help)."""
 
-    def __init__(self, reason: str, retry_delay: float = 0.0) -> None:
-        super().__init__(grpc.StatusCode.RESOURCE_EXHAUSTED, reason)
-        self.retry_delay = retry_delay
+    def __init__(
+        self, reason: str, retry_delay: float = 0.0, *, reason_code: Reason = Reason.RATE_LIMITED
+    ) -> None:
+        super().__init__(
+            grpc.StatusCode[reason_code.status],
+            reason,
+            reason_code=reason_code,
+            retry_delay=retry_delay,
+        )
 
 
 def seconds(delay: float) -> str:
     """A delay for a person: rounded up to a hundredth, no trailing zeros ("0.25", "12")."""
     return f"{math.ceil(delay * 100) / 100:g}"
-
-
-def retry_delay_metadata(delay: float) -> str:
-    """A delay for a program: seconds with millisecond precision, rounded up ("0.250s")."""
-    return f"{math.ceil(delay * 1000) / 1000:.3f}s"
 
 
 #: Metadata key with a browser's address, set by the web port's gateway (web.py) on the calls
@@ -206,18 +212,15 @@ class Limits:
     # -- tables per client address -------------------------------------------------------------
 
     def check_table_creation(self, context: Context) -> None:
-        """Count one table created from the caller's address, or refuse (with retry-delay)."""
+        """Count one table created from the caller's address, or refuse it (RATE_LIMITED)."""
         address = client_address(peer_of(context))
         delay = self._tables.take(address)
         if delay:
             per_minute = self.settings.tables_per_address
-            refuse(
-                context,
-                LimitExceeded(
-                    f"too many tables created from {address} (at most {per_minute} a minute): "
-                    f"retry in {seconds(delay)} s",
-                    delay,
-                ),
+            raise LimitExceeded(
+                f"too many tables created from {address} (at most {per_minute} a minute): "
+                f"retry in {seconds(delay)} s",
+                delay,
             )
 
     # -- quick-match entries per client address --------------------------------------------------
@@ -238,7 +241,8 @@ class Limits:
             elif len(entries) >= limit:
                 raise LimitExceeded(
                     f"{address} already has {len(entries)} players waiting in the quick-match "
-                    f"queue (at most {limit}); wait until their tables start"
+                    f"queue (at most {limit}); wait until their tables start",
+                    reason_code=Reason.QUICK_MATCH_QUEUE_FULL,
                 )
         return address
 
@@ -256,7 +260,8 @@ class Limits:
         if limit > 0 and count >= limit:
             raise LimitExceeded(
                 f"this seat token already has {count} open Play streams (at most {limit}); "
-                "close one before opening another"
+                "close one before opening another",
+                reason_code=Reason.TOO_MANY_STREAMS,
             )
         self.play_streams[key] = count + 1
         return key
@@ -267,15 +272,6 @@ class Limits:
             self.play_streams[key] = count
         else:
             self.play_streams.pop(key, None)
-
-
-def refuse(context: Context, error: LimitExceeded) -> None:
-    """Raise ``error``, with its delay also in the trailing metadata (for unary calls)."""
-    if error.retry_delay:
-        context.set_trailing_metadata(
-            ((RETRY_DELAY_METADATA, retry_delay_metadata(error.retry_delay)),)
-        )
-    raise error
 
 
 def server_options(settings: Settings) -> list[tuple[str, Any]]:
@@ -312,7 +308,10 @@ def _tolerant(deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], A
 
 def _malformed(method: str, number: int | None = None) -> errors.RequestError:
     where = "the request" if number is None else f"message {number} of the stream"
-    return errors.invalid(f"{where} is not a valid {method.rsplit('/', 1)[-1]} request message")
+    return errors.refuse(
+        Reason.MALFORMED_REQUEST,
+        f"{where} is not a valid {method.rsplit('/', 1)[-1]} request message",
+    )
 
 
 class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
@@ -343,6 +342,7 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 PEER.set(peer_of(context))
                 if isinstance(request, _Malformed):
                     raise _malformed(method)
+                check_lengths(request)  # before anything else reads the request
                 return await inner_unary(request, context)
 
             return grpc.unary_unary_rpc_method_handler(
@@ -357,6 +357,7 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 PEER.set(peer_of(context))
                 if isinstance(request, _Malformed):
                     raise _malformed(method)
+                check_lengths(request)
                 key = None
                 if method == SEAT_METHOD:
                     token = metadata_value(context, SEAT_TOKEN_METADATA)

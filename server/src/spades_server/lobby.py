@@ -16,11 +16,19 @@ import structlog
 
 from spades import protocol
 from spades.engine import Rules, new_match
+from spades.reasons import Reason
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades.wire import house_bot_kind
 from spades_server import errors, paging, tokens
 from spades_server.auth import authenticate, seat_token_from
-from spades_server.checks import MAX_PLAYER_NAME, MAX_TABLE_NAME, check_name, rules_of, seat_or_any
+from spades_server.checks import (
+    MAX_PLAYER_NAME,
+    MAX_TABLE_NAME,
+    check_name,
+    require_id,
+    rules_of,
+    seat_or_any,
+)
 from spades_server.decisions import decide_join, decide_leave, decide_new_table
 from spades_server.house import HousePool
 from spades_server.limits import Limits
@@ -57,7 +65,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def CreateTable(
         self, request: lobby_pb2.CreateTableRequest, context: Context
     ) -> lobby_pb2.CreateTableResponse:
-        name = check_name(request.name, "the table name", MAX_TABLE_NAME)
+        name = check_name(request.name, "the table name", MAX_TABLE_NAME, "name")
         rules = rules_of(request.rules)
         self._limits.check_table_creation(context)
         join_code = tokens.new_join_code() if request.private else ""
@@ -83,7 +91,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     def _summary(self, table_id: str) -> lobby_pb2.Table:
         summary = self._projection.summary(table_id)
         if summary is None:
-            raise errors.not_found(f"there is no table {table_id!r}")
+            raise errors.table_not_found(table_id)
         return summary
 
     async def ListTables(
@@ -111,15 +119,14 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def JoinTable(
         self, request: lobby_pb2.JoinTableRequest, context: Context
     ) -> lobby_pb2.JoinTableResponse:
-        name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME)
+        name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME, "player_name")
         seat = seat_or_any(request.seat)
         return await self._join(request.table_id, seat, name, request.bot, request.join_code)
 
     async def _join(
         self, table_id: str, seat: int | None, name: str, bot: bool, join_code: str
     ) -> lobby_pb2.JoinTableResponse:
-        if not table_id:
-            raise errors.invalid("table_id is required")
+        require_id(table_id)
         token = tokens.new_seat_token(table_id)
         _, entries = await self._store.execute(
             table_id, lambda table: decide_join(table, seat, name, bot, join_code, token)
@@ -147,7 +154,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def QuickMatch(
         self, request: lobby_pb2.QuickMatchRequest, context: Context
     ) -> lobby_pb2.QuickMatchResponse:
-        name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME)
+        name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME, "player_name")
         async with self._quick_match_lock:
             address = self._limits.check_quick_match(context, self._waiting)
             for summary in self._projection.open_quick_match_tables():
@@ -185,10 +192,12 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.AddHouseBotResponse:
         # The pool joins through this same service (house.py): the table's own checks apply.
         if self._house_bots is None:
-            raise errors.precondition("this server runs no house bots")
+            raise errors.refuse(Reason.HOUSE_BOTS_OFF, "this server runs no house bots")
         kind = house_bot_kind(request.kind)
         if kind is None:
-            raise errors.invalid(f"there is no house bot kind {request.kind}")
+            raise errors.refuse(
+                Reason.UNKNOWN_HOUSE_BOT, f"there is no house bot kind {request.kind}", field="kind"
+            )
         seat = seat_or_any(request.seat)
         bot = await self._house_bots.add(request.table_id, seat, kind, request.join_code)
         return lobby_pb2.AddHouseBotResponse(

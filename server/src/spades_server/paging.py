@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
+from spades.reasons import Reason
 from spades_server import errors
 
 T = TypeVar("T")
@@ -25,10 +26,16 @@ def page(
     INVALID_ARGUMENT for a size out of range or a token this server did not give out."""
     size = page_size or default_size
     if not 1 <= size <= max_size:
-        raise errors.invalid(f"page_size must be 1 to {max_size}")
+        raise errors.refuse(
+            Reason.INVALID_PAGE_SIZE, f"page_size must be 1 to {max_size}", field="page_size"
+        )
     token = page_token or "0"
     if not (token.isascii() and token.isdigit()):
-        raise errors.invalid("page_token is not one this server gave out")
+        raise errors.refuse(
+            Reason.INVALID_PAGE_TOKEN,
+            "page_token is not one this server gave out",
+            field="page_token",
+        )
     offset = int(token)
     more = offset + size < len(items)
     return list(items[offset : offset + size]), str(offset + size) if more else ""

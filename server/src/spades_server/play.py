@@ -24,11 +24,14 @@ import grpc
 import structlog
 
 from spades import protocol, records
+from spades.engine import legal
+from spades.reasons import Reason
 from spades.v1 import play_pb2, play_pb2_grpc
 from spades.wire import SEAT_TOKEN_METADATA
 from spades_server import errors, metrics, tokens
 from spades_server.absent import AbsentPlayers
 from spades_server.auth import authenticate, metadata_value, seat_token_from
+from spades_server.checks import MAX_ID, check_lengths
 from spades_server.decisions import ActionRequest, AlreadyAnswered, decide_action, decide_reclaim
 from spades_server.feeds import SeatFeed, SeatSession, SpectatorFeed, snapshot
 from spades_server.limits import Limits
@@ -37,7 +40,7 @@ from spades_server.tables import Table, TableStore
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
 
-MAX_ACTION_ID = 64
+MAX_ACTION_ID = MAX_ID
 STREAM_QUEUE_SIZE = 1024
 
 
@@ -72,7 +75,9 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         opened = await self._open_seat(context)
         first = await anext(aiter(request_iterator), None)
         if first is None or first.WhichOneof("kind") != "start":
-            raise errors.invalid("the first message of a Play stream must be `start`")
+            raise errors.refuse(
+                Reason.START_EXPECTED, "the first message of a Play stream must be `start`"
+            )
         async for message in self._seat_stream(
             opened, first.start.after_sequence, request_iterator
         ):
@@ -203,11 +208,10 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         if token is not None:
             owner, seat = await authenticate(self._store, token)
             if owner.table_id != table.table_id:
-                raise errors.RequestError(
-                    grpc.StatusCode.PERMISSION_DENIED,
+                raise errors.refuse(
+                    Reason.SEAT_TOKEN_OTHER_TABLE,
                     "this seat token is for another table; send it with that table's id, or "
                     "send none for the public view",
-                    reason_code="SEAT_TOKEN_OTHER_TABLE",
                 )
             table, viewer = owner, seat
         return play_pb2.GetViewResponse(snapshot=snapshot(table, table.version, viewer))
@@ -223,10 +227,11 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         try:
             async for request in request_iterator:
                 if request.WhichOneof("kind") != "action":
-                    result = play_pb2.ActionResult(
-                        accepted=False,
-                        code=grpc.StatusCode.INVALID_ARGUMENT.value[0],
-                        reason="`start` may only be sent once, first",
+                    result = _refused(
+                        play_pb2.ActionResult(),
+                        errors.refuse(
+                            Reason.UNEXPECTED_MESSAGE, "`start` may only be sent once, first"
+                        ),
                     )
                 else:
                     result = await self._act(session, request.action)
@@ -249,14 +254,22 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         kind = request.action.WhichOneof("kind") or "none"
         result = play_pb2.ActionResult(action_id=request.action_id)
         try:
-            # Per seat and per connection (RESOURCE_EXHAUSTED, "retry in 0.25 s").
+            check_lengths(request)  # before anything else; field paths are the ActionRequest's
+            # Per seat and per connection (RESOURCE_EXHAUSTED, "retry in 0.25 s", RetryInfo).
             self._limits.check_action(table_id, seat)
-            if not 1 <= len(request.action_id) <= MAX_ACTION_ID:
-                raise errors.invalid(f"action_id must be 1 to {MAX_ACTION_ID} characters")
+            if not request.action_id:
+                raise errors.refuse(
+                    Reason.MISSING_FIELD,
+                    f"action_id must be 1 to {MAX_ACTION_ID} characters",
+                    field="action_id",
+                )
             try:
                 action = protocol.action_from_proto(request.action)
             except protocol.ProtocolError as error:
-                raise errors.invalid(str(error)) from error
+                raise errors.refuse(Reason.INVALID_ACTION, str(error), field=error.field) from error
+            impossible = legal.impossible(action)  # no table could take it: say so first
+            if impossible is not None:
+                raise errors.from_illegal(impossible, "action.")
 
             asked = ActionRequest(
                 seat, holder, substitute, action, request.action_id, request.sequence
@@ -278,15 +291,17 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             result.sequence = answered.sequence
             metrics.ACTIONS.labels(kind, "repeated").inc()
         except errors.RequestError as error:
-            result.accepted = False
-            result.code = error.code.value[0]
-            result.reason = error.reason
+            _refused(result, error)
             metrics.ACTIONS.labels(kind, "refused").inc()
             metrics.ERRORS.labels(error.code.name).inc()
             # A stale action (ABORTED) is the normal race of a resent answer: not worth a look.
             stale = error.code is grpc.StatusCode.ABORTED
             (bound.debug if stale else bound.info)(
-                "action refused", action=kind, code=error.code.name, reason=error.reason
+                "action refused",
+                action=kind,
+                code=error.code.name,
+                reason_code=error.reason_code,
+                reason=error.reason,
             )
         metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
         return result
@@ -306,10 +321,22 @@ async def _until_cancelled() -> None:
     await asyncio.Event().wait()
 
 
+def _refused(result: play_pb2.ActionResult, error: errors.RequestError) -> play_pb2.ActionResult:
+    """``result`` refused with ``error``: the code and reason, and the whole google.rpc.Status
+    (ErrorInfo, field violation, RetryInfo) a call's refusal carries."""
+    result.accepted = False
+    result.code = error.code.value[0]
+    result.reason = error.reason
+    result.status.CopyFrom(errors.status_of(error))
+    return result
+
+
 def _check_after(table: Table, after: int) -> int:
     if after > table.version:
-        raise errors.RequestError(
-            grpc.StatusCode.OUT_OF_RANGE,
+        raise errors.refuse(
+            Reason.SEQUENCE_AHEAD,
             f"after_sequence {after} is past the table's latest sequence {table.version}",
+            field="after_sequence",
+            metadata={"sequence": str(after), "table_sequence": str(table.version)},
         )
     return after

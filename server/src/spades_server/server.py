@@ -20,7 +20,9 @@ import structlog
 from grpc_health.v1 import _async as health_aio  # = health.aio, which mypy cannot see
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from grpc_status import rpc_status
 
+from spades.reasons import Reason
 from spades.v1 import admin_pb2, admin_pb2_grpc, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc
 from spades_server import errors, integrity, limits, metrics
 from spades_server.absent import AbsentPlayers
@@ -97,8 +99,8 @@ class _Errors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                             async with asyncio.timeout(write_timeout):
                                 await context.write(message)
                         except TimeoutError:
-                            raise errors.RequestError(
-                                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                            raise errors.refuse(
+                                Reason.STREAM_NOT_READ,
                                 f"this stream was not read for {write_timeout:g} s, so it is "
                                 "closed; reconnect and resume from your last sequence",
                             ) from None
@@ -123,9 +125,16 @@ async def _abort(context: Context, error: errors.RequestError, method: str) -> N
     # NOT_FOUND and ABORTED are a client's ordinary misses and races; the rest is worth a look.
     routine = error.code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.ABORTED)
     (log.debug if routine else log.info)(
-        "request refused", method=method, code=error.code.name, reason=error.reason
+        "request refused",
+        method=method,
+        code=error.code.name,
+        reason_code=error.reason_code,
+        reason=error.reason,
     )
-    await context.abort(error.code, error.reason)
+    # The one place a refusal becomes a call's status: google.rpc.Status with its details, in
+    # the grpc-status-details-bin trailer (grpcio-status), beside grpc-status and grpc-message.
+    status = rpc_status.to_status(errors.status_of(error))
+    await context.abort(status.code, status.details, status.trailing_metadata)
 
 
 class StartupError(Exception):

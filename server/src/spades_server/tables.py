@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from spades.engine import IllegalAction, MatchState, Phase
 from spades.engine import events as ev
+from spades.reasons import Reason
 from spades_server import errors, journal, metrics
 from spades_server.eventlog.base import EventLog, LogUnavailable, StoredEvent, VersionConflict
 from spades_server.journal import Draft, Entry, Listing, Secrets, drafts
@@ -174,9 +174,9 @@ class TableStore:
     async def load(self, table_id: str) -> Table:
         """The table as of the log's latest version; NOT_FOUND when there is none."""
         if not table_id:
-            raise errors.invalid("table_id is required")
+            raise errors.refuse(Reason.MISSING_FIELD, "table_id is required", field="table_id")
         if "\x00" in table_id:  # PostgreSQL text cannot hold one (it refuses the query): none has
-            raise errors.not_found(f"there is no table {table_id!r}")
+            raise errors.table_not_found(table_id)
         table = self._cache.get(table_id)
         if table is not None and self.log.sole_writer:
             return table  # every append to this log went through this store and was folded
@@ -188,7 +188,7 @@ class TableStore:
         for event in stored:
             table.fold(journal.decode(event))  # folding skips what the table already has
         if table.version == 0:
-            raise errors.not_found(f"there is no table {table_id!r}")
+            raise errors.table_not_found(table_id)
         self._cache[table_id] = table
         if stored:
             self._changed(table)
@@ -291,7 +291,7 @@ class TableStore:
                 try:
                     decided = decide(table)
                 except IllegalAction as error:
-                    raise errors.precondition(error.reason) from error
+                    raise errors.from_illegal(error) from error
                 if decided is None or not decided.drafts:
                     return table, []
                 try:
@@ -304,9 +304,8 @@ class TableStore:
                 table.adopt(decided.state, entries)
                 self._changed(table)
                 return table, entries
-        raise errors.RequestError(
-            grpc.StatusCode.ABORTED,
-            "the table kept changing under this request; try again",
+        raise errors.refuse(
+            Reason.TABLE_BUSY, "the table kept changing under this request; try again"
         )
 
     async def _append(
@@ -316,7 +315,7 @@ class TableStore:
         try:
             stored = await self.log.append(table_id, expected, [journal.encode(d) for d in drafts])
         except LogUnavailable as error:  # storage's fault, not the request's: say so, retry
-            raise errors.unavailable(str(error)) from None
+            raise errors.refuse(Reason.LOG_UNAVAILABLE, str(error)) from None
         metrics.APPEND_SECONDS.observe(time.perf_counter() - started)
         metrics.EVENTS_APPENDED.inc(len(stored))
         return stored

@@ -46,6 +46,8 @@ import structlog
 from aiohttp import web
 from google.protobuf import descriptor_pool
 
+from spades.reasons import Reason
+from spades_server import errors
 from spades_server.limits import WEB_PEER_KEY
 
 log = structlog.get_logger("spades.web")
@@ -267,7 +269,7 @@ class Gateway:
             frames = unframe(body)
         except (ValueError, binascii.Error) as error:
             return await self._finish(
-                request, response, send, grpc.StatusCode.INVALID_ARGUMENT, str(error)
+                request, response, send, errors.refuse(Reason.MALFORMED_REQUEST, str(error))
             )
         messages = [payload for flag, payload in frames if flag == _DATA]
         kind = _method_kind(path)
@@ -276,16 +278,20 @@ class Gateway:
                 request,
                 response,
                 send,
-                grpc.StatusCode.UNIMPLEMENTED,
-                f"{path} streams from the client, which gRPC-Web cannot carry",
+                errors.refuse(
+                    Reason.CLIENT_STREAMING_UNSUPPORTED,
+                    f"{path} streams from the client, which gRPC-Web cannot carry",
+                ),
             )
         if len(messages) != 1:
             return await self._finish(
                 request,
                 response,
                 send,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"a gRPC-Web request carries exactly one message, this one {len(messages)}",
+                errors.refuse(
+                    Reason.MALFORMED_REQUEST,
+                    f"a gRPC-Web request carries exactly one message, this one {len(messages)}",
+                ),
             )
         assert self._channel is not None
         metadata = call_metadata(request.headers, _client_peer(request))
@@ -344,12 +350,12 @@ class Gateway:
         request: web.Request,
         response: web.StreamResponse,
         send: Any,
-        code: grpc.StatusCode,
-        message: str,
+        refusal: errors.RequestError,
     ) -> web.StreamResponse:
-        """Answer with no message: just the trailer frame carrying ``code``."""
+        """Answer with no message: just the trailer frame carrying the refusal's status."""
         await response.prepare(request)
-        await send(frame(_TRAILERS, trailer_block(code, message)))
+        details = (("grpc-status-details-bin", errors.status_of(refusal).SerializeToString()),)
+        await send(frame(_TRAILERS, trailer_block(refusal.code, refusal.reason, details)))
         await response.write_eof()
         return response
 

@@ -284,6 +284,13 @@ class _SeatPlayer:
             self.applied.add(result.action_id)
             self.refusals_in_a_row = 0
             return
+        if pending is not None and result.details.retry_delay is not None:
+            # Rate limited: the server's RetryInfo says how long to wait; then the same action
+            # goes again (under a new id: the refused one keeps its answer).
+            log.info("action %s rate limited: %s", result.action_id, result.reason)
+            await asyncio.sleep(result.details.retry_delay)
+            await self._send(connection, pending.action, pending.sequence)
+            return
         if pending is None or result.code == grpc.StatusCode.ABORTED:
             # Stale: the table moved on (another prompt follows if it is still our turn).
             log.debug("action %s not applied: %s", result.action_id, result.reason)
@@ -292,7 +299,7 @@ class _SeatPlayer:
         log.warning("the server refused %s: %s", pending.action, result.reason)
         prompt = self.last_prompt
         if self.refusals_in_a_row > 1 or prompt is None or prompt.sequence != pending.sequence:
-            raise ActionRefused(result.code, result.reason)
+            raise ActionRefused(result.code, result.reason, result.details)
         self.fallbacks += 1
         assert self.tracker is not None
         fallback = automatic_answer(self.tracker.view(prompt.legal_actions))

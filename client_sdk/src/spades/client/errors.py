@@ -1,24 +1,122 @@
-"""Typed errors for refused calls: one class per gRPC status, each with the server's reason.
+"""Typed errors for refused calls: one class per gRPC status, each with the server's reason
+and what a program acts on: the reason code, the fields at fault and how long to wait.
+
+The server sends every refusal as a ``google.rpc.Status`` (docs/errors.md): on a call in the
+``grpc-status-details-bin`` trailer, on a Play stream in ``ActionResult.status``. Its details
+are read here once, into :class:`ErrorDetails`.
 
 >>> error = error_for(grpc.StatusCode.NOT_FOUND, "there is no table 'x'")
->>> isinstance(error, NotFound), error.reason
-(True, "there is no table 'x'")
+>>> isinstance(error, NotFound), error.reason, error.reason_code
+(True, "there is no table 'x'", '')
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 import grpc
+from google.rpc import error_details_pb2, status_pb2
+
+from spades.reasons import DOMAIN
+
+#: The trailer that carries a call's google.rpc.Status.
+STATUS_DETAILS_METADATA: Final = "grpc-status-details-bin"
+
+
+@dataclass(frozen=True, slots=True)
+class FieldViolation:
+    """A request field at fault (``BadRequest.FieldViolation``): its path and what is wrong."""
+
+    field: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorDetails:
+    """The machine-readable part of a refusal (the details of its google.rpc.Status)."""
+
+    #: The stable UPPER_SNAKE code (``ErrorInfo.reason``; :class:`spades.reasons.Reason`).
+    reason_code: str = ""
+    #: ``ErrorInfo.metadata``: short facts such as ``{"table_sequence": "12"}``.
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    field_violations: tuple[FieldViolation, ...] = ()
+    #: Seconds to wait before trying again (``RetryInfo``), None when waiting does not help.
+    retry_delay: float | None = None
+
+    @staticmethod
+    def from_status(status: status_pb2.Status) -> ErrorDetails:
+        """The details of a google.rpc.Status (ErrorInfo of another domain is ignored)."""
+        reason_code, metadata = "", {}
+        violations: list[FieldViolation] = []
+        retry_delay = None
+        for detail in status.details:
+            info = error_details_pb2.ErrorInfo()
+            bad_request = error_details_pb2.BadRequest()
+            retry = error_details_pb2.RetryInfo()
+            if detail.Unpack(info):
+                if info.domain == DOMAIN:
+                    reason_code, metadata = info.reason, dict(info.metadata)
+            elif detail.Unpack(bad_request):
+                violations += [
+                    FieldViolation(violation.field, violation.description)
+                    for violation in bad_request.field_violations
+                ]
+            elif detail.Unpack(retry):
+                retry_delay = retry.retry_delay.ToNanoseconds() / 1e9
+        return ErrorDetails(reason_code, metadata, tuple(violations), retry_delay)
+
+    @staticmethod
+    def from_trailers(metadata: Any) -> ErrorDetails:
+        """The details in a call's trailing metadata (none when it carries no status)."""
+        for key, value in metadata or ():
+            if key == STATUS_DETAILS_METADATA and isinstance(value, bytes):
+                try:
+                    return ErrorDetails.from_status(status_pb2.Status.FromString(value))
+                except Exception:  # a proxy's garbled trailer: the code and reason still hold
+                    return NO_DETAILS
+        return NO_DETAILS
+
+
+NO_DETAILS: Final = ErrorDetails()
 
 
 class SpadesError(Exception):
-    """A call the server refused (or could not be made): ``code`` and a ``reason`` for a person."""
+    """A call the server refused (or could not be made): ``code`` and a ``reason`` for a person,
+    and ``details`` for a program (:attr:`reason_code`, :attr:`field`, :attr:`retry_delay`)."""
 
-    def __init__(self, code: grpc.StatusCode, reason: str) -> None:
+    def __init__(
+        self, code: grpc.StatusCode, reason: str, details: ErrorDetails = NO_DETAILS
+    ) -> None:
         super().__init__(f"{code.name}: {reason}")
         self.code = code
         self.reason = reason
+        self.details = details
+
+    @property
+    def reason_code(self) -> str:
+        """The stable reason code ("MUST_FOLLOW_SUIT"), "" when the server sent none."""
+        return self.details.reason_code
+
+    @property
+    def field(self) -> str:
+        """The path of the (first) request field at fault, "" when none is named."""
+        violations = self.details.field_violations
+        return violations[0].field if violations else ""
+
+    @property
+    def field_violations(self) -> tuple[FieldViolation, ...]:
+        return self.details.field_violations
+
+    @property
+    def metadata(self) -> Mapping[str, str]:
+        return self.details.metadata
+
+    @property
+    def retry_delay(self) -> float | None:
+        """Seconds to wait before trying again (RetryInfo), None when waiting does not help."""
+        return self.details.retry_delay
 
 
 class NotFound(SpadesError):
@@ -91,16 +189,21 @@ def status_code(number: int) -> grpc.StatusCode:
     return _CODE_BY_NUMBER.get(number, grpc.StatusCode.UNKNOWN)
 
 
-def error_for(code: grpc.StatusCode, reason: str) -> SpadesError:
+def error_for(
+    code: grpc.StatusCode, reason: str, details: ErrorDetails = NO_DETAILS
+) -> SpadesError:
     """The typed error for a status code."""
-    return _BY_CODE.get(code, SpadesError)(code, reason)
+    return _BY_CODE.get(code, SpadesError)(code, reason, details)
 
 
 def from_rpc_error(error: grpc.RpcError) -> SpadesError:
-    """The typed error for a failed call, carrying the server's details as its reason."""
+    """The typed error for a failed call: the server's message as its reason, and the details
+    of its google.rpc.Status (the ``grpc-status-details-bin`` trailer)."""
     code: grpc.StatusCode = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
-    details = error.details() if hasattr(error, "details") else None
-    return error_for(code, details or str(code.value[1]))
+    message = error.details() if hasattr(error, "details") else None
+    trailers = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+    details = ErrorDetails.from_trailers(trailers)
+    return error_for(code, message or str(code.value[1]), details)
 
 
 def is_transient(error: SpadesError) -> bool:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import grpc
 
 from spades import protocol
-from spades.client.errors import status_code
+from spades.client.errors import NO_DETAILS, ErrorDetails, status_code
 from spades.engine import Action, SeatView
 from spades.engine import events as ev
 from spades.v1 import events_pb2, play_pb2, view_pb2
@@ -56,6 +56,13 @@ class ActionResult:
     reason: str
     #: The sequence of the first event the action caused (when accepted).
     sequence: int
+    #: A refusal's reason code, fields at fault and retry delay (``ActionResult.status``).
+    details: ErrorDetails = NO_DETAILS
+
+    @property
+    def reason_code(self) -> str:
+        """The stable reason code of a refusal ("NOT_YOUR_TURN"), "" when accepted."""
+        return self.details.reason_code
 
 
 PlayMessage = Snapshot | StreamEvent | Prompt | ActionResult
@@ -89,6 +96,7 @@ def play_message(message: play_pb2.PlayResponse) -> PlayMessage:
             grpc.StatusCode.OK if result.accepted else status_code(result.code),
             result.reason,
             result.sequence,
+            ErrorDetails.from_status(result.status) if result.HasField("status") else NO_DETAILS,
         )
     raise protocol.ProtocolError("PlayResponse.kind", "the server sent an empty message")
 

@@ -29,12 +29,13 @@ from spades.engine.actions import (
 from spades.engine.cheapest import cheapest_cards
 from spades.engine.errors import IllegalAction
 from spades.engine.rules import Rules
+from spades.reasons import Reason
 
 
 def automatic_choice(rules: Rules, legal: Sequence[Action]) -> Action:
     """The automatic action among ``legal``, a seat's legal actions at one prompt."""
     if not legal:
-        raise IllegalAction("there is no legal action to choose from")
+        raise IllegalAction(Reason.NO_AUTOMATIC_ACTION, "there is no legal action to choose from")
     match legal[0]:
         case ChooseBlindNil():
             return LOOK
@@ -49,4 +50,4 @@ def automatic_choice(rules: Rules, legal: Sequence[Action]) -> Action:
         case PlayCard():
             cards = [action.card for action in legal if isinstance(action, PlayCard)]
             return PLAY[cheapest_cards(rules, cards)[0]]
-    raise IllegalAction(f"no automatic action answers {legal[0]}")
+    raise IllegalAction(Reason.NO_AUTOMATIC_ACTION, f"no automatic action answers {legal[0]}")

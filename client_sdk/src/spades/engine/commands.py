@@ -35,19 +35,21 @@ from spades.engine.deals import check_preset_deals, hands_of_deal
 from spades.engine.errors import IllegalAction
 from spades.engine.legal import (
     PHASE_WANTS,
+    bid_refusal,
     blind_nil_open,
+    impossible,
     legal_actions,
     legal_bids,
     play_mask,
-    why_bid_is_illegal,
-    why_not_your_turn,
-    why_play_is_illegal,
+    play_refusal,
+    turn_refusal,
 )
 from spades.engine.rules import Rules
 from spades.engine.scoring import score_side
 from spades.engine.seating import SEAT_NAMES, Seat, seat_name
 from spades.engine.shuffle import SHUFFLE_VERSION, commitment, first_dealer, new_seed
 from spades.engine.state import MatchState, Phase
+from spades.reasons import Reason
 
 Events = list[ev.Event]
 _P = ParamSpec("_P")
@@ -80,10 +82,13 @@ def act(state: MatchState, seat: Seat, action: Action) -> Events:
         _play(state, seat, action.card, out)
         return out
     _check_seat(state, seat)
+    refusal = impossible(action)  # input no state could accept is refused first
+    if refusal is not None:
+        raise refusal
     if isinstance(action, Concede):
         return _concede(state, seat)
     if seat != state.turn or state.phase in (Phase.ENDED, Phase.WAITING_FOR_PLAYERS):
-        raise IllegalAction(why_not_your_turn(state, seat))
+        raise turn_refusal(state, seat)
     out = []
     phase = state.phase
     match action:
@@ -98,7 +103,9 @@ def act(state: MatchState, seat: Seat, action: Action) -> Events:
         case PassCards(cards=cards) if phase is Phase.PASSING:
             _pass(state, seat, cards, out)
         case _:
-            raise IllegalAction(f"it is time for {PHASE_WANTS[phase]}, not to {action}")
+            raise IllegalAction(
+                Reason.WRONG_PHASE, f"it is time for {PHASE_WANTS[phase]}, not to {action}"
+            )
     return out
 
 
@@ -106,7 +113,7 @@ def automatic_action(state: MatchState) -> Action:
     """What the clock does for the seat whose time ran out (see :mod:`spades.engine.automatic`)."""
     seat = state.turn
     if seat is None:
-        raise IllegalAction("no one is to act, so no turn can time out")
+        raise IllegalAction(Reason.NO_ONE_TO_ACT, "no one is to act, so no turn can time out")
     return automatic_choice(state.rules, legal_actions(state, seat))
 
 
@@ -135,7 +142,9 @@ def reclaim(state: MatchState, seat: Seat) -> Events:
     _check_seat(state, seat)
     _check_in_play(state)
     if state.substitutions[seat] is None:
-        raise IllegalAction(f"{seat_name(seat)} is not played by a substitute")
+        raise IllegalAction(
+            Reason.NOT_SUBSTITUTED, f"{seat_name(seat)} is not played by a substitute"
+        )
     out: Events = []
     _emit(state, ev.SeatReclaimed(seat), out)
     return out
@@ -144,7 +153,7 @@ def reclaim(state: MatchState, seat: Seat) -> Events:
 def close(state: MatchState) -> Events:
     """The operator closes the table: the match ends and no side wins."""
     if state.phase is Phase.ENDED:
-        raise IllegalAction("the match is already over")
+        raise IllegalAction(Reason.MATCH_OVER, "the match is already over")
     out: Events = []
     _end(state, ev.EndReason.CLOSED, (), out)
     return out
@@ -154,9 +163,9 @@ def take_seat(state: MatchState, seat: Seat, name: str, bot: bool = False) -> Ev
     """A player takes ``seat``; the last seat taken deals the first hand."""
     _check_seat(state, seat)
     if state.phase is not Phase.WAITING_FOR_PLAYERS:
-        raise IllegalAction("the match has already started")
+        raise IllegalAction(Reason.MATCH_STARTED, "the match has already started")
     if state.players[seat] is not None:
-        raise IllegalAction(f"{seat_name(seat)} is already taken")
+        raise IllegalAction(Reason.SEAT_TAKEN, f"{seat_name(seat)} is already taken")
     out: Events = []
     _emit(state, ev.SeatTaken(seat, name, bot), out)
     if all(player is not None for player in state.players):
@@ -168,9 +177,11 @@ def leave_seat(state: MatchState, seat: Seat) -> Events:
     """A player leaves ``seat`` before the match starts."""
     _check_seat(state, seat)
     if state.phase is not Phase.WAITING_FOR_PLAYERS:
-        raise IllegalAction("the match has started; a player can only concede now")
+        raise IllegalAction(
+            Reason.MATCH_STARTED, "the match has started; a player can only concede now"
+        )
     if state.players[seat] is None:
-        raise IllegalAction(f"{seat_name(seat)} is empty")
+        raise IllegalAction(Reason.SEAT_EMPTY, f"{seat_name(seat)} is empty")
     out: Events = []
     _emit(state, ev.SeatLeft(seat), out)
     return out
@@ -223,29 +234,36 @@ def _emit(state: MatchState, event: ev.Event, out: Events) -> None:
 def _check_seat(state: MatchState, seat: Seat) -> None:
     players = state.game.players
     if not 0 <= seat < players:
-        raise IllegalAction(f"there is no seat {seat} at a {players}-player table")
+        raise IllegalAction(
+            Reason.NO_SUCH_SEAT, f"there is no seat {seat} at a {players}-player table"
+        )
 
 
 def _check_in_play(state: MatchState) -> None:
     if state.phase is Phase.WAITING_FOR_PLAYERS:
-        raise IllegalAction("the match has not started: seats are still free")
+        raise IllegalAction(
+            Reason.MATCH_NOT_STARTED, "the match has not started: seats are still free"
+        )
     if state.phase is Phase.ENDED:
-        raise IllegalAction("the match is over")
+        raise IllegalAction(Reason.MATCH_OVER, "the match is over")
 
 
 def _claim_extension(state: MatchState, seat: Seat, out: Events) -> None:
     if not state.rules.clock.extension_millis:
-        raise IllegalAction("this table's clock has no extension")
+        raise IllegalAction(Reason.NO_EXTENSION, "this table's clock has no extension")
     if state.extension_claimed:
-        raise IllegalAction("you have already claimed this turn's extension")
+        raise IllegalAction(
+            Reason.EXTENSION_ALREADY_CLAIMED, "you have already claimed this turn's extension"
+        )
     _emit(state, ev.ExtensionClaimed(seat), out)
 
 
 def _choose_blind(state: MatchState, seat: Seat, blind: bool, out: Events) -> None:
     if blind and not blind_nil_open(state, seat):
         raise IllegalAction(
+            Reason.BLIND_NIL_NOT_OPEN,
             "your partner bid Blind Nil, so your team needs your bid to reach the "
-            f"minimum of {state.rules.minimum_team_bid}: look at your cards"
+            f"minimum of {state.rules.minimum_team_bid}: look at your cards",
         )
     _emit(state, ev.BlindNilChosen(seat, blind), out)
     if blind:
@@ -257,7 +275,7 @@ def _choose_blind(state: MatchState, seat: Seat, blind: bool, out: Events) -> No
 
 def _bid(state: MatchState, seat: Seat, tricks: int, out: Events) -> None:
     if tricks not in legal_bids(state, seat):
-        raise IllegalAction(why_bid_is_illegal(state, seat, tricks))
+        raise bid_refusal(state, seat, tricks)
     _emit(state, ev.BidMade(seat, Bid(tricks)), out)
     _after_bidding_step(state, out)
 
@@ -274,10 +292,16 @@ def _pass(state: MatchState, seat: Seat, cards: Sequence[int], out: Events) -> N
     count = state.rules.blind_nil_pass_cards
     mask = mask_of(cards)
     if len(cards) != count or mask.bit_count() != count:
-        raise IllegalAction(f"pass exactly {count} different cards")
+        raise IllegalAction(
+            Reason.IMPOSSIBLE_PASS, f"pass exactly {count} different cards", field="card_pass.cards"
+        )
     if mask & ~state.hands[seat]:
         missing = next(n for n in cards if not state.hands[seat] >> n & 1)
-        raise IllegalAction(f"you do not hold the {CARDS[missing].symbol}")
+        raise IllegalAction(
+            Reason.CARD_NOT_HELD,
+            f"you do not hold the {CARDS[missing].symbol}",
+            field="card_pass.cards",
+        )
     receiver = state.passes_pending[0][1]
     _emit(state, ev.CardsPassed(seat, receiver, tuple(cards_of(mask)), count), out)
     if not state.visible[receiver]:
@@ -289,9 +313,9 @@ def _play(state: MatchState, seat: Seat, card: int, out: Events) -> None:
     hand = state.hands[seat]
     if not 0 <= card < 54 or not hand >> card & 1:
         shown = CARDS[card].symbol if 0 <= card < 54 else str(card)
-        raise IllegalAction(f"you do not hold the {shown}")
+        raise IllegalAction(Reason.CARD_NOT_HELD, f"you do not hold the {shown}", field="play_card")
     if not play_mask(state, seat) >> card & 1:
-        raise IllegalAction(why_play_is_illegal(state, seat, card))
+        raise play_refusal(state, seat, card)
     _emit(state, _CARD_PLAYED[seat][card], out)
     game = state.game
     if len(state.trick) == game.players:
@@ -335,9 +359,11 @@ def _end_reason(state: MatchState) -> ev.EndReason | None:
 
 def _concede(state: MatchState, seat: Seat) -> Events:
     if state.phase is Phase.WAITING_FOR_PLAYERS:
-        raise IllegalAction("the match has not started, so there is nothing to concede")
+        raise IllegalAction(
+            Reason.MATCH_NOT_STARTED, "the match has not started, so there is nothing to concede"
+        )
     if state.phase is Phase.ENDED:
-        raise IllegalAction("the match is over")
+        raise IllegalAction(Reason.MATCH_OVER, "the match is over")
     out: Events = []
     sides = state.game.sides
     loser = state.seating.side_of(seat)
@@ -357,7 +383,9 @@ def _end(state: MatchState, reason: ev.EndReason, winners: tuple[Seat, ...], out
 
 def _start_hand(state: MatchState, out: Events) -> None:
     if state.seed is None:
-        raise IllegalAction("this state has no seed (it is a view), so it cannot deal")
+        raise IllegalAction(
+            Reason.NO_SEED, "this state has no seed (it is a view), so it cannot deal"
+        )
     game = state.game
     number = state.hand_number + 1
     if number == 1 or state.dealer is None:

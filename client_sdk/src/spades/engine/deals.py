@@ -14,6 +14,7 @@ from spades.engine.game import Game
 from spades.engine.rules import Rules
 from spades.engine.seating import SEAT_NAMES
 from spades.engine.shuffle import deal
+from spades.reasons import Reason
 
 PresetDeals = tuple[tuple[tuple[Card, ...], ...], ...]
 
@@ -34,18 +35,26 @@ def _check_preset_deal(
     cards = tuple(tuple(sorted(CARDS[n] for n in hand)) for hand in hands)
     where = f"preset deal {number}"
     if len(cards) != rules.players:
-        raise InvalidRules(where, f"deal one hand to each of the {rules.players} seats")
+        raise InvalidRules(
+            where, f"deal one hand to each of the {rules.players} seats", Reason.INVALID_DEALS
+        )
     seen = 0
     for seat, hand in enumerate(cards):
         mask = mask_of(hand)
         if len(hand) != rules.hand_size or mask.bit_count() != rules.hand_size:
             raise InvalidRules(
-                where, f"{SEAT_NAMES[seat]} must get {rules.hand_size} different cards"
+                where,
+                f"{SEAT_NAMES[seat]} must get {rules.hand_size} different cards",
+                Reason.INVALID_DEALS,
             )
         if mask & ~rules.deck_mask:
-            raise InvalidRules(where, f"{SEAT_NAMES[seat]} holds a card this deck does not have")
+            raise InvalidRules(
+                where,
+                f"{SEAT_NAMES[seat]} holds a card this deck does not have",
+                Reason.INVALID_DEALS,
+            )
         if mask & seen:
-            raise InvalidRules(where, "a card is dealt twice")
+            raise InvalidRules(where, "a card is dealt twice", Reason.INVALID_DEALS)
         seen |= mask
     return cards
 

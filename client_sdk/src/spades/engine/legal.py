@@ -15,12 +15,14 @@ from __future__ import annotations
 import itertools
 from typing import Final
 
-from spades.engine.actions import BID, BLIND, LOOK, PLAY, Action, PassCards
+from spades.engine.actions import BID, BLIND, LOOK, PLAY, Action, MakeBid, PassCards
 from spades.engine.cards import SUIT_MASKS, TRUMP_MASK, cards_of
-from spades.engine.rules import TWO_OF_CLUBS
+from spades.engine.errors import IllegalAction
+from spades.engine.rules import MAX_HAND_SIZE, PASS_SIZE, TWO_OF_CLUBS
 from spades.engine.seating import Seat, seat_name
 from spades.engine.state import MatchState, Phase
 from spades.engine.tricks import effective_suit
+from spades.reasons import Reason
 
 _SUIT_NAMES: Final = ("clubs", "diamonds", "hearts", "spades")
 _SUIT_SINGULAR: Final = ("a club", "a diamond", "a heart", "a spade")
@@ -113,46 +115,85 @@ def legal_bids(state: MatchState, seat: Seat) -> list[int]:
 
 
 # ---------------------------------------------------------------------- refusal reasons
+# Each refusal is decided here once, with its reason code (spades.reasons) and its words.
 
 
-def why_bid_is_illegal(state: MatchState, seat: Seat, tricks: int) -> str:
+def bid_refusal(state: MatchState, seat: Seat, tricks: int) -> IllegalAction:
+    """Why ``seat`` may not bid ``tricks`` now (``tricks`` not in :func:`legal_bids`)."""
     size = state.game.hand_size
     if not 0 <= tricks <= size:
-        return f"a bid is a number of tricks from 0 (Nil) to {size}"
+        return IllegalAction(
+            Reason.BID_OUT_OF_RANGE,
+            f"a bid is a number of tricks from 0 (Nil) to {size}",
+            field="bid.tricks",
+        )
     if tricks == 0 and not state.rules.nil_allowed:
-        return "Nil is not allowed at this table"
+        return IllegalAction(Reason.NIL_NOT_ALLOWED, "Nil is not allowed at this table")
     minimum = state.rules.minimum_team_bid
     partner = state.game.seating.partner(seat)
     partner_bid = state.bids[partner] if partner is not None else None
     if tricks == 0 and partner_bid is not None:
-        return (
+        return IllegalAction(
+            Reason.NIL_NOT_ALLOWED,
             f"Nil is open only when your partner's bid reaches the table minimum of "
-            f"{minimum}, and your partner bid {partner_bid}"
+            f"{minimum}, and your partner bid {partner_bid}",
         )
-    return (
+    return IllegalAction(
+        Reason.BID_BELOW_TEAM_MINIMUM,
         f"your team must bid at least {minimum}: your partner bid {partner_bid}, "
-        f"so you must bid at least {minimum - (partner_bid.tricks if partner_bid else 0)}"
+        f"so you must bid at least {minimum - (partner_bid.tricks if partner_bid else 0)}",
     )
 
 
-def why_play_is_illegal(state: MatchState, seat: Seat, card: int) -> str:
+def play_refusal(state: MatchState, seat: Seat, card: int) -> IllegalAction:
+    """Why ``seat`` may not play ``card``, a card it holds (not in :func:`play_mask`)."""
     if state.trick:
         led = effective_suit(state.trick[0].card)
-        return f"you hold {_SUIT_SINGULAR[led]}, so you must follow {_SUIT_NAMES[led]}"
+        return IllegalAction(
+            Reason.MUST_FOLLOW_SUIT,
+            f"you hold {_SUIT_SINGULAR[led]}, so you must follow {_SUIT_NAMES[led]}",
+        )
     if must_lead_two_of_clubs(state, seat):
-        return "the holder of the 2♣ must lead it to the first trick"
-    return "spades are not broken yet, and you hold another suit to lead"
+        return IllegalAction(
+            Reason.MUST_LEAD_TWO_OF_CLUBS, "the holder of the 2♣ must lead it to the first trick"
+        )
+    return IllegalAction(
+        Reason.SPADES_NOT_BROKEN, "spades are not broken yet, and you hold another suit to lead"
+    )
 
 
-def why_not_your_turn(state: MatchState, seat: Seat) -> str:
+def turn_refusal(state: MatchState, seat: Seat) -> IllegalAction:
     """Why a seat that is not on turn may not act now."""
     if state.phase is Phase.ENDED:
-        return "the match is over"
+        return IllegalAction(Reason.MATCH_OVER, "the match is over")
     if state.phase is Phase.WAITING_FOR_PLAYERS:
-        return "the match has not started: seats are still free"
+        return IllegalAction(
+            Reason.MATCH_NOT_STARTED, "the match has not started: seats are still free"
+        )
     if state.turn is None:
-        return "no one is to act now"
-    return f"it is {seat_name(state.turn)}'s turn, not {seat_name(seat)}'s"
+        return IllegalAction(Reason.NO_ONE_TO_ACT, "no one is to act now")
+    return IllegalAction(
+        Reason.NOT_YOUR_TURN, f"it is {seat_name(state.turn)}'s turn, not {seat_name(seat)}'s"
+    )
+
+
+def impossible(action: Action) -> IllegalAction | None:
+    """Why no rule set could accept ``action`` whatever the state (a bid of more tricks than
+    any hand holds, a card pass that is not two different cards), or None."""
+    match action:
+        case MakeBid(tricks=tricks) if not 0 <= tricks <= MAX_HAND_SIZE:
+            return IllegalAction(
+                Reason.IMPOSSIBLE_BID,
+                f"a bid is at most {MAX_HAND_SIZE} tricks at any table",
+                field="bid.tricks",
+            )
+        case PassCards(cards=cards) if len(cards) != PASS_SIZE or len(set(cards)) != PASS_SIZE:
+            return IllegalAction(
+                Reason.IMPOSSIBLE_PASS,
+                f"pass exactly {PASS_SIZE} different cards",
+                field="card_pass.cards",
+            )
+    return None
 
 
 #: The play actions of every byte of a card mask, so listing legal plays needs no bit loop.

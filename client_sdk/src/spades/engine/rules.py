@@ -21,6 +21,10 @@ from spades.engine.seating import Seating
 TWO_OF_CLUBS = 0
 TWO_OF_HEARTS = Suit.HEARTS * 13
 TWO_OF_SPADES = Suit.SPADES * 13
+#: The most cards any rule set deals one player (cutthroat with jokers), so the highest bid.
+MAX_HAND_SIZE = 18
+#: The cards of a Blind Nil card pass, when the rule set has one.
+PASS_SIZE = 2
 
 
 class Direction(Enum):
@@ -72,8 +76,10 @@ class Rules:
             raise InvalidRules("blind_nil", "Blind Nil needs Nil to be allowed")
         if self.blind_nil_deficit < 0:
             raise InvalidRules("blind_nil_deficit", "the Blind Nil deficit cannot be negative")
-        if self.blind_nil_pass_cards not in (0, 2):
-            raise InvalidRules("blind_nil_pass_cards", "the Blind Nil card pass is 0 or 2 cards")
+        if self.blind_nil_pass_cards not in (0, PASS_SIZE):
+            raise InvalidRules(
+                "blind_nil_pass_cards", f"the Blind Nil card pass is 0 or {PASS_SIZE} cards"
+            )
         if self.blind_nil_pass_cards and not self.blind_nil:
             raise InvalidRules("blind_nil_pass_cards", "the card pass needs Blind Nil to be on")
         if self.blind_nil_pass_cards and self.players != 4:

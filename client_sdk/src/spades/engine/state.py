@@ -28,6 +28,7 @@ from spades.engine.game import Game
 from spades.engine.rules import TWO_OF_CLUBS, Rules
 from spades.engine.seating import Seat, Seating
 from spades.engine.tricks import PLAYS, CompletedTrick, Play
+from spades.reasons import Reason
 
 _T = TypeVar("_T")
 
@@ -218,7 +219,7 @@ class MatchState:
         """The seat on turn, for a loop that plays a match out; raises
         :class:`~spades.engine.errors.IllegalAction` when no one is to act (see :attr:`turn`)."""
         if self.turn is None:
-            raise IllegalAction("no one is to act now")
+            raise IllegalAction(Reason.NO_ONE_TO_ACT, "no one is to act now")
         return self.turn
 
     def hand_of(self, seat: Seat) -> list[Card]:

@@ -29,7 +29,7 @@ class CloseTableRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    """The table's id."""
+    """The table's id (at most 64 characters)."""
     def __init__(
         self,
         *,
@@ -81,7 +81,7 @@ class ListTablesDetailedRequest(_message.Message):
     page_size: _builtins.int
     """At most this many tables (1..1000; 0 means 100)."""
     page_token: _builtins.str
-    """From a previous response's next_page_token."""
+    """From a previous response's next_page_token (at most 32 characters)."""
     def __init__(
         self,
         *,
@@ -171,10 +171,11 @@ class CreateTableWithDealsRequest(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     PRIVATE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """The table's name, 1..64 characters."""
+    """The table's name: printable, not empty once trimmed, at most 64 characters."""
     seed: _builtins.bytes
     """The seed for the hands after the deals (and the first dealer): 32 bytes, or empty for a
-    fresh random one. The same seed and deals at two tables give the same match to play.
+    fresh random one (so at most 32 bytes). The same seed and deals at two tables give the
+    same match to play.
     """
     private: _builtins.bool
     """True for a private table; the response then carries its join code."""

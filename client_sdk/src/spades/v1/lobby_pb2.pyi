@@ -196,7 +196,7 @@ class CreateTableRequest(_message.Message):
     RULES_FIELD_NUMBER: _builtins.int
     PRIVATE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """The table's name, 1..64 characters."""
+    """The table's name: printable, not empty once trimmed, at most 64 characters."""
     private: _builtins.bool
     """True for a private table; the response then carries its join code."""
     @_builtins.property
@@ -260,7 +260,7 @@ class ListTablesRequest(_message.Message):
     page_size: _builtins.int
     """At most this many tables (1..100; 0 means 50)."""
     page_token: _builtins.str
-    """From a previous response's next_page_token."""
+    """From a previous response's next_page_token (at most 32 characters)."""
     def __init__(
         self,
         *,
@@ -312,7 +312,7 @@ class GetTableRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    """The table's id."""
+    """The table's id (at most 64 characters)."""
     def __init__(
         self,
         *,
@@ -362,15 +362,15 @@ class JoinTableRequest(_message.Message):
     BOT_FIELD_NUMBER: _builtins.int
     JOIN_CODE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    """The table's id."""
+    """The table's id (at most 64 characters)."""
     seat: _cards_pb2.Seat.ValueType
     """The seat wanted; unspecified takes any free seat."""
     player_name: _builtins.str
-    """The name shown at the table, 1..32 characters."""
+    """The name shown at the table: printable, not empty once trimmed, at most 32 characters."""
     bot: _builtins.bool
     """True when the player is a bot."""
     join_code: _builtins.str
-    """A private table's join code."""
+    """A private table's join code (at most 32 characters)."""
     def __init__(
         self,
         *,
@@ -444,7 +444,7 @@ class LeaveTableResponse(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    """The table's id."""
+    """The table's id (at most 64 characters)."""
     seat: _cards_pb2.Seat.ValueType
     """The seat given up."""
     def __init__(
@@ -470,7 +470,7 @@ class QuickMatchRequest(_message.Message):
     PLAYER_NAME_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
     player_name: _builtins.str
-    """The name shown at the table, 1..32 characters."""
+    """The name shown at the table: printable, not empty once trimmed, at most 32 characters."""
     bot: _builtins.bool
     """True when the player is a bot."""
     def __init__(
@@ -522,13 +522,13 @@ class AddHouseBotRequest(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     JOIN_CODE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    """The table's id."""
+    """The table's id (at most 64 characters)."""
     seat: _cards_pb2.Seat.ValueType
     """The seat to fill; unspecified fills any free seat."""
     kind: Global___HouseBotKind.ValueType
     """The kind of bot; unspecified is the server's default."""
     join_code: _builtins.str
-    """A private table's join code."""
+    """A private table's join code (at most 32 characters)."""
     def __init__(
         self,
         *,

@@ -8,6 +8,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.rpc import status_pb2 as _status_pb2
 from spades.v1 import actions_pb2 as _actions_pb2
 from spades.v1 import events_pb2 as _events_pb2
 from spades.v1 import record_pb2 as _record_pb2
@@ -57,10 +58,14 @@ class ActionRequest(_message.Message):
     SEQUENCE_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
     action_id: _builtins.str
-    """The client's id for the action; a repeated id gets the first result and changes nothing."""
+    """The client's id for the action (1 to 64 characters); a repeated id gets the first result
+    and changes nothing (at most 64 characters).
+    """
     sequence: _builtins.int
     """The sequence number the action answers (the table's latest the client has seen). An action
-    answering an older sequence than the table's latest is refused as stale.
+    answering an older sequence than the table's latest is refused as stale (ABORTED,
+    STALE_SEQUENCE); one answering a sequence the table has not reached, with OUT_OF_RANGE
+    (SEQUENCE_AHEAD).
     """
     @_builtins.property
     def action(self) -> _actions_pb2.Action:
@@ -186,16 +191,29 @@ class ActionResult(_message.Message):
     CODE_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     SEQUENCE_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
     action_id: _builtins.str
     """The client's action id."""
     accepted: _builtins.bool
     """True when the action was applied."""
     code: _builtins.int
-    """A google.rpc.Code for a refusal (INVALID_ARGUMENT, FAILED_PRECONDITION, ABORTED, ...)."""
+    """A google.rpc.Code for a refusal (INVALID_ARGUMENT, FAILED_PRECONDITION, ABORTED, ...);
+    the same as status.code.
+    """
     reason: _builtins.str
-    """Why it was refused, for a person ("you hold a heart, so you must follow hearts")."""
+    """Why it was refused, for a person ("you hold a heart, so you must follow hearts"); the same
+    as status.message.
+    """
     sequence: _builtins.int
     """The sequence number of the first event the action caused."""
+    @_builtins.property
+    def status(self) -> _status_pb2.Status:
+        """A refusal as a call's refusal is sent (docs/errors.md): `code`, `message` and the details
+        ErrorInfo (reason: the stable reason code such as MUST_FOLLOW_SUIT, domain "spades.v1"),
+        BadRequest (the field at fault, as a path in the ActionRequest: "action.bid.tricks") for
+        invalid input, and RetryInfo when waiting helps (RATE_LIMITED). Unset when accepted.
+        """
+
     def __init__(
         self,
         *,
@@ -204,10 +222,11 @@ class ActionResult(_message.Message):
         code: _builtins.int = ...,
         reason: _builtins.str = ...,
         sequence: _builtins.int = ...,
+        status: _status_pb2.Status | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["status", b"status"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "action_id", b"action_id", "code", b"code", "reason", b"reason", "sequence", b"sequence"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "action_id", b"action_id", "code", b"code", "reason", b"reason", "sequence", b"sequence", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -266,7 +285,7 @@ class WatchRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    """The table's id."""
+    """The table's id (at most 64 characters)."""
     after_sequence: _builtins.int
     """The last sequence number the client has seen; 0 for none."""
     def __init__(
@@ -323,7 +342,7 @@ class GetRecordRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    """The table's id."""
+    """The table's id (at most 64 characters)."""
     def __init__(
         self,
         *,
@@ -479,7 +498,7 @@ class GetViewRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    """The table's id."""
+    """The table's id (at most 64 characters)."""
     def __init__(
         self,
         *,

@@ -1,0 +1,274 @@
+"""The one catalogue of reason codes: why a request was refused, in a word a program acts on.
+
+Every refusal the engine or the server makes carries one of these stable ``UPPER_SNAKE`` codes
+(on the wire: ``google.rpc.ErrorInfo.reason``, domain ``spades.v1``, beside the human reason),
+and each code goes with exactly one gRPC status. This module imports nothing from the engine or
+from grpc, so the engine, the server, the SDK and the docs test all read the same table;
+``docs/errors.md`` is that table for people (a test keeps the two in sync).
+
+To add a code (any module's refusal, the accounts' for example): add a member here with its
+status and a one-line "when", add the row to ``docs/errors.md``, and raise it by name
+(``RequestError(..., reason_code=Reason.ACCOUNT_NOT_FOUND)`` in the server). A code is never
+renamed or given another status once released: programs match on it.
+
+>>> Reason.MUST_FOLLOW_SUIT.status, Reason.MUST_FOLLOW_SUIT.when
+('FAILED_PRECONDITION', 'a card off the led suit while the hand holds that suit')
+>>> Reason.of("RATE_LIMITED").status  # the code a client read from ErrorInfo.reason
+'RESOURCE_EXHAUSTED'
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Final
+
+#: The domain of every ErrorInfo this service sends.
+DOMAIN: Final = "spades.v1"
+
+# The gRPC status names a code may go with (grpc.StatusCode member names).
+_INVALID = "INVALID_ARGUMENT"
+_PRECONDITION = "FAILED_PRECONDITION"
+_NOT_FOUND = "NOT_FOUND"
+_ABORTED = "ABORTED"
+_OUT_OF_RANGE = "OUT_OF_RANGE"
+_DENIED = "PERMISSION_DENIED"
+_UNAUTHENTICATED = "UNAUTHENTICATED"
+_EXHAUSTED = "RESOURCE_EXHAUSTED"
+_UNAVAILABLE = "UNAVAILABLE"
+
+
+class Reason(StrEnum):
+    """A reason code; ``status`` is its gRPC status name, ``when`` says when it is given."""
+
+    status: str
+    when: str
+
+    def __new__(cls, code: str, status: str, when: str) -> Reason:
+        member = str.__new__(cls, code)
+        member._value_ = code
+        member.status = status
+        member.when = when
+        return member
+
+    @classmethod
+    def of(cls, code: str) -> Reason | None:
+        """The member named ``code`` (an ``ErrorInfo.reason``), None for a code this version
+        of the catalogue does not know (a newer server's)."""
+        return cls.__members__.get(code)
+
+    # -- input no rule set could accept (checked before anything else) ----------------------
+    MISSING_FIELD = "MISSING_FIELD", _INVALID, "a required field is empty"
+    FIELD_TOO_LONG = (
+        "FIELD_TOO_LONG",
+        _INVALID,
+        "a string, id or bytes field is over its documented maximum length",
+    )
+    INVALID_NAME = (
+        "INVALID_NAME",
+        _INVALID,
+        "a table or player name is empty or holds control characters",
+    )
+    MALFORMED_REQUEST = (
+        "MALFORMED_REQUEST",
+        _INVALID,
+        "the request's bytes do not parse as the method's message",
+    )
+    INVALID_ACTION = (
+        "INVALID_ACTION",
+        _INVALID,
+        "an action message the engine cannot read (no kind, a bad card)",
+    )
+    IMPOSSIBLE_BID = "IMPOSSIBLE_BID", _INVALID, "a bid of more tricks than any rule set deals"
+    IMPOSSIBLE_PASS = "IMPOSSIBLE_PASS", _INVALID, "a card pass that is not two different cards"
+    INVALID_RULES = "INVALID_RULES", _INVALID, "a rule set that cannot be played"
+    INVALID_DEALS = "INVALID_DEALS", _INVALID, "preset deals that do not deal the rule set's deck"
+    INVALID_SEED = "INVALID_SEED", _INVALID, "a seed that is not 32 bytes"
+    TOO_MANY_DEALS = "TOO_MANY_DEALS", _INVALID, "more preset deals than a table takes"
+    NO_SUCH_SEAT = "NO_SUCH_SEAT", _INVALID, "a seat the table does not have"
+    INVALID_PAGE_SIZE = "INVALID_PAGE_SIZE", _INVALID, "a page size out of its range"
+    INVALID_PAGE_TOKEN = "INVALID_PAGE_TOKEN", _INVALID, "a page token this server did not give out"
+    UNKNOWN_HOUSE_BOT = "UNKNOWN_HOUSE_BOT", _INVALID, "a house bot kind this server does not have"
+    START_EXPECTED = "START_EXPECTED", _INVALID, "a Play stream whose first message is not `start`"
+    UNEXPECTED_MESSAGE = (
+        "UNEXPECTED_MESSAGE",
+        _INVALID,
+        "a Play stream message that is not an action after `start`",
+    )
+    # -- the table is not where the request needs it ----------------------------------------
+    NOT_YOUR_TURN = "NOT_YOUR_TURN", _PRECONDITION, "a seat acts when it is another seat's turn"
+    WRONG_PHASE = "WRONG_PHASE", _PRECONDITION, "an action of another kind than the phase waits for"
+    NO_ONE_TO_ACT = "NO_ONE_TO_ACT", _PRECONDITION, "a turn action when no seat is on turn"
+    MATCH_NOT_STARTED = "MATCH_NOT_STARTED", _PRECONDITION, "an action before every seat is taken"
+    MATCH_STARTED = "MATCH_STARTED", _PRECONDITION, "a seat taken or left after the match started"
+    MATCH_OVER = "MATCH_OVER", _PRECONDITION, "anything but reading once the match has ended"
+    SEAT_TAKEN = "SEAT_TAKEN", _PRECONDITION, "joining a seat someone holds"
+    TABLE_FULL = "TABLE_FULL", _PRECONDITION, "joining a table whose seats are all taken"
+    SEAT_EMPTY = "SEAT_EMPTY", _PRECONDITION, "leaving a seat no one holds"
+    SEAT_SUBSTITUTED = (
+        "SEAT_SUBSTITUTED",
+        _PRECONDITION,
+        "the player acts while a house bot plays the seat",
+    )
+    NOT_SUBSTITUTED = "NOT_SUBSTITUTED", _PRECONDITION, "taking back a seat no substitute plays"
+    CARD_NOT_HELD = (
+        "CARD_NOT_HELD",
+        _PRECONDITION,
+        "a card (played or passed) that is not in the hand",
+    )
+    MUST_FOLLOW_SUIT = (
+        "MUST_FOLLOW_SUIT",
+        _PRECONDITION,
+        "a card off the led suit while the hand holds that suit",
+    )
+    MUST_LEAD_TWO_OF_CLUBS = (
+        "MUST_LEAD_TWO_OF_CLUBS",
+        _PRECONDITION,
+        "a first lead other than the 2♣ by its holder",
+    )
+    SPADES_NOT_BROKEN = (
+        "SPADES_NOT_BROKEN",
+        _PRECONDITION,
+        "a spade led before spades are broken, holding another suit",
+    )
+    BID_OUT_OF_RANGE = (
+        "BID_OUT_OF_RANGE",
+        _PRECONDITION,
+        "a bid of more tricks than this table deals",
+    )
+    NIL_NOT_ALLOWED = (
+        "NIL_NOT_ALLOWED",
+        _PRECONDITION,
+        "a Nil bid where the rules or the partner's bid forbid it",
+    )
+    BID_BELOW_TEAM_MINIMUM = (
+        "BID_BELOW_TEAM_MINIMUM",
+        _PRECONDITION,
+        "a bid that leaves the team under its minimum bid",
+    )
+    BLIND_NIL_NOT_OPEN = (
+        "BLIND_NIL_NOT_OPEN",
+        _PRECONDITION,
+        "Blind Nil when the partner already bid Blind Nil",
+    )
+    NO_EXTENSION = (
+        "NO_EXTENSION",
+        _PRECONDITION,
+        "claiming an extension at a table whose clock has none",
+    )
+    EXTENSION_ALREADY_CLAIMED = (
+        "EXTENSION_ALREADY_CLAIMED",
+        _PRECONDITION,
+        "claiming this turn's extension a second time",
+    )
+    NO_AUTOMATIC_ACTION = (
+        "NO_AUTOMATIC_ACTION",
+        _PRECONDITION,
+        "the clock acts when no automatic action answers",
+    )
+    NO_SEED = "NO_SEED", _PRECONDITION, "dealing from a view, which has no seed"
+    HOUSE_BOTS_OFF = (
+        "HOUSE_BOTS_OFF",
+        _PRECONDITION,
+        "asking for a house bot on a server that runs none",
+    )
+    # -- races: retry after reading the table again -----------------------------------------
+    STALE_SEQUENCE = (
+        "STALE_SEQUENCE",
+        _ABORTED,
+        "an action answering a sequence the table has moved past",
+    )
+    SUPERSEDED = "SUPERSEDED", _ABORTED, "a newer stream for the same seat and token took over"
+    TABLE_BUSY = "TABLE_BUSY", _ABORTED, "the table kept changing under the request"
+    SEQUENCE_AHEAD = "SEQUENCE_AHEAD", _OUT_OF_RANGE, "a sequence past the table's latest"
+    TABLE_NOT_FOUND = "TABLE_NOT_FOUND", _NOT_FOUND, "a table id no table has"
+    # -- who may call ------------------------------------------------------------------------
+    SEAT_TOKEN_MISSING = (
+        "SEAT_TOKEN_MISSING",
+        _UNAUTHENTICATED,
+        "a seat call without the spades-seat-token metadata",
+    )
+    SEAT_TOKEN_INVALID = (
+        "SEAT_TOKEN_INVALID",
+        _UNAUTHENTICATED,
+        "a seat token that is not (or no longer) valid",
+    )
+    SEAT_TOKEN_OTHER_TABLE = (
+        "SEAT_TOKEN_OTHER_TABLE",
+        _DENIED,
+        "a seat token sent with another table's id",
+    )
+    OPERATOR_TOKEN_MISSING = (
+        "OPERATOR_TOKEN_MISSING",
+        _UNAUTHENTICATED,
+        "an admin call without the operator token",
+    )
+    OPERATOR_TOKEN_INVALID = (
+        "OPERATOR_TOKEN_INVALID",
+        _UNAUTHENTICATED,
+        "an admin call with a wrong operator token",
+    )
+    ADMIN_DISABLED = (
+        "ADMIN_DISABLED",
+        _DENIED,
+        "an admin call on a server with no operator token configured",
+    )
+    JOIN_CODE_REQUIRED = (
+        "JOIN_CODE_REQUIRED",
+        _DENIED,
+        "joining a private table without its join code",
+    )
+    WRONG_JOIN_CODE = "WRONG_JOIN_CODE", _DENIED, "joining a private table with a wrong join code"
+    SUBSTITUTE_MAY_NOT_CONCEDE = (
+        "SUBSTITUTE_MAY_NOT_CONCEDE",
+        _DENIED,
+        "a substitute concedes for the seat's player",
+    )
+    # -- limits ------------------------------------------------------------------------------
+    RATE_LIMITED = (
+        "RATE_LIMITED",
+        _EXHAUSTED,
+        "too many actions or tables too fast: wait the RetryInfo delay",
+    )
+    TOO_MANY_STREAMS = (
+        "TOO_MANY_STREAMS",
+        _EXHAUSTED,
+        "one more Play stream than a seat token may have open",
+    )
+    QUICK_MATCH_QUEUE_FULL = (
+        "QUICK_MATCH_QUEUE_FULL",
+        _EXHAUSTED,
+        "one more player waiting from an address than allowed",
+    )
+    HOUSE_BOTS_BUSY = (
+        "HOUSE_BOTS_BUSY",
+        _EXHAUSTED,
+        "the server already runs as many house bots as it may",
+    )
+    STREAM_NOT_READ = (
+        "STREAM_NOT_READ",
+        _EXHAUSTED,
+        "a stream whose client stopped reading for too long",
+    )
+    CLIENT_STREAMING_UNSUPPORTED = (
+        "CLIENT_STREAMING_UNSUPPORTED",
+        "UNIMPLEMENTED",
+        "a client-streaming method (Play) called over gRPC-Web: use Seat and Act",
+    )
+    # -- the server, not the request ---------------------------------------------------------
+    LOG_UNAVAILABLE = (
+        "LOG_UNAVAILABLE",
+        _UNAVAILABLE,
+        "the event log cannot be written or read now: retry",
+    )
+    SHUTTING_DOWN = (
+        "SHUTTING_DOWN",
+        _UNAVAILABLE,
+        "the server is going away: reconnect (to another replica)",
+    )
+
+
+# A code is its own name on the wire (written out above so a reader can grep for it).
+assert all(member.value == member.name for member in Reason), "a code must equal its name"
+
+#: Every code, by name (what a docs test or a client reading ErrorInfo.reason looks up).
+CODES: Final[frozenset[str]] = frozenset(member.name for member in Reason)

@@ -1,0 +1,108 @@
+"""The engine decides each refusal's reason code where it decides the refusal."""
+
+from __future__ import annotations
+
+import pytest
+
+from spades.engine import (
+    BID,
+    CLAIM_EXTENSION,
+    PLAY,
+    Clock,
+    IllegalAction,
+    InvalidRules,
+    MakeBid,
+    MatchState,
+    PassCards,
+    Phase,
+    Rules,
+    new_match,
+    seated_match,
+)
+from spades.engine.cards import CARDS
+from spades.reasons import Reason
+
+
+def refusal(state: MatchState, seat: int, action: object) -> IllegalAction:
+    with pytest.raises(IllegalAction) as refused:
+        state.apply(seat, action)  # type: ignore[arg-type]
+    return refused.value
+
+
+def test_bidding_refusals() -> None:
+    state, _ = seated_match(Rules(nil_allowed=False), seed=bytes(32))
+    turn = state.seat_to_act()
+    other = (turn + 1) % 4
+    assert refusal(state, other, BID[3]).code is Reason.NOT_YOUR_TURN
+    assert refusal(state, turn, PLAY[0]).code is Reason.WRONG_PHASE
+    assert refusal(state, turn, MakeBid(0)).code is Reason.NIL_NOT_ALLOWED
+    too_many = refusal(state, turn, MakeBid(14))
+    assert (too_many.code, too_many.field) == (Reason.BID_OUT_OF_RANGE, "bid.tricks")
+    # No table deals 1,000,000 cards: impossible whoever's turn it is, checked first.
+    for seat in (turn, other):
+        impossible = refusal(state, seat, MakeBid(1_000_000))
+        assert (impossible.code, impossible.field) == (Reason.IMPOSSIBLE_BID, "bid.tricks")
+    card = CARDS[0]
+    for cards in ((card,), (card, card), (card, CARDS[1], CARDS[2])):
+        impossible = refusal(state, other, PassCards(cards))
+        assert (impossible.code, impossible.field) == (Reason.IMPOSSIBLE_PASS, "card_pass.cards")
+
+
+def test_play_refusals() -> None:
+    state, _ = seated_match(Rules(clock=Clock(extension_millis=0)), seed=bytes(32))
+    while state.phase is not Phase.PLAYING:
+        state.act(state.seat_to_act(), BID[1])
+    leader = state.seat_to_act()
+    hand = state.hand_of(leader)
+    assert refusal(state, leader, CLAIM_EXTENSION).code is Reason.NO_EXTENSION
+    spades = [card for card in hand if card.suit == 3]
+    assert spades and len(spades) < len(hand)  # (the seed's leader holds both)
+    assert refusal(state, leader, PLAY[spades[0]]).code is Reason.SPADES_NOT_BROKEN
+    missing = next(card for card in CARDS[:52] if card not in hand)
+    not_held = refusal(state, leader, PLAY[missing])
+    assert (not_held.code, not_held.field) == (Reason.CARD_NOT_HELD, "play_card")
+    led = next(card for card in hand if card.suit != 3)
+    state.act(leader, PLAY[led])
+    second = state.seat_to_act()
+    second_hand = state.hand_of(second)
+    off_suit = [card for card in second_hand if card.suit != led.suit]
+    assert off_suit and len(off_suit) < len(second_hand)  # (the seed's second seat can follow)
+    refused = refusal(state, second, PLAY[off_suit[0]])
+    assert refused.code is Reason.MUST_FOLLOW_SUIT
+    assert refused.reason.startswith("you hold a")
+
+
+def test_the_two_of_clubs_lead() -> None:
+    state, _ = seated_match(Rules(two_of_clubs_leads=True), seed=bytes(32))
+    while state.phase is not Phase.PLAYING:
+        state.act(state.seat_to_act(), BID[1])
+    leader = state.seat_to_act()
+    other = next(card for card in state.hand_of(leader) if card != 0)  # 0 is the 2♣
+    assert refusal(state, leader, PLAY[other]).code is Reason.MUST_LEAD_TWO_OF_CLUBS
+
+
+def test_seating_and_ending_refusals() -> None:
+    state, _ = new_match(Rules(), seed=bytes(32))
+    state, _ = state.apply_seat(0, "north")
+    with pytest.raises(IllegalAction) as taken:
+        state.apply_seat(0, "again")
+    assert taken.value.code is Reason.SEAT_TAKEN
+    with pytest.raises(IllegalAction) as empty:
+        state.leave_seat(1)
+    assert empty.value.code is Reason.SEAT_EMPTY
+    assert refusal(state, 0, BID[3]).code is Reason.MATCH_NOT_STARTED
+    played, _ = seated_match(Rules(), seed=bytes(32))
+    ended, _ = played.close()
+    assert refusal(ended, 0, BID[3]).code is Reason.MATCH_OVER
+    with pytest.raises(IllegalAction) as over:
+        ended.close()
+    assert over.value.code is Reason.MATCH_OVER
+
+
+def test_rules_and_deals_refusals_name_their_code() -> None:
+    with pytest.raises(InvalidRules) as rules:
+        Rules(target_score=50)
+    assert (rules.value.code, rules.value.field) == (Reason.INVALID_RULES, "target_score")
+    with pytest.raises(InvalidRules) as deals:
+        new_match(Rules(), preset_deals=[[range(13)] * 4])
+    assert deals.value.code is Reason.INVALID_DEALS

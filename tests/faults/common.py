@@ -148,12 +148,14 @@ class RecordingClient(SpadesClient):
         super().__init__(address, channel_options=channel_options)
         self.journals: defaultdict[str, SeatJournal] = defaultdict(SeatJournal)
 
-    async def play(self, seat_token: str, after_sequence: int = 0) -> SeatConnection:
+    async def play(
+        self, seat_token: str, after_sequence: int = 0, *, latest: bool = False
+    ) -> SeatConnection:
         journal = self.journals[seat_token]
         connection = RecordingConnection(self, seat_token, journal)
         journal.streams_opened.append(connection.opened_at)
         try:
-            await connection.start(after_sequence)
+            await connection.start(after_sequence, latest=latest)
         except BaseException:
             await connection.close()
             raise

@@ -112,10 +112,10 @@ class SeatStream:
         self.received: list[play_pb2.PlayResponse] = []
         self._pending: list[play_pb2.PlayResponse] = []
 
-    async def start(self, after_sequence: int = 0) -> play_pb2.Snapshot:
-        await self.call.write(
-            play_pb2.PlayRequest(start=play_pb2.StartPlay(after_sequence=after_sequence))
-        )
+    async def start(self, after_sequence: int | None = None) -> play_pb2.Snapshot:
+        """Send ``start``: after ``after_sequence`` (0: from the beginning), or from the
+        latest sequence for None."""
+        await self.call.write(play_pb2.PlayRequest(start=start_at(after_sequence)))
         message = await self.next()
         assert message.WhichOneof("kind") == "snapshot", message
         return message.snapshot
@@ -333,9 +333,22 @@ class WatchStream:
         self.call.cancel()
 
 
-def watch(client: Client, table_id: str, after_sequence: int = 0) -> WatchStream:
+def start_at(after_sequence: int | None) -> play_pb2.StartPlay:
+    """Where a stream starts: after ``after_sequence``, or at the latest sequence for None."""
+    if after_sequence is None:
+        return play_pb2.StartPlay(latest=True)
+    return play_pb2.StartPlay(after_sequence=after_sequence)
+
+
+def watch(client: Client, table_id: str, after_sequence: int | None = None) -> WatchStream:
+    """A Watch stream: after ``after_sequence`` (0: from the beginning), or the latest (None)."""
+    start = start_at(after_sequence)
     return WatchStream(
-        client.play.Watch(play_pb2.WatchRequest(table_id=table_id, after_sequence=after_sequence))
+        client.play.Watch(
+            play_pb2.WatchRequest(
+                table_id=table_id, after_sequence=start.after_sequence, latest=start.latest
+            )
+        )
     )
 
 

@@ -24,48 +24,51 @@ _sym_db = _symbol_database.Default()
 
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from spades.v1 import actions_pb2 as spades_dot_v1_dot_actions__pb2
+from spades.v1 import cards_pb2 as spades_dot_v1_dot_cards__pb2
 from spades.v1 import events_pb2 as spades_dot_v1_dot_events__pb2
 from spades.v1 import record_pb2 as spades_dot_v1_dot_record__pb2
 from spades.v1 import view_pb2 as spades_dot_v1_dot_view__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14spades/v1/play.proto\x12\tspades.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17spades/v1/actions.proto\x1a\x16spades/v1/events.proto\x1a\x16spades/v1/record.proto\x1a\x14spades/v1/view.proto\"#\n\tStartPlay\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\"W\n\rActionRequest\x12\x11\n\taction_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x04\x12!\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x11.spades.v1.Action\"h\n\x0bPlayRequest\x12%\n\x05start\x18\x01 \x01(\x0b\x32\x14.spades.v1.StartPlayH\x00\x12*\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x18.spades.v1.ActionRequestH\x00\x42\x06\n\x04kind\"@\n\x08Snapshot\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\"\n\x04view\x18\x02 \x01(\x0b\x32\x14.spades.v1.MatchView\"v\n\nTurnPrompt\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12(\n\rlegal_actions\x18\x02 \x03(\x0b\x32\x11.spades.v1.Action\x12,\n\x08\x64\x65\x61\x64line\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"c\n\x0c\x41\x63tionResult\x12\x11\n\taction_id\x18\x01 \x01(\t\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x08\x12\x0c\n\x04\x63ode\x18\x03 \x01(\x05\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x10\n\x08sequence\x18\x05 \x01(\x04\"\xbd\x01\n\x0cPlayResponse\x12\'\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.SnapshotH\x00\x12!\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.spades.v1.EventH\x00\x12\'\n\x06prompt\x18\x03 \x01(\x0b\x32\x15.spades.v1.TurnPromptH\x00\x12\x30\n\raction_result\x18\x04 \x01(\x0b\x32\x17.spades.v1.ActionResultH\x00\x42\x06\n\x04kind\"8\n\x0cWatchRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\"c\n\rWatchResponse\x12\'\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.SnapshotH\x00\x12!\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.spades.v1.EventH\x00\x42\x06\n\x04kind\"$\n\x10GetRecordRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\":\n\x11GetRecordResponse\x12%\n\x06record\x18\x01 \x01(\x0b\x32\x15.spades.v1.GameRecord\"%\n\x0bSeatRequest\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\"\x8b\x01\n\x0cSeatResponse\x12\'\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.SnapshotH\x00\x12!\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.spades.v1.EventH\x00\x12\'\n\x06prompt\x18\x03 \x01(\x0b\x32\x15.spades.v1.TurnPromptH\x00\x42\x06\n\x04kind\"6\n\nActRequest\x12(\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x18.spades.v1.ActionRequest\"6\n\x0b\x41\x63tResponse\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.spades.v1.ActionResult2\xc1\x02\n\x0bPlayService\x12;\n\x04Play\x12\x16.spades.v1.PlayRequest\x1a\x17.spades.v1.PlayResponse(\x01\x30\x01\x12<\n\x05Watch\x12\x17.spades.v1.WatchRequest\x1a\x18.spades.v1.WatchResponse0\x01\x12\x46\n\tGetRecord\x12\x1b.spades.v1.GetRecordRequest\x1a\x1c.spades.v1.GetRecordResponse\x12\x39\n\x04Seat\x12\x16.spades.v1.SeatRequest\x1a\x17.spades.v1.SeatResponse0\x01\x12\x34\n\x03\x41\x63t\x12\x15.spades.v1.ActRequest\x1a\x16.spades.v1.ActResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14spades/v1/play.proto\x12\tspades.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17spades/v1/actions.proto\x1a\x15spades/v1/cards.proto\x1a\x16spades/v1/events.proto\x1a\x16spades/v1/record.proto\x1a\x14spades/v1/view.proto\"3\n\tStartPlay\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\x12\x0e\n\x06latest\x18\x02 \x01(\x08\"W\n\rActionRequest\x12\x11\n\taction_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x04\x12!\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x11.spades.v1.Action\"h\n\x0bPlayRequest\x12%\n\x05start\x18\x01 \x01(\x0b\x32\x14.spades.v1.StartPlayH\x00\x12*\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x18.spades.v1.ActionRequestH\x00\x42\x06\n\x04kind\"@\n\x08Snapshot\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\"\n\x04view\x18\x02 \x01(\x0b\x32\x14.spades.v1.MatchView\"\xd6\x01\n\nTurnPrompt\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12(\n\rlegal_actions\x18\x02 \x03(\x0b\x32\x11.spades.v1.Action\x12,\n\x08\x64\x65\x61\x64line\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bmay_concede\x18\x04 \x01(\x08\x12\x1b\n\x13may_claim_extension\x18\x05 \x01(\x08\x12,\n\tcard_pass\x18\x06 \x01(\x0b\x32\x19.spades.v1.CardPassChoice\"?\n\x0e\x43\x61rdPassChoice\x12\r\n\x05\x63ount\x18\x01 \x01(\r\x12\x1e\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x0f.spades.v1.Card\"c\n\x0c\x41\x63tionResult\x12\x11\n\taction_id\x18\x01 \x01(\t\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x08\x12\x0c\n\x04\x63ode\x18\x03 \x01(\x05\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x10\n\x08sequence\x18\x05 \x01(\x04\"\xbd\x01\n\x0cPlayResponse\x12\'\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.SnapshotH\x00\x12!\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.spades.v1.EventH\x00\x12\'\n\x06prompt\x18\x03 \x01(\x0b\x32\x15.spades.v1.TurnPromptH\x00\x12\x30\n\raction_result\x18\x04 \x01(\x0b\x32\x17.spades.v1.ActionResultH\x00\x42\x06\n\x04kind\"H\n\x0cWatchRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\x12\x0e\n\x06latest\x18\x03 \x01(\x08\"c\n\rWatchResponse\x12\'\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.SnapshotH\x00\x12!\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.spades.v1.EventH\x00\x42\x06\n\x04kind\"$\n\x10GetRecordRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\":\n\x11GetRecordResponse\x12%\n\x06record\x18\x01 \x01(\x0b\x32\x15.spades.v1.GameRecord\"5\n\x0bSeatRequest\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\x12\x0e\n\x06latest\x18\x02 \x01(\x08\"\x8b\x01\n\x0cSeatResponse\x12\'\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.SnapshotH\x00\x12!\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.spades.v1.EventH\x00\x12\'\n\x06prompt\x18\x03 \x01(\x0b\x32\x15.spades.v1.TurnPromptH\x00\x42\x06\n\x04kind\"6\n\nActRequest\x12(\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x18.spades.v1.ActionRequest\"6\n\x0b\x41\x63tResponse\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.spades.v1.ActionResult2\xc1\x02\n\x0bPlayService\x12;\n\x04Play\x12\x16.spades.v1.PlayRequest\x1a\x17.spades.v1.PlayResponse(\x01\x30\x01\x12<\n\x05Watch\x12\x17.spades.v1.WatchRequest\x1a\x18.spades.v1.WatchResponse0\x01\x12\x46\n\tGetRecord\x12\x1b.spades.v1.GetRecordRequest\x1a\x1c.spades.v1.GetRecordResponse\x12\x39\n\x04Seat\x12\x16.spades.v1.SeatRequest\x1a\x17.spades.v1.SeatResponse0\x01\x12\x34\n\x03\x41\x63t\x12\x15.spades.v1.ActRequest\x1a\x16.spades.v1.ActResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'spades.v1.play_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_STARTPLAY']._serialized_start=163
-  _globals['_STARTPLAY']._serialized_end=198
-  _globals['_ACTIONREQUEST']._serialized_start=200
-  _globals['_ACTIONREQUEST']._serialized_end=287
-  _globals['_PLAYREQUEST']._serialized_start=289
-  _globals['_PLAYREQUEST']._serialized_end=393
-  _globals['_SNAPSHOT']._serialized_start=395
-  _globals['_SNAPSHOT']._serialized_end=459
-  _globals['_TURNPROMPT']._serialized_start=461
-  _globals['_TURNPROMPT']._serialized_end=579
-  _globals['_ACTIONRESULT']._serialized_start=581
-  _globals['_ACTIONRESULT']._serialized_end=680
-  _globals['_PLAYRESPONSE']._serialized_start=683
-  _globals['_PLAYRESPONSE']._serialized_end=872
-  _globals['_WATCHREQUEST']._serialized_start=874
-  _globals['_WATCHREQUEST']._serialized_end=930
-  _globals['_WATCHRESPONSE']._serialized_start=932
-  _globals['_WATCHRESPONSE']._serialized_end=1031
-  _globals['_GETRECORDREQUEST']._serialized_start=1033
-  _globals['_GETRECORDREQUEST']._serialized_end=1069
-  _globals['_GETRECORDRESPONSE']._serialized_start=1071
-  _globals['_GETRECORDRESPONSE']._serialized_end=1129
-  _globals['_SEATREQUEST']._serialized_start=1131
-  _globals['_SEATREQUEST']._serialized_end=1168
-  _globals['_SEATRESPONSE']._serialized_start=1171
-  _globals['_SEATRESPONSE']._serialized_end=1310
-  _globals['_ACTREQUEST']._serialized_start=1312
-  _globals['_ACTREQUEST']._serialized_end=1366
-  _globals['_ACTRESPONSE']._serialized_start=1368
-  _globals['_ACTRESPONSE']._serialized_end=1422
-  _globals['_PLAYSERVICE']._serialized_start=1425
-  _globals['_PLAYSERVICE']._serialized_end=1746
+  _globals['_STARTPLAY']._serialized_start=186
+  _globals['_STARTPLAY']._serialized_end=237
+  _globals['_ACTIONREQUEST']._serialized_start=239
+  _globals['_ACTIONREQUEST']._serialized_end=326
+  _globals['_PLAYREQUEST']._serialized_start=328
+  _globals['_PLAYREQUEST']._serialized_end=432
+  _globals['_SNAPSHOT']._serialized_start=434
+  _globals['_SNAPSHOT']._serialized_end=498
+  _globals['_TURNPROMPT']._serialized_start=501
+  _globals['_TURNPROMPT']._serialized_end=715
+  _globals['_CARDPASSCHOICE']._serialized_start=717
+  _globals['_CARDPASSCHOICE']._serialized_end=780
+  _globals['_ACTIONRESULT']._serialized_start=782
+  _globals['_ACTIONRESULT']._serialized_end=881
+  _globals['_PLAYRESPONSE']._serialized_start=884
+  _globals['_PLAYRESPONSE']._serialized_end=1073
+  _globals['_WATCHREQUEST']._serialized_start=1075
+  _globals['_WATCHREQUEST']._serialized_end=1147
+  _globals['_WATCHRESPONSE']._serialized_start=1149
+  _globals['_WATCHRESPONSE']._serialized_end=1248
+  _globals['_GETRECORDREQUEST']._serialized_start=1250
+  _globals['_GETRECORDREQUEST']._serialized_end=1286
+  _globals['_GETRECORDRESPONSE']._serialized_start=1288
+  _globals['_GETRECORDRESPONSE']._serialized_end=1346
+  _globals['_SEATREQUEST']._serialized_start=1348
+  _globals['_SEATREQUEST']._serialized_end=1401
+  _globals['_SEATRESPONSE']._serialized_start=1404
+  _globals['_SEATRESPONSE']._serialized_end=1543
+  _globals['_ACTREQUEST']._serialized_start=1545
+  _globals['_ACTREQUEST']._serialized_end=1599
+  _globals['_ACTRESPONSE']._serialized_start=1601
+  _globals['_ACTRESPONSE']._serialized_end=1655
+  _globals['_PLAYSERVICE']._serialized_start=1658
+  _globals['_PLAYSERVICE']._serialized_end=1979
 # @@protoc_insertion_point(module_scope)

@@ -275,7 +275,7 @@ def action_ids_by_seat(stored: Sequence[StoredEvent]) -> dict[int, Counter[str]]
 
 async def served_snapshot(client: SpadesClient, table_id: str) -> Snapshot:
     """The spectator's view at the table's latest sequence (the first message of a Watch)."""
-    stream = cast(AsyncGenerator[WatchMessage, None], client.watch(table_id))
+    stream = cast(AsyncGenerator[WatchMessage, None], client.watch(table_id, latest=True))
     try:
         first = await asyncio.wait_for(anext(stream), 10)
     finally:

@@ -227,11 +227,13 @@ function seatControls(seated: Seated, send: (action: Action) => void, redraw: ()
     });
     choices.push(button);
   }
+  // Not an answer to the prompt, so apart from the choices: the turn's one extension of the clock.
+  const options: HTMLElement[] = [];
   if (prompt?.mayClaimExtension) {
     const label = "Claim more time";
-    const button = h("button", { type: "button", class: "choice", "data-choice": label }, label);
+    const button = h("button", { type: "button", class: "option", "data-option": "extension" }, label);
     button.addEventListener("click", () => send({ kind: { case: "extensionClaim", value: {} } } as Action));
-    choices.push(button);
+    options.push(button);
   }
   const you = seated.state.viewer ? seatName(seated.state.viewer) : "";
   const what = !prompt ? "Waiting for the others…" : playable.length ? "Your turn: play a card." : passing ? "Choose the cards to pass." : "Your turn.";
@@ -239,6 +241,7 @@ function seatControls(seated: Seated, send: (action: Action) => void, redraw: ()
     h("p", { class: "prompt" }, `You are ${you}. ${what}`),
     h("div", { class: "hand" }, ...cards),
     choices.length ? h("div", { class: "choices" }, ...choices) : null,
+    options.length ? h("div", { class: "options" }, ...options) : null,
     seated.refusal ? h("p", { class: "refusal", role: "alert" }, seated.refusal) : null,
   );
 }

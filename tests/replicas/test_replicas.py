@@ -12,7 +12,7 @@ import random
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import pytest
@@ -230,7 +230,7 @@ async def test_an_action_id_has_one_first_result_across_replicas(tmp_path: Path)
 
         async def turn() -> tuple[str, int]:
             stream = a.play.Watch(play_pb2.WatchRequest(table_id=table_id, latest=True))
-            snapshot = (await stream.read()).snapshot
+            snapshot = cast(play_pb2.WatchResponse, await stream.read()).snapshot
             stream.cancel()
             return tokens[snapshot.view.turn - 1], snapshot.sequence
 

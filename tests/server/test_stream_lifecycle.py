@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from typing import cast
 
 import grpc
 import pytest
@@ -98,7 +99,8 @@ async def test_play_seat_and_watch_end_with_ok_after_the_seed_is_revealed(
     seat_call = client.play.Seat(
         play_pb2.SeatRequest(latest=True), metadata=((TOKEN_KEY, tokens[other]),)
     )
-    assert (await seat_call.read()).WhichOneof("kind") == "snapshot"
+    opened = cast(play_pb2.SeatResponse, await seat_call.read())
+    assert opened.WhichOneof("kind") == "snapshot"
     assert await streams.pop(other).until_end() == Code.ABORTED
     # The action that ends the match: its result comes before the stream ends.
     conceded = await streams[seat].act(CONCEDE, prompt.sequence, action_id="the-end")
@@ -114,9 +116,9 @@ async def test_play_seat_and_watch_end_with_ok_after_the_seed_is_revealed(
         for m in streams[seat].received
         if m.WhichOneof("kind") == "action_result"
     )
-    seat_messages = []
+    seat_messages: list[play_pb2.SeatResponse] = []
     while (message := await seat_call.read()) is not grpc.aio.EOF:  # type: ignore[attr-defined]
-        seat_messages.append(message)
+        seat_messages.append(cast(play_pb2.SeatResponse, message))
     assert await seat_call.code() == Code.OK
     assert seat_messages[-1].event.HasField("seed_revealed")
     while True:

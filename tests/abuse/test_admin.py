@@ -26,7 +26,7 @@ from tests.abuse.common import (
     serving,
 )
 from tests.backends import Storages
-from tests.server.harness import Client, log_events, rpc_error
+from tests.server.harness import TOKEN_KEY, Client, log_events, rpc_error
 
 SEATS = [cards_pb2.SEAT_NORTH, cards_pb2.SEAT_EAST, cards_pb2.SEAT_SOUTH, cards_pb2.SEAT_WEST]
 METHODS = list(admin_pb2.DESCRIPTOR.services_by_name["AdminService"].methods_by_name)
@@ -332,18 +332,19 @@ async def test_closing_a_table_ends_its_match_through_the_engine(storage: Storag
         assert ended.match_ended.reason == events_pb2.MATCH_END_REASON_CLOSED
         assert not ended.match_ended.winners
         assert revealed.WhichOneof("kind") == "seed_revealed"
-        # Every seat's stream sees the end.
+        # Every seat's stream sees the end, then ends with OK.
         for stream in streams:
-            while True:
-                message = await stream.next()
-                if message.WhichOneof("kind") == "event" and (
-                    message.event.WhichOneof("kind") == "seed_revealed"
-                ):
-                    break
+            assert await stream.until_end() == Code.OK
+            assert stream.events()[-1].event.WhichOneof("kind") == "seed_revealed"
         # No action is taken after it.
-        result = await streams[0].act(
-            actions_pb2.Action(concession=actions_pb2.Concession()), len(logged), action_id="late"
+        late = play_pb2.ActRequest(
+            action=play_pb2.ActionRequest(
+                action_id="late",
+                sequence=len(logged),
+                action=actions_pb2.Action(concession=actions_pb2.Concession()),
+            )
         )
+        result = (await client.play.Act(late, metadata=((TOKEN_KEY, tokens[0]),))).result
         assert not result.accepted and result.code == Code.FAILED_PRECONDITION.value[0]
         for stream in streams:
             await stream.close()

@@ -395,6 +395,8 @@ async def _play_randomly(fuzz: Fuzz, data: st.DataObject) -> None:
     for _ in range(data.draw(st.integers(5, 40), label="steps")):
         table = fuzz.server.store.cached(table_id)
         state = table.state
+        if table.finished:
+            break  # a concession ended the match, and with it every seat's stream
         kind = data.draw(st.sampled_from(STEP_KINDS))
         seat = data.draw(st.integers(0, rules.players - 1))
         sequence = table.version

@@ -77,7 +77,7 @@ async def test_the_schema_has_the_unique_key_and_a_version(
 ) -> None:
     log = await opened(make_log())
     await log.append("table-1", 0, [b"a"])
-    assert await admin.fetchval("SELECT version FROM eventlog_schema") == 1
+    assert await admin.fetchval("SELECT version FROM eventlog_schema") == 2  # events, claims
     with pytest.raises(asyncpg.UniqueViolationError):  # the unique key is the final guard
         await admin.execute(
             "INSERT INTO events (stream_id, version, recorded_at, data)"

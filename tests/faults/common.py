@@ -148,12 +148,14 @@ class RecordingClient(SpadesClient):
         super().__init__(address, channel_options=channel_options)
         self.journals: defaultdict[str, SeatJournal] = defaultdict(SeatJournal)
 
-    async def play(self, seat_token: str, after_sequence: int = 0) -> SeatConnection:
+    async def play(
+        self, seat_token: str, after_sequence: int = 0, *, latest: bool = False
+    ) -> SeatConnection:
         journal = self.journals[seat_token]
         connection = RecordingConnection(self, seat_token, journal)
         journal.streams_opened.append(connection.opened_at)
         try:
-            await connection.start(after_sequence)
+            await connection.start(after_sequence, latest=latest)
         except BaseException:
             await connection.close()
             raise
@@ -273,7 +275,7 @@ def action_ids_by_seat(stored: Sequence[StoredEvent]) -> dict[int, Counter[str]]
 
 async def served_snapshot(client: SpadesClient, table_id: str) -> Snapshot:
     """The spectator's view at the table's latest sequence (the first message of a Watch)."""
-    stream = cast(AsyncGenerator[WatchMessage, None], client.watch(table_id))
+    stream = cast(AsyncGenerator[WatchMessage, None], client.watch(table_id, latest=True))
     try:
         first = await asyncio.wait_for(anext(stream), 10)
     finally:

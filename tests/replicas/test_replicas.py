@@ -12,18 +12,18 @@ import random
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import pytest
 
 from spades.engine import Clock, Rules
-from spades.v1 import lobby_pb2, play_pb2
+from spades.v1 import actions_pb2, lobby_pb2, play_pb2
 from spades_server.config import Settings
 from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.server import SpadesServer
 from tests.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
-from tests.server.harness import Client, SeatStream, play_until_over
+from tests.server.harness import Client, SeatStream, log_events, play_until_over
 
 pytestmark = pytest.mark.asyncio
 
@@ -207,3 +207,54 @@ async def test_a_replica_dies_and_its_clients_continue_on_another(tmp_path: Path
         assert record.events[-1].WhichOneof("kind") == "seed_revealed"
         for stream, seen in zip(moved, last_seen, strict=True):
             assert sequences(stream) == list(range(seen + 1, record.events[-1].sequence + 1))
+
+
+async def test_an_action_id_has_one_first_result_across_replicas(tmp_path: Path) -> None:
+    """A refusal through one replica is the answer to the same id through the other (with a
+    legal action this time); racing, the two replicas still give the id one result."""
+    legal = actions_pb2.Action(bid=actions_pb2.Bid(kind=actions_pb2.Bid.KIND_TRICKS, tricks=3))
+    illegal = actions_pb2.Action(bid=actions_pb2.Bid(kind=actions_pb2.Bid.KIND_TRICKS, tricks=99))
+
+    async def act(
+        client: Client, token: str, action_id: str, sequence: int, action: actions_pb2.Action
+    ) -> play_pb2.ActionResult:
+        request = play_pb2.ActRequest(
+            action=play_pb2.ActionRequest(action_id=action_id, sequence=sequence, action=action)
+        )
+        response = await client.play.Act(request, metadata=(("spades-seat-token", token),))
+        return response.result
+
+    async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
+        table_id = (await a.create_table(Rules(max_hands=1))).table.table_id
+        tokens = await a.seat_all(table_id)
+
+        async def turn() -> tuple[str, int]:
+            stream = a.play.Watch(play_pb2.WatchRequest(table_id=table_id, latest=True))
+            snapshot = cast(play_pb2.WatchResponse, await stream.read()).snapshot
+            stream.cancel()
+            return tokens[snapshot.view.turn - 1], snapshot.sequence
+
+        token, sequence = await turn()
+        refused = await act(a, token, "first", sequence, illegal)
+        assert not refused.accepted and refused.reason
+        for client in (b, a):
+            again = await act(client, token, "first", sequence, legal)
+            assert (again.accepted, again.code, again.reason) == (
+                False,
+                refused.code,
+                refused.reason,
+            ), again
+        assert (await turn())[1] == sequence, "a refusal takes no version"
+
+        for number in range(6):  # the same id, a refusal and an acceptance racing
+            token, sequence = await turn()
+            action_id = f"race-{number}"
+            results = await asyncio.gather(
+                act(a, token, action_id, sequence, illegal if number % 2 else legal),
+                act(b, token, action_id, sequence, legal if number % 2 else illegal),
+            )
+            outcomes = {(r.accepted, r.sequence, r.code, r.reason) for r in results}
+            assert len(outcomes) == 1, results
+            logged = await log_events(servers[1], table_id)
+            applied = [event for event in logged if event.action_id == action_id]
+            assert len(applied) == (1 if results[0].accepted else 0), (applied, results)

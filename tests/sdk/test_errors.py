@@ -66,7 +66,7 @@ async def test_unknown_table_private_table_and_bad_token(client: SpadesClient) -
 async def test_an_illegal_action_is_refused_with_the_reason(client: SpadesClient) -> None:
     _, tokens = await seat_bots(client, Rules())
     for token in tokens:
-        connection = await client.play(token)
+        connection = await client.play(token, latest=True)
         assert connection.snapshot is not None
         if connection.snapshot.view.legal_actions:
             break

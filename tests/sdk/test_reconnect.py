@@ -101,11 +101,11 @@ async def test_a_repeated_action_id_gets_the_first_result(client: SpadesClient) 
     rules = Rules(max_hands=1)
     table_id, tokens = await seat_bots(client, rules)
     table = await client.get_table(table_id)
-    probe = await client.play(tokens[0])
+    probe = await client.play(tokens[0], latest=True)
     assert probe.snapshot is not None
     bidder = protocol.seat_from_proto(probe.snapshot.view.turn)  # the first to bid
     await probe.close()
-    connection = await client.play(tokens[bidder])
+    connection = await client.play(tokens[bidder], latest=True)
     prompt = await _next_prompt(connection)
     action = prompt.legal_actions[-1]
     await connection.send(action, prompt.sequence, "bid-once")

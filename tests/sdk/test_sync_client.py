@@ -74,9 +74,10 @@ def _sync_streams(address: str) -> tuple[list[object], list[object], int]:
                 for seat, ticket in enumerate(tickets[1:], 1)
             ]
             played: list[object] = []
-            with client.play(tickets[0].token) as connection:
+            with client.play(tickets[0].token, latest=True) as connection:
                 assert connection.snapshot is not None
-                assert connection.snapshot.seat_view().viewer == 0  # the engine's view
+                seat_view = connection.snapshot.seat_view()  # the engine's view
+                assert seat_view is not None and seat_view.viewer == 0
                 for message in connection:
                     played.append(message)
                     if isinstance(message, Prompt):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import random
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -112,10 +113,10 @@ class SeatStream:
         self.received: list[play_pb2.PlayResponse] = []
         self._pending: list[play_pb2.PlayResponse] = []
 
-    async def start(self, after_sequence: int = 0) -> play_pb2.Snapshot:
-        await self.call.write(
-            play_pb2.PlayRequest(start=play_pb2.StartPlay(after_sequence=after_sequence))
-        )
+    async def start(self, after_sequence: int | None = None) -> play_pb2.Snapshot:
+        """Send ``start``: after ``after_sequence`` (0: from the beginning), or from the
+        latest sequence for None."""
+        await self.call.write(play_pb2.PlayRequest(start=start_at(after_sequence)))
         message = await self.next()
         assert message.WhichOneof("kind") == "snapshot", message
         return message.snapshot
@@ -181,6 +182,26 @@ class SeatStream:
         finally:
             self._pending[:0] = skipped
 
+    async def until_end(self, timeout: float = READ_TIMEOUT) -> grpc.StatusCode:
+        """Read every message left until the server ends the stream; its status."""
+        while True:
+            try:
+                await self.next(timeout)
+            except EOFError:
+                break
+            except grpc.aio.AioRpcError as error:
+                return error.code()
+        return cast(grpc.StatusCode, await self.call.code())
+
+    def kinds(self) -> list[str]:
+        """What each received message was, in order ("event:seed_revealed", "prompt", ...)."""
+        return [
+            f"event:{m.event.WhichOneof('kind')}"
+            if m.WhichOneof("kind") == "event"
+            else str(m.WhichOneof("kind"))
+            for m in self.received
+        ]
+
     async def close(self) -> None:
         with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
             await self.call.done_writing()  # the server may have ended the call already
@@ -195,7 +216,7 @@ async def play_until_over(stream: SeatStream, rng: random.Random) -> None:
         if kind == "event" and message.event.WhichOneof("kind") == "seed_revealed":
             return
         if kind == "prompt":
-            action = rng.choice(list(message.prompt.legal_actions))
+            action = rng.choice(choices_of(message.prompt))
             result = await stream.act(action, message.prompt.sequence)
             assert result.accepted or result.code == grpc.StatusCode.ABORTED.value[0], result
 
@@ -333,9 +354,30 @@ class WatchStream:
         self.call.cancel()
 
 
-def watch(client: Client, table_id: str, after_sequence: int = 0) -> WatchStream:
+def choices_of(prompt: play_pb2.TurnPrompt) -> list[actions_pb2.Action]:
+    """Every answer a prompt allows: its legal actions, or each pass of its card-pass choice."""
+    if prompt.HasField("card_pass"):
+        chosen = itertools.combinations(prompt.card_pass.cards, prompt.card_pass.count)
+        return [actions_pb2.Action(card_pass=actions_pb2.CardPass(cards=cards)) for cards in chosen]
+    return list(prompt.legal_actions)
+
+
+def start_at(after_sequence: int | None) -> play_pb2.StartPlay:
+    """Where a stream starts: after ``after_sequence``, or at the latest sequence for None."""
+    if after_sequence is None:
+        return play_pb2.StartPlay(latest=True)
+    return play_pb2.StartPlay(after_sequence=after_sequence)
+
+
+def watch(client: Client, table_id: str, after_sequence: int | None = None) -> WatchStream:
+    """A Watch stream: after ``after_sequence`` (0: from the beginning), or the latest (None)."""
+    start = start_at(after_sequence)
     return WatchStream(
-        client.play.Watch(play_pb2.WatchRequest(table_id=table_id, after_sequence=after_sequence))
+        client.play.Watch(
+            play_pb2.WatchRequest(
+                table_id=table_id, after_sequence=start.after_sequence, latest=start.latest
+            )
+        )
     )
 
 
@@ -349,7 +391,7 @@ async def current_view(client: Client, table_id: str) -> play_pb2.Snapshot:
 
 
 def random_action(seat: int, prompt: play_pb2.TurnPrompt, rng: random.Random) -> actions_pb2.Action:
-    return rng.choice(list(prompt.legal_actions))
+    return rng.choice(choices_of(prompt))
 
 
 async def play_turns(

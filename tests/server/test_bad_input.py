@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -391,24 +392,30 @@ async def test_action_refusals(client: Client, server: SpadesServer) -> None:
             "you do not hold the",
         )
 
-    # The match ends by a concession; then every action is refused as too late.
+    # The match ends by a concession: every stream ends with OK after the seed is revealed,
+    # and every action (through Act now) is refused as too late.
     conceded = await streams[idle].act(CONCEDE, now.sequence)
     assert conceded.accepted, conceded
     over = await current_view(client, table_id)
     assert over.view.phase == view_pb2.PHASE_ENDED
-    async with nothing_written(server, client, table_id):
-        for seat_stream in streams.values():
-            for action in (bid(3), play(heart), CONCEDE):
-                assert_refused(
-                    await seat_stream.act(action, over.sequence),
-                    Code.FAILED_PRECONDITION,
-                    "over",
-                )
-            assert_refused(
-                await seat_stream.act(CONCEDE, over.sequence - 1), Code.FAILED_PRECONDITION
-            )
     for seat_stream in streams.values():
-        await seat_stream.close()
+        assert await seat_stream.until_end() == Code.OK
+        assert seat_stream.events()[-1].event.HasField("seed_revealed")
+    async with nothing_written(server, client, table_id):
+        for token in tokens:
+            for action, sequence in (
+                (bid(3), over.sequence),
+                (play(heart), over.sequence),
+                (CONCEDE, over.sequence),
+                (CONCEDE, over.sequence - 1),
+            ):
+                request = play_pb2.ActRequest(
+                    action=play_pb2.ActionRequest(
+                        action_id=uuid.uuid4().hex, sequence=sequence, action=action
+                    )
+                )
+                acted = await client.play.Act(request, metadata=((TOKEN_KEY, token),))
+                assert_refused(acted.result, Code.FAILED_PRECONDITION, "over")
 
 
 # ------------------------------------------------------------------------------ Watch, GetTable,

@@ -212,7 +212,7 @@ async def test_the_operator_token_and_a_finished_match(storage: Storages) -> Non
     ):
         client = Client(channel)
         admin = admin_pb2_grpc.AdminServiceStub(channel)
-        table_id, _, streams = await bidding_table(server, client)
+        table_id, tokens, streams = await bidding_table(server, client)
         close = admin_pb2.CloseTableRequest(table_id=table_id)
         async with nothing_written(server, client, table_id):
             error = await rpc_error(admin.CloseTable(close))
@@ -225,8 +225,14 @@ async def test_the_operator_token_and_a_finished_match(storage: Storages) -> Non
         over = await current_view(client, table_id)
         assert over.view.phase == view_pb2.PHASE_ENDED
         async with nothing_written(server, client, table_id):
-            result = await streams[0].act(bid(3), over.sequence)
-            assert_action_refused(result, Code.FAILED_PRECONDITION, "MATCH_OVER")
+            # The Play streams ended with the match; an action still comes through Act.
+            act = play_pb2.ActRequest(
+                action=play_pb2.ActionRequest(
+                    action_id="late", sequence=over.sequence, action=bid(3)
+                )
+            )
+            answered = await client.play.Act(act, metadata=((TOKEN_KEY, tokens[0]),))
+            assert_action_refused(answered.result, Code.FAILED_PRECONDITION, "MATCH_OVER")
             error = await rpc_error(admin.CloseTable(close, metadata=operator))
             assert_call_refused(error, Code.FAILED_PRECONDITION, "MATCH_OVER")
             join = lobby_pb2.JoinTableRequest(table_id=table_id, player_name="late")
@@ -306,9 +312,7 @@ async def test_action_refusals_carry_their_reason_code(
             assert_action_refused(result, Code.INVALID_ARGUMENT, reason_code, "action_id")
             assert len(result.reason) < 120
         await stream.call.write(play_pb2.PlayRequest(start=play_pb2.StartPlay()))
-        assert_action_refused(
-            await stream.act_result(""), Code.INVALID_ARGUMENT, "UNEXPECTED_MESSAGE"
-        )
+        assert_action_refused(await stream.act_result(""), Code.INVALID_ARGUMENT, "START_AGAIN")
         # Act (the unary form) answers the same ActionResult, status included.
         act = play_pb2.ActRequest(
             action=play_pb2.ActionRequest(action_id="by act", sequence=sequence, action=bid(3))

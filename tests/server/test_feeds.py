@@ -16,7 +16,7 @@ from spades.v1 import play_pb2
 from spades_server import errors, tokens
 from spades_server.decisions import decide_join, decide_new_table
 from spades_server.eventlog.sqlite import SqliteEventLog
-from spades_server.feeds import SeatFeed, SeatSession, SpectatorFeed
+from spades_server.feeds import Outbox, SeatFeed, SeatSession, SpectatorFeed
 from spades_server.tables import Decided, Table, TableStore
 
 TOKENS = [f"t.{'s' * 20}{seat}" for seat in range(4)]
@@ -86,14 +86,15 @@ async def test_a_seat_feed_prompts_its_seat_and_ends_when_superseded(store: Tabl
         table_id, seat, tokens.digest(TOKENS[seat]), False, superseded, structlog.get_logger()
     )
     actions = asyncio.create_task(client_side_open())
-    outgoing: asyncio.Queue[play_pb2.PlayResponse] = asyncio.Queue()
+    outbox = Outbox(16)
+    outgoing = outbox.queue
 
     async def reclaim() -> None:
         raise AssertionError("nothing to reclaim")
 
     feed = aiter(
         SeatFeed(
-            store, session, 0, asyncio.Event(), outgoing=outgoing, actions=actions, reclaim=reclaim
+            store, session, None, asyncio.Event(), outbox=outbox, actions=actions, reclaim=reclaim
         )
     )
     assert await take(feed, 2) == ["snapshot", "prompt"]
@@ -120,7 +121,7 @@ async def test_a_seat_feed_refuses_a_token_that_is_not_the_seats(store: TableSto
         session,
         0,
         asyncio.Event(),
-        outgoing=asyncio.Queue(),
+        outbox=Outbox(16),
         actions=actions,
         reclaim=asyncio.sleep,  # type: ignore[arg-type]
     )

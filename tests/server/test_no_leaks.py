@@ -34,6 +34,7 @@ from tests.server.harness import (
     Client,
     SeatStream,
     cards_in,
+    choices_of,
     create_admin_table,
     log_entries,
     log_events,
@@ -52,7 +53,7 @@ def north_goes_blind(
     seat: int, prompt: play_pb2.TurnPrompt, rng: random.Random
 ) -> actions_pb2.Action:
     """North bids Blind Nil whenever it may; everyone else looks; otherwise random."""
-    choices = list(prompt.legal_actions)
+    choices = choices_of(prompt)
     blind = [a for a in choices if a.HasField("blind_nil_choice") and a.blind_nil_choice.blind]
     look = [a for a in choices if a.HasField("blind_nil_choice") and not a.blind_nil_choice.blind]
     if blind and seat == 0:
@@ -63,7 +64,7 @@ def north_goes_blind(
 
 
 def at_random(seat: int, prompt: play_pb2.TurnPrompt, rng: random.Random) -> actions_pb2.Action:
-    return rng.choice(list(prompt.legal_actions))
+    return rng.choice(choices_of(prompt))
 
 
 @dataclass

@@ -89,10 +89,16 @@ class Reason(StrEnum):
     INVALID_PAGE_TOKEN = "INVALID_PAGE_TOKEN", _INVALID, "a page token this server did not give out"
     UNKNOWN_HOUSE_BOT = "UNKNOWN_HOUSE_BOT", _INVALID, "a house bot kind this server does not have"
     START_EXPECTED = "START_EXPECTED", _INVALID, "a Play stream whose first message is not `start`"
-    UNEXPECTED_MESSAGE = (
-        "UNEXPECTED_MESSAGE",
+    START_AGAIN = "START_AGAIN", _INVALID, "a second `start` on a Play stream (ignored)"
+    EMPTY_MESSAGE = (
+        "EMPTY_MESSAGE",
         _INVALID,
-        "a Play stream message that is not an action after `start`",
+        "a Play stream message with neither `start` nor `action`",
+    )
+    CONFLICTING_START = (
+        "CONFLICTING_START",
+        _INVALID,
+        "a stream asked to start both after a sequence and at the latest one",
     )
     # -- the table is not where the request needs it ----------------------------------------
     NOT_YOUR_TURN = "NOT_YOUR_TURN", _PRECONDITION, "a seat acts when it is another seat's turn"
@@ -177,7 +183,11 @@ class Reason(StrEnum):
         _ABORTED,
         "an action answering a sequence the table has moved past",
     )
-    SUPERSEDED = "SUPERSEDED", _ABORTED, "a newer stream for the same seat and token took over"
+    STREAM_REPLACED = (
+        "STREAM_REPLACED",
+        _ABORTED,
+        "a newer stream for the same seat and token took over",
+    )
     TABLE_BUSY = "TABLE_BUSY", _ABORTED, "the table kept changing under the request"
     SEQUENCE_AHEAD = "SEQUENCE_AHEAD", _OUT_OF_RANGE, "a sequence past the table's latest"
     TABLE_NOT_FOUND = "TABLE_NOT_FOUND", _NOT_FOUND, "a table id no table has"

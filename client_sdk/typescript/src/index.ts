@@ -79,33 +79,43 @@ export interface WatchOptions {
 /** A message of a Watch or Seat stream: its snapshot, an event, or (Seat) a prompt. */
 type StreamMessage = WatchResponse | SeatResponse;
 
+/** Where a Watch or Seat stream starts (StartPlay in play.proto): ``latest`` for the current
+ * view, else after ``afterSequence`` (0: from the table's first event). */
+export interface StreamStart {
+  afterSequence: bigint;
+  latest: boolean;
+}
+
 /**
- * Every message of a stream opened by ``open(afterSequence)``, resuming after the last sequence
- * seen whenever the connection drops (with a growing pause), until the match's seed is revealed
- * (its last event), the stream ends, or ``signal`` aborts. A resumed stream's snapshot repeats
- * what was seen, so only the first is passed on. Refusals (NOT_FOUND, ...) are thrown.
+ * Every message of a stream opened by ``open(start)``: first at the table's latest sequence
+ * (the current view), then, whenever the connection drops, resumed after the last sequence seen
+ * (with a growing pause). It ends when the server ends the stream with OK (it does so once the
+ * match is over, after SeedRevealed: no reconnect follows), or ``signal`` aborts. A resumed
+ * stream's snapshot repeats what was seen, so only the first is passed on. Refusals (NOT_FOUND,
+ * ABORTED when a newer stream for the seat took over, ...) are thrown.
  */
 async function* resuming<M extends StreamMessage>(
-  open: (afterSequence: bigint) => AsyncIterable<M>,
+  open: (start: StreamStart) => AsyncIterable<M>,
   options: WatchOptions,
 ): AsyncGenerator<M> {
-  let after = 0n;
+  let after: bigint | undefined;
   let attempt = 0;
   for (;;) {
     try {
-      for await (const message of open(after)) {
+      const start = after === undefined ? { afterSequence: 0n, latest: true } : { afterSequence: after, latest: false };
+      for await (const message of open(start)) {
         attempt = 0;
         const what = message.kind;
         if (what.case === "snapshot") {
-          if (after === 0n) yield message;
+          if (after === undefined) yield message;
           after = what.value.sequence;
           continue;
         }
         if (what.case === "event") after = what.value.sequence;
         yield message;
-        if (what.case === "event" && what.value.kind.case === "seedRevealed") return;
       }
-      return;
+      return; // ended with OK: the match is over
+
     } catch (error) {
       if (options.signal?.aborted) return;
       const code = error instanceof ConnectError ? error.code : Code.Unavailable;
@@ -123,7 +133,7 @@ export function watchTable(
   tableId: string,
   options: WatchOptions = {},
 ): AsyncGenerator<WatchResponse> {
-  return resuming((afterSequence) => clients.play.watch({ tableId, afterSequence }, { signal: options.signal }), options);
+  return resuming((start) => clients.play.watch({ tableId, ...start }, { signal: options.signal }), options);
 }
 
 /** The metadata header a seat's calls carry its token in. */
@@ -139,7 +149,7 @@ export function playSeat(
   options: WatchOptions = {},
 ): AsyncGenerator<SeatResponse> {
   const headers = { [SEAT_TOKEN_HEADER]: token };
-  return resuming((afterSequence) => clients.play.seat({ afterSequence }, { signal: options.signal, headers }), options);
+  return resuming((start) => clients.play.seat(start, { signal: options.signal, headers }), options);
 }
 
 /**

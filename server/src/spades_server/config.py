@@ -156,7 +156,12 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         "actions a second one connection may send, all its seats together (bursts of 2x)",
         type=float,
     )
-    option("--max-play-streams", "open Play streams one seat token may have", type=int)
+    option(
+        "--max-play-streams",
+        "Play/Seat calls one seat token may have open at once: newest wins (each replaces the "
+        "one before), this bounds replaced ones still closing",
+        type=int,
+    )
     option(
         "--tables-per-address",
         "tables one client address may create a minute (loopback clients share one address)",

@@ -123,7 +123,7 @@ def decide_action(table: Table, request: ActionRequest, *, superseded: bool = Fa
     if superseded:
         # A replaced stream stuck writing to its client still reads the client's actions,
         # and must not act for the seat any more.
-        raise errors.refuse(Reason.SUPERSEDED, SUPERSEDED)
+        raise errors.refuse(Reason.STREAM_REPLACED, SUPERSEDED)
     auth.check_holder(table, seat, request.holder, request.substitute)
     first = table.answered_actions.get((seat, request.action_id))
     if first is not None:

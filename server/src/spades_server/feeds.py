@@ -5,8 +5,13 @@ one sequence, then every later event as the engine redacts it for the viewer (ca
 live events as the table changes. A :class:`SpectatorFeed` stops there; a :class:`SeatFeed` also
 checks before each step that its token may still see the seat, sends the seat's prompts (to the
 substitute's stream while one plays the seat), the results of its actions, and ends when the
-client closes its side or a newer stream for the seat takes over. Either ends with UNAVAILABLE
-when the server shuts down (clients resume from their last sequence).
+client closes its side or a newer stream for the seat takes over.
+
+Every feed ends with OK once the match is over and everything was sent: the last event (the
+seed revealed) and, on a seat's stream, the result of every action it read; a stream opened on a
+finished table sends what it asked for and ends. A replaced seat stream also first sends the
+results it owes, then ends with ABORTED. Either ends with UNAVAILABLE when the server shuts down
+(clients resume from their last sequence).
 """
 
 from __future__ import annotations
@@ -18,10 +23,18 @@ from dataclasses import dataclass
 import structlog
 
 from spades import protocol
-from spades.engine import Viewer, redact, view, visible_legal_actions
+from spades.engine import (
+    Viewer,
+    may_claim_extension,
+    may_concede,
+    pass_choice,
+    redact,
+    view,
+    visible_legal_actions,
+)
 from spades.engine.events import SubstitutionReason
 from spades.reasons import Reason
-from spades.v1 import events_pb2, play_pb2
+from spades.v1 import events_pb2, play_pb2, view_pb2
 from spades_server import errors
 from spades_server.auth import check_holder
 from spades_server.clock import deadline_of
@@ -71,9 +84,32 @@ def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
 
 
 def snapshot(table: Table, sequence: int, viewer: Viewer) -> play_pb2.Snapshot:
-    """What ``viewer`` may know of the table as it was at ``sequence``."""
+    """What ``viewer`` may know of the table as it was at ``sequence`` (at 0, before its first
+    event, nothing but who is looking)."""
+    if sequence == 0:
+        shown = view_pb2.MatchView()
+        if viewer is not None:
+            shown.viewer = protocol.seat_to_proto(viewer)
+        return play_pb2.Snapshot(sequence=0, view=shown)
     state = table.state_at(sequence)
     return play_pb2.Snapshot(sequence=sequence, view=protocol.view_to_proto(view(state, viewer)))
+
+
+class Outbox:
+    """The action results a seat's stream owes its client: queued, or still being decided.
+
+    The stream ends (replaced, or the match over) only once it owes nothing, so the result of
+    an action it read is never lost to a close.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.queue: asyncio.Queue[play_pb2.PlayResponse] = asyncio.Queue(size)
+        #: Actions read whose result is not queued yet.
+        self.deciding = 0
+
+    @property
+    def settled(self) -> bool:
+        return self.deciding == 0 and self.queue.empty()
 
 
 class SpectatorFeed:
@@ -81,10 +117,12 @@ class SpectatorFeed:
 
     viewer: Viewer = None
 
-    def __init__(self, store: TableStore, table_id: str, after: int, shutdown: asyncio.Event):
+    def __init__(
+        self, store: TableStore, table_id: str, after: int | None, shutdown: asyncio.Event
+    ):
         self._store = store
         self.table_id = table_id
-        #: The sequence the client has (0: none, start from the latest).
+        #: The sequence the client has seen (0: none, from the beginning; None: from the latest).
         self.after = after
         self._shutdown = shutdown
         #: The sequence of the last event sent.
@@ -93,7 +131,7 @@ class SpectatorFeed:
     async def __aiter__(self) -> AsyncIterator[play_pb2.PlayResponse]:
         table = await self._store.load(self.table_id)
         self._check_access(table)
-        self.position = self.after or table.version
+        self.position = table.version if self.after is None else self.after
         yield play_pb2.PlayResponse(snapshot=snapshot(table, self.position, self.viewer))
         while True:
             table = self._store.cached(self.table_id)
@@ -104,7 +142,7 @@ class SpectatorFeed:
                 yield play_pb2.PlayResponse(event=redacted(table, self.position - 1, self.viewer))
             for message in self._news(table):
                 yield message
-            if self._finished():
+            if self._finished(self._store.cached(self.table_id)):
                 return
             if self._shutdown.is_set():
                 raise errors.refuse(Reason.SHUTTING_DOWN, SHUTTING_DOWN)
@@ -126,9 +164,14 @@ class SpectatorFeed:
         """What the viewer gets after the events: prompts, action results."""
         return iter(())
 
-    def _finished(self) -> bool:
-        """True when the stream ends normally (raise to end it with a status)."""
-        return False
+    def _finished(self, table: Table) -> bool:
+        """True when the stream ends normally (raise to end it with a status): the match is
+        over and its last event was sent."""
+        return self._sent_the_end(table)
+
+    def _sent_the_end(self, table: Table) -> bool:
+        # Nothing follows the match's end (MatchEnded and SeedRevealed come in one append).
+        return table.finished and self.position >= table.version
 
     def _outgoing(self) -> asyncio.Queue[play_pb2.PlayResponse] | None:
         return None
@@ -141,17 +184,18 @@ class SeatFeed(SpectatorFeed):
         self,
         store: TableStore,
         session: SeatSession,
-        after: int,
+        after: int | None,
         shutdown: asyncio.Event,
         *,
-        outgoing: asyncio.Queue[play_pb2.PlayResponse],
+        outbox: Outbox,
         actions: asyncio.Task[None],
         reclaim: Callable[[], Awaitable[None]],
     ) -> None:
         super().__init__(store, session.table_id, after, shutdown)
         self.session = session
         self.viewer = session.seat
-        self._queue = outgoing
+        self._outbox = outbox
+        self._queue = outbox.queue
         self._actions = actions
         self._reclaim = reclaim
         self._prompted = -1
@@ -202,19 +246,30 @@ class SeatFeed(SpectatorFeed):
         self._prompted = self.position
         prompt = play_pb2.TurnPrompt(
             sequence=self.position,
-            legal_actions=[protocol.action_to_proto(action) for action in legal],
+            may_concede=may_concede(state) and not self.session.substitute,
+            may_claim_extension=may_claim_extension(state, seat),
         )
+        passing = pass_choice(state, seat)
+        if passing is not None:
+            # "Choose 2 of these 13", not each of the 78 pairs.
+            count, cards = passing
+            prompt.card_pass.count = count
+            prompt.card_pass.cards.extend(protocol.cards_to_proto(cards))
+        else:
+            prompt.legal_actions.extend(protocol.action_to_proto(action) for action in legal)
         deadline = deadline_of(table)
         if deadline is not None:
             prompt.deadline.CopyFrom(timestamp(deadline))
         return prompt
 
-    def _finished(self) -> bool:
+    def _finished(self, table: Table) -> bool:
+        if not self._outbox.settled or self.position < table.version:
+            return False  # results (or the events of an action) still to send
         if self._actions.done():
             return True  # the client closed its side
         if self.session.superseded.is_set():
-            raise errors.refuse(Reason.SUPERSEDED, SUPERSEDED)
-        return False
+            raise errors.refuse(Reason.STREAM_REPLACED, SUPERSEDED)
+        return self._sent_the_end(table)
 
     def _outgoing(self) -> asyncio.Queue[play_pb2.PlayResponse] | None:
         return self._queue

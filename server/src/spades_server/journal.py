@@ -133,6 +133,39 @@ def encode(draft: Draft) -> bytes:
     return ENVELOPE_MARKER + row.SerializeToString()
 
 
+#: The claim data of an accepted action id (its events carry the id and say where it went).
+ACCEPTED_CLAIM = b""
+
+
+def action_claim_key(seat: int, action_id: str) -> str:
+    """The claim key of a seat's action id: action ids are per seat."""
+    return f"{seat}/{action_id}"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """The first result of an action id that was refused (a google.rpc.Code and its reasons)."""
+
+    code: int
+    reason: str
+    reason_code: str = ""
+
+
+def encode_refusal(refusal: Refusal) -> bytes:
+    """The claim data that keeps ``refusal`` as its action id's first result."""
+    return log_pb2.ActionRefusal(
+        code=refusal.code, reason=refusal.reason, reason_code=refusal.reason_code
+    ).SerializeToString()
+
+
+def decode_claim(data: bytes) -> Refusal | None:
+    """The refusal an action id's claim keeps; None for an acceptance."""
+    if data == ACCEPTED_CLAIM:
+        return None
+    kept = log_pb2.ActionRefusal.FromString(data)
+    return Refusal(kept.code, kept.reason, kept.reason_code)
+
+
 def appended(stored: StoredEvent, draft: Draft) -> Entry:
     """The entry of a row just appended from ``draft`` (nothing is parsed again)."""
     return _entry(stored, draft.event, draft.message, draft.action_id, draft.secrets)

@@ -10,7 +10,7 @@ call's status and in a refused ``ActionResult.status`` alike.
 | size of one received message | 64 KiB | gRPC itself (``grpc.max_receive_message_length``) |
 | actions per seat | 400/s, bursts of 800 | each ActionResult (refused, not the stream) |
 | actions per connection | 4000/s, bursts of 8000 | each ActionResult |
-| open Play and Seat streams per seat token | 4 | Play, Seat (the call) |
+| Play and Seat calls per seat token (live + replaced, closing) | 4 | Play, Seat (the call) |
 | tables created per client address | 600 a minute (bursts of 600) | CreateTable |
 | quick-match players waiting per client address | 64 | QuickMatch |
 
@@ -251,16 +251,21 @@ class Limits:
             self._quick_match.setdefault(address, set()).add((table_id, seat))
 
     # -- open Play streams per seat token ------------------------------------------------------
+    # One stream per seat token, newest wins: a new one replaces the open one, which closes once
+    # it has sent what it owes (or after the stream write timeout, if its client stopped
+    # reading). This bounds the calls still open meanwhile: a client that reads has two, briefly.
 
     def open_play_stream(self, token: str) -> bytes:
-        """Count one more open Play call with ``token``, or refuse; returns its key."""
+        """Count one more open Play or Seat call with ``token``, or refuse; returns its key."""
         key = tokens.digest(token)
         count = self.play_streams.get(key, 0)
         limit = self.settings.max_play_streams
         if limit > 0 and count >= limit:
             raise LimitExceeded(
-                f"this seat token already has {count} open Play streams (at most {limit}); "
-                "close one before opening another",
+                f"this seat token already has {count} open Play streams (at most {limit}): "
+                "each new one replaces the one before, but the replaced ones have not closed "
+                "yet (a replaced stream closes once its client has read what it is owed); "
+                "read or cancel them before opening another",
                 reason_code=Reason.TOO_MANY_STREAMS,
             )
         self.play_streams[key] = count + 1

@@ -10,6 +10,10 @@ While a substitute (a house bot, see ``absent.py``) plays a seat, the substitute
 accepted for it and gets the prompts; the player's own stream keeps its events but no prompts,
 and its actions are refused. The player takes the seat back by opening a Play stream with its
 own token (``SeatReclaimed``); the substitute's stream is then closed and its token refused.
+
+One stream per seat token, newest wins: a newer Play or Seat stream with the token replaces the
+open one, which stops reading actions, sends the results it owes and ends with ABORTED
+(``STREAM_REPLACED``). Every stream ends with OK once the match is over and all was sent.
 """
 
 from __future__ import annotations
@@ -32,10 +36,17 @@ from spades_server import errors, metrics, tokens
 from spades_server.absent import AbsentPlayers
 from spades_server.auth import authenticate, metadata_value, seat_token_from
 from spades_server.checks import MAX_ID, check_lengths
-from spades_server.decisions import ActionRequest, AlreadyAnswered, decide_action, decide_reclaim
-from spades_server.feeds import SeatFeed, SeatSession, SpectatorFeed, snapshot
+from spades_server.decisions import (
+    SUPERSEDED,
+    ActionRequest,
+    AlreadyAnswered,
+    decide_action,
+    decide_reclaim,
+)
+from spades_server.feeds import Outbox, SeatFeed, SeatSession, SpectatorFeed, snapshot
+from spades_server.journal import Refusal
 from spades_server.limits import Limits
-from spades_server.tables import Table, TableStore
+from spades_server.tables import Table, TableStore, refused_again
 
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -78,8 +89,9 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             raise errors.refuse(
                 Reason.START_EXPECTED, "the first message of a Play stream must be `start`"
             )
+        start = first.start
         async for message in self._seat_stream(
-            opened, first.start.after_sequence, request_iterator
+            opened, start.after_sequence, start.latest, request_iterator
         ):
             yield message
 
@@ -89,7 +101,9 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         # Play's stream for a client that cannot stream to the server: its actions come
         # through Act, so nothing but the call itself ends this side.
         opened = await self._open_seat(context)
-        async for message in self._seat_stream(opened, request.after_sequence, None):
+        async for message in self._seat_stream(
+            opened, request.after_sequence, request.latest, None
+        ):
             kind = message.WhichOneof("kind")
             if kind == "snapshot":
                 yield play_pb2.SeatResponse(snapshot=message.snapshot)
@@ -121,16 +135,21 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         self,
         opened: tuple[Table, int, bytes, bool],
         after_sequence: int,
+        latest: bool,
         request_iterator: AsyncIterator[play_pb2.PlayRequest] | None,
     ) -> AsyncIterator[play_pb2.PlayResponse]:
         """One seat's stream (Play's, or Seat's with ``request_iterator`` None)."""
         table, seat, holder, substitute = opened
-        after = _check_after(table, after_sequence)
+        after = _start_at(table, after_sequence, latest)
         bound = log.bind(table_id=table.table_id, seat=seat, substitute=substitute)
         if not substitute and table.state.substitutions[seat] is not None:
             # The player is back: it takes its seat from the substitute before anything is sent.
             await self._reclaim(table.table_id, seat, holder, bound)
-        bound.info("play stream opened", sequence=after, actions_on_stream=bool(request_iterator))
+        bound.info(
+            "play stream opened",
+            sequence=table.version if after is None else after,
+            actions_on_stream=bool(request_iterator),
+        )
         # One stream per seat and token: the newer wins, the older is closed with a clear status.
         key = (table.table_id, seat, holder)
         previous = self._seat_streams.get(key)
@@ -138,10 +157,10 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             previous.set()
             self._store.poke(table.table_id)
         superseded = self._seat_streams[key] = asyncio.Event()
-        outgoing: asyncio.Queue[play_pb2.PlayResponse] = asyncio.Queue(STREAM_QUEUE_SIZE)
+        outbox = Outbox(STREAM_QUEUE_SIZE)
         session = SeatSession(table.table_id, seat, holder, substitute, superseded, bound)
         if request_iterator is not None:
-            actions = asyncio.create_task(self._handle_actions(request_iterator, session, outgoing))
+            actions = asyncio.create_task(self._handle_actions(request_iterator, session, outbox))
         else:
             # A Seat stream has no client side to read: it ends with the call.
             actions = asyncio.create_task(_until_cancelled())
@@ -153,7 +172,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             session,
             after,
             self._shutdown.event,
-            outgoing=outgoing,
+            outbox=outbox,
             actions=actions,
             reclaim=lambda: self._reclaim(table.table_id, seat, holder, bound),
         )
@@ -175,7 +194,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         self, request: play_pb2.WatchRequest, context: Context
     ) -> AsyncIterator[play_pb2.WatchResponse]:
         table = await self._store.load(request.table_id)
-        after = _check_after(table, request.after_sequence)
+        after = _start_at(table, request.after_sequence, request.latest)
         metrics.OPEN_STREAMS.labels("watch").inc()
         try:
             async for message in SpectatorFeed(
@@ -220,23 +239,31 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         self,
         request_iterator: AsyncIterator[play_pb2.PlayRequest],
         session: SeatSession,
-        outgoing: asyncio.Queue[play_pb2.PlayResponse],
+        outbox: Outbox,
     ) -> None:
         table_id = session.table_id
         # The feed waits on the table; poking it when the client closes its side ends it.
         try:
             async for request in request_iterator:
-                if request.WhichOneof("kind") != "action":
-                    result = _refused(
-                        play_pb2.ActionResult(),
-                        errors.refuse(
-                            Reason.UNEXPECTED_MESSAGE, "`start` may only be sent once, first"
-                        ),
-                    )
-                else:
-                    result = await self._act(session, request.action)
-                await outgoing.put(play_pb2.PlayResponse(action_result=result))
+                outbox.deciding += 1
+                try:
+                    kind = request.WhichOneof("kind")
+                    replaced = session.superseded.is_set()
+                    if kind == "action" and not replaced:
+                        result = await self._act(session, request.action)
+                    else:
+                        refusal = (
+                            _REPLACED if replaced else _START_AGAIN if kind else _EMPTY_MESSAGE
+                        )
+                        result = _refused(
+                            play_pb2.ActionResult(action_id=request.action.action_id), refusal
+                        )
+                    await outbox.queue.put(play_pb2.PlayResponse(action_result=result))
+                finally:
+                    outbox.deciding -= 1
                 self._store.poke(table_id)
+                if replaced:
+                    return  # a replaced stream reads no more: it closes once it owes nothing
         finally:
             self._store.poke(table_id)
 
@@ -264,21 +291,31 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
                     field="action_id",
                 )
             try:
-                action = protocol.action_from_proto(request.action)
-            except protocol.ProtocolError as error:
-                raise errors.refuse(Reason.INVALID_ACTION, str(error), field=error.field) from error
-            impossible = legal.impossible(action)  # no table could take it: say so first
-            if impossible is not None:
-                raise errors.from_illegal(impossible, "action.")
-
-            asked = ActionRequest(
-                seat, holder, substitute, action, request.action_id, request.sequence
-            )
-            table, entries = await self._store.execute(
-                table_id,
-                # The superseded flag is read on each attempt: a replaced stream stops acting.
-                lambda table: decide_action(table, asked, superseded=session.superseded.is_set()),
-            )
+                try:
+                    action = protocol.action_from_proto(request.action)
+                except protocol.ProtocolError as error:
+                    raise errors.refuse(
+                        Reason.INVALID_ACTION, str(error), field=error.field
+                    ) from error
+                impossible = legal.impossible(action)  # no table could take it: say so first
+                if impossible is not None:
+                    raise errors.from_illegal(impossible, "action.")
+                asked = ActionRequest(
+                    seat, holder, substitute, action, request.action_id, request.sequence
+                )
+                table, entries = await self._store.execute(
+                    table_id,
+                    # The superseded flag is read on each attempt: a replaced stream stops acting.
+                    lambda table: decide_action(
+                        table, asked, superseded=session.superseded.is_set()
+                    ),
+                )
+            except errors.RequestError as refusal:
+                # The id's first result: this refusal, kept in the log, or an earlier one.
+                first = await self._first_result(session, request.action_id, refusal)
+                if isinstance(first, int):
+                    raise AlreadyAnswered(first) from None
+                raise first from None
             result.accepted = True
             result.sequence = entries[0].sequence
             metrics.ACTIONS.labels(kind, "accepted").inc()
@@ -306,6 +343,28 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
         return result
 
+    async def _first_result(
+        self, session: SeatSession, action_id: str, refusal: errors.RequestError
+    ) -> errors.RequestError | int:
+        """The first result of the seat's ``action_id``, now that it was refused: ``refusal``
+        (kept in the log for every repeat, on any replica), the refusal kept before, or the
+        sequence of the action accepted under the id. A refusal that says nothing about the
+        action (the server busy or going away, the stream replaced) is not kept: a repeat is
+        decided afresh."""
+        if refusal.code in _PASSING_CODES or refusal.reason_code in _PASSING_REASONS:
+            return refusal
+        kept = await self._store.first_result(
+            session.table_id,
+            session.seat,
+            action_id,
+            Refusal(refusal.code.value[0], refusal.reason, refusal.reason_code),
+        )
+        if isinstance(kept, int):
+            return kept
+        if kept.code == refusal.code.value[0] and kept.reason == refusal.reason:
+            return refusal
+        return refused_again(kept)
+
     async def _reclaim(
         self, table_id: str, seat: int, holder: bytes, bound: structlog.BoundLogger
     ) -> None:
@@ -321,6 +380,26 @@ async def _until_cancelled() -> None:
     await asyncio.Event().wait()
 
 
+#: Refusals of messages on a Play stream that are not actions to decide.
+_START_AGAIN = errors.refuse(
+    Reason.START_AGAIN,
+    "`start` opens the stream and is sent only once, first; this one was ignored",
+)
+_EMPTY_MESSAGE = errors.refuse(
+    Reason.EMPTY_MESSAGE,
+    "the message has neither `start` nor `action` (or a kind this server does not know): "
+    "send an ActionRequest in `action`",
+)
+_REPLACED = errors.refuse(Reason.STREAM_REPLACED, SUPERSEDED)
+
+
+#: Refusals that are not the action's result, only the moment's: never kept for the id.
+_PASSING_CODES = frozenset(
+    (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.CANCELLED)
+)
+_PASSING_REASONS = frozenset((Reason.STREAM_REPLACED, Reason.TABLE_BUSY))
+
+
 def _refused(result: play_pb2.ActionResult, error: errors.RequestError) -> play_pb2.ActionResult:
     """``result`` refused with ``error``: the code and reason, and the whole google.rpc.Status
     (ErrorInfo, field violation, RetryInfo) a call's refusal carries."""
@@ -331,7 +410,17 @@ def _refused(result: play_pb2.ActionResult, error: errors.RequestError) -> play_
     return result
 
 
-def _check_after(table: Table, after: int) -> int:
+def _start_at(table: Table, after: int, latest: bool) -> int | None:
+    """Where a stream starts: after sequence ``after`` (0: from the beginning), or None for
+    the table's latest sequence (``latest``)."""
+    if latest:
+        if after:
+            raise errors.refuse(
+                Reason.CONFLICTING_START,
+                f"start either after_sequence {after} or at the latest sequence, not both",
+                field="latest",
+            )
+        return None
     if after > table.version:
         raise errors.refuse(
             Reason.SEQUENCE_AHEAD,

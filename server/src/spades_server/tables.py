@@ -7,6 +7,11 @@ already answered). :class:`TableStore` handles every command the same stateless 
 table (from a cache checked against the log's version), decide with the engine, append with the
 expected version (on a conflict reload and decide again), and adopt the state the decision
 reached: a command's events are folded once, by the engine, when it decides.
+
+A seat's action id has one first result, kept in the log beside the table's events as a
+write-once claim (``journal.action_claim_key``): an acceptance claims it in the same transaction
+as its events, a refusal claims it alone (taking no table version, so no seat's sequence goes
+stale). Whichever claim is first, on any replica, is the answer to every repeat of the id.
 """
 
 from __future__ import annotations
@@ -17,14 +22,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from spades.engine import IllegalAction, MatchState, Phase
 from spades.engine import events as ev
 from spades.reasons import Reason
 from spades_server import errors, journal, metrics
-from spades_server.eventlog.base import EventLog, LogUnavailable, StoredEvent, VersionConflict
-from spades_server.journal import Draft, Entry, Listing, Secrets, drafts
+from spades_server.eventlog.base import (
+    ClaimTaken,
+    EventLog,
+    LogUnavailable,
+    StoredEvent,
+    VersionConflict,
+)
+from spades_server.journal import Draft, Entry, Listing, Refusal, Secrets, drafts
 
 MAX_DECIDE_ATTEMPTS = 20
 
@@ -295,9 +307,19 @@ class TableStore:
                 if decided is None or not decided.drafts:
                     return table, []
                 try:
-                    stored = await self._append(table_id, table.version, decided.drafts)
+                    stored = await self._append(
+                        table_id, table.version, decided.drafts, _action_claim(decided)
+                    )
                 except VersionConflict:
                     metrics.APPEND_CONFLICTS.inc()
+                    await self._refresh(table)
+                    continue
+                except ClaimTaken as taken:
+                    # The action id has a first result already (another replica's): a refusal
+                    # is the answer; an acceptance is in the log, and deciding again finds it.
+                    kept = journal.decode_claim(taken.data)
+                    if kept is not None:
+                        raise refused_again(kept) from None
                     await self._refresh(table)
                     continue
                 entries = _entries(stored, decided)
@@ -308,17 +330,65 @@ class TableStore:
             Reason.TABLE_BUSY, "the table kept changing under this request; try again"
         )
 
+    async def first_result(
+        self, table_id: str, seat: int, action_id: str, refusal: Refusal
+    ) -> Refusal | int:
+        """Keep ``refusal`` as the first result of the seat's ``action_id`` unless the id has
+        one already; return the first result: a refusal (this one or the one kept before), or
+        the sequence of the first event of the action accepted under the id."""
+        key = journal.action_claim_key(seat, action_id)
+        try:
+            data = await self.log.claim(table_id, key, journal.encode_refusal(refusal))
+        except LogUnavailable as error:
+            raise errors.refuse(Reason.LOG_UNAVAILABLE, str(error)) from None
+        if data is None:
+            return refusal
+        kept = journal.decode_claim(data)
+        if kept is not None:
+            return kept
+        table = await self.load(table_id)
+        if (seat, action_id) not in table.answered_actions:
+            await self._refresh(table)  # accepted through another replica a moment ago
+        return table.answered_actions[(seat, action_id)]
+
     async def _append(
-        self, table_id: str, expected: int, drafts: Sequence[Draft]
+        self,
+        table_id: str,
+        expected: int,
+        drafts: Sequence[Draft],
+        claim: tuple[str, bytes] | None = None,
     ) -> list[StoredEvent]:
         started = time.perf_counter()
         try:
-            stored = await self.log.append(table_id, expected, [journal.encode(d) for d in drafts])
+            stored = await self.log.append(
+                table_id, expected, [journal.encode(d) for d in drafts], claim=claim
+            )
         except LogUnavailable as error:  # storage's fault, not the request's: say so, retry
             raise errors.refuse(Reason.LOG_UNAVAILABLE, str(error)) from None
         metrics.APPEND_SECONDS.observe(time.perf_counter() - started)
         metrics.EVENTS_APPENDED.inc(len(stored))
         return stored
+
+
+def _action_claim(decided: Decided) -> tuple[str, bytes] | None:
+    """The claim an action's events make on its id (None for events no seat's action caused)."""
+    first = decided.drafts[0]
+    actor = first.event.actor
+    if not first.action_id or actor is None:
+        return None
+    return journal.action_claim_key(actor, first.action_id), journal.ACCEPTED_CLAIM
+
+
+def refused_again(refusal: Refusal) -> errors.RequestError:
+    """The refusal an action id got first, to answer a repeat of the id with."""
+    return errors.RequestError(
+        _CODES.get(refusal.code, grpc.StatusCode.UNKNOWN),
+        refusal.reason,
+        reason_code=refusal.reason_code,
+    )
+
+
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
 
 
 def _entries(stored: Sequence[StoredEvent], decided: Decided) -> list[Entry]:

@@ -182,8 +182,9 @@ function seatControls(seated: Seated, send: (action: Action) => void, redraw: ()
   const prompt = seated.prompt;
   const legal = prompt?.legalActions ?? [];
   const playable = legal.flatMap((action) => (action.kind.case === "playCard" ? [action.kind.value] : []));
-  const passes = legal.flatMap((action) => (action.kind.case === "cardPass" ? [action.kind.value.cards] : []));
-  const passing = passes.length > 0;
+  // The card pass is "choose count of these cards" (prompt.cardPass), not a list of every pair.
+  const cardPass = prompt?.cardPass;
+  const passing = cardPass !== undefined && cardPass.count > 0;
   const order = (card: Card): number => -(card.suit * 100 + card.rank);
   const hand = [...seated.state.hand].sort((a, b) => order(a) - order(b));
   const cards = hand.map((card) => {
@@ -215,17 +216,24 @@ function seatControls(seated: Seated, send: (action: Action) => void, redraw: ()
     button.addEventListener("click", () => send(action));
     choices.push(button);
   }
-  if (passing) {
-    const count = passes[0]?.length ?? 0;
+  if (passing && cardPass) {
+    const count = cardPass.count;
     const button = h("button", { type: "button", class: "choice", "data-choice": "pass" }, `Pass ${count} cards`);
     button.addEventListener("click", () => {
-      const match = legal.find((action) => action.kind.case === "cardPass"
-        && action.kind.value.cards.length === seated.chosen.length
-        && action.kind.value.cards.every((card) => seated.chosen.some((picked) => sameCard(picked, card))));
-      if (match) send(match);
-      else { seated.refusal = `Choose ${count} of your cards to pass.`; redraw(); }
+      const allowed = seated.chosen.every((picked) => cardPass.cards.some((card) => sameCard(card, picked)));
+      if (seated.chosen.length === count && allowed) {
+        send({ kind: { case: "cardPass", value: { cards: [...seated.chosen] } } } as Action);
+      } else { seated.refusal = `Choose ${count} of your cards to pass.`; redraw(); }
     });
     choices.push(button);
+  }
+  // Not an answer to the prompt, so apart from the choices: the turn's one extension of the clock.
+  const options: HTMLElement[] = [];
+  if (prompt?.mayClaimExtension) {
+    const label = "Claim more time";
+    const button = h("button", { type: "button", class: "option", "data-option": "extension" }, label);
+    button.addEventListener("click", () => send({ kind: { case: "extensionClaim", value: {} } } as Action));
+    options.push(button);
   }
   const you = seated.state.viewer ? seatName(seated.state.viewer) : "";
   const what = !prompt ? "Waiting for the others…" : playable.length ? "Your turn: play a card." : passing ? "Choose the cards to pass." : "Your turn.";
@@ -233,6 +241,7 @@ function seatControls(seated: Seated, send: (action: Action) => void, redraw: ()
     h("p", { class: "prompt" }, `You are ${you}. ${what}`),
     h("div", { class: "hand" }, ...cards),
     choices.length ? h("div", { class: "choices" }, ...choices) : null,
+    options.length ? h("div", { class: "options" }, ...options) : null,
     seated.refusal ? h("p", { class: "refusal", role: "alert" }, seated.refusal) : null,
   );
 }

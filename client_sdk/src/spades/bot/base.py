@@ -32,7 +32,6 @@ from spades.engine import (
     Concede,
     MakeBid,
     PassCards,
-    Phase,
     PlayCard,
     automatic_choice,
     cheapest_cards,
@@ -133,20 +132,13 @@ def turn_options(view: BotView) -> TurnOptions:
     """What the prompt in ``view`` allows besides its answer: the one place the runner learns
     it (so the bot's hooks decide, and this detects).
 
-    Conceding is open at any turn of a match in progress, or when the prompt lists it; the
-    extension when the turn has a deadline, the rules' clock has an extension and it has not
-    been claimed this turn, or when the prompt lists it.
+    The engine's rules decide both (:attr:`BotView.may_concede`,
+    :attr:`BotView.may_claim_extension`: the same the server's prompt flags say).
     """
     listed = {type(action) for action in view.legal_actions}
-    in_match = view.phase not in (Phase.WAITING_FOR_PLAYERS, Phase.ENDED)
-    may_claim = (
-        view.deadline is not None
-        and view.rules.clock.extension_millis > 0
-        and not view.extension_claimed
-    )
     return TurnOptions(
-        may_concede=Concede in listed or (in_match and bool(view.legal_actions)),
-        may_claim_extension=ClaimExtension in listed or may_claim,
+        may_concede=Concede in listed or view.may_concede,
+        may_claim_extension=ClaimExtension in listed or view.may_claim_extension,
     )
 
 

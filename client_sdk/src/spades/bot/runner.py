@@ -30,8 +30,7 @@ from spades.client.errors import ActionRefused, SpadesError, is_transient
 from spades.client.messages import ActionResult, Prompt, Snapshot, StreamEvent
 from spades.engine import SEAT_NAMES, Action, Rules
 from spades.engine import events as ev
-from spades.engine.shuffle import SHUFFLE_VERSION
-from spades.protocol import rules_from_proto, seat_from_proto
+from spades.protocol import seat_from_proto
 from spades.v1 import cards_pb2
 
 log = logging.getLogger("spades.bot")
@@ -141,17 +140,6 @@ class _Pending:
     action: Action
 
 
-def table_created_from(snapshot: Snapshot) -> ev.TableCreated:
-    """The (public) TableCreated event behind a snapshot taken at sequence 1."""
-    return ev.TableCreated(
-        rules=rules_from_proto(snapshot.view.rules),
-        seed_commitment=snapshot.view.seed_commitment,
-        shuffle_version=SHUFFLE_VERSION,
-        seed=None,
-        preset_deals=None,
-    )
-
-
 def describe_hand(result: ev.HandScored, rules: Rules) -> str:
     """One line: the hand's bids and tricks per seat, and each side's score and bags."""
     seats = sorted(
@@ -200,8 +188,11 @@ class _SeatPlayer:
         self.connected = False
 
     async def run_connection(self) -> bool:
-        """Play on one stream; True once the match is over, False if the server closed it."""
-        after = self.tracker.sequence if self.tracker is not None else 1
+        """Play on one stream; True once the match is over (the server ends the stream after
+        its last event), False if the server closed it before."""
+        # From the beginning (0): the table's own TableCreated comes first; resumed: after the
+        # last event folded.
+        after = self.tracker.sequence if self.tracker is not None else 0
         self.connected = False
         connection = await self.client.play(self.token, after_sequence=after)
         self.connected = True
@@ -215,13 +206,11 @@ class _SeatPlayer:
             async for message in connection:
                 if isinstance(message, StreamEvent):
                     self._on_event(message)
-                    if self.end is not None:
-                        return True
                 elif isinstance(message, Prompt):
                     await self._on_prompt(connection, message)
                 elif isinstance(message, ActionResult):
                     await self._on_result(connection, message)
-            return False
+            return self.end is not None
         finally:
             await connection.close()
 
@@ -232,8 +221,8 @@ class _SeatPlayer:
         if viewer == cards_pb2.SEAT_UNSPECIFIED:
             raise SpadesError(grpc.StatusCode.INTERNAL, "the Play stream's snapshot has no seat")
         self.seat = seat_from_proto(viewer)
+        # The snapshot at sequence 0 is empty: the events from TableCreated on build the view.
         self.tracker = SeatTracker(self.seat)
-        self.tracker.fold(table_created_from(snapshot), snapshot.sequence)
 
     def _on_event(self, message: StreamEvent) -> None:
         tracker = self.tracker

@@ -30,6 +30,8 @@ from spades.engine import (
     Suit,
     cards_of,
     effective_suit,
+    may_claim_extension,
+    may_concede,
     view,
 )
 from spades.engine import events as ev
@@ -199,6 +201,18 @@ class BotView:
     def extension_claimed(self) -> bool:
         """True once the seat on turn has claimed this turn's extension."""
         return self._state.extension_claimed
+
+    @property
+    def may_concede(self) -> bool:
+        """True when I may concede the match now: on my turn of a match being played (the
+        engine's rule, as the server's prompt flag says)."""
+        return bool(self.legal_actions) and may_concede(self._state)
+
+    @property
+    def may_claim_extension(self) -> bool:
+        """True when I may claim this turn's one extension of the clock: my turn has a
+        deadline, the rules give an extension, and it is not claimed yet."""
+        return self.deadline is not None and may_claim_extension(self._state, self.seat)
 
     @property
     def legal_bids(self) -> list[int]:

@@ -341,21 +341,29 @@ class SpadesClient(Channel):
 
     # ------------------------------------------------------------------ play
 
-    async def play(self, seat_token: str, after_sequence: int = 0) -> SeatConnection:
+    async def play(
+        self, seat_token: str, after_sequence: int = 0, *, latest: bool = False
+    ) -> SeatConnection:
         """Open the seat's Play stream; its ``snapshot`` is the view at ``after_sequence``
-        (the latest for 0), and every later event follows."""
+        (0: before the first event, so every event of the table follows) or, with ``latest``,
+        at the table's latest sequence, and every later event follows. The stream ends once
+        the match is over."""
         connection = SeatConnection(self.play_service, seat_token)
         try:
-            await connection.start(after_sequence)
+            await connection.start(after_sequence, latest=latest)
         except BaseException:
             await connection.close()
             raise
         return connection
 
-    async def watch(self, table_id: str, after_sequence: int = 0) -> AsyncIterator[WatchMessage]:
-        """A spectator's stream: a :class:`Snapshot`, then every public :class:`StreamEvent`."""
+    async def watch(
+        self, table_id: str, after_sequence: int = 0, *, latest: bool = False
+    ) -> AsyncIterator[WatchMessage]:
+        """A spectator's stream: a :class:`Snapshot` (at ``after_sequence``, 0 for before the
+        first event, or the latest with ``latest``), then every public :class:`StreamEvent`
+        after it; it ends once the match is over and its last event was sent."""
         call = self.play_service.Watch(
-            play_pb2.WatchRequest(table_id=table_id, after_sequence=after_sequence)
+            play_pb2.WatchRequest(table_id=table_id, after_sequence=after_sequence, latest=latest)
         )
         try:
             async for message in cast(AsyncIterator[play_pb2.WatchResponse], call):

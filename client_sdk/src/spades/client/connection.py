@@ -32,9 +32,10 @@ class SeatConnection:
     """An open Play stream for one seat. Use :meth:`SpadesClient.play` to open one.
 
     Iterate it (``async for message in connection``) for :class:`Snapshot`, :class:`StreamEvent`,
-    :class:`Prompt` and :class:`ActionResult` values; the iteration ends when the server closes
-    the stream, and a failure raises the typed :class:`SpadesError` (``Unavailable`` when the
-    connection dropped: reopen from the last sequence).
+    :class:`Prompt` and :class:`ActionResult` values; the iteration ends when the server ends
+    the stream with OK (the match is over and its last event, SeedRevealed, was sent), and a
+    failure raises the typed :class:`SpadesError` (``Unavailable`` when the connection dropped:
+    reopen from the last sequence).
     """
 
     def __init__(self, stub: play_pb2_grpc.PlayServiceAsyncStub, seat_token: str) -> None:
@@ -42,11 +43,12 @@ class SeatConnection:
         self._dropped = False
         self.snapshot: Snapshot | None = None
 
-    async def start(self, after_sequence: int = 0) -> Snapshot:
-        """Send ``start`` and return the snapshot the server answers with."""
-        await self._write(
-            play_pb2.PlayRequest(start=play_pb2.StartPlay(after_sequence=after_sequence))
-        )
+    async def start(self, after_sequence: int = 0, *, latest: bool = False) -> Snapshot:
+        """Send ``start`` and return the snapshot the server answers with: the view at
+        ``after_sequence`` (0: before the first event, which follows), or at the table's
+        latest sequence with ``latest``."""
+        start = play_pb2.StartPlay(after_sequence=after_sequence, latest=latest)
+        await self._write(play_pb2.PlayRequest(start=start))
         first = await self.receive()
         if not isinstance(first, Snapshot):
             raise SpadesError(grpc.StatusCode.INTERNAL, f"expected a snapshot first, got {first}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -9,7 +10,7 @@ import grpc
 
 from spades import protocol
 from spades.client.errors import NO_DETAILS, ErrorDetails, status_code
-from spades.engine import Action, SeatView
+from spades.engine import Action, Card, PassCards, SeatView
 from spades.engine import events as ev
 from spades.v1 import events_pb2, play_pb2, view_pb2
 
@@ -21,8 +22,12 @@ class Snapshot:
     sequence: int
     view: view_pb2.MatchView
 
-    def seat_view(self) -> SeatView:
-        """The view as the engine's :class:`~spades.engine.SeatView` (protobuf stays here)."""
+    def seat_view(self) -> SeatView | None:
+        """The view as the engine's :class:`~spades.engine.SeatView` (protobuf stays here);
+        None for the snapshot at sequence 0 of a stream started from the beginning, which comes
+        before the table exists (its view names only the viewer)."""
+        if self.sequence == 0:
+            return None
         return protocol.view_from_proto(self.view)
 
 
@@ -38,12 +43,23 @@ class StreamEvent:
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
-    """It is the seat's turn: answer ``sequence`` with one of ``legal_actions``."""
+    """It is the seat's turn: answer ``sequence`` with one of ``legal_actions``.
+
+    The prompt is withdrawn once an event after ``sequence`` arrives (a new one follows if the
+    seat must still act). For the Blind Nil card pass the server sends "choose ``count`` of
+    these cards" (``card_pass``); ``legal_actions`` then lists every such pass, as the engine
+    would, so a bot picks among them like any other choice.
+    """
 
     sequence: int
     legal_actions: tuple[Action, ...]
     #: When the turn's time runs out (timezone-aware, UTC); None when no clock runs.
     deadline: datetime | None = None
+    #: The seat may concede now (never a substitute), and claim the turn's extension.
+    may_concede: bool = False
+    may_claim_extension: bool = False
+    #: The card pass: (how many cards, among which), or None when this turn is no pass.
+    card_pass: tuple[int, tuple[Card, ...]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,13 +97,7 @@ def play_message(message: play_pb2.PlayResponse) -> PlayMessage:
     if kind == "event":
         return event_message(message.event)
     if kind == "prompt":
-        prompt = message.prompt
-        deadline = prompt.deadline.ToDatetime(tzinfo=UTC) if prompt.HasField("deadline") else None
-        return Prompt(
-            prompt.sequence,
-            tuple(protocol.action_from_proto(action) for action in prompt.legal_actions),
-            deadline,
-        )
+        return prompt_message(message.prompt)
     if kind == "action_result":
         result = message.action_result
         return ActionResult(
@@ -99,6 +109,26 @@ def play_message(message: play_pb2.PlayResponse) -> PlayMessage:
             ErrorDetails.from_status(result.status) if result.HasField("status") else NO_DETAILS,
         )
     raise protocol.ProtocolError("PlayResponse.kind", "the server sent an empty message")
+
+
+def prompt_message(prompt: play_pb2.TurnPrompt) -> Prompt:
+    """The engine-valued form of a TurnPrompt (a card pass expanded into its choices)."""
+    deadline = prompt.deadline.ToDatetime(tzinfo=UTC) if prompt.HasField("deadline") else None
+    legal = tuple(protocol.action_from_proto(action) for action in prompt.legal_actions)
+    card_pass = None
+    if prompt.HasField("card_pass"):
+        cards = tuple(protocol.cards_from_proto(prompt.card_pass.cards, "card_pass.cards"))
+        count = prompt.card_pass.count
+        card_pass = (count, cards)
+        legal += tuple(PassCards(combo) for combo in itertools.combinations(cards, count))
+    return Prompt(
+        prompt.sequence,
+        legal,
+        deadline,
+        may_concede=prompt.may_concede,
+        may_claim_extension=prompt.may_claim_extension,
+        card_pass=card_pass,
+    )
 
 
 def watch_message(message: play_pb2.WatchResponse) -> WatchMessage:

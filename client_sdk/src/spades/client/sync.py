@@ -145,15 +145,20 @@ class SyncSpadesClient:
     def get_view(self, table_id: str, seat_token: str | None = None) -> TableView:
         return self._run(self._client.get_view(table_id, seat_token))
 
-    def watch(self, table_id: str, after_sequence: int = 0) -> Iterator[WatchMessage]:
-        """A spectator's stream as an iterator: a :class:`Snapshot`, then every public event.
-        Each step blocks until the next message; closing the iterator (or leaving a ``for``
-        loop early) cancels the stream."""
-        return self._iterate(self._client.watch(table_id, after_sequence))
+    def watch(
+        self, table_id: str, after_sequence: int = 0, *, latest: bool = False
+    ) -> Iterator[WatchMessage]:
+        """A spectator's stream as an iterator: a :class:`Snapshot`, then every public event
+        (where it starts: as :meth:`SpadesClient.watch`). Each step blocks until the next
+        message; it stops when the match's stream ends, and closing the iterator (or leaving a
+        ``for`` loop early) cancels the stream."""
+        return self._iterate(self._client.watch(table_id, after_sequence, latest=latest))
 
-    def play(self, seat_token: str, after_sequence: int = 0) -> SyncSeatConnection:
+    def play(
+        self, seat_token: str, after_sequence: int = 0, *, latest: bool = False
+    ) -> SyncSeatConnection:
         """Open the seat's Play stream (as :meth:`SpadesClient.play`), blocking."""
-        connection = self._run(self._client.play(seat_token, after_sequence))
+        connection = self._run(self._client.play(seat_token, after_sequence, latest=latest))
         return SyncSeatConnection(self, connection)
 
     def _iterate(self, stream: AsyncIterator[T]) -> Iterator[T]:

@@ -12,7 +12,8 @@ import asyncio
 import sys
 from collections.abc import Callable, Sequence
 
-from spades import protocol
+import grpc
+
 from spades.client import SpadesClient, SpadesError, StreamEvent, Unavailable
 from spades.commands.common import add_server_flag, fail
 from spades.engine import events as ev
@@ -33,21 +34,19 @@ async def narrate(
     """Tell the table's match through ``write``, line by line, until it ends (True) or the
     server stays out of reach for ``resumes`` attempts in a row (raises Unavailable)."""
     narrator: MatchNarrator | None = None
-    after = 1  # the snapshot at the table's first event, then everything that followed
+    after = 0  # from the beginning: TableCreated (with the rules) comes first
     failures = 0
     while True:
         try:
             async for message in client.watch(table_id, after_sequence=after):
                 failures = 0
                 if not isinstance(message, StreamEvent):
-                    if narrator is None:
-                        narrator = MatchNarrator(
-                            protocol.rules_from_proto(message.view.rules), needed=True
-                        )
-                    continue
+                    continue  # the snapshot: before the first event, or where we resumed
                 after = message.sequence
                 event = message.event
-                assert narrator is not None
+                if narrator is None:
+                    assert isinstance(event, ev.TableCreated), "the stream starts at the table"
+                    narrator = MatchNarrator(event.rules, needed=True)
                 if isinstance(event, ev.HandStarted) and event.hand_number == 1:
                     write(narrator.players_line())
                 lines = narrator.lines(event)
@@ -57,7 +56,10 @@ async def narrate(
                     write(line)
                 if isinstance(event, ev.SeedRevealed):
                     return True
-            return narrator is not None and narrator.over
+            # The server ends the stream after SeedRevealed; an earlier end is a resume.
+            if narrator is not None and narrator.over:
+                return True
+            raise Unavailable(grpc.StatusCode.UNAVAILABLE, "the stream ended before the match")
         except Unavailable:
             if failures >= resumes:
                 raise

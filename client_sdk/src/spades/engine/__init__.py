@@ -38,6 +38,7 @@ from spades.engine.cheapest import cheapest_cards
 from spades.engine.commands import decide, new_match, seated_match
 from spades.engine.errors import IllegalAction, InvalidRules
 from spades.engine.game import Game, card_power, trump_power
+from spades.engine.legal import may_claim_extension, may_concede, pass_choice
 from spades.engine.rules import Clock, Direction, Rules
 from spades.engine.scoring import counting_tricks, score_side
 from spades.engine.seating import SEAT_NAMES, Seat, Seating, seat_name
@@ -91,10 +92,13 @@ __all__ = [
     "effective_suit",
     "events",
     "format_cards",
+    "may_claim_extension",
+    "may_concede",
     "new_match",
     "new_seed",
     "parse_cards",
     "pass_cards",
+    "pass_choice",
     "redact",
     "score_side",
     "seat_name",

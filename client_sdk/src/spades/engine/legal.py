@@ -16,7 +16,7 @@ import itertools
 from typing import Final
 
 from spades.engine.actions import BID, BLIND, LOOK, PLAY, Action, MakeBid, PassCards
-from spades.engine.cards import SUIT_MASKS, TRUMP_MASK, cards_of
+from spades.engine.cards import SUIT_MASKS, TRUMP_MASK, Card, cards_of
 from spades.engine.errors import IllegalAction
 from spades.engine.rules import MAX_HAND_SIZE, PASS_SIZE, TWO_OF_CLUBS
 from spades.engine.seating import Seat, seat_name
@@ -65,6 +65,35 @@ def legal_actions(state: MatchState, seat: Seat) -> list[Action]:
         count = state.rules.blind_nil_pass_cards
         return [PassCards(combo) for combo in itertools.combinations(hand, count)]
     return []
+
+
+def pass_choice(state: MatchState, seat: Seat) -> tuple[int, list[Card]] | None:
+    """The card pass ``seat`` must make now, as (how many, of which cards): a prompt says
+    "choose 2 of these 13" instead of listing every combination. None when it is not to pass.
+
+    >>> from spades.engine import Rules, seated_match
+    >>> state, _ = seated_match(Rules(), seed=bytes(32))
+    >>> pass_choice(state, state.seat_to_act()) is None  # bidding, not passing
+    True
+    """
+    if seat != state.turn or state.phase is not Phase.PASSING:
+        return None
+    return state.rules.blind_nil_pass_cards, cards_of(state.hands[seat])
+
+
+def may_claim_extension(state: MatchState, seat: Seat) -> bool:
+    """Whether ``seat`` may claim its turn's one extension of the clock now."""
+    return (
+        seat == state.turn
+        and state.phase not in (Phase.ENDED, Phase.WAITING_FOR_PLAYERS)
+        and bool(state.rules.clock.extension_millis)
+        and not state.extension_claimed
+    )
+
+
+def may_concede(state: MatchState) -> bool:
+    """Whether a seated player may concede now: while the match is being played."""
+    return state.phase not in (Phase.ENDED, Phase.WAITING_FOR_PLAYERS)
 
 
 def play_mask(state: MatchState, seat: Seat) -> int:

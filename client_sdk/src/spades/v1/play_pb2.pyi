@@ -10,6 +10,7 @@ from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.rpc import status_pb2 as _status_pb2
 from spades.v1 import actions_pb2 as _actions_pb2
+from spades.v1 import cards_pb2 as _cards_pb2
 from spades.v1 import events_pb2 as _events_pb2
 from spades.v1 import record_pb2 as _record_pb2
 from spades.v1 import view_pb2 as _view_pb2
@@ -26,23 +27,38 @@ DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
 class StartPlay(_message.Message):
-    """The first message of a Play stream."""
+    """The first message of a Play stream: where the stream starts. The same two fields, with the
+    same meaning, start Watch (WatchRequest) and Seat (SeatRequest).
+
+    - `after_sequence = N` (N > 0, `latest` false): the client has seen every event up to N. The
+      snapshot is the view at N, then every event after N follows. Resume a stream this way.
+    - `after_sequence = 0`, `latest` false (the default): from the beginning. The snapshot is the
+      view before the first event (sequence 0: a MatchView with only `viewer` set), then every event from
+      the first (TableCreated, sequence 1) follows: the client folds the whole table.
+    - `latest` true (`after_sequence` must be 0): from now. The snapshot is the view at the table's
+      latest sequence, then only later events follow.
+
+    An after_sequence past the table's latest is OUT_OF_RANGE (SEQUENCE_AHEAD); `latest` with an
+    after_sequence is INVALID_ARGUMENT (CONFLICTING_START).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    LATEST_FIELD_NUMBER: _builtins.int
     after_sequence: _builtins.int
-    """The last sequence number the client has seen; 0 for none. The snapshot is taken there (at
-    the latest sequence for 0), and every event after it follows.
-    """
+    """The last sequence number the client has seen; 0 for none (from the beginning)."""
+    latest: _builtins.bool
+    """Start from the table's latest sequence (the current view) instead of after_sequence."""
     def __init__(
         self,
         *,
         after_sequence: _builtins.int = ...,
+        latest: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "latest", b"latest"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -58,8 +74,10 @@ class ActionRequest(_message.Message):
     SEQUENCE_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
     action_id: _builtins.str
-    """The client's id for the action (1 to 64 characters); a repeated id gets the first result
-    and changes nothing (at most 64 characters).
+    """The client's id for the action: 1 to 64 characters (at most 64 characters), unique per
+    seat of a table (another seat, or another table, may use the same id). A repeated id (on
+    any stream of the seat, on Act, through any server replica) gets the first result again,
+    whether that was an acceptance or a refusal, and changes nothing: use a new id for a new attempt.
     """
     sequence: _builtins.int
     """The sequence number the action answers (the table's latest the client has seen). An action
@@ -96,11 +114,15 @@ class PlayRequest(_message.Message):
     ACTION_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def start(self) -> Global___StartPlay:
-        """Opens the stream; must come first and only once."""
+        """Opens the stream; must come first and only once (a later one is refused with an
+        ActionResult, reason START_AGAIN, and the stream goes on).
+        """
 
     @_builtins.property
     def action(self) -> Global___ActionRequest:
-        """An action."""
+        """An action. A message with neither field (or one this server does not know) is refused
+        with an ActionResult, reason EMPTY_MESSAGE, and the stream goes on.
+        """
 
     def __init__(
         self,
@@ -148,22 +170,46 @@ Global___Snapshot: _TypeAlias = Snapshot  # noqa: Y015
 
 @_typing.final
 class TurnPrompt(_message.Message):
-    """It is the seat's turn."""
+    """It is the seat's turn: what it may do now.
+
+    A prompt answers one sequence: act with ActionRequest.sequence set to it. It is withdrawn as
+    soon as an event with a later sequence arrives on the stream (the seat acted, its time ran out
+    and the clock acted for it, a substitute came, ...); if the seat must still act after that
+    event, a new prompt follows. Act on the latest prompt only.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     SEQUENCE_FIELD_NUMBER: _builtins.int
     LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     DEADLINE_FIELD_NUMBER: _builtins.int
+    MAY_CONCEDE_FIELD_NUMBER: _builtins.int
+    MAY_CLAIM_EXTENSION_FIELD_NUMBER: _builtins.int
+    CARD_PASS_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """The sequence number to answer."""
+    may_concede: _builtins.bool
+    """True when the seat may concede the match now (an Action with `concession`; the seat's own
+    player only, never a substitute). Conceding is not an answer to the prompt: any sequence.
+    """
+    may_claim_extension: _builtins.bool
+    """True when the seat may claim the turn's one extension of its clock now (an Action with
+    `extension_claim`, answering this prompt's sequence).
+    """
     @_builtins.property
     def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[_actions_pb2.Action]:
-        """What the seat may do."""
+        """The bids, Blind Nil choices or cards to play the seat may choose from (one is the answer).
+        Empty when the turn is the card pass (see card_pass). Concession and the extension claim are
+        never listed here (see may_concede and may_claim_extension).
+        """
 
     @_builtins.property
     def deadline(self) -> _timestamp_pb2.Timestamp:
         """When the turn's time runs out; unset when the table has no clock running."""
+
+    @_builtins.property
+    def card_pass(self) -> Global___CardPassChoice:
+        """Set when the turn is the Blind Nil card pass: choose `count` different cards of `cards`."""
 
     def __init__(
         self,
@@ -171,14 +217,47 @@ class TurnPrompt(_message.Message):
         sequence: _builtins.int = ...,
         legal_actions: _abc.Iterable[_actions_pb2.Action] | None = ...,
         deadline: _timestamp_pb2.Timestamp | None = ...,
+        may_concede: _builtins.bool = ...,
+        may_claim_extension: _builtins.bool = ...,
+        card_pass: Global___CardPassChoice | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card_pass", b"card_pass", "deadline", b"deadline"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline", "legal_actions", b"legal_actions", "sequence", b"sequence"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_pass", b"card_pass", "deadline", b"deadline", "legal_actions", b"legal_actions", "may_claim_extension", b"may_claim_extension", "may_concede", b"may_concede", "sequence", b"sequence"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TurnPrompt: _TypeAlias = TurnPrompt  # noqa: Y015
+
+@_typing.final
+class CardPassChoice(_message.Message):
+    """The Blind Nil card pass: choose `count` different cards among `cards` and answer with a
+    CardPass of them (in any order).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COUNT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    count: _builtins.int
+    """How many cards to pass."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]:
+        """The cards that may be passed (the seat's hand)."""
+
+    def __init__(
+        self,
+        *,
+        count: _builtins.int = ...,
+        cards: _abc.Iterable[_cards_pb2.Card] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "count", b"count"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CardPassChoice: _TypeAlias = CardPassChoice  # noqa: Y015
 
 @_typing.final
 class ActionResult(_message.Message):
@@ -284,19 +363,25 @@ class WatchRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    LATEST_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table's id (at most 64 characters)."""
     after_sequence: _builtins.int
-    """The last sequence number the client has seen; 0 for none."""
+    """The last sequence number the client has seen; 0 for none (from the beginning), as
+    StartPlay.after_sequence.
+    """
+    latest: _builtins.bool
+    """Start from the table's latest sequence instead, as StartPlay.latest."""
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         after_sequence: _builtins.int = ...,
+        latest: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "latest", b"latest", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -387,16 +472,22 @@ class SeatRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    LATEST_FIELD_NUMBER: _builtins.int
     after_sequence: _builtins.int
-    """The last sequence number the client has seen; 0 for none (as StartPlay.after_sequence)."""
+    """The last sequence number the client has seen; 0 for none (from the beginning), as
+    StartPlay.after_sequence.
+    """
+    latest: _builtins.bool
+    """Start from the table's latest sequence instead, as StartPlay.latest."""
     def __init__(
         self,
         *,
         after_sequence: _builtins.int = ...,
+        latest: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "latest", b"latest"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

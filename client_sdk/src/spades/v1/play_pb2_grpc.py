@@ -73,16 +73,32 @@ class PlayServiceServicer:
 
     def Play(self, request_iterator, context):
         """One seat's stream. Call metadata `spades-seat-token` carries the seat token. The client's
-        first message is `start`; the server answers with a snapshot of the seat's view, every later
-        event redacted for the seat, then live events, and a prompt whenever it is the seat's turn.
-        The client sends actions at any time; each gets exactly one result.
+        first message is `start`; the server answers with a snapshot of the seat's view (where
+        `start` says: StartPlay), every later event redacted for the seat, then live events, and a
+        prompt whenever it is the seat's turn. The client sends actions at any time; each action
+        read gets exactly one result on this stream.
+
+        How it ends:
+        - OK once the match is over: after the last event (SeedRevealed, which follows MatchEnded)
+        and the result of every action read before it were sent. A stream opened on a finished
+        table sends its snapshot and the events it asked for, then ends with OK. Do not reconnect.
+        - OK when the client closes its side (half-close), after the results it is owed.
+        - ABORTED (reason STREAM_REPLACED) when a newer Play or Seat stream with the same seat token
+        takes over: one stream per seat token, newest wins. The replaced stream first sends the
+        result of every action it read (an action it reads after the replacement is refused with
+        the same reason), then closes; resending an action id on the new stream gets its first
+        result.
+        - UNAVAILABLE when the server shuts down: resume with after_sequence.
+        - The status of a refusal before anything is sent (UNAUTHENTICATED, INVALID_ARGUMENT, ...).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Watch(self, request, context):
-        """A spectator's stream: the public view and public events only.
+        """A spectator's stream: the public view and public events only. It starts where the request
+        says (WatchRequest) and ends like Play: OK after SeedRevealed (at once after the events asked
+        for, on a finished table), UNAVAILABLE when the server shuts down.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -99,7 +115,8 @@ class PlayServiceServicer:
         """A seat's stream for clients that cannot stream to the server (browsers, over gRPC-Web):
         Play's messages (snapshot, events redacted for the seat, prompts) with the seat's actions
         sent through Act instead of on the stream. The same `spades-seat-token` metadata; one
-        stream per seat token as for Play (a newer Seat or Play stream replaces it).
+        stream per seat token as for Play (a newer Seat or Play stream replaces it, and it ends with
+        ABORTED, reason STREAM_REPLACED). It ends as Play does: OK after SeedRevealed.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

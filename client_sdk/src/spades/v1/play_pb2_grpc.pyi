@@ -35,19 +35,37 @@ class PlayServiceStub:
     def __new__(cls, channel: _aio.Channel) -> PlayServiceAsyncStub: ...
     Play: _grpc.StreamStreamMultiCallable[_play_pb2.PlayRequest, _play_pb2.PlayResponse]
     """One seat's stream. Call metadata `spades-seat-token` carries the seat token. The client's
-    first message is `start`; the server answers with a snapshot of the seat's view, every later
-    event redacted for the seat, then live events, and a prompt whenever it is the seat's turn.
-    The client sends actions at any time; each gets exactly one result.
+    first message is `start`; the server answers with a snapshot of the seat's view (where
+    `start` says: StartPlay), every later event redacted for the seat, then live events, and a
+    prompt whenever it is the seat's turn. The client sends actions at any time; each action
+    read gets exactly one result on this stream.
+
+    How it ends:
+    - OK once the match is over: after the last event (SeedRevealed, which follows MatchEnded)
+      and the result of every action read before it were sent. A stream opened on a finished
+      table sends its snapshot and the events it asked for, then ends with OK. Do not reconnect.
+    - OK when the client closes its side (half-close), after the results it is owed.
+    - ABORTED (reason STREAM_REPLACED) when a newer Play or Seat stream with the same seat token
+      takes over: one stream per seat token, newest wins. The replaced stream first sends the
+      result of every action it read (an action it reads after the replacement is refused with
+      the same reason), then closes; resending an action id on the new stream gets its first
+      result.
+    - UNAVAILABLE when the server shuts down: resume with after_sequence.
+    - The status of a refusal before anything is sent (UNAUTHENTICATED, INVALID_ARGUMENT, ...).
     """
     Watch: _grpc.UnaryStreamMultiCallable[_play_pb2.WatchRequest, _play_pb2.WatchResponse]
-    """A spectator's stream: the public view and public events only."""
+    """A spectator's stream: the public view and public events only. It starts where the request
+    says (WatchRequest) and ends like Play: OK after SeedRevealed (at once after the events asked
+    for, on a finished table), UNAVAILABLE when the server shuts down.
+    """
     GetRecord: _grpc.UnaryUnaryMultiCallable[_play_pb2.GetRecordRequest, _play_pb2.GetRecordResponse]
     """The match's record: the public part until the match ends, then all of it with the seed."""
     Seat: _grpc.UnaryStreamMultiCallable[_play_pb2.SeatRequest, _play_pb2.SeatResponse]
     """A seat's stream for clients that cannot stream to the server (browsers, over gRPC-Web):
     Play's messages (snapshot, events redacted for the seat, prompts) with the seat's actions
     sent through Act instead of on the stream. The same `spades-seat-token` metadata; one
-    stream per seat token as for Play (a newer Seat or Play stream replaces it).
+    stream per seat token as for Play (a newer Seat or Play stream replaces it, and it ends with
+    ABORTED, reason STREAM_REPLACED). It ends as Play does: OK after SeedRevealed.
     """
     Act: _grpc.UnaryUnaryMultiCallable[_play_pb2.ActRequest, _play_pb2.ActResponse]
     """One action of a seat (`spades-seat-token` metadata), answered with its result: the same
@@ -70,19 +88,37 @@ class PlayServiceAsyncStub(PlayServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     Play: _aio.StreamStreamMultiCallable[_play_pb2.PlayRequest, _play_pb2.PlayResponse]  # type: ignore[assignment]
     """One seat's stream. Call metadata `spades-seat-token` carries the seat token. The client's
-    first message is `start`; the server answers with a snapshot of the seat's view, every later
-    event redacted for the seat, then live events, and a prompt whenever it is the seat's turn.
-    The client sends actions at any time; each gets exactly one result.
+    first message is `start`; the server answers with a snapshot of the seat's view (where
+    `start` says: StartPlay), every later event redacted for the seat, then live events, and a
+    prompt whenever it is the seat's turn. The client sends actions at any time; each action
+    read gets exactly one result on this stream.
+
+    How it ends:
+    - OK once the match is over: after the last event (SeedRevealed, which follows MatchEnded)
+      and the result of every action read before it were sent. A stream opened on a finished
+      table sends its snapshot and the events it asked for, then ends with OK. Do not reconnect.
+    - OK when the client closes its side (half-close), after the results it is owed.
+    - ABORTED (reason STREAM_REPLACED) when a newer Play or Seat stream with the same seat token
+      takes over: one stream per seat token, newest wins. The replaced stream first sends the
+      result of every action it read (an action it reads after the replacement is refused with
+      the same reason), then closes; resending an action id on the new stream gets its first
+      result.
+    - UNAVAILABLE when the server shuts down: resume with after_sequence.
+    - The status of a refusal before anything is sent (UNAUTHENTICATED, INVALID_ARGUMENT, ...).
     """
     Watch: _aio.UnaryStreamMultiCallable[_play_pb2.WatchRequest, _play_pb2.WatchResponse]  # type: ignore[assignment]
-    """A spectator's stream: the public view and public events only."""
+    """A spectator's stream: the public view and public events only. It starts where the request
+    says (WatchRequest) and ends like Play: OK after SeedRevealed (at once after the events asked
+    for, on a finished table), UNAVAILABLE when the server shuts down.
+    """
     GetRecord: _aio.UnaryUnaryMultiCallable[_play_pb2.GetRecordRequest, _play_pb2.GetRecordResponse]  # type: ignore[assignment]
     """The match's record: the public part until the match ends, then all of it with the seed."""
     Seat: _aio.UnaryStreamMultiCallable[_play_pb2.SeatRequest, _play_pb2.SeatResponse]  # type: ignore[assignment]
     """A seat's stream for clients that cannot stream to the server (browsers, over gRPC-Web):
     Play's messages (snapshot, events redacted for the seat, prompts) with the seat's actions
     sent through Act instead of on the stream. The same `spades-seat-token` metadata; one
-    stream per seat token as for Play (a newer Seat or Play stream replaces it).
+    stream per seat token as for Play (a newer Seat or Play stream replaces it, and it ends with
+    ABORTED, reason STREAM_REPLACED). It ends as Play does: OK after SeedRevealed.
     """
     Act: _aio.UnaryUnaryMultiCallable[_play_pb2.ActRequest, _play_pb2.ActResponse]  # type: ignore[assignment]
     """One action of a seat (`spades-seat-token` metadata), answered with its result: the same
@@ -108,9 +144,23 @@ class PlayServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_play_pb2.PlayResponse], _abc.AsyncIterator[_play_pb2.PlayResponse]]:
         """One seat's stream. Call metadata `spades-seat-token` carries the seat token. The client's
-        first message is `start`; the server answers with a snapshot of the seat's view, every later
-        event redacted for the seat, then live events, and a prompt whenever it is the seat's turn.
-        The client sends actions at any time; each gets exactly one result.
+        first message is `start`; the server answers with a snapshot of the seat's view (where
+        `start` says: StartPlay), every later event redacted for the seat, then live events, and a
+        prompt whenever it is the seat's turn. The client sends actions at any time; each action
+        read gets exactly one result on this stream.
+
+        How it ends:
+        - OK once the match is over: after the last event (SeedRevealed, which follows MatchEnded)
+          and the result of every action read before it were sent. A stream opened on a finished
+          table sends its snapshot and the events it asked for, then ends with OK. Do not reconnect.
+        - OK when the client closes its side (half-close), after the results it is owed.
+        - ABORTED (reason STREAM_REPLACED) when a newer Play or Seat stream with the same seat token
+          takes over: one stream per seat token, newest wins. The replaced stream first sends the
+          result of every action it read (an action it reads after the replacement is refused with
+          the same reason), then closes; resending an action id on the new stream gets its first
+          result.
+        - UNAVAILABLE when the server shuts down: resume with after_sequence.
+        - The status of a refusal before anything is sent (UNAUTHENTICATED, INVALID_ARGUMENT, ...).
         """
 
     @_abc_1.abstractmethod
@@ -119,7 +169,10 @@ class PlayServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _play_pb2.WatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_play_pb2.WatchResponse], _abc.AsyncIterator[_play_pb2.WatchResponse]]:
-        """A spectator's stream: the public view and public events only."""
+        """A spectator's stream: the public view and public events only. It starts where the request
+        says (WatchRequest) and ends like Play: OK after SeedRevealed (at once after the events asked
+        for, on a finished table), UNAVAILABLE when the server shuts down.
+        """
 
     @_abc_1.abstractmethod
     def GetRecord(
@@ -138,7 +191,8 @@ class PlayServiceServicer(metaclass=_abc_1.ABCMeta):
         """A seat's stream for clients that cannot stream to the server (browsers, over gRPC-Web):
         Play's messages (snapshot, events redacted for the seat, prompts) with the seat's actions
         sent through Act instead of on the stream. The same `spades-seat-token` metadata; one
-        stream per seat token as for Play (a newer Seat or Play stream replaces it).
+        stream per seat token as for Play (a newer Seat or Play stream replaces it, and it ends with
+        ABORTED, reason STREAM_REPLACED). It ends as Play does: OK after SeedRevealed.
         """
 
     @_abc_1.abstractmethod

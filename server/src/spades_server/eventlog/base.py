@@ -10,6 +10,12 @@ Writers use optimistic concurrency: ``append(stream, expected_version, events)``
 stream is still at ``expected_version``, else raises :class:`VersionConflict` and writes nothing.
 Whoever loses a race reloads and decides again.
 
+Beside its events, a stream has *claims*: write-once keys, each with bytes. ``claim(stream, key,
+data)`` stores ``data`` unless the key was claimed before, and ``append(..., claim=(key, data))``
+claims a key in the same transaction as the events (nothing is written if either fails). The
+first claim of a key wins everywhere, across processes: the server keeps the first result of each
+action id this way, an acceptance with its events, a refusal without taking a version.
+
 Readers either read (``read``, ``read_all``) or subscribe (``subscribe``, ``subscribe_all``):
 a subscription yields every event after the given version or position, in order, then every
 event appended later, with no gap and no duplicate, until the consumer stops or the log closes
@@ -39,6 +45,7 @@ from typing import Self
 
 __all__ = [
     "AppendNotifier",
+    "ClaimTaken",
     "EventLog",
     "LogClosed",
     "LogDamaged",
@@ -77,6 +84,20 @@ class VersionConflict(Exception):
 
     def __reduce__(self) -> tuple[type[VersionConflict], tuple[str, int, int]]:
         return (VersionConflict, (self.stream_id, self.expected, self.actual))
+
+
+class ClaimTaken(Exception):
+    """The key was claimed before, so nothing was written; ``data`` is what the first claim
+    stored."""
+
+    def __init__(self, stream_id: str, key: str, data: bytes) -> None:
+        self.stream_id = stream_id
+        self.key = key
+        self.data = data
+        super().__init__(f"stream {stream_id!r} has a claim {key!r} already; nothing was written")
+
+    def __reduce__(self) -> tuple[type[ClaimTaken], tuple[str, str, bytes]]:
+        return (ClaimTaken, (self.stream_id, self.key, self.data))
 
 
 class LogClosed(Exception):
@@ -168,13 +189,29 @@ class EventLog(abc.ABC):
 
     @abc.abstractmethod
     async def append(
-        self, stream_id: str, expected_version: int, events: Sequence[bytes]
+        self,
+        stream_id: str,
+        expected_version: int,
+        events: Sequence[bytes],
+        *,
+        claim: tuple[str, bytes] | None = None,
     ) -> list[StoredEvent]:
-        """Append ``events`` atomically iff the stream is at ``expected_version`` (0: new stream).
+        """Append ``events`` atomically iff the stream is at ``expected_version`` (0: new stream),
+        and with ``claim`` (key, data) claim that key of the stream in the same transaction.
 
         Returns the stored events, once they are durable per the backend's durability setting.
-        Raises :class:`VersionConflict` (nothing written) if the stream is at another version.
+        Raises :class:`VersionConflict` (nothing written) if the stream is at another version,
+        :class:`ClaimTaken` (nothing written) if the key was claimed before.
         """
+
+    @abc.abstractmethod
+    async def claim(self, stream_id: str, key: str, data: bytes) -> bytes | None:
+        """Store ``data`` under the stream's ``key`` unless the key was claimed before: None
+        when this claim was stored (durably), else the data the first claim stored."""
+
+    @abc.abstractmethod
+    async def read_claim(self, stream_id: str, key: str) -> bytes | None:
+        """The data of the stream's claim ``key``; None when the key has no claim."""
 
     @abc.abstractmethod
     async def read(

@@ -107,6 +107,7 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from spades_server.eventlog.base import (
+    ClaimTaken,
     EventLog,
     LogClosed,
     LogUnavailable,
@@ -120,7 +121,7 @@ __all__ = ["PostgresEventLog"]
 
 _log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Held (per transaction) while the schema is created or migrated: key = hash of this + schema.
 _MIGRATION_LOCK = "spades_server.eventlog.postgres:migrate:"
@@ -135,6 +136,17 @@ _MIGRATIONS: dict[int, list[str]] = {
             recorded_at double precision NOT NULL,
             data        bytea            NOT NULL,
             UNIQUE (stream_id, version)
+        )
+        """,
+    ],
+    # Write-once keys beside each stream (the first result of each action id).
+    2: [
+        """
+        CREATE TABLE claims (
+            stream_id text  NOT NULL,
+            key       text  NOT NULL,
+            data      bytea NOT NULL,
+            PRIMARY KEY (stream_id, key)
         )
         """,
     ],
@@ -158,7 +170,39 @@ SELECT cur.version AS actual, ins.position, ins.version, ins.recorded_at
 FROM cur LEFT JOIN ins ON true
 ORDER BY ins.version
 """
+# The append that also claims a key ($4, data $5), in the one statement: the events are inserted
+# only with the claim (a claim taken before inserts nothing), the claim only at the version.
+_APPEND_CLAIMING = """
+WITH tx AS MATERIALIZED (SELECT pg_current_xact_id() AS xid),
+cur AS MATERIALIZED (
+    SELECT coalesce(max(version), 0) AS version FROM events WHERE stream_id = $1
+),
+claimed AS (
+    INSERT INTO claims (stream_id, key, data)
+    SELECT $1, $4, $5 FROM cur WHERE cur.version = $2::integer
+    ON CONFLICT (stream_id, key) DO NOTHING
+    RETURNING true AS ok
+),
+ins AS (
+    INSERT INTO events (stream_id, version, recorded_at, data)
+    SELECT $1, cur.version + e.ord::integer,
+           extract(epoch FROM statement_timestamp())::double precision, e.data
+    FROM tx, cur, claimed, unnest($3::bytea[]) WITH ORDINALITY AS e(data, ord)
+    WHERE cur.version = $2::integer
+    ORDER BY e.ord
+    RETURNING position, version, recorded_at
+)
+SELECT cur.version AS actual, ins.position, ins.version, ins.recorded_at
+FROM cur LEFT JOIN ins ON true
+ORDER BY ins.version
+"""
 _STREAM_VERSION = "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1"
+# A concurrent claim of the same key waits for the first to commit, then inserts nothing.
+_CLAIM = (
+    "INSERT INTO claims (stream_id, key, data) VALUES ($1, $2, $3)"
+    " ON CONFLICT (stream_id, key) DO NOTHING RETURNING true"
+)
+_READ_CLAIM = "SELECT data FROM claims WHERE stream_id = $1 AND key = $2"
 _READ_STREAM = (
     "SELECT position, version, recorded_at, data FROM events"
     " WHERE stream_id = $1 AND version > $2 ORDER BY version LIMIT $3"
@@ -384,7 +428,12 @@ class PostgresEventLog(EventLog):
     # -- writing ------------------------------------------------------------------------------
 
     async def append(
-        self, stream_id: str, expected_version: int, events: Sequence[bytes]
+        self,
+        stream_id: str,
+        expected_version: int,
+        events: Sequence[bytes],
+        *,
+        claim: tuple[str, bytes] | None = None,
     ) -> list[StoredEvent]:
         """Append atomically iff the stream is at ``expected_version``; see :class:`EventLog`.
 
@@ -397,7 +446,7 @@ class PostgresEventLog(EventLog):
         if not payloads:
             raise ValueError("an append needs at least one event")
         self._check_open()
-        task = asyncio.create_task(self._append(stream_id, expected_version, payloads))
+        task = asyncio.create_task(self._append(stream_id, expected_version, payloads, claim))
         self._appending.add(task)
         task.add_done_callback(self._append_done)
         return await asyncio.shield(task)
@@ -407,15 +456,56 @@ class PostgresEventLog(EventLog):
         if not task.cancelled():
             task.exception()  # retrieved: the appender may have been cancelled meanwhile
 
+    async def claim(self, stream_id: str, key: str, data: bytes) -> bytes | None:
+        _check_stream_id(stream_id)
+        self._check_open()
+        try:
+            await self._write(self._claim_alone, stream_id, key, bytes(data))
+        except ClaimTaken as taken:
+            return taken.data
+        return None
+
+    async def read_claim(self, stream_id: str, key: str) -> bytes | None:
+        _check_stream_id(stream_id)
+        self._check_open()
+        data = await self._run(_fetch_claim, stream_id, key)
+        return bytes(data) if data is not None else None
+
+    async def _write(self, work: Callable[..., Awaitable[_T]], *arguments: Any) -> _T:
+        """Run a write, reporting storage failures as :class:`LogUnavailable`."""
+        try:
+            result = await self._run(work, *arguments)
+        except _STORAGE_FAILURES as error:
+            if self._state != "open":
+                raise
+            reason = f"the event log cannot be written now: {error}"
+            self.write_health.failed(reason)
+            raise LogUnavailable(reason) from error
+        self.write_health.worked()
+        return result
+
+    @staticmethod
+    async def _claim_alone(
+        connection: asyncpg.Connection, stream_id: str, key: str, data: bytes
+    ) -> None:
+        async with connection.transaction():
+            await _claim_in(connection, stream_id, key, data)
+
     async def _append(
-        self, stream_id: str, expected_version: int, payloads: list[bytes]
+        self,
+        stream_id: str,
+        expected_version: int,
+        payloads: list[bytes],
+        claim: tuple[str, bytes] | None = None,
     ) -> list[StoredEvent]:
         lock, users = self._stream_locks.setdefault(stream_id, (asyncio.Lock(), [0]))
         users[0] += 1
         try:
             async with lock:
                 try:
-                    rows = await self._run(self._insert, stream_id, expected_version, payloads)
+                    rows = await self._run(
+                        self._insert, stream_id, expected_version, payloads, claim
+                    )
                 except _STORAGE_FAILURES as error:
                     if self._state != "open":
                         raise
@@ -447,10 +537,23 @@ class PostgresEventLog(EventLog):
 
     @staticmethod
     async def _insert(
-        connection: asyncpg.Connection, stream_id: str, expected: int, payloads: list[bytes]
+        connection: asyncpg.Connection,
+        stream_id: str,
+        expected: int,
+        payloads: list[bytes],
+        claim: tuple[str, bytes] | None = None,
     ) -> list[asyncpg.Record]:
         try:
-            return await connection.fetch(_APPEND, stream_id, expected, payloads)
+            if claim is None:
+                return await connection.fetch(_APPEND, stream_id, expected, payloads)
+            key, data = claim
+            rows = await connection.fetch(
+                _APPEND_CLAIMING, stream_id, expected, payloads, key, data
+            )
+            if rows[0]["position"] is None and rows[0]["actual"] == expected:
+                first = await connection.fetchval(_READ_CLAIM, stream_id, key)
+                raise ClaimTaken(stream_id, key, bytes(first))
+            return rows
         except asyncpg.UniqueViolationError:
             # A concurrent writer read the same version and committed first.
             actual = await connection.fetchval(_STREAM_VERSION, stream_id)
@@ -699,6 +802,18 @@ class PostgresEventLog(EventLog):
                 _log.warning("event log: background query failed: %s", error)
                 await asyncio.sleep(self.reconnect_delay)
             return None
+
+
+async def _claim_in(connection: asyncpg.Connection, stream_id: str, key: str, data: bytes) -> None:
+    """Claim ``key`` in the connection's transaction, or raise :class:`ClaimTaken`."""
+    if await connection.fetchval(_CLAIM, stream_id, key, data):
+        return
+    first = await connection.fetchval(_READ_CLAIM, stream_id, key)
+    raise ClaimTaken(stream_id, key, bytes(first))
+
+
+async def _fetch_claim(connection: asyncpg.Connection, stream_id: str, key: str) -> Any:
+    return await connection.fetchval(_READ_CLAIM, stream_id, key)
 
 
 #: What PostgreSQL or the way to it answers when it cannot take a write now, whatever the

@@ -73,6 +73,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from spades_server.eventlog.base import (
+    ClaimTaken,
     EventLog,
     LogClosed,
     LogDamaged,
@@ -87,18 +88,34 @@ __all__ = ["Durability", "SqliteEventLog", "marker_path", "read_marker", "write_
 
 Durability = Literal["normal", "full"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (
-    position    INTEGER PRIMARY KEY AUTOINCREMENT,  -- global order, never reused
-    stream_id   TEXT    NOT NULL,
-    version     INTEGER NOT NULL CHECK (version >= 1),
-    recorded_at REAL    NOT NULL,
-    data        BLOB    NOT NULL,
-    UNIQUE (stream_id, version)
-);
-"""
+#: The statements that bring a file from each schema version to the next.
+_MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        """
+        CREATE TABLE IF NOT EXISTS events (
+            position    INTEGER PRIMARY KEY AUTOINCREMENT,  -- global order, never reused
+            stream_id   TEXT    NOT NULL,
+            version     INTEGER NOT NULL CHECK (version >= 1),
+            recorded_at REAL    NOT NULL,
+            data        BLOB    NOT NULL,
+            UNIQUE (stream_id, version)
+        )
+        """,
+    ],
+    # Write-once keys beside each stream (the first result of each action id).
+    2: [
+        """
+        CREATE TABLE IF NOT EXISTS claims (
+            stream_id TEXT NOT NULL,
+            key       TEXT NOT NULL,
+            data      BLOB NOT NULL,
+            PRIMARY KEY (stream_id, key)
+        )
+        """,
+    ],
+}
 
 _CURRENT_VERSION = "SELECT COALESCE(MAX(version), 0) FROM events WHERE stream_id = ?"
 _INSERT = "INSERT INTO events (stream_id, version, recorded_at, data) VALUES (?, ?, ?, ?)"
@@ -107,6 +124,8 @@ _READ_STREAM = (
     " WHERE stream_id = ? AND version > ? ORDER BY version LIMIT ?"
 )
 _HEAD = "SELECT COALESCE(MAX(position), 0) FROM events"
+_READ_CLAIM = "SELECT data FROM claims WHERE stream_id = ? AND key = ?"
+_INSERT_CLAIM = "INSERT INTO claims (stream_id, key, data) VALUES (?, ?, ?)"
 #: The columns of the events table (a table without them is not this log's).
 EVENT_COLUMNS = frozenset(("position", "stream_id", "version", "recorded_at", "data"))
 _READ_ALL = (
@@ -178,9 +197,11 @@ def describe_sqlite_error(error: sqlite3.Error) -> str:
 @dataclass(slots=True)
 class _AppendRequest:
     stream_id: str
+    #: -1 for a claim alone (no events, no version to check).
     expected_version: int
     events: list[bytes]
     future: asyncio.Future[list[StoredEvent]]
+    claim: tuple[str, bytes] | None = None
 
 
 # What the writer hands back for one request: the stored events, or why nothing was stored.
@@ -353,7 +374,12 @@ class SqliteEventLog(EventLog):
     # -- writing ------------------------------------------------------------------------------
 
     async def append(
-        self, stream_id: str, expected_version: int, events: Sequence[bytes]
+        self,
+        stream_id: str,
+        expected_version: int,
+        events: Sequence[bytes],
+        *,
+        claim: tuple[str, bytes] | None = None,
     ) -> list[StoredEvent]:
         """Append atomically iff the stream is at ``expected_version``; see :class:`EventLog`.
 
@@ -367,8 +393,25 @@ class SqliteEventLog(EventLog):
             raise ValueError("an append needs at least one event")
         loop = self._running_loop()
         future: asyncio.Future[list[StoredEvent]] = loop.create_future()
-        self._requests.put(_AppendRequest(stream_id, expected_version, payloads, future))
+        self._requests.put(_AppendRequest(stream_id, expected_version, payloads, future, claim))
         return await future
+
+    async def claim(self, stream_id: str, key: str, data: bytes) -> bytes | None:
+        _check_stream_id(stream_id)
+        loop = self._running_loop()
+        future: asyncio.Future[list[StoredEvent]] = loop.create_future()
+        # Through the writer, in order with the appends (which claim keys too).
+        self._requests.put(_AppendRequest(stream_id, -1, [], future, (key, bytes(data))))
+        try:
+            await future
+        except ClaimTaken as taken:
+            return taken.data
+        return None
+
+    async def read_claim(self, stream_id: str, key: str) -> bytes | None:
+        _check_stream_id(stream_id)
+        rows = await self._query(_READ_CLAIM, (stream_id, key))
+        return bytes(rows[0][0]) if rows else None
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -492,7 +535,10 @@ class SqliteEventLog(EventLog):
                 )
             if schema_version < SCHEMA_VERSION:
                 connection.execute("BEGIN IMMEDIATE")
-                connection.execute(_SCHEMA)  # one statement: executescript would COMMIT first
+                # One statement at a time: executescript would COMMIT first.
+                for step in range(schema_version + 1, SCHEMA_VERSION + 1):
+                    for statement in _MIGRATIONS[step]:
+                        connection.execute(statement)
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 connection.execute("COMMIT")
             columns = {row[1] for row in connection.execute("PRAGMA table_info(events)")}
@@ -604,9 +650,19 @@ class SqliteEventLog(EventLog):
         stream_id, expected = request.stream_id, request.expected_version
         connection.execute("SAVEPOINT append")
         try:
-            actual = connection.execute(_CURRENT_VERSION, (stream_id,)).fetchone()[0]
-            if actual != expected:
-                raise VersionConflict(stream_id, expected, actual)
+            if expected >= 0:
+                actual = connection.execute(_CURRENT_VERSION, (stream_id,)).fetchone()[0]
+                if actual != expected:
+                    raise VersionConflict(stream_id, expected, actual)
+            if request.claim is not None:
+                # This thread is the file's only writer: what it reads here is what is there.
+                key, data = request.claim
+                first = connection.execute(_READ_CLAIM, (stream_id, key)).fetchone()
+                if first is not None:
+                    connection.execute("ROLLBACK TO append")
+                    connection.execute("RELEASE append")
+                    return ClaimTaken(stream_id, key, bytes(first[0]))
+                connection.execute(_INSERT_CLAIM, (stream_id, key, data))
             stored: list[StoredEvent] = []
             for version, data in enumerate(request.events, start=expected + 1):
                 cursor = connection.execute(_INSERT, (stream_id, version, recorded_at, data))

@@ -57,6 +57,38 @@ class LogEntry(_message.Message):
 Global___LogEntry: _TypeAlias = LogEntry  # noqa: Y015
 
 @_typing.final
+class ActionRefusal(_message.Message):
+    """The first result of a seat's action id, kept as a claim beside the table's log (key "SEAT/ID",
+    SEAT 0-based): empty bytes for an acceptance (its events carry the id), else this refusal.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    REASON_CODE_FIELD_NUMBER: _builtins.int
+    code: _builtins.int
+    """The google.rpc.Code of the refusal."""
+    reason: _builtins.str
+    """Why, for a person."""
+    reason_code: _builtins.str
+    """The stable UPPER_SNAKE reason code, if any."""
+    def __init__(
+        self,
+        *,
+        code: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        reason_code: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "reason", b"reason", "reason_code", b"reason_code"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActionRefusal: _TypeAlias = ActionRefusal  # noqa: Y015
+
+@_typing.final
 class Secrets(_message.Message):
     """What the server keeps about an event and shows no one."""
 

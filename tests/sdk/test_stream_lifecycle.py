@@ -1,0 +1,56 @@
+"""The SDK and the stream lifecycle: streams that end with the match, an explicit start, and
+prompts that say what the seat may do (the card pass as a choice, expanded for bots)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from spades import protocol
+from spades.client import Snapshot, SpadesClient, StreamEvent
+from spades.client.messages import prompt_message
+from spades.engine import CARDS, PassCards, Rules
+from spades.engine import events as ev
+from spades.v1 import play_pb2
+from spades_bots.random_bot import RandomBot
+from tests.sdk.helpers import play_all, seat_bots
+
+
+def test_a_card_pass_prompt_becomes_every_pass_for_a_bot() -> None:
+    hand = [CARDS[number] for number in (0, 5, 13, 27, 40)]
+    message = play_pb2.TurnPrompt(sequence=9, may_concede=True, may_claim_extension=False)
+    message.card_pass.count = 2
+    message.card_pass.cards.extend(protocol.cards_to_proto(hand))
+    prompt = prompt_message(message)
+    assert prompt.card_pass == (2, tuple(hand))
+    assert prompt.legal_actions == tuple(
+        PassCards(pair) for pair in itertools.combinations(hand, 2)
+    )
+    assert len(prompt.legal_actions) == 10
+    assert prompt.may_concede and not prompt.may_claim_extension
+    assert prompt_message(play_pb2.TurnPrompt(sequence=1)).card_pass is None
+
+
+@pytest.mark.asyncio
+async def test_bots_and_spectators_start_from_the_beginning_and_stop_at_the_end(
+    client: SpadesClient,
+) -> None:
+    rules = Rules(max_hands=1, blind_nil=True, blind_nil_deficit=0, blind_nil_pass_cards=2)
+    table_id, tokens = await seat_bots(client, rules)
+    outcomes = await play_all(client, [RandomBot(seed) for seed in range(4)], tokens, table_id)
+    # The runner folded the table's own events (no TableCreated made up from a snapshot), and
+    # the end of the stream ended the match for it: no reconnect.
+    assert all(outcome.end is not None and outcome.reconnects == 0 for outcome in outcomes)
+    assert all(outcome.view.rules == rules for outcome in outcomes)
+    # A spectator from the beginning: an empty snapshot, TableCreated, ..., SeedRevealed; the
+    # iteration then ends by itself.
+    messages = [message async for message in client.watch(table_id)]
+    assert isinstance(messages[0], Snapshot) and messages[0].sequence == 0
+    events = [message for message in messages if isinstance(message, StreamEvent)]
+    assert isinstance(events[0].event, ev.TableCreated) and events[0].sequence == 1
+    assert isinstance(events[-1].event, ev.SeedRevealed)
+    assert [event.sequence for event in events] == list(range(1, len(events) + 1))
+    latest = [message async for message in client.watch(table_id, latest=True)]
+    assert len(latest) == 1 and isinstance(latest[0], Snapshot)
+    assert latest[0].sequence == events[-1].sequence

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import re
 
+import grpc
+
 from spades import protocol
 from spades.engine import InvalidRules, Rules
 from spades.v1 import cards_pb2, rules_pb2
-from spades_server import errors
+from spades_server import errors, tokens
 
 MAX_TABLE_NAME = 64
 MAX_PLAYER_NAME = 32
@@ -40,3 +42,14 @@ def seat_or_any(seat: cards_pb2.Seat.ValueType) -> int | None:
     if seat not in cards_pb2.Seat.values():
         raise errors.invalid(f"there is no seat {seat}")
     return protocol.seat_from_proto(seat)
+
+
+def check_request_id(request_id: str) -> str:
+    """A call's client request id: empty (none) or 16..64 letters, digits, '-' or '_'."""
+    if request_id and not tokens.REQUEST_ID_PATTERN.match(request_id):
+        raise errors.RequestError(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "request_id must be 16 to 64 letters, digits, '-' or '_' (a fresh UUID is right)",
+            reason_code="REQUEST_ID_INVALID",
+        )
+    return request_id

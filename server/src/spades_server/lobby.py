@@ -4,6 +4,13 @@ A thin servicer: requests are checked (:mod:`spades_server.checks`), decided
 (:mod:`spades_server.decisions`) and run through the
 :class:`~spades_server.tables.TableStore` like every other command; listings come from the
 lobby's projection (:mod:`spades_server.projection`).
+
+CreateTable, JoinTable, QuickMatch and AddHouseBot take a client request id: a retry with the
+same id gets the first call's outcome (see :mod:`spades_server.tokens` for how a retried join
+gets a working seat token though the log keeps only digests). A created table's id is derived
+from the request id, so two replicas racing on one CreateTable append to the same new stream
+and the log's expected version lets one through; a join's request id is kept (as a digest)
+beside its SeatTaken, so the table's own log says whether it was answered.
 """
 
 from __future__ import annotations
@@ -20,8 +27,16 @@ from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades.wire import house_bot_kind
 from spades_server import errors, paging, tokens
 from spades_server.auth import authenticate, seat_token_from
-from spades_server.checks import MAX_PLAYER_NAME, MAX_TABLE_NAME, check_name, rules_of, seat_or_any
-from spades_server.decisions import decide_join, decide_leave, decide_new_table
+from spades_server.checks import (
+    MAX_PLAYER_NAME,
+    MAX_TABLE_NAME,
+    check_name,
+    check_request_id,
+    rules_of,
+    seat_or_any,
+)
+from spades_server.decisions import AlreadyJoined, decide_join, decide_leave, decide_new_table
+from spades_server.eventlog.base import VersionConflict
 from spades_server.house import HousePool
 from spades_server.limits import Limits
 from spades_server.projection import LobbyProjection, open_table
@@ -36,6 +51,12 @@ QUICK_MATCH_RULES = Rules(max_hands=25)
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
+
+#: What a request id derives a table id for (two calls with one id make different tables).
+CREATED_BY_CREATE_TABLE = "create table"
+CREATED_BY_QUICK_MATCH = "quick match"
+#: How many rows past the lobby's position a replica reads to learn the log's head.
+_CATCH_UP_BATCH = 1000
 
 
 class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
@@ -59,25 +80,82 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.CreateTableResponse:
         name = check_name(request.name, "the table name", MAX_TABLE_NAME)
         rules = rules_of(request.rules)
-        self._limits.check_table_creation(context)
-        join_code = tokens.new_join_code() if request.private else ""
-        table = await self._create(name, rules, private=request.private, join_code=join_code)
+        request_id = check_request_id(request.request_id)
+        table_id = (
+            tokens.request_table_id(request_id, CREATED_BY_CREATE_TABLE) if request_id else ""
+        )
+        join_code = ""
+        if request.private:
+            join_code = (
+                tokens.request_join_code(request_id, table_id)
+                if request_id
+                else tokens.new_join_code()
+            )
+        table = await self._created_before(table_id, request_id) if request_id else None
+        if table is None:  # a first call (a retry's table exists: no limit counts it twice)
+            self._limits.check_table_creation(context)
+            table = await self._create(
+                name,
+                rules,
+                private=request.private,
+                join_code=join_code,
+                table_id=table_id,
+                request_id=request_id,
+            )
+        if request_id:  # the first call's privacy decides, not the retry's
+            join_code = tokens.request_join_code(request_id, table_id) if table.private else ""
         return lobby_pb2.CreateTableResponse(
             table=self._summary(table.table_id), join_code=join_code
         )
 
     async def _create(
-        self, name: str, rules: Rules, *, private: bool, join_code: str, quick_match: bool = False
+        self,
+        name: str,
+        rules: Rules,
+        *,
+        private: bool,
+        join_code: str,
+        quick_match: bool = False,
+        table_id: str = "",
+        request_id: str = "",
     ) -> Table:
+        """A new table (with ``table_id``, derived from ``request_id``, when one is given)."""
         decided = decide_new_table(
             new_match(rules),
             name=name,
             private=private,
             join_code=join_code,
             quick_match=quick_match,
+            request_digest=tokens.digest(request_id) if request_id else b"",
         )
-        table = await open_table(self._store, self._projection, decided)
+        try:
+            table = await open_table(self._store, self._projection, decided, table_id=table_id)
+        except VersionConflict:
+            # The same request, sent through another replica (or a retry racing the first
+            # call), created the table first: that table is this call's outcome.
+            earlier = await self._created_before(table_id, request_id)
+            if earlier is None:  # pragma: no cover - the conflict says the stream exists
+                raise
+            return earlier
         log.info("table created", table_id=table.table_id, private=private, quick_match=quick_match)
+        return table
+
+    async def _created_before(self, table_id: str, request_id: str) -> Table | None:
+        """The table a call with ``request_id`` created as ``table_id``, None if it made none."""
+        try:
+            table = await self._store.load(table_id)
+        except errors.RequestError as error:
+            if error.code is grpc.StatusCode.NOT_FOUND:
+                return None
+            raise
+        if table.created_by_request != tokens.digest(request_id):
+            raise errors.RequestError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "this request_id was used for another call; send a fresh one",
+                reason_code="REQUEST_ID_REUSED",
+            )
+        await self._projection.caught_up(table.entries[0].position)
+        log.info("table creation retried", table_id=table_id)
         return table
 
     def _summary(self, table_id: str) -> lobby_pb2.Table:
@@ -113,22 +191,57 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.JoinTableResponse:
         name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME)
         seat = seat_or_any(request.seat)
-        return await self._join(request.table_id, seat, name, request.bot, request.join_code)
+        request_id = check_request_id(request.request_id)
+        return await self._join(
+            request.table_id, seat, name, request.bot, request.join_code, request_id
+        )
 
     async def _join(
-        self, table_id: str, seat: int | None, name: str, bot: bool, join_code: str
+        self,
+        table_id: str,
+        seat: int | None,
+        name: str,
+        bot: bool,
+        join_code: str,
+        request_id: str = "",
     ) -> lobby_pb2.JoinTableResponse:
         if not table_id:
             raise errors.invalid("table_id is required")
-        token = tokens.new_seat_token(table_id)
-        _, entries = await self._store.execute(
-            table_id, lambda table: decide_join(table, seat, name, bot, join_code, token)
-        )
+        if request_id:
+            token = tokens.request_seat_token(request_id, table_id)
+            request_digest = tokens.digest(request_id)
+        else:
+            token, request_digest = tokens.new_seat_token(table_id), b""
+        try:
+            _, entries = await self._store.execute(
+                table_id,
+                lambda table: decide_join(table, seat, name, bot, join_code, token, request_digest),
+            )
+        except AlreadyJoined as earlier:
+            return await self._joined_before(table_id, earlier.seat, token)
         await self._projection.caught_up(entries[-1].position)
         seat_taken = getattr(entries[0].event, "seat", 0)
         log.debug("seat taken", table_id=table_id, seat=seat_taken, sequence=entries[0].sequence)
         return lobby_pb2.JoinTableResponse(
             table_id=table_id, seat=protocol.seat_to_proto(seat_taken), seat_token=token
+        )
+
+    async def _joined_before(
+        self, table_id: str, seat: int, token: str
+    ) -> lobby_pb2.JoinTableResponse:
+        """The answer to a retried join: its seat and token, if the token still holds it."""
+        table = await self._store.load(table_id)
+        if not table.is_player(seat, tokens.digest(token)):
+            raise errors.RequestError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "the seat this request took was given up since (left, or released because no "
+                "stream opened for it); join again with a new request_id",
+                reason_code="REQUEST_SEAT_GIVEN_UP",
+            )
+        await self._projection.caught_up(table.entries[-1].position)
+        log.info("join retried", table_id=table_id, seat=seat)
+        return lobby_pb2.JoinTableResponse(
+            table_id=table_id, seat=protocol.seat_to_proto(seat), seat_token=token
         )
 
     async def LeaveTable(
@@ -148,21 +261,57 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         self, request: lobby_pb2.QuickMatchRequest, context: Context
     ) -> lobby_pb2.QuickMatchResponse:
         name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME)
+        request_id = check_request_id(request.request_id)
         async with self._quick_match_lock:
+            if request_id:
+                earlier = await self._quick_matched_before(request_id)
+                if earlier is not None:
+                    return lobby_pb2.QuickMatchResponse(seat=earlier)
             address = self._limits.check_quick_match(context, self._waiting)
             for summary in self._projection.open_quick_match_tables():
                 try:
-                    seated = await self._join(summary.table_id, None, name, request.bot, "")
+                    seated = await self._join(
+                        summary.table_id, None, name, request.bot, "", request_id
+                    )
                 except errors.RequestError as error:
                     if error.code is grpc.StatusCode.FAILED_PRECONDITION:
                         continue  # filled or started meanwhile (another replica): next table
                     raise
                 return self._quick_matched(address, seated)
             table = await self._create(
-                "Quick match", QUICK_MATCH_RULES, private=False, join_code="", quick_match=True
+                "Quick match",
+                QUICK_MATCH_RULES,
+                private=False,
+                join_code="",
+                quick_match=True,
+                table_id=(
+                    tokens.request_table_id(request_id, CREATED_BY_QUICK_MATCH)
+                    if request_id
+                    else ""
+                ),
+                request_id=request_id,
             )
-            seated = await self._join(table.table_id, None, name, request.bot, "")
+            seated = await self._join(table.table_id, None, name, request.bot, "", request_id)
             return self._quick_matched(address, seated)
+
+    async def _quick_matched_before(self, request_id: str) -> lobby_pb2.JoinTableResponse | None:
+        """The seat a QuickMatch with ``request_id`` took before, if the lobby knows one."""
+        if not self._store.log.sole_writer:
+            # Another replica may have seated this request a moment ago: read up to the log's
+            # head first (a sole writer's lobby is there once each of its joins returned).
+            while batch := await self._store.log.read_all(
+                self._projection.position, limit=_CATCH_UP_BATCH
+            ):
+                await self._projection.caught_up(batch[-1].position)
+                if len(batch) < _CATCH_UP_BATCH:
+                    break
+        found = self._projection.quick_match_seat(tokens.digest(request_id))
+        if found is None:
+            return None
+        table_id, seat = found
+        return await self._joined_before(
+            table_id, seat, tokens.request_seat_token(request_id, table_id)
+        )
 
     def _quick_matched(
         self, address: str, seated: lobby_pb2.JoinTableResponse
@@ -190,7 +339,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         if kind is None:
             raise errors.invalid(f"there is no house bot kind {request.kind}")
         seat = seat_or_any(request.seat)
-        bot = await self._house_bots.add(request.table_id, seat, kind, request.join_code)
+        request_id = check_request_id(request.request_id)
+        bot = await self._house_bots.add(
+            request.table_id, seat, kind, request.join_code, request_id=request_id
+        )
         return lobby_pb2.AddHouseBotResponse(
             table_id=bot.table_id, seat=protocol.seat_to_proto(bot.seat), player_name=bot.name
         )

@@ -116,6 +116,15 @@ def decide_leave(table: Table, seat: int, token: str) -> Decided:
     return Decided.of(table.state.leave_seat(seat))
 
 
+def decide_release(table: Table, seat: int, holder: bytes) -> Decided | None:
+    """``SeatLeft`` for a seat whose holder (token digest ``holder``) never opened a stream
+    (see :mod:`spades_server.unclaimed`); None once the match started or the seat changed hands
+    (left, or taken again by someone else), so the release happens once."""
+    if table.started or not table.is_player(seat, holder):
+        return None
+    return Decided.of(table.state.leave_seat(seat))
+
+
 # ---------------------------------------------------------------------------------- play
 
 

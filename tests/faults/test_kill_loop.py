@@ -192,11 +192,12 @@ async def test_a_random_sigkill_loop_loses_and_doubles_nothing(tmp_path: Path) -
             snapshots = await served_snapshots(observer, list(tokens))
             assert await kill(last, signal.SIGTERM) == 0, last.log_path.read_text()
     finally:
-        for task in [*seating, *(task for each in tasks.values() for task in each)]:
-            task.cancel()
-        for task in seating:
+        playing: list[asyncio.Future[MatchOutcome]] = [t for each in tasks.values() for t in each]
+        for future in [*seating, *playing]:
+            future.cancel()
+        for seated in seating:
             with contextlib.suppress(BaseException):
-                await task
+                await seated
         for client in [*clients.values(), *([observer] if observer is not None else [])]:
             await client.close()
     resent = sum(outcome.resent for each in outcomes.values() for outcome in each)

@@ -193,8 +193,10 @@ async def test_a_random_sigkill_loop_loses_and_doubles_nothing(tmp_path: Path) -
             assert await kill(last, signal.SIGTERM) == 0, last.log_path.read_text()
     finally:
         playing: list[asyncio.Future[MatchOutcome]] = [t for each in tasks.values() for t in each]
-        for future in [*seating, *playing]:
+        for future in playing:
             future.cancel()
+        for seated in seating:
+            seated.cancel()
         for seated in seating:
             with contextlib.suppress(BaseException):
                 await seated

@@ -14,7 +14,7 @@ import pytest
 
 from spades.engine import Rules
 from spades.engine import events as ev
-from spades.v1 import cards_pb2, lobby_pb2
+from spades.v1 import admin_pb2, cards_pb2, lobby_pb2
 from spades_server import tokens
 from spades_server.eventlog.base import StoredEvent
 from spades_server.server import SpadesServer
@@ -259,3 +259,22 @@ async def test_one_request_through_two_replicas_at_once_has_one_outcome(
         again = await b.lobby.QuickMatch(ask)
         assert again.seat == first.seat
         assert await seats_taken(servers[1], first.seat.table_id) == [0]
+
+
+async def test_a_retried_create_table_with_deals_makes_one_table(storage: Storages) -> None:
+    from tests.abuse.common import admin_stub, operator, serving
+    from tests.abuse.test_admin import OPERATOR_TOKEN, deal_messages, deals_of
+
+    async with serving(storage, operator_token=OPERATOR_TOKEN) as (server, client):
+        ask = admin_pb2.CreateTableWithDealsRequest(
+            name="dealt once",
+            deals=deal_messages(deals_of(bytes(32), 2)),
+            private=True,
+            request_id=request_id(),
+        )
+        first = await admin_stub(client).CreateTableWithDeals(ask, metadata=operator())
+        again = await admin_stub(client).CreateTableWithDeals(ask, metadata=operator())
+        assert again.table.table_id == first.table.table_id
+        assert again.join_code == first.join_code != ""
+        listed = [table for table in server.projection.newest_first() if table.name == "dealt once"]
+        assert len(listed) == 1

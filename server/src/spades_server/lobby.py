@@ -36,10 +36,9 @@ from spades_server.checks import (
     seat_or_any,
 )
 from spades_server.decisions import AlreadyJoined, decide_join, decide_leave, decide_new_table
-from spades_server.eventlog.base import VersionConflict
 from spades_server.house import HousePool
 from spades_server.limits import Limits
-from spades_server.projection import LobbyProjection, open_table
+from spades_server.projection import LobbyProjection, created_before, open_table
 from spades_server.tables import Table, TableStore
 
 log = structlog.get_logger(__name__)
@@ -52,9 +51,6 @@ QUICK_MATCH_RULES = Rules(max_hands=25)
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
 
-#: What a request id derives a table id for (two calls with one id make different tables).
-CREATED_BY_CREATE_TABLE = "create table"
-CREATED_BY_QUICK_MATCH = "quick match"
 #: How many rows past the lobby's position a replica reads to learn the log's head.
 _CATCH_UP_BATCH = 1000
 
@@ -81,9 +77,9 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         name = check_name(request.name, "the table name", MAX_TABLE_NAME)
         rules = rules_of(request.rules)
         request_id = check_request_id(request.request_id)
-        table_id = (
-            tokens.request_table_id(request_id, CREATED_BY_CREATE_TABLE) if request_id else ""
-        )
+        table_id = ""
+        if request_id:
+            table_id = tokens.request_table_id(request_id, tokens.CREATED_BY_CREATE_TABLE)
         join_code = ""
         if request.private:
             join_code = (
@@ -91,7 +87,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 if request_id
                 else tokens.new_join_code()
             )
-        table = await self._created_before(table_id, request_id) if request_id else None
+        table = await created_before(self._store, self._projection, table_id, request_id)
         if table is None:  # a first call (a retry's table exists: no limit counts it twice)
             self._limits.check_table_creation(context)
             table = await self._create(
@@ -128,34 +124,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             quick_match=quick_match,
             request_digest=tokens.digest(request_id) if request_id else b"",
         )
-        try:
-            table = await open_table(self._store, self._projection, decided, table_id=table_id)
-        except VersionConflict:
-            # The same request, sent through another replica (or a retry racing the first
-            # call), created the table first: that table is this call's outcome.
-            earlier = await self._created_before(table_id, request_id)
-            if earlier is None:  # pragma: no cover - the conflict says the stream exists
-                raise
-            return earlier
+        table = await open_table(
+            self._store, self._projection, decided, table_id=table_id, request_id=request_id
+        )
         log.info("table created", table_id=table.table_id, private=private, quick_match=quick_match)
-        return table
-
-    async def _created_before(self, table_id: str, request_id: str) -> Table | None:
-        """The table a call with ``request_id`` created as ``table_id``, None if it made none."""
-        try:
-            table = await self._store.load(table_id)
-        except errors.RequestError as error:
-            if error.code is grpc.StatusCode.NOT_FOUND:
-                return None
-            raise
-        if table.created_by_request != tokens.digest(request_id):
-            raise errors.RequestError(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                "this request_id was used for another call; send a fresh one",
-                reason_code="REQUEST_ID_REUSED",
-            )
-        await self._projection.caught_up(table.entries[0].position)
-        log.info("table creation retried", table_id=table_id)
         return table
 
     def _summary(self, table_id: str) -> lobby_pb2.Table:
@@ -285,7 +257,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 join_code="",
                 quick_match=True,
                 table_id=(
-                    tokens.request_table_id(request_id, CREATED_BY_QUICK_MATCH)
+                    tokens.request_table_id(request_id, tokens.CREATED_BY_QUICK_MATCH)
                     if request_id
                     else ""
                 ),

@@ -12,14 +12,15 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 
+import grpc
 import structlog
 
 from spades import protocol
 from spades.engine import events as ev
 from spades.v1 import lobby_pb2
 from spades.wire import TABLE_STATUS_NAMES
-from spades_server import journal, metrics, tokens
-from spades_server.eventlog.base import EventLog
+from spades_server import errors, journal, metrics, tokens
+from spades_server.eventlog.base import EventLog, VersionConflict
 from spades_server.journal import Entry
 from spades_server.tables import Decided, Table, TableStore, timestamp
 
@@ -186,11 +187,49 @@ def _new_summary(entry: Entry, event: ev.TableCreated) -> lobby_pb2.Table:
 
 
 async def open_table(
-    store: TableStore, projection: LobbyProjection, decided: Decided, *, table_id: str = ""
+    store: TableStore,
+    projection: LobbyProjection,
+    decided: Decided,
+    *,
+    table_id: str = "",
+    request_id: str = "",
 ) -> Table:
     """Start a new table's log with what was decided (see ``decide_new_table``), and return
-    once the lobby lists it (so the caller's next GetTable finds it). A given ``table_id`` (one
-    derived from a request id) raises VersionConflict when that table exists already."""
-    table = await store.create(table_id or tokens.new_table_id(), decided)
+    once the lobby lists it (so the caller's next GetTable finds it).
+
+    A call with a client ``request_id`` gives ``table_id``, derived from it
+    (``tokens.request_table_id``): when that table exists already (the same request through
+    another replica, or a retry racing the first call), the log's expected version refuses the
+    second creation and that table is this call's outcome too."""
+    try:
+        table = await store.create(table_id or tokens.new_table_id(), decided)
+    except VersionConflict:
+        earlier = await created_before(store, projection, table_id, request_id)
+        if earlier is None:
+            raise
+        return earlier
     await projection.caught_up(table.entries[-1].position)
+    return table
+
+
+async def created_before(
+    store: TableStore, projection: LobbyProjection, table_id: str, request_id: str
+) -> Table | None:
+    """The table a call with ``request_id`` created as ``table_id``, None if it made none."""
+    if not request_id:
+        return None
+    try:
+        table = await store.load(table_id)
+    except errors.RequestError as error:
+        if error.code is grpc.StatusCode.NOT_FOUND:
+            return None
+        raise
+    if table.created_by_request != tokens.digest(request_id):
+        raise errors.RequestError(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "this request_id was used for another call; send a fresh one",
+            reason_code="REQUEST_ID_REUSED",
+        )
+    await projection.caught_up(table.entries[0].position)
+    log.info("table creation retried", table_id=table_id)
     return table

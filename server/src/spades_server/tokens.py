@@ -63,6 +63,12 @@ def request_seat_token(request_id: str, table_id: str) -> str:
     return f"{table_id}{TOKEN_SEPARATOR}{secret[:32]}"
 
 
+#: The calls a request id derives a table id for (two kinds of call with one id: two tables).
+CREATED_BY_CREATE_TABLE = "create table"
+CREATED_BY_QUICK_MATCH = "quick match"
+CREATED_BY_ADMIN = "create table with deals"
+
+
 def request_table_id(request_id: str, purpose: str) -> str:
     """The id of the table a call with ``request_id`` creates (``purpose`` keeps CreateTable's
     and QuickMatch's apart): a retry appends to the same, already created, stream and is refused

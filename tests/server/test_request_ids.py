@@ -262,8 +262,8 @@ async def test_one_request_through_two_replicas_at_once_has_one_outcome(
 
 
 async def test_a_retried_create_table_with_deals_makes_one_table(storage: Storages) -> None:
-    from tests.abuse.common import admin_stub, operator, serving
-    from tests.abuse.test_admin import OPERATOR_TOKEN, deal_messages, deals_of
+    from tests.abuse.common import OPERATOR_TOKEN, admin_stub, operator, serving
+    from tests.abuse.test_admin import deal_messages, deals_of
 
     async with serving(storage, operator_token=OPERATOR_TOKEN) as (server, client):
         ask = admin_pb2.CreateTableWithDealsRequest(

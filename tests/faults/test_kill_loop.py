@@ -58,8 +58,8 @@ T = TypeVar("T")
 
 SEED = 14
 KILLS = 16
-#: Of the kills, about this share is aimed at a server still starting (its boot takes about 3 s
-#: on a loaded machine; the kill lands at a random moment of it).
+#: Of the kills, about this share is aimed at a server still starting: the kill lands at a
+#: random moment of its boot (as long as the last measured one, about 3 s on a loaded machine).
 DURING_START = 0.4
 FIRST_TABLES = 3
 #: A new table is created (and seated) in every this many runs.
@@ -153,6 +153,7 @@ async def test_a_random_sigkill_loop_loses_and_doubles_nothing(tmp_path: Path) -
         ]
 
     during_start = 0
+    boot_seconds = 3.0
     observer: SpadesClient | None = None
     started = time.monotonic()
     try:
@@ -170,12 +171,14 @@ async def test_a_random_sigkill_loop_loses_and_doubles_nothing(tmp_path: Path) -
                         stderr=log_file,
                         env=clean_environment(),
                     )
-                await asyncio.sleep(rng.uniform(0.5, 3.0))
+                await asyncio.sleep(rng.uniform(0.2, 0.8) * boot_seconds)
                 process.kill()
                 await asyncio.to_thread(process.wait, 10)
                 during_start += '"serving"' not in start_log.read_text()
                 continue
+            booting = time.monotonic()
             async with server_process(tmp_path / f"run-{run}.log", *args) as running:
+                boot_seconds = time.monotonic() - booting
                 await asyncio.sleep(rng.uniform(0.2, 0.9))
                 assert await kill(running, signal.SIGKILL) == -signal.SIGKILL
         assert during_start >= 2, "the seed must kill some starts"

@@ -2,7 +2,9 @@
 
 Two ``spades-server`` processes share one PostgreSQL log. Each table has two seats whose players
 never come (their turns time out, then substitutes take them) and two house bots added through
-replica A. Replica A is SIGKILLed ``KILLS`` times mid-play and started again; its house bots die
+replica A. Replica A is SIGKILLed ``KILLS`` times (the first mid-play; the later ones while
+matches are still played, unless a loaded machine's slow restarts let them all finish) and
+started again; its house bots die
 with it, so their seats time out too and get substitutes from whichever replica is alive. Every
 match must still finish, and the log must show every timeout once: each TurnTimedOut is for the
 seat whose turn it was (a second timeout of one turn, from a replica that had not seen the
@@ -35,7 +37,7 @@ from tests.faults.common import (
 TABLES = 3
 KILLS = 3
 TURN_MILLIS = 150
-RULES = Rules(max_hands=4, clock=Clock(turn_millis=TURN_MILLIS, extension_millis=0))
+RULES = Rules(max_hands=8, clock=Clock(turn_millis=TURN_MILLIS, extension_millis=0))
 FINISH_TIMEOUT = 60.0
 SETTINGS = (
     "--house-bots",
@@ -68,6 +70,7 @@ async def test_a_replica_killed_while_the_clock_and_house_bots_act(
     args_a = server_args(storage, free_port(), *SETTINGS)
     args_b = server_args(storage, free_port(), *SETTINGS)
     table_ids: list[str] = []
+    killed_mid_play = 0
     started = time.monotonic()
     try:
         async with server_process(tmp_path / "b.log", *args_b) as replica_b:
@@ -94,7 +97,9 @@ async def test_a_replica_killed_while_the_clock_and_house_bots_act(
                                 await asyncio.sleep(0.2)
                             break
                         await asyncio.sleep(1.0)
-                        assert not await finished(on_b, table_ids), "killed too late"
+                        playing = not await finished(on_b, table_ids)
+                        assert playing or kill_number > 0, "the first kill came too late"
+                        killed_mid_play += playing
                         assert await kill(replica_a, signal.SIGKILL) == -signal.SIGKILL
             assert await kill(replica_b, signal.SIGTERM) == 0
         streams = await read_log(storage)
@@ -122,7 +127,8 @@ async def test_a_replica_killed_while_the_clock_and_house_bots_act(
         for event in engine_events(streams[table_id])
     )
     print(
-        f"\n{TABLES} tables, replica A killed {KILLS} times: {timeouts} timeouts,"
+        f"\n{TABLES} tables, replica A killed {KILLS} times ({killed_mid_play} mid-play):"
+        f" {timeouts} timeouts,"
         f" {substitutions} substitutions, {seconds:.1f} s"
     )
     assert timeouts >= TABLES * 2, "the absent seats' turns must have timed out"

@@ -321,3 +321,25 @@ def assert_log_is_truth(
                 f"--- replayed\n{text_format.MessageToString(replayed)}\n"
                 f"--- served\n{text_format.MessageToString(served.view)}"
             )
+
+
+def assert_acknowledged_once(
+    stored: Sequence[StoredEvent], journals: Mapping[str, SeatJournal], outcomes: Mapping[str, Any]
+) -> None:
+    """For each seat token's match outcome (a ``MatchOutcome``): its action ids in the table's
+    log are exactly those its bot counted as applied, each once, and every action the server
+    acknowledged to it is in the log at the sequence the result named, as that action's."""
+    in_log = action_ids_by_seat(stored)
+    for token, outcome in outcomes.items():
+        seat = outcome.seat
+        assert all(count == 1 for count in in_log[seat].values()), "applied twice"
+        assert set(in_log[seat]) == outcome.applied_action_ids, seat
+        first_sequence: dict[str, int] = {}
+        for accepted in journals[token].accepted:
+            sequence = first_sequence.setdefault(accepted.action_id, accepted.sequence)
+            assert sequence == accepted.sequence, "one action id, two sequences"
+            assert 1 <= sequence <= len(stored), accepted
+            event = stored[sequence - 1]
+            assert event.version == sequence
+            assert journal.decode(event).action_id == accepted.action_id, accepted
+        assert set(first_sequence) <= outcome.applied_action_ids

@@ -31,13 +31,13 @@ from spades.client import SpadesClient
 from spades.client.client import DEFAULT_CHANNEL_OPTIONS
 from spades.engine import Rules
 from spades.records import events_of
-from spades_server import journal
 from tests.backends import Storages
 from tests.faults.common import (
     Accepted,
     Paced,
     RecordingClient,
     action_ids_by_seat,
+    assert_acknowledged_once,
     assert_contiguous,
     assert_log_is_truth,
     engine_events,
@@ -185,24 +185,14 @@ async def test_sigkill_mid_play_loses_nothing_and_every_match_finishes(
 
     for table_id, seat_tokens in tokens.items():
         stored = streams[table_id]
-        in_log = action_ids_by_seat(stored)
-        journals = clients[table_id].journals
-        for outcome, token in zip(outcomes[table_id], seat_tokens, strict=True):
+        for outcome in outcomes[table_id]:
             assert outcome.end is not None, "the match must have ended"
             assert outcome.reconnects >= 1, "every bot had to resume on its own"
-            seat = outcome.seat
-            assert all(count == 1 for count in in_log[seat].values()), "applied twice"
-            assert set(in_log[seat]) == outcome.applied_action_ids, (table_id, seat)
-            # Every acknowledged action is in the log at the sequence its result named.
-            first_sequence: dict[str, int] = {}
-            for accepted in journals[token].accepted:
-                sequence = first_sequence.setdefault(accepted.action_id, accepted.sequence)
-                assert sequence == accepted.sequence, "one action id, two sequences"
-                assert 1 <= sequence <= len(stored), (table_id, accepted)
-                event = stored[sequence - 1]
-                assert event.version == sequence
-                assert journal.decode(event).action_id == accepted.action_id, (table_id, accepted)
-            assert set(first_sequence) <= outcome.applied_action_ids
+        assert_acknowledged_once(
+            stored,
+            clients[table_id].journals,
+            dict(zip(seat_tokens, outcomes[table_id], strict=True)),
+        )
 
         # Replayed from scratch: the state the server serves.
         state = replayed_state(stored)

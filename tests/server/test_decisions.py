@@ -14,12 +14,14 @@ from spades_server.decisions import (
     SUPERSEDED,
     ActionRequest,
     AlreadyAnswered,
+    AlreadyJoined,
     decide_action,
     decide_close,
     decide_join,
     decide_leave,
     decide_new_table,
     decide_reclaim,
+    decide_release,
     decide_substitution,
     decide_timeout,
 )
@@ -122,6 +124,34 @@ def request_for(table: Table, action_id: str = "a1", **changes: object) -> Actio
     }
     fields.update(changes)
     return ActionRequest(**fields)  # type: ignore[arg-type]
+
+
+def test_a_join_with_a_request_id_is_answered_once_and_then_by_its_seat() -> None:
+    table = new_table(seated=1)
+    digest = tokens.digest("request-0123456789")
+    entries = appended(table, decide_join(table, None, "p", True, "", TOKENS[1], digest))
+    assert entries[0].secrets.request_id_sha256 == digest
+    assert table.joined_requests == {digest: 1}
+    with pytest.raises(AlreadyJoined) as again:
+        decide_join(table, None, "p", True, "", TOKENS[1], digest)
+    assert again.value.seat == 1
+    # After the match started too (the join that filled the last seat is retried).
+    appended(table, decide_join(table, None, "q", True, "", TOKENS[2]))
+    appended(table, decide_join(table, None, "r", True, "", TOKENS[3]))
+    assert table.started
+    with pytest.raises(AlreadyJoined):
+        decide_join(table, None, "p", True, "", TOKENS[1], digest)
+
+
+def test_an_unclaimed_seat_is_released_once_and_only_from_its_holder() -> None:
+    table = new_table(seated=2)
+    holder = tokens.digest(TOKENS[1])
+    assert decide_release(table, 1, tokens.digest(TOKENS[0])) is None  # not that seat's holder
+    entries = appended(table, decide_release(table, 1, holder))
+    assert [entry.event for entry in entries] == [ev.SeatLeft(1)]
+    assert decide_release(table, 1, holder) is None  # released already
+    appended(table, decide_join(table, 1, "newcomer", True, "", TOKENS[2]))
+    assert decide_release(table, 1, holder) is None  # someone else's seat now
 
 
 def test_an_action_is_decided_once_and_its_id_answers_a_retry() -> None:

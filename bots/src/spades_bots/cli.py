@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import logging
 import os
 import sys
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 
 from spades.bot import Backoff, Bot, MatchOutcome, play_match
 from spades.bot.runner import first_contact
-from spades.client import SeatTicket, SpadesClient, SpadesError
+from spades.client import SeatTicket, SpadesClient, SpadesError, new_request_id
 from spades.engine import SEAT_NAMES
 from spades_bots.registry import bot_class
 
@@ -87,16 +88,25 @@ async def run(args: argparse.Namespace) -> int:
     async with SpadesClient(args.server) as client:
         for number in range(1, max(1, args.matches) + 1):
             table_id = ""
-            if args.token:
-                token = args.token
-            else:
-                ticket = await first_contact(
-                    lambda: _seat(client, args, name), args.server, backoff
-                )
-                token, table_id = ticket.token, ticket.table_id
-                # Not the seat token: it is a bearer secret, and logs get copied around.
-                log.info("seated at table %s as %s", ticket.table_id, SEAT_NAMES[ticket.seat])
-            outcome = await play_match(client, bot, token, table_id=table_id, backoff=backoff)
+            taken: SeatTicket | None = None
+            request_id = new_request_id()
+            try:
+                if args.token:
+                    token = args.token
+                else:
+                    taken = await first_contact(
+                        functools.partial(_seat, client, args, name, request_id),
+                        args.server,
+                        backoff,
+                    )
+                    token, table_id = taken.token, taken.table_id
+                    # Not the seat token: it is a bearer secret, and logs get copied around.
+                    log.info("seated at table %s as %s", taken.table_id, SEAT_NAMES[taken.seat])
+                outcome = await play_match(client, bot, token, table_id=table_id, backoff=backoff)
+            except asyncio.CancelledError:  # Ctrl-C (asyncio.run cancels us on SIGINT)
+                if not args.token:
+                    await _leave_on_the_way_out(client, args, name, request_id, taken)
+                raise
             results.append(outcome)
             if not args.quick_match:
                 break
@@ -104,6 +114,34 @@ async def run(args: argparse.Namespace) -> int:
     if len(results) > 1:
         log.info(tally(results))
     return 0
+
+
+#: Seconds the way out may take to give the seat back (a second Ctrl-C cuts it short).
+LEAVE_TIMEOUT = 5.0
+
+
+async def _leave_on_the_way_out(
+    client: SpadesClient,
+    args: argparse.Namespace,
+    name: str,
+    request_id: str,
+    taken: SeatTicket | None,
+) -> None:
+    """Give up the seat this run took, if its match has not started: a bot stopped while it
+    waits must not hold a seat (and keep a quick-match table from filling) until it is freed.
+    A seat call interrupted in flight is sent again with its request id, so a seat the server
+    gave without our hearing is found (and given up) too."""
+    try:
+        async with asyncio.timeout(LEAVE_TIMEOUT):
+            if taken is None:
+                taken = await _seat(client, args, name, request_id)
+            await client.leave_table(taken.token)
+    except (SpadesError, TimeoutError) as error:
+        # The match started (a seat is then conceded or timed out, not left), or no server.
+        reason = error.reason if isinstance(error, SpadesError) else "no answer"
+        log.info("kept the seat on the way out: %s", reason)
+        return
+    log.info("left the seat at table %s on the way out", taken.table_id)
 
 
 def tally(results: Sequence[MatchOutcome]) -> str:
@@ -116,10 +154,14 @@ def tally(results: Sequence[MatchOutcome]) -> str:
     return line
 
 
-async def _seat(client: SpadesClient, args: argparse.Namespace, name: str) -> SeatTicket:
+async def _seat(
+    client: SpadesClient, args: argparse.Namespace, name: str, request_id: str
+) -> SeatTicket:
     if args.quick_match:
-        return await client.quick_match(name, bot=True)
-    return await client.join_table(args.table, name, seat=args.seat, bot=True, join_code=args.code)
+        return await client.quick_match(name, bot=True, request_id=request_id)
+    return await client.join_table(
+        args.table, name, seat=args.seat, bot=True, join_code=args.code, request_id=request_id
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

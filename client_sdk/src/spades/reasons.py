@@ -88,6 +88,16 @@ class Reason(StrEnum):
     INVALID_PAGE_SIZE = "INVALID_PAGE_SIZE", _INVALID, "a page size out of its range"
     INVALID_PAGE_TOKEN = "INVALID_PAGE_TOKEN", _INVALID, "a page token this server did not give out"
     UNKNOWN_HOUSE_BOT = "UNKNOWN_HOUSE_BOT", _INVALID, "a house bot kind this server does not have"
+    REQUEST_ID_INVALID = (
+        "REQUEST_ID_INVALID",
+        _INVALID,
+        "a request_id that is not 16 to 64 letters, digits, '-' or '_'",
+    )
+    REQUEST_ID_REUSED = (
+        "REQUEST_ID_REUSED",
+        _INVALID,
+        "a request_id already used for another call",
+    )
     START_EXPECTED = "START_EXPECTED", _INVALID, "a Play stream whose first message is not `start`"
     START_AGAIN = "START_AGAIN", _INVALID, "a second `start` on a Play stream (ignored)"
     EMPTY_MESSAGE = (
@@ -191,6 +201,11 @@ class Reason(StrEnum):
     TABLE_BUSY = "TABLE_BUSY", _ABORTED, "the table kept changing under the request"
     SEQUENCE_AHEAD = "SEQUENCE_AHEAD", _OUT_OF_RANGE, "a sequence past the table's latest"
     TABLE_NOT_FOUND = "TABLE_NOT_FOUND", _NOT_FOUND, "a table id no table has"
+    REQUEST_SEAT_GIVEN_UP = (
+        "REQUEST_SEAT_GIVEN_UP",
+        _PRECONDITION,
+        "a retried join whose seat was left or released since",
+    )
     # -- who may call ------------------------------------------------------------------------
     SEAT_TOKEN_MISSING = (
         "SEAT_TOKEN_MISSING",

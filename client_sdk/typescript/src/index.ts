@@ -69,6 +69,36 @@ export function newActionId(): string {
   return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
+/**
+ * A new request id for CreateTable, JoinTable, QuickMatch or AddHouseBot: send it with the call,
+ * and the same id when the call is sent again (see {@link retried}). A retry then gets the first
+ * call's outcome (the same table, the same seat and a working token). Keep it secret like a
+ * seat token: whoever sends it again gets that seat token.
+ */
+export function newRequestId(): string {
+  return newActionId();
+}
+
+/** Seconds between the tries of {@link retried}. */
+export const RETRY_DELAYS = [0.25, 0.5, 1, 2, 4];
+
+/**
+ * ``call()`` (a request that carries its request id), made again after each of
+ * {@link RETRY_DELAYS} while the server cannot be reached or does not answer in time.
+ */
+export async function retried<T>(call: () => Promise<T>): Promise<T> {
+  for (const delay of [...RETRY_DELAYS, undefined]) {
+    try {
+      return await call();
+    } catch (error) {
+      const code = error instanceof ConnectError ? error.code : undefined;
+      if (delay === undefined || (code !== Code.Unavailable && code !== Code.DeadlineExceeded)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay * 1000));
+    }
+  }
+  throw new Error("unreachable");
+}
+
 export interface WatchOptions {
   /** Stop watching. */
   signal?: AbortSignal;

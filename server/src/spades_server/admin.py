@@ -24,10 +24,16 @@ from spades.reasons import Reason
 from spades.v1 import admin_pb2, admin_pb2_grpc, lobby_pb2
 from spades_server import errors, journal, paging, tokens
 from spades_server.auth import OperatorGate
-from spades_server.checks import MAX_TABLE_NAME, check_name, require_id, rules_of
+from spades_server.checks import (
+    MAX_TABLE_NAME,
+    check_name,
+    check_request_id,
+    require_id,
+    rules_of,
+)
 from spades_server.decisions import decide_close, decide_new_table
-from spades_server.projection import LobbyProjection, open_table
-from spades_server.tables import TableStore
+from spades_server.projection import LobbyProjection, created_before, open_table
+from spades_server.tables import Table, TableStore
 
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -89,6 +95,13 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         self._gate.check(context)
         name = check_name(request.name, "the table name", MAX_TABLE_NAME, "name")
         rules = rules_of(request.rules)
+        request_id = check_request_id(request.request_id)
+        table_id = (
+            tokens.request_table_id(request_id, tokens.CREATED_BY_ADMIN) if request_id else ""
+        )
+        earlier = await created_before(self._store, self._projection, table_id, request_id)
+        if earlier is not None:
+            return self._created(earlier, request_id)
         if len(request.deals) > MAX_DEALS:
             raise errors.refuse(Reason.TOO_MANY_DEALS, f"at most {MAX_DEALS} deals", field="deals")
         if request.seed and len(request.seed) != SEED_BYTES:
@@ -113,10 +126,31 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
             raise errors.refuse(
                 error.code, f"{error.field}: {error.reason}", field="deals"
             ) from error
-        join_code = tokens.new_join_code() if request.private else ""
-        decided = decide_new_table(created, name=name, private=request.private, join_code=join_code)
-        table = await open_table(self._store, self._projection, decided)
+        join_code = ""
+        if request.private:
+            join_code = (
+                tokens.request_join_code(request_id, table_id)
+                if request_id
+                else tokens.new_join_code()
+            )
+        decided = decide_new_table(
+            created,
+            name=name,
+            private=request.private,
+            join_code=join_code,
+            request_digest=tokens.digest(request_id) if request_id else b"",
+        )
+        table = await open_table(
+            self._store, self._projection, decided, table_id=table_id, request_id=request_id
+        )
+        log.info("table created by the operator", table_id=table.table_id, deals=len(deals))
+        return self._created(table, request_id, join_code)
+
+    def _created(
+        self, table: Table, request_id: str, join_code: str = ""
+    ) -> admin_pb2.CreateTableWithDealsResponse:
         table_id = table.table_id
-        log.info("table created by the operator", table_id=table_id, deals=len(deals))
+        if request_id:  # a retry's code is derived again (only its digest is in the log)
+            join_code = tokens.request_join_code(request_id, table_id) if table.private else ""
         summary = self._projection.summary(table_id) or lobby_pb2.Table(table_id=table_id)
         return admin_pb2.CreateTableWithDealsResponse(table=summary, join_code=join_code)

@@ -20,7 +20,7 @@ from spades import protocol
 from spades.engine import InvalidRules, Rules
 from spades.reasons import Reason
 from spades.v1 import cards_pb2, rules_pb2
-from spades_server import errors
+from spades_server import errors, tokens
 
 MAX_TABLE_NAME = 64
 MAX_PLAYER_NAME = 32
@@ -31,6 +31,7 @@ MAX_ID = 64
 MAX_LENGTHS: Final[dict[str, int]] = {
     "table_id": MAX_ID,
     "action_id": MAX_ID,
+    "request_id": MAX_ID,
     "name": MAX_TABLE_NAME,
     "player_name": MAX_PLAYER_NAME,
     "join_code": 32,
@@ -128,3 +129,13 @@ def seat_or_any(seat: cards_pb2.Seat.ValueType) -> int | None:
     if seat not in cards_pb2.Seat.values():
         raise errors.refuse(Reason.NO_SUCH_SEAT, f"there is no seat {seat}", field="seat")
     return protocol.seat_from_proto(seat)
+
+
+def check_request_id(request_id: str) -> str:
+    """A call's client request id: empty (none) or 16..64 letters, digits, '-' or '_'."""
+    if request_id and not tokens.REQUEST_ID_PATTERN.match(request_id):
+        raise errors.refuse(
+            Reason.REQUEST_ID_INVALID,
+            "request_id must be 16 to 64 letters, digits, '-' or '_' (a fresh UUID is right)",
+        )
+    return request_id

@@ -49,6 +49,9 @@ class Settings:
     # or after its player had no Play stream for this many seconds; 0 turns either off.
     substitute_after_timeouts: int = 2
     disconnect_grace: float = 60.0
+    # A seat taken at a table that waits for players is freed again (SeatLeft) when its holder
+    # opened no Play or Seat stream for this many seconds after taking it; 0: never.
+    unclaimed_seat_timeout: float = 300.0
 
 
 #: Every flag's environment variable (flag destination -> variable).
@@ -76,6 +79,7 @@ ENVIRONMENT = {
     "quick_match_fill_after": "SPADES_QUICK_MATCH_FILL_AFTER",
     "substitute_after_timeouts": "SPADES_SUBSTITUTE_AFTER_TIMEOUTS",
     "disconnect_grace": "SPADES_DISCONNECT_GRACE",
+    "unclaimed_seat_timeout": "SPADES_UNCLAIMED_SEAT_TIMEOUT",
 }
 
 
@@ -201,6 +205,12 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         "bot plays it (until the player reconnects); 0: never",
         type=float,
     )
+    option(
+        "--unclaimed-seat-timeout",
+        "seconds a seat taken at a waiting table stays taken while its holder opens no Play "
+        "stream; then it is free again; 0: never",
+        type=float,
+    )
     return parse
 
 
@@ -234,6 +244,7 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         "quick_match_fill_after",
         "substitute_after_timeouts",
         "disconnect_grace",
+        "unclaimed_seat_timeout",
     ):
         if getattr(args, dest) < 0:
             flag = "--" + dest.replace("_", "-")
@@ -267,6 +278,7 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         quick_match_fill_after=float(args.quick_match_fill_after),
         substitute_after_timeouts=int(args.substitute_after_timeouts),
         disconnect_grace=float(args.disconnect_grace),
+        unclaimed_seat_timeout=float(args.unclaimed_seat_timeout),
     )
 
 

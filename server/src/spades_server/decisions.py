@@ -36,6 +36,13 @@ class AlreadyAnswered(Exception):
         self.sequence = sequence
 
 
+class AlreadyJoined(Exception):
+    """The join's request id took ``seat`` of the table before (a retry): answer with it."""
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
+
+
 # ---------------------------------------------------------------------------------- seating
 
 
@@ -46,19 +53,31 @@ def decide_new_table(
     private: bool,
     join_code: str,
     quick_match: bool = False,
+    request_digest: bytes = b"",
 ) -> Decided:
-    """A new table: the engine's new match (``created``), with its listing and join code."""
+    """A new table: the engine's new match (``created``), with its listing and join code, and
+    the digest of the request id that made it (a retry finds it by that)."""
     return Decided.of(
         created,
-        secrets=Secrets(join_code_sha256=tokens.digest(join_code) if join_code else b""),
+        secrets=Secrets(
+            join_code_sha256=tokens.digest(join_code) if join_code else b"",
+            request_id_sha256=request_digest,
+        ),
         listing=Listing(name, private, quick_match),
     )
 
 
 def decide_join(
-    table: Table, seat_wanted: int | None, name: str, bot: bool, join_code: str, token: str
+    table: Table,
+    seat_wanted: int | None,
+    name: str,
+    bot: bool,
+    join_code: str,
+    token: str,
+    request_digest: bytes = b"",
 ) -> Decided:
-    """``SeatTaken`` for the holder of ``token`` at ``seat_wanted`` (None: the first free)."""
+    """``SeatTaken`` for the holder of ``token`` at ``seat_wanted`` (None: the first free);
+    AlreadyJoined when the request id (its digest) took a seat here before."""
     if table.private and not (join_code and tokens.matches(join_code, table.join_code_sha256)):
         if not join_code:
             raise errors.refuse(
@@ -69,6 +88,9 @@ def decide_join(
         raise errors.refuse(
             Reason.WRONG_JOIN_CODE, "that is not this table's join code", field="join_code"
         )
+    if request_digest and request_digest in table.joined_requests:
+        # Before "started": the retry of the join that filled the last seat finds its seat.
+        raise AlreadyJoined(table.joined_requests[request_digest])
     if table.started:
         raise errors.refuse(Reason.MATCH_STARTED, "the match at this table has already started")
     state = table.state
@@ -84,7 +106,7 @@ def decide_join(
     # A taken seat is the engine's refusal (IllegalAction: SEAT_TAKEN).
     return Decided.of(
         state.apply_seat(seat_wanted, name, bot=bot),
-        secrets=Secrets(seat_token_sha256=tokens.digest(token)),
+        secrets=Secrets(seat_token_sha256=tokens.digest(token), request_id_sha256=request_digest),
     )
 
 
@@ -97,6 +119,15 @@ def decide_leave(table: Table, seat: int, token: str) -> Decided:
             Reason.MATCH_STARTED,
             "the match has started: seats cannot be left now (you may concede)",
         )
+    return Decided.of(table.state.leave_seat(seat))
+
+
+def decide_release(table: Table, seat: int, holder: bytes) -> Decided | None:
+    """``SeatLeft`` for a seat whose holder (token digest ``holder``) never opened a stream
+    (see :mod:`spades_server.unclaimed`); None once the match started or the seat changed hands
+    (left, or taken again by someone else), so the release happens once."""
+    if table.started or not table.is_player(seat, holder):
+        return None
     return Decided.of(table.state.leave_seat(seat))
 
 

@@ -95,6 +95,8 @@ class HouseBot:
     substitute: bool = False
     #: A substitute's token digest (as the journal keeps it beside its SeatSubstituted).
     digest: bytes = field(default=b"", repr=False)
+    #: The AddHouseBot request id it was seated with, if any.
+    request_id: str = field(default="", repr=False)
 
 
 class HousePool:
@@ -176,8 +178,15 @@ class HousePool:
         seat: int | None = None,
         kind: str = DEFAULT_HOUSE_BOT_KIND,
         join_code: str = "",
+        *,
+        request_id: str = "",
     ) -> HouseBot:
         """Seat a house bot of ``kind`` at ``seat`` (any free seat if None) and start it.
+
+        With the caller's ``request_id`` the bot joins with that id, so a retried AddHouseBot
+        finds the same seat (and the bot playing it, or plays it again after a restart: the
+        join's retry gives back its token). Whoever asked for the bot could thus play its
+        seat, as they could have taken that seat themselves.
 
         Raises the :class:`~spades_server.errors.RequestError` the table's JoinTable answered
         (the match has started, the seat is taken, a wrong join code), FAILED_PRECONDITION when
@@ -188,6 +197,10 @@ class HousePool:
         if not table_id:
             raise errors.refuse(Reason.MISSING_FIELD, "table_id is required", field="table_id")
         async with self._seating:  # one at a time, so two bots never pick the same name
+            if request_id:
+                for running in self.bots.values():
+                    if running.table_id == table_id and running.request_id == request_id:
+                        return running  # a retry, answered while the bot plays
             if self.playing >= self.capacity:
                 raise LimitExceeded(
                     f"this server already runs {self.capacity} house bots; try again later",
@@ -197,7 +210,12 @@ class HousePool:
             client = SpadesClient(self._address)
             try:
                 ticket = await client.join_table(
-                    table_id, name, seat=seat, bot=True, join_code=join_code
+                    table_id,
+                    name,
+                    seat=seat,
+                    bot=True,
+                    join_code=join_code,
+                    request_id=request_id or None,
                 )
             except SpadesError as error:
                 await client.close()
@@ -212,7 +230,11 @@ class HousePool:
             except BaseException:
                 await client.close()
                 raise
+            summary = self._directory.summary(table_id)
+            if summary is not None and summary.seats[ticket.seat].player_name:
+                name = summary.seats[ticket.seat].player_name  # a retry's seat keeps its name
             bot = HouseBot(table_id, ticket.seat, name, kind, ticket.token, client)
+            bot.request_id = request_id
             self.bots[(table_id, ticket.seat)] = bot
             bot.task = asyncio.create_task(self._supervise(bot), name=f"house-{name}")
         log.debug("house bot seated", table_id=table_id, seat=seat_name(bot.seat), player=name)

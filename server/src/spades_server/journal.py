@@ -51,6 +51,8 @@ class Secrets:
     seat_token_sha256: bytes = b""
     #: SeatSubstituted: SHA-256 of the substitute's seat token.
     substitute_token_sha256: bytes = b""
+    #: TableCreated and SeatTaken: SHA-256 of the client's request id (see ``tokens``).
+    request_id_sha256: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,7 @@ def encode(draft: Draft) -> bytes:
         join_code_sha256=draft.secrets.join_code_sha256,
         seat_token_sha256=draft.secrets.seat_token_sha256,
         substitute_token_sha256=draft.secrets.substitute_token_sha256,
+        request_id_sha256=draft.secrets.request_id_sha256,
     )
     if isinstance(draft.event, ev.TableCreated):
         secrets.seed = draft.event.seed or b""
@@ -179,7 +182,10 @@ def decode(stored: StoredEvent) -> Entry:
         message, action_id = row.event, row.action_id
         kept = row.secrets
         secrets = Secrets(
-            kept.join_code_sha256, kept.seat_token_sha256, kept.substitute_token_sha256
+            kept.join_code_sha256,
+            kept.seat_token_sha256,
+            kept.substitute_token_sha256,
+            kept.request_id_sha256,
         )
         seed, preset_deals = kept.seed, kept.preset_deals
     else:

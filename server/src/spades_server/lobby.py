@@ -4,6 +4,13 @@ A thin servicer: requests are checked (:mod:`spades_server.checks`), decided
 (:mod:`spades_server.decisions`) and run through the
 :class:`~spades_server.tables.TableStore` like every other command; listings come from the
 lobby's projection (:mod:`spades_server.projection`).
+
+CreateTable, JoinTable, QuickMatch and AddHouseBot take a client request id: a retry with the
+same id gets the first call's outcome (see :mod:`spades_server.tokens` for how a retried join
+gets a working seat token though the log keeps only digests). A created table's id is derived
+from the request id, so two replicas racing on one CreateTable append to the same new stream
+and the log's expected version lets one through; a join's request id is kept (as a digest)
+beside its SeatTaken, so the table's own log says whether it was answered.
 """
 
 from __future__ import annotations
@@ -25,14 +32,15 @@ from spades_server.checks import (
     MAX_PLAYER_NAME,
     MAX_TABLE_NAME,
     check_name,
+    check_request_id,
     require_id,
     rules_of,
     seat_or_any,
 )
-from spades_server.decisions import decide_join, decide_leave, decide_new_table
+from spades_server.decisions import AlreadyJoined, decide_join, decide_leave, decide_new_table
 from spades_server.house import HousePool
 from spades_server.limits import Limits
-from spades_server.projection import LobbyProjection, open_table
+from spades_server.projection import LobbyProjection, created_before, open_table
 from spades_server.tables import Table, TableStore
 
 log = structlog.get_logger(__name__)
@@ -44,6 +52,9 @@ QUICK_MATCH_RULES = Rules(max_hands=25)
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
+
+#: How many rows past the lobby's position a replica reads to learn the log's head.
+_CATCH_UP_BATCH = 1000
 
 
 class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
@@ -67,24 +78,57 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.CreateTableResponse:
         name = check_name(request.name, "the table name", MAX_TABLE_NAME, "name")
         rules = rules_of(request.rules)
-        self._limits.check_table_creation(context)
-        join_code = tokens.new_join_code() if request.private else ""
-        table = await self._create(name, rules, private=request.private, join_code=join_code)
+        request_id = check_request_id(request.request_id)
+        table_id = ""
+        if request_id:
+            table_id = tokens.request_table_id(request_id, tokens.CREATED_BY_CREATE_TABLE)
+        join_code = ""
+        if request.private:
+            join_code = (
+                tokens.request_join_code(request_id, table_id)
+                if request_id
+                else tokens.new_join_code()
+            )
+        table = await created_before(self._store, self._projection, table_id, request_id)
+        if table is None:  # a first call (a retry's table exists: no limit counts it twice)
+            self._limits.check_table_creation(context)
+            table = await self._create(
+                name,
+                rules,
+                private=request.private,
+                join_code=join_code,
+                table_id=table_id,
+                request_id=request_id,
+            )
+        if request_id:  # the first call's privacy decides, not the retry's
+            join_code = tokens.request_join_code(request_id, table_id) if table.private else ""
         return lobby_pb2.CreateTableResponse(
             table=self._summary(table.table_id), join_code=join_code
         )
 
     async def _create(
-        self, name: str, rules: Rules, *, private: bool, join_code: str, quick_match: bool = False
+        self,
+        name: str,
+        rules: Rules,
+        *,
+        private: bool,
+        join_code: str,
+        quick_match: bool = False,
+        table_id: str = "",
+        request_id: str = "",
     ) -> Table:
+        """A new table (with ``table_id``, derived from ``request_id``, when one is given)."""
         decided = decide_new_table(
             new_match(rules),
             name=name,
             private=private,
             join_code=join_code,
             quick_match=quick_match,
+            request_digest=tokens.digest(request_id) if request_id else b"",
         )
-        table = await open_table(self._store, self._projection, decided)
+        table = await open_table(
+            self._store, self._projection, decided, table_id=table_id, request_id=request_id
+        )
         log.info("table created", table_id=table.table_id, private=private, quick_match=quick_match)
         return table
 
@@ -121,21 +165,55 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.JoinTableResponse:
         name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME, "player_name")
         seat = seat_or_any(request.seat)
-        return await self._join(request.table_id, seat, name, request.bot, request.join_code)
+        request_id = check_request_id(request.request_id)
+        return await self._join(
+            request.table_id, seat, name, request.bot, request.join_code, request_id
+        )
 
     async def _join(
-        self, table_id: str, seat: int | None, name: str, bot: bool, join_code: str
+        self,
+        table_id: str,
+        seat: int | None,
+        name: str,
+        bot: bool,
+        join_code: str,
+        request_id: str = "",
     ) -> lobby_pb2.JoinTableResponse:
         require_id(table_id)
-        token = tokens.new_seat_token(table_id)
-        _, entries = await self._store.execute(
-            table_id, lambda table: decide_join(table, seat, name, bot, join_code, token)
-        )
+        if request_id:
+            token = tokens.request_seat_token(request_id, table_id)
+            request_digest = tokens.digest(request_id)
+        else:
+            token, request_digest = tokens.new_seat_token(table_id), b""
+        try:
+            _, entries = await self._store.execute(
+                table_id,
+                lambda table: decide_join(table, seat, name, bot, join_code, token, request_digest),
+            )
+        except AlreadyJoined as earlier:
+            return await self._joined_before(table_id, earlier.seat, token)
         await self._projection.caught_up(entries[-1].position)
         seat_taken = getattr(entries[0].event, "seat", 0)
         log.debug("seat taken", table_id=table_id, seat=seat_taken, sequence=entries[0].sequence)
         return lobby_pb2.JoinTableResponse(
             table_id=table_id, seat=protocol.seat_to_proto(seat_taken), seat_token=token
+        )
+
+    async def _joined_before(
+        self, table_id: str, seat: int, token: str
+    ) -> lobby_pb2.JoinTableResponse:
+        """The answer to a retried join: its seat and token, if the token still holds it."""
+        table = await self._store.load(table_id)
+        if not table.is_player(seat, tokens.digest(token)):
+            raise errors.refuse(
+                Reason.REQUEST_SEAT_GIVEN_UP,
+                "the seat this request took was given up since (left, or released because no "
+                "stream opened for it); join again with a new request_id",
+            )
+        await self._projection.caught_up(table.entries[-1].position)
+        log.info("join retried", table_id=table_id, seat=seat)
+        return lobby_pb2.JoinTableResponse(
+            table_id=table_id, seat=protocol.seat_to_proto(seat), seat_token=token
         )
 
     async def LeaveTable(
@@ -155,21 +233,57 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         self, request: lobby_pb2.QuickMatchRequest, context: Context
     ) -> lobby_pb2.QuickMatchResponse:
         name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME, "player_name")
+        request_id = check_request_id(request.request_id)
         async with self._quick_match_lock:
+            if request_id:
+                earlier = await self._quick_matched_before(request_id)
+                if earlier is not None:
+                    return lobby_pb2.QuickMatchResponse(seat=earlier)
             address = self._limits.check_quick_match(context, self._waiting)
             for summary in self._projection.open_quick_match_tables():
                 try:
-                    seated = await self._join(summary.table_id, None, name, request.bot, "")
+                    seated = await self._join(
+                        summary.table_id, None, name, request.bot, "", request_id
+                    )
                 except errors.RequestError as error:
                     if error.code is grpc.StatusCode.FAILED_PRECONDITION:
                         continue  # filled or started meanwhile (another replica): next table
                     raise
                 return self._quick_matched(address, seated)
             table = await self._create(
-                "Quick match", QUICK_MATCH_RULES, private=False, join_code="", quick_match=True
+                "Quick match",
+                QUICK_MATCH_RULES,
+                private=False,
+                join_code="",
+                quick_match=True,
+                table_id=(
+                    tokens.request_table_id(request_id, tokens.CREATED_BY_QUICK_MATCH)
+                    if request_id
+                    else ""
+                ),
+                request_id=request_id,
             )
-            seated = await self._join(table.table_id, None, name, request.bot, "")
+            seated = await self._join(table.table_id, None, name, request.bot, "", request_id)
             return self._quick_matched(address, seated)
+
+    async def _quick_matched_before(self, request_id: str) -> lobby_pb2.JoinTableResponse | None:
+        """The seat a QuickMatch with ``request_id`` took before, if the lobby knows one."""
+        if not self._store.log.sole_writer:
+            # Another replica may have seated this request a moment ago: read up to the log's
+            # head first (a sole writer's lobby is there once each of its joins returned).
+            while batch := await self._store.log.read_all(
+                self._projection.position, limit=_CATCH_UP_BATCH
+            ):
+                await self._projection.caught_up(batch[-1].position)
+                if len(batch) < _CATCH_UP_BATCH:
+                    break
+        found = self._projection.quick_match_seat(tokens.digest(request_id))
+        if found is None:
+            return None
+        table_id, seat = found
+        return await self._joined_before(
+            table_id, seat, tokens.request_seat_token(request_id, table_id)
+        )
 
     def _quick_matched(
         self, address: str, seated: lobby_pb2.JoinTableResponse
@@ -199,7 +313,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 Reason.UNKNOWN_HOUSE_BOT, f"there is no house bot kind {request.kind}", field="kind"
             )
         seat = seat_or_any(request.seat)
-        bot = await self._house_bots.add(request.table_id, seat, kind, request.join_code)
+        request_id = check_request_id(request.request_id)
+        bot = await self._house_bots.add(
+            request.table_id, seat, kind, request.join_code, request_id=request_id
+        )
         return lobby_pb2.AddHouseBotResponse(
             table_id=bot.table_id, seat=protocol.seat_to_proto(bot.seat), player_name=bot.name
         )

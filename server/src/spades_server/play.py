@@ -47,6 +47,7 @@ from spades_server.feeds import Outbox, SeatFeed, SeatSession, SpectatorFeed, sn
 from spades_server.journal import Refusal
 from spades_server.limits import Limits
 from spades_server.tables import Table, TableStore, refused_again
+from spades_server.unclaimed import UnclaimedSeats
 
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -69,8 +70,10 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         shutdown: Shutdown,
         limits: Limits | None = None,
         absent: AbsentPlayers | None = None,
+        unclaimed: UnclaimedSeats | None = None,
     ) -> None:
         self._store = store
+        self._unclaimed = unclaimed
         self._shutdown = shutdown
         self._limits = limits or Limits()
         self._absent = absent
@@ -167,6 +170,8 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         metrics.OPEN_STREAMS.labels("play").inc()
         if self._absent is not None and not substitute:
             self._absent.stream_opened(table.table_id, seat)
+        if self._unclaimed is not None and not substitute:
+            self._unclaimed.stream_opened(table.table_id, seat, holder)
         feed = SeatFeed(
             self._store,
             session,

@@ -12,14 +12,16 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 
+import grpc
 import structlog
 
 from spades import protocol
 from spades.engine import events as ev
+from spades.reasons import Reason
 from spades.v1 import lobby_pb2
 from spades.wire import TABLE_STATUS_NAMES
-from spades_server import journal, metrics, tokens
-from spades_server.eventlog.base import EventLog
+from spades_server import errors, journal, metrics, tokens
+from spades_server.eventlog.base import EventLog, VersionConflict
 from spades_server.journal import Entry
 from spades_server.tables import Decided, Table, TableStore, timestamp
 
@@ -37,6 +39,10 @@ class LobbyProjection:
         self._task: asyncio.Task[None] | None = None
         #: Called with every entry as the projection follows the log (after the rebuild).
         self.listeners: list[Callable[[Entry], None]] = []
+        #: Request-id digest of a quick-match join -> (table, seat), until its match ends:
+        #: where a retried QuickMatch finds its seat (a JoinTable retry asks its table instead).
+        self._quick_match_requests: dict[bytes, tuple[str, int]] = {}
+        self._quick_match_requests_of: dict[str, list[bytes]] = {}
 
     async def start(self) -> None:
         """Rebuild from the whole log, then follow it."""
@@ -88,6 +94,12 @@ class LobbyProjection:
             case ev.SeatTaken(seat=number, name=name, bot=bot):
                 seat = summary.seats[number]
                 seat.occupied, seat.player_name, seat.bot = True, name, bot
+                request_digest = entry.secrets.request_id_sha256
+                if summary.quick_match and request_digest:
+                    self._quick_match_requests[request_digest] = (entry.table_id, number)
+                    self._quick_match_requests_of.setdefault(entry.table_id, []).append(
+                        request_digest
+                    )
             case ev.SeatLeft(seat=number):
                 seat = summary.seats[number]
                 seat.occupied, seat.player_name, seat.bot = False, "", False
@@ -99,6 +111,8 @@ class LobbyProjection:
                 summary.scores.extend(side.total_score for side in sides)
             case ev.MatchEnded():
                 summary.status = lobby_pb2.TABLE_STATUS_FINISHED
+                for request_digest in self._quick_match_requests_of.pop(entry.table_id, ()):
+                    self._quick_match_requests.pop(request_digest, None)
         return isinstance(event, _COUNTED_TYPES)
 
     def _refresh_gauges(self) -> None:
@@ -115,6 +129,11 @@ class LobbyProjection:
     def summary(self, table_id: str) -> lobby_pb2.Table | None:
         """The table's summary, None when the lobby has not seen it."""
         return self.tables.get(table_id)
+
+    def quick_match_seat(self, request_digest: bytes) -> tuple[str, int] | None:
+        """The (table, seat) a QuickMatch with this request-id digest took, while its match
+        is not over."""
+        return self._quick_match_requests.get(request_digest)
 
     def newest_first(self, status: int = 0) -> list[lobby_pb2.Table]:
         """Every table (of ``status``, unless 0), the newest first."""
@@ -168,9 +187,49 @@ def _new_summary(entry: Entry, event: ev.TableCreated) -> lobby_pb2.Table:
     )
 
 
-async def open_table(store: TableStore, projection: LobbyProjection, decided: Decided) -> Table:
+async def open_table(
+    store: TableStore,
+    projection: LobbyProjection,
+    decided: Decided,
+    *,
+    table_id: str = "",
+    request_id: str = "",
+) -> Table:
     """Start a new table's log with what was decided (see ``decide_new_table``), and return
-    once the lobby lists it (so the caller's next GetTable finds it)."""
-    table = await store.create(tokens.new_table_id(), decided)
+    once the lobby lists it (so the caller's next GetTable finds it).
+
+    A call with a client ``request_id`` gives ``table_id``, derived from it
+    (``tokens.request_table_id``): when that table exists already (the same request through
+    another replica, or a retry racing the first call), the log's expected version refuses the
+    second creation and that table is this call's outcome too."""
+    try:
+        table = await store.create(table_id or tokens.new_table_id(), decided)
+    except VersionConflict:
+        earlier = await created_before(store, projection, table_id, request_id)
+        if earlier is None:
+            raise
+        return earlier
     await projection.caught_up(table.entries[-1].position)
+    return table
+
+
+async def created_before(
+    store: TableStore, projection: LobbyProjection, table_id: str, request_id: str
+) -> Table | None:
+    """The table a call with ``request_id`` created as ``table_id``, None if it made none."""
+    if not request_id:
+        return None
+    try:
+        table = await store.load(table_id)
+    except errors.RequestError as error:
+        if error.code is grpc.StatusCode.NOT_FOUND:
+            return None
+        raise
+    if table.created_by_request != tokens.digest(request_id):
+        raise errors.refuse(
+            Reason.REQUEST_ID_REUSED,
+            "this request_id was used for another call; send a fresh one",
+        )
+    await projection.caught_up(table.entries[0].position)
+    log.info("table creation retried", table_id=table_id)
     return table

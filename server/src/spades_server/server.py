@@ -38,6 +38,7 @@ from spades_server.log_health import LogHealth
 from spades_server.play import PlayServicer, Shutdown
 from spades_server.projection import LobbyProjection
 from spades_server.tables import TableStore
+from spades_server.unclaimed import UnclaimedSeats
 from spades_server.web import Gateway
 
 #: The built web client (``make web``), served on the web port when present.
@@ -213,6 +214,7 @@ class SpadesServer:
             after_timeouts=settings.substitute_after_timeouts,
             grace=settings.disconnect_grace,
         )
+        self.unclaimed = UnclaimedSeats(self.store, timeout=settings.unclaimed_seat_timeout)
         # The asyncio servicer: the plain one's handlers are sync and fail on a grpc.aio server.
         self.health = health_aio.HealthServicer()
         self.log_health = LogHealth(self.log, self.health, SERVICE_NAMES)
@@ -278,7 +280,8 @@ class SpadesServer:
             LobbyServicer(self.store, self.projection, self.limits, self.house_bots), self.server
         )
         play_pb2_grpc.add_PlayServiceServicer_to_server(
-            PlayServicer(self.store, self.shutdown, self.limits, self.absent), self.server
+            PlayServicer(self.store, self.shutdown, self.limits, self.absent, self.unclaimed),
+            self.server,
         )
         admin_pb2_grpc.add_AdminServiceServicer_to_server(
             AdminServicer(self.store, self.projection, self.settings.operator_token), self.server
@@ -308,6 +311,12 @@ class SpadesServer:
         if self.house_bots.capacity > 0:
             # Substitutes are house bots: without any, absent players are left to the clock.
             await self.absent.start()
+        await self.unclaimed.start(
+            [
+                summary.table_id
+                for summary in self.projection.newest_first(lobby_pb2.TABLE_STATUS_WAITING)
+            ]
+        )
         host = self.settings.listen.rpartition(":")[0]
         log.info(
             "serving",
@@ -334,6 +343,7 @@ class SpadesServer:
         self.log_health.stopped = True
         await self.health.enter_graceful_shutdown()
         await self.absent.stop()
+        await self.unclaimed.stop()
         await self.house_bots.stop()
         self.shutdown.event.set()
         self.store.wake_all()

@@ -60,6 +60,11 @@ class Table:
     substitute_token_digests: dict[int, bytes] = field(default_factory=dict)
     #: (seat, action id) -> sequence of the first event the action caused.
     answered_actions: dict[tuple[int, str], int] = field(default_factory=dict)
+    #: The request-id digest of the call that created the table (empty: none was given).
+    created_by_request: bytes = b""
+    #: Request-id digest of a join -> the seat it took (kept after a SeatLeft: that request's
+    #: outcome stays "that seat", so its retry cannot take another one).
+    joined_requests: dict[bytes, int] = field(default_factory=dict)
     #: Every stored event, in order (entry ``n`` has sequence ``n + 1``).
     entries: list[Entry] = field(default_factory=list)
 
@@ -92,8 +97,11 @@ class Table:
             )
             self.join_code_sha256 = secrets.join_code_sha256
             self.created_at = entry.recorded_at
+            self.created_by_request = secrets.request_id_sha256
         elif isinstance(event, ev.SeatTaken):
             self.seat_token_digests[event.seat] = secrets.seat_token_sha256
+            if secrets.request_id_sha256:
+                self.joined_requests.setdefault(secrets.request_id_sha256, event.seat)
         elif isinstance(event, ev.SeatLeft):
             self.seat_token_digests.pop(event.seat, None)
         elif isinstance(event, ev.SeatSubstituted):

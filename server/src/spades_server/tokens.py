@@ -4,12 +4,24 @@ A seat token is ``<table id>.<secret>`` with 192 random bits of secret. The serv
 its SHA-256 (beside the SeatTaken event, in the journal's secrets: never in a public message)
 and compares in constant time (:mod:`spades_server.auth`).
 A token is good for one seat of one table.
+
+A call made with a client request id (JoinTable, QuickMatch, CreateTable, AddHouseBot) must
+answer a retry with the same outcome, even from another replica or after a crash between the
+commit and the reply. The log keeps no token in the clear, so what a retry needs is derived
+from the request id, which only the caller knows: the seat token is an HMAC keyed by the
+request id over the table id, a created table's id and join code likewise. The log keeps only
+the request id's SHA-256 (to find the earlier outcome) and the token's SHA-256 (to check the
+derived token is the one that took the seat), so a copy of the log yields neither. The price:
+a request id is as secret as the token it stands for, and must be as unguessable (checked for
+length here; a UUID's 122 random bits are the documented choice).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
+import re
 import secrets
 
 TOKEN_SEPARATOR = "."
@@ -28,6 +40,47 @@ def new_seat_token(table_id: str) -> str:
 def new_join_code() -> str:
     """Ten characters a person can read aloud (no 0/O, 1/I): about 50 bits."""
     return "".join(secrets.choice(_JOIN_CODE_ALPHABET) for _ in range(10))
+
+
+#: A client request id: 16..64 letters, digits, '-' or '_' (a UUID, with or without dashes).
+REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+
+
+def _derived(request_id: str, purpose: str, *parts: str) -> bytes:
+    message = "\x00".join((purpose, *parts)).encode()
+    return hmac.new(request_id.encode(), message, hashlib.sha256).digest()
+
+
+def request_seat_token(request_id: str, table_id: str) -> str:
+    """The seat token of the seat a join with ``request_id`` takes at ``table_id``: the same
+    on every retry, on every replica (one request id takes at most one seat of a table).
+
+    >>> token = request_seat_token("0123456789abcdef0123", "t1")
+    >>> token == request_seat_token("0123456789abcdef0123", "t1"), table_of_token(token)
+    (True, 't1')
+    """
+    secret = base64.urlsafe_b64encode(_derived(request_id, "seat token", table_id)).decode()
+    return f"{table_id}{TOKEN_SEPARATOR}{secret[:32]}"
+
+
+#: The calls a request id derives a table id for (two kinds of call with one id: two tables).
+CREATED_BY_CREATE_TABLE = "create table"
+CREATED_BY_QUICK_MATCH = "quick match"
+CREATED_BY_ADMIN = "create table with deals"
+
+
+def request_table_id(request_id: str, purpose: str) -> str:
+    """The id of the table a call with ``request_id`` creates (``purpose`` keeps CreateTable's
+    and QuickMatch's apart): a retry appends to the same, already created, stream and is refused
+    by the log's expected version, so the table is made once across replicas."""
+    return _derived(request_id, "table id", purpose).hex()[:20]
+
+
+def request_join_code(request_id: str, table_id: str) -> str:
+    """The join code of the private table a CreateTable with ``request_id`` made."""
+    raw = _derived(request_id, "join code", table_id)
+    # 32 letters: each byte's low five bits pick one, without bias.
+    return "".join(_JOIN_CODE_ALPHABET[byte % 32] for byte in raw[:10])
 
 
 def digest(secret: str) -> bytes:

@@ -10,6 +10,8 @@ import {
   type Table,
   TableStatus,
   defaultRules,
+  newRequestId,
+  retried,
   seatName,
 } from "@spades/client";
 import { h, replace } from "./dom.js";
@@ -128,15 +130,14 @@ async function openTable(
   message: HTMLElement,
 ): Promise<void> {
   try {
-    const created = await clients.lobby.createTable({
-      name,
-      rules: defaultRules({ targetScore: target, maxHands: hands }),
-      private: isPrivate,
-    });
+    const create = { name, rules: defaultRules({ targetScore: target, maxHands: hands }), private: isPrivate };
+    const createId = newRequestId();
+    const created = await retried(() => clients.lobby.createTable({ ...create, requestId: createId }));
     const tableId = created.table?.tableId ?? "";
     const joinCode = created.joinCode;
     for (let index = 0; index < houseBots; index++) {
-      await clients.lobby.addHouseBot({ tableId, kind: HouseBotKind.HEURISTIC, joinCode });
+      const requestId = newRequestId();
+      await retried(() => clients.lobby.addHouseBot({ tableId, kind: HouseBotKind.HEURISTIC, joinCode, requestId }));
     }
     if (joinCode) {
       // Shown once: a private table is joined with its id and this code.
@@ -175,15 +176,18 @@ async function sitDown(
   message: HTMLElement,
 ): Promise<void> {
   try {
-    const created = await clients.lobby.createTable({
-      name,
-      rules: defaultRules({ targetScore: target, maxHands: hands }),
-    });
+    const rules = defaultRules({ targetScore: target, maxHands: hands });
+    const createId = newRequestId();
+    const created = await retried(() => clients.lobby.createTable({ name, rules, requestId: createId }));
     const tableId = created.table?.tableId ?? "";
-    const joined = await clients.lobby.joinTable({ tableId, seat: Seat.SOUTH, playerName, bot: false });
+    const joinId = newRequestId();
+    const joined = await retried(() =>
+      clients.lobby.joinTable({ tableId, seat: Seat.SOUTH, playerName, bot: false, requestId: joinId }),
+    );
     sessionStorage.setItem(seatKey(tableId), joined.seatToken);
     for (let index = 0; index < 3; index++) {
-      await clients.lobby.addHouseBot({ tableId, kind: HouseBotKind.HEURISTIC });
+      const requestId = newRequestId();
+      await retried(() => clients.lobby.addHouseBot({ tableId, kind: HouseBotKind.HEURISTIC, requestId }));
     }
     location.hash = `#/play/${encodeURIComponent(tableId)}`;
   } catch (error) {
@@ -193,7 +197,8 @@ async function sitDown(
 
 async function quickMatch(clients: SpadesClients, playerName: string, message: HTMLElement): Promise<void> {
   try {
-    const matched = await clients.lobby.quickMatch({ playerName, bot: false });
+    const requestId = newRequestId();
+    const matched = await retried(() => clients.lobby.quickMatch({ playerName, bot: false, requestId }));
     const seat = matched.seat;
     if (!seat) throw new Error("the server gave no seat");
     sessionStorage.setItem(seatKey(seat.tableId), seat.seatToken);

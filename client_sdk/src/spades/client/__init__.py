@@ -21,7 +21,7 @@ from spades.client.client import (
     TableView,
     parse_seat,
 )
-from spades.client.connection import SeatConnection, new_action_id
+from spades.client.connection import SeatConnection, new_action_id, new_request_id
 from spades.client.errors import (
     Aborted,
     ActionRefused,
@@ -86,5 +86,6 @@ __all__ = [
     "Unavailable",
     "WatchMessage",
     "new_action_id",
+    "new_request_id",
     "parse_seat",
 ]

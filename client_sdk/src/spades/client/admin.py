@@ -16,6 +16,7 @@ import grpc
 
 from spades import protocol
 from spades.client.client import DEFAULT_CHANNEL_OPTIONS, Channel, CreatedTable, TableInfo
+from spades.client.connection import new_request_id
 from spades.engine import Rules
 from spades.v1 import admin_pb2, admin_pb2_grpc, events_pb2, lobby_pb2
 
@@ -97,9 +98,11 @@ class AdminClient(Channel):
         *,
         seed: bytes = b"",
         private: bool = False,
+        request_id: str | None = None,
     ) -> CreatedTable:
         """A table whose first hands are ``deals`` (each: one hand of card numbers per seat, in
-        seat order), the rest shuffled from ``seed`` (a fresh one when empty)."""
+        seat order), the rest shuffled from ``seed`` (a fresh one when empty). Retried with
+        ``request_id`` (a fresh one if None) while the server is unreachable: one table."""
         request = admin_pb2.CreateTableWithDealsRequest(
             name=name,
             rules=protocol.rules_to_proto(rules or Rules()),
@@ -113,9 +116,12 @@ class AdminClient(Channel):
             ],
             seed=seed,
             private=private,
+            request_id=request_id or new_request_id(),
         )
-        response = await self._call(
-            self.admin.CreateTableWithDeals(request, metadata=self._metadata, timeout=self.timeout)
+        response = await self._call_with_retries(
+            lambda: self.admin.CreateTableWithDeals(
+                request, metadata=self._metadata, timeout=self.timeout
+            )
         )
         return CreatedTable(TableInfo.from_proto(response.table), response.join_code)
 

@@ -11,7 +11,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, Self, TypeVar, cast
@@ -19,7 +20,7 @@ from typing import Any, Final, Self, TypeVar, cast
 import grpc
 
 from spades import protocol
-from spades.client.connection import SeatConnection
+from spades.client.connection import SeatConnection, new_request_id
 from spades.client.errors import from_rpc_error
 from spades.client.messages import WatchMessage, watch_message
 from spades.engine import SEAT_NAMES, Rules, SeatView
@@ -44,6 +45,12 @@ DEFAULT_CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
 
 
 T = TypeVar("T")
+
+#: Seconds between the tries of a call that carries a request id (CreateTable, JoinTable,
+#: QuickMatch, AddHouseBot) when the server could not be reached or did not answer in time:
+#: the same request id goes each time, so a call the server did commit is answered, not redone.
+RETRY_DELAYS: Final[tuple[float, ...]] = (0.25, 0.5, 1.0, 2.0, 4.0)
+_RETRIED_CODES: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +216,19 @@ class Channel:
         except grpc.RpcError as error:
             raise from_rpc_error(error) from error
 
+    async def _call_with_retries(self, call: Callable[[], Awaitable[T]]) -> T:
+        """Make ``call`` (a request with its request id), again after each of
+        :data:`RETRY_DELAYS` while the server is unreachable or slow to answer."""
+        for delay in (*RETRY_DELAYS, None):
+            try:
+                return await call()
+            except grpc.RpcError as error:
+                code = error.code() if hasattr(error, "code") else None
+                if delay is None or code not in _RETRIED_CODES:
+                    raise from_rpc_error(error) from error
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
 
 class SpadesClient(Channel):
     """An async client for one server. Use it as an async context manager (or call close()).
@@ -244,13 +264,26 @@ class SpadesClient(Channel):
     # ------------------------------------------------------------------ lobby
 
     async def create_table(
-        self, name: str = "Spades", rules: Rules | None = None, *, private: bool = False
+        self,
+        name: str = "Spades",
+        rules: Rules | None = None,
+        *,
+        private: bool = False,
+        request_id: str | None = None,
     ) -> CreatedTable:
-        """Open a table with ``rules`` (the default game if None)."""
+        """Open a table with ``rules`` (the default game if None).
+
+        The call carries ``request_id`` (a fresh one if None) and is tried again with it while
+        the server is unreachable: a retry gets the same table, never a second one."""
         request = lobby_pb2.CreateTableRequest(
-            name=name, rules=protocol.rules_to_proto(rules or Rules()), private=private
+            name=name,
+            rules=protocol.rules_to_proto(rules or Rules()),
+            private=private,
+            request_id=request_id or new_request_id(),
         )
-        response = await self._call(self.lobby.CreateTable(request, timeout=self.timeout))
+        response = await self._call_with_retries(
+            lambda: self.lobby.CreateTable(request, timeout=self.timeout)
+        )
         return CreatedTable(TableInfo.from_proto(response.table), response.join_code)
 
     async def list_tables(
@@ -281,8 +314,12 @@ class SpadesClient(Channel):
         seat: int | str | None = None,
         bot: bool = True,
         join_code: str = "",
+        request_id: str | None = None,
     ) -> SeatTicket:
-        """Take ``seat`` (0..3 or "north".."west"; any free seat if None)."""
+        """Take ``seat`` (0..3 or "north".."west"; any free seat if None).
+
+        The call carries ``request_id`` (a fresh one if None) and is tried again with it while
+        the server is unreachable: a retry gets the same seat and a working token."""
         number = parse_seat(seat)
         request = lobby_pb2.JoinTableRequest(
             table_id=table_id,
@@ -292,8 +329,11 @@ class SpadesClient(Channel):
             player_name=name,
             bot=bot,
             join_code=join_code,
+            request_id=request_id or new_request_id(),
         )
-        response = await self._call(self.lobby.JoinTable(request, timeout=self.timeout))
+        response = await self._call_with_retries(
+            lambda: self.lobby.JoinTable(request, timeout=self.timeout)
+        )
         return SeatTicket.from_proto(response)
 
     async def leave_table(self, seat_token: str) -> SeatTicket:
@@ -307,10 +347,17 @@ class SpadesClient(Channel):
         )
         return SeatTicket(response.table_id, protocol.seat_from_proto(response.seat), "")
 
-    async def quick_match(self, name: str, *, bot: bool = True) -> SeatTicket:
-        """Join the quick-match queue: seated at once, the match starts when the table fills."""
-        request = lobby_pb2.QuickMatchRequest(player_name=name, bot=bot)
-        response = await self._call(self.lobby.QuickMatch(request, timeout=self.timeout))
+    async def quick_match(
+        self, name: str, *, bot: bool = True, request_id: str | None = None
+    ) -> SeatTicket:
+        """Join the quick-match queue: seated at once, the match starts when the table fills.
+        Retried like :meth:`join_table`, with ``request_id`` (a fresh one if None)."""
+        request = lobby_pb2.QuickMatchRequest(
+            player_name=name, bot=bot, request_id=request_id or new_request_id()
+        )
+        response = await self._call_with_retries(
+            lambda: self.lobby.QuickMatch(request, timeout=self.timeout)
+        )
         return SeatTicket.from_proto(response.seat)
 
     async def add_house_bot(
@@ -320,9 +367,11 @@ class SpadesClient(Channel):
         seat: int | str | None = None,
         kind: str = "heuristic",
         join_code: str = "",
+        request_id: str | None = None,
     ) -> HouseBotSeated:
         """Fill ``seat`` (any free seat if None) with a house bot of ``kind`` ("random" or
-        "heuristic"), which the server runs; a private table needs its ``join_code``."""
+        "heuristic"), which the server runs; a private table needs its ``join_code``. Retried
+        like :meth:`join_table`, with ``request_id`` (a fresh one if None)."""
         if kind not in HOUSE_BOT_KINDS:
             raise ValueError(f"{kind!r} is not a house bot; choose {' or '.join(HOUSE_BOT_KINDS)}")
         number = parse_seat(seat)
@@ -333,8 +382,11 @@ class SpadesClient(Channel):
             ),
             kind=HOUSE_BOT_KINDS[kind],
             join_code=join_code,
+            request_id=request_id or new_request_id(),
         )
-        response = await self._call(self.lobby.AddHouseBot(request, timeout=self.timeout))
+        response = await self._call_with_retries(
+            lambda: self.lobby.AddHouseBot(request, timeout=self.timeout)
+        )
         return HouseBotSeated(
             response.table_id, protocol.seat_from_proto(response.seat), response.player_name
         )

@@ -28,6 +28,11 @@ def new_action_id() -> str:
     return uuid.uuid4().hex
 
 
+def new_request_id() -> str:
+    """A fresh request id for a lobby call (122 random bits: it stands for the seat token)."""
+    return uuid.uuid4().hex
+
+
 class SeatConnection:
     """An open Play stream for one seat. Use :meth:`SpadesClient.play` to open one.
 

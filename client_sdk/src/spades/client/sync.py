@@ -116,16 +116,21 @@ class SyncSpadesClient:
         seat: int | str | None = None,
         bot: bool = True,
         join_code: str = "",
+        request_id: str | None = None,
     ) -> SeatTicket:
         return self._run(
-            self._client.join_table(table_id, name, seat=seat, bot=bot, join_code=join_code)
+            self._client.join_table(
+                table_id, name, seat=seat, bot=bot, join_code=join_code, request_id=request_id
+            )
         )
 
     def leave_table(self, seat_token: str) -> SeatTicket:
         return self._run(self._client.leave_table(seat_token))
 
-    def quick_match(self, name: str, *, bot: bool = True) -> SeatTicket:
-        return self._run(self._client.quick_match(name, bot=bot))
+    def quick_match(
+        self, name: str, *, bot: bool = True, request_id: str | None = None
+    ) -> SeatTicket:
+        return self._run(self._client.quick_match(name, bot=bot, request_id=request_id))
 
     def add_house_bot(
         self,

@@ -27,7 +27,7 @@ from spades.v1 import lobby_pb2 as spades_dot_v1_dot_lobby__pb2
 from spades.v1 import rules_pb2 as spades_dot_v1_dot_rules__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15spades/v1/admin.proto\x12\tspades.v1\x1a\x16spades/v1/events.proto\x1a\x15spades/v1/lobby.proto\x1a\x15spades/v1/rules.proto\"%\n\x11\x43loseTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"5\n\x12\x43loseTableResponse\x12\x1f\n\x05table\x18\x01 \x01(\x0b\x32\x10.spades.v1.Table\"j\n\x19ListTablesDetailedRequest\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.spades.v1.TableStatus\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"s\n\x0bTableDetail\x12\x1f\n\x05table\x18\x01 \x01(\x0b\x32\x10.spades.v1.Table\x12\x14\n\x0cpreset_deals\x18\x02 \x01(\r\x12-\n\nend_reason\x18\x03 \x01(\x0e\x32\x19.spades.v1.MatchEndReason\"]\n\x1aListTablesDetailedResponse\x12&\n\x06tables\x18\x01 \x03(\x0b\x32\x16.spades.v1.TableDetail\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x8d\x01\n\x1b\x43reateTableWithDealsRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12!\n\x05rules\x18\x02 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\x1e\n\x05\x64\x65\x61ls\x18\x03 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x0c\n\x04seed\x18\x04 \x01(\x0c\x12\x0f\n\x07private\x18\x05 \x01(\x08\"R\n\x1c\x43reateTableWithDealsResponse\x12\x1f\n\x05table\x18\x01 \x01(\x0b\x32\x10.spades.v1.Table\x12\x11\n\tjoin_code\x18\x02 \x01(\t2\xa5\x02\n\x0c\x41\x64minService\x12I\n\nCloseTable\x12\x1c.spades.v1.CloseTableRequest\x1a\x1d.spades.v1.CloseTableResponse\x12\x61\n\x12ListTablesDetailed\x12$.spades.v1.ListTablesDetailedRequest\x1a%.spades.v1.ListTablesDetailedResponse\x12g\n\x14\x43reateTableWithDeals\x12&.spades.v1.CreateTableWithDealsRequest\x1a\'.spades.v1.CreateTableWithDealsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15spades/v1/admin.proto\x12\tspades.v1\x1a\x16spades/v1/events.proto\x1a\x15spades/v1/lobby.proto\x1a\x15spades/v1/rules.proto\"%\n\x11\x43loseTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"5\n\x12\x43loseTableResponse\x12\x1f\n\x05table\x18\x01 \x01(\x0b\x32\x10.spades.v1.Table\"j\n\x19ListTablesDetailedRequest\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.spades.v1.TableStatus\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"s\n\x0bTableDetail\x12\x1f\n\x05table\x18\x01 \x01(\x0b\x32\x10.spades.v1.Table\x12\x14\n\x0cpreset_deals\x18\x02 \x01(\r\x12-\n\nend_reason\x18\x03 \x01(\x0e\x32\x19.spades.v1.MatchEndReason\"]\n\x1aListTablesDetailedResponse\x12&\n\x06tables\x18\x01 \x03(\x0b\x32\x16.spades.v1.TableDetail\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\xa1\x01\n\x1b\x43reateTableWithDealsRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12!\n\x05rules\x18\x02 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\x1e\n\x05\x64\x65\x61ls\x18\x03 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x0c\n\x04seed\x18\x04 \x01(\x0c\x12\x0f\n\x07private\x18\x05 \x01(\x08\x12\x12\n\nrequest_id\x18\x06 \x01(\t\"R\n\x1c\x43reateTableWithDealsResponse\x12\x1f\n\x05table\x18\x01 \x01(\x0b\x32\x10.spades.v1.Table\x12\x11\n\tjoin_code\x18\x02 \x01(\t2\xa5\x02\n\x0c\x41\x64minService\x12I\n\nCloseTable\x12\x1c.spades.v1.CloseTableRequest\x1a\x1d.spades.v1.CloseTableResponse\x12\x61\n\x12ListTablesDetailed\x12$.spades.v1.ListTablesDetailedRequest\x1a%.spades.v1.ListTablesDetailedResponse\x12g\n\x14\x43reateTableWithDeals\x12&.spades.v1.CreateTableWithDealsRequest\x1a\'.spades.v1.CreateTableWithDealsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -45,9 +45,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTTABLESDETAILEDRESPONSE']._serialized_start=425
   _globals['_LISTTABLESDETAILEDRESPONSE']._serialized_end=518
   _globals['_CREATETABLEWITHDEALSREQUEST']._serialized_start=521
-  _globals['_CREATETABLEWITHDEALSREQUEST']._serialized_end=662
-  _globals['_CREATETABLEWITHDEALSRESPONSE']._serialized_start=664
-  _globals['_CREATETABLEWITHDEALSRESPONSE']._serialized_end=746
-  _globals['_ADMINSERVICE']._serialized_start=749
-  _globals['_ADMINSERVICE']._serialized_end=1042
+  _globals['_CREATETABLEWITHDEALSREQUEST']._serialized_end=682
+  _globals['_CREATETABLEWITHDEALSRESPONSE']._serialized_start=684
+  _globals['_CREATETABLEWITHDEALSRESPONSE']._serialized_end=766
+  _globals['_ADMINSERVICE']._serialized_start=769
+  _globals['_ADMINSERVICE']._serialized_end=1062
 # @@protoc_insertion_point(module_scope)

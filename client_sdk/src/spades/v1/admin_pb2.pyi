@@ -170,6 +170,7 @@ class CreateTableWithDealsRequest(_message.Message):
     DEALS_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     PRIVATE_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The table's name: printable, not empty once trimmed, at most 64 characters."""
     seed: _builtins.bytes
@@ -179,6 +180,13 @@ class CreateTableWithDealsRequest(_message.Message):
     """
     private: _builtins.bool
     """True for a private table; the response then carries its join code."""
+    request_id: _builtins.str
+    """The client's id of this call, so that a retry is safe: 16..64 letters, digits, '-' or '_' (at
+    most 64 characters) (a UUID's 32 hex digits is right), fresh for each call and the same on each
+    retry of it. A retry with the same id returns the same table and join code (and makes no second
+    table), even after a server crash between the commit and the reply, or through another replica.
+    Its scope is the whole service. Empty: the call is not idempotent.
+    """
     @_builtins.property
     def rules(self) -> _rules_pb2.RuleSet:
         """The rules; every field at zero is the default game."""
@@ -197,10 +205,11 @@ class CreateTableWithDealsRequest(_message.Message):
         deals: _abc.Iterable[_events_pb2.Deal] | None = ...,
         seed: _builtins.bytes = ...,
         private: _builtins.bool = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "name", b"name", "private", b"private", "rules", b"rules", "seed", b"seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "name", b"name", "private", b"private", "request_id", b"request_id", "rules", b"rules", "seed", b"seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

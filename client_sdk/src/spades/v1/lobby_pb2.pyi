@@ -195,10 +195,19 @@ class CreateTableRequest(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     RULES_FIELD_NUMBER: _builtins.int
     PRIVATE_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The table's name: printable, not empty once trimmed, at most 64 characters."""
     private: _builtins.bool
     """True for a private table; the response then carries its join code."""
+    request_id: _builtins.str
+    """The client's id of this call, so that a retry is safe: 16..64 letters, digits, '-' or '_' (at
+    most 64 characters) (a UUID's 32 hex digits is right), fresh for each call and the same on each
+    retry of it. A retry with the same id returns the same table and join code (and makes no second
+    table), even after a server crash between the commit and the reply, or through another replica.
+    Its scope is the whole service. Keep it as secret as a seat token: whoever sends it again gets
+    the same outcome. Empty: the call is not idempotent.
+    """
     @_builtins.property
     def rules(self) -> _rules_pb2.RuleSet:
         """The rules; every field at zero is the default game."""
@@ -209,10 +218,11 @@ class CreateTableRequest(_message.Message):
         name: _builtins.str = ...,
         rules: _rules_pb2.RuleSet | None = ...,
         private: _builtins.bool = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "private", b"private", "rules", b"rules"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "private", b"private", "request_id", b"request_id", "rules", b"rules"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -361,6 +371,7 @@ class JoinTableRequest(_message.Message):
     PLAYER_NAME_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
     JOIN_CODE_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table's id (at most 64 characters)."""
     seat: _cards_pb2.Seat.ValueType
@@ -371,6 +382,14 @@ class JoinTableRequest(_message.Message):
     """True when the player is a bot."""
     join_code: _builtins.str
     """A private table's join code (at most 32 characters)."""
+    request_id: _builtins.str
+    """The client's id of this call, so that a retry is safe: 16..64 letters, digits, '-' or '_' (at
+    most 64 characters) (a UUID's 32 hex digits is right), fresh for each call and the same on each
+    retry of it. A retry with the same id returns the same seat and a working seat token (and takes
+    no second seat), even after a server crash between the commit and the reply, or through another
+    replica. Its scope is the table. Keep it as secret as a seat token: whoever sends it again gets
+    the same outcome. Empty: the call is not idempotent.
+    """
     def __init__(
         self,
         *,
@@ -379,10 +398,11 @@ class JoinTableRequest(_message.Message):
         player_name: _builtins.str = ...,
         bot: _builtins.bool = ...,
         join_code: _builtins.str = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "join_code", b"join_code", "player_name", b"player_name", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "join_code", b"join_code", "player_name", b"player_name", "request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -469,19 +489,29 @@ class QuickMatchRequest(_message.Message):
 
     PLAYER_NAME_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     player_name: _builtins.str
     """The name shown at the table: printable, not empty once trimmed, at most 32 characters."""
     bot: _builtins.bool
     """True when the player is a bot."""
+    request_id: _builtins.str
+    """The client's id of this call, so that a retry is safe: 16..64 letters, digits, '-' or '_' (at
+    most 64 characters) (a UUID's 32 hex digits is right), fresh for each call and the same on each
+    retry of it. A retry with the same id returns the same seat and a working seat token (and takes
+    no second seat), even after a server crash between the commit and the reply, or through another
+    replica. Its scope is the whole service. Keep it as secret as a seat token: whoever sends it
+    again gets the same outcome. Empty: the call is not idempotent.
+    """
     def __init__(
         self,
         *,
         player_name: _builtins.str = ...,
         bot: _builtins.bool = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "player_name", b"player_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "player_name", b"player_name", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -521,6 +551,7 @@ class AddHouseBotRequest(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     JOIN_CODE_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table's id (at most 64 characters)."""
     seat: _cards_pb2.Seat.ValueType
@@ -529,6 +560,14 @@ class AddHouseBotRequest(_message.Message):
     """The kind of bot; unspecified is the server's default."""
     join_code: _builtins.str
     """A private table's join code (at most 32 characters)."""
+    request_id: _builtins.str
+    """The client's id of this call, so that a retry is safe: 16..64 letters, digits, '-' or '_' (at
+    most 64 characters) (a UUID's 32 hex digits is right), fresh for each call and the same on each
+    retry of it. A retry with the same id returns the same seat and house bot (and seats no second
+    bot), even after a server crash between the commit and the reply, or through another replica.
+    Its scope is the table. Keep it as secret as a seat token: whoever sends it again gets the same
+    outcome. Empty: the call is not idempotent.
+    """
     def __init__(
         self,
         *,
@@ -536,10 +575,11 @@ class AddHouseBotRequest(_message.Message):
         seat: _cards_pb2.Seat.ValueType = ...,
         kind: Global___HouseBotKind.ValueType = ...,
         join_code: _builtins.str = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["join_code", b"join_code", "kind", b"kind", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["join_code", b"join_code", "kind", b"kind", "request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

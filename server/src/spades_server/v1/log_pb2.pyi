@@ -99,6 +99,7 @@ class Secrets(_message.Message):
     JOIN_CODE_SHA256_FIELD_NUMBER: _builtins.int
     SEAT_TOKEN_SHA256_FIELD_NUMBER: _builtins.int
     SUBSTITUTE_TOKEN_SHA256_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_SHA256_FIELD_NUMBER: _builtins.int
     seed: _builtins.bytes
     """TableCreated: the seed the deals come from (revealed by SeedRevealed when the match ends)."""
     join_code_sha256: _builtins.bytes
@@ -107,6 +108,12 @@ class Secrets(_message.Message):
     """SeatTaken: SHA-256 of the seat token handed to the player."""
     substitute_token_sha256: _builtins.bytes
     """SeatSubstituted: SHA-256 of the substitute's seat token."""
+    request_id_sha256: _builtins.bytes
+    """TableCreated (CreateTable, QuickMatch) and SeatTaken (JoinTable, QuickMatch, AddHouseBot):
+    SHA-256 of the client's request id, so that a retry with the same id finds this outcome.
+    Only the digest: the seat token of a retried join is derived from the request id itself
+    (spades_server.tokens), so a log holding the id would hold the token.
+    """
     @_builtins.property
     def preset_deals(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Deal]:
         """TableCreated: the operator's deals, one per hand from the first."""
@@ -119,10 +126,11 @@ class Secrets(_message.Message):
         join_code_sha256: _builtins.bytes = ...,
         seat_token_sha256: _builtins.bytes = ...,
         substitute_token_sha256: _builtins.bytes = ...,
+        request_id_sha256: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["join_code_sha256", b"join_code_sha256", "preset_deals", b"preset_deals", "seat_token_sha256", b"seat_token_sha256", "seed", b"seed", "substitute_token_sha256", b"substitute_token_sha256"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["join_code_sha256", b"join_code_sha256", "preset_deals", b"preset_deals", "request_id_sha256", b"request_id_sha256", "seat_token_sha256", b"seat_token_sha256", "seed", b"seed", "substitute_token_sha256", b"substitute_token_sha256"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import grpc
 
-from spades.wire import OPERATOR_TOKEN_METADATA, SEAT_TOKEN_METADATA
+from spades.wire import AUTHORIZATION_METADATA, OPERATOR_TOKEN_METADATA, SEAT_TOKEN_METADATA
 from spades_server import errors, tokens
 from spades_server.tables import Table, TableStore
 
@@ -30,6 +30,21 @@ def metadata_value(context: Context, key: str) -> str | None:
         if name == key:
             return value if isinstance(value, str) else value.decode(errors="replace")
     return None
+
+
+def bearer_key_from(context: Context) -> str | None:
+    """The account key of an ``authorization: Bearer <key>`` metadata, or None when none."""
+    value = metadata_value(context, AUTHORIZATION_METADATA)
+    if value is None:
+        return None
+    scheme, _, key = value.strip().partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        raise errors.RequestError(
+            grpc.StatusCode.UNAUTHENTICATED,
+            "the authorization metadata must be 'Bearer <account key>'",
+            reason_code="KEY_NOT_BEARER",
+        )
+    return key.strip()
 
 
 def seat_token_from(context: Context) -> str:

@@ -49,6 +49,8 @@ class Settings:
     # or after its player had no Play stream for this many seconds; 0 turns either off.
     substitute_after_timeouts: int = 2
     disconnect_grace: float = 60.0
+    # Accounts (accounts.py): who may create one, "open" (anyone) or "operator" (its token).
+    registration: str = "open"
 
 
 #: Every flag's environment variable (flag destination -> variable).
@@ -76,6 +78,7 @@ ENVIRONMENT = {
     "quick_match_fill_after": "SPADES_QUICK_MATCH_FILL_AFTER",
     "substitute_after_timeouts": "SPADES_SUBSTITUTE_AFTER_TIMEOUTS",
     "disconnect_grace": "SPADES_DISCONNECT_GRACE",
+    "registration": "SPADES_REGISTRATION",
 }
 
 
@@ -196,6 +199,11 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         "bot plays it (until the player reconnects); 0: never",
         type=float,
     )
+    option(
+        "--registration",
+        "who may create accounts: open (anyone) or operator (only with the operator token)",
+        choices=["open", "operator"],
+    )
     return parse
 
 
@@ -262,6 +270,7 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         quick_match_fill_after=float(args.quick_match_fill_after),
         substitute_after_timeouts=int(args.substitute_after_timeouts),
         disconnect_grace=float(args.disconnect_grace),
+        registration=args.registration,
     )
 
 

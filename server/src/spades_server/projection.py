@@ -19,7 +19,8 @@ from spades.engine import events as ev
 from spades.v1 import lobby_pb2
 from spades.wire import TABLE_STATUS_NAMES
 from spades_server import journal, metrics, tokens
-from spades_server.eventlog.base import EventLog
+from spades_server.accounts import is_account_stream
+from spades_server.eventlog.base import EventLog, StoredEvent
 from spades_server.journal import Entry
 from spades_server.tables import Decided, Table, TableStore, timestamp
 
@@ -37,12 +38,17 @@ class LobbyProjection:
         self._task: asyncio.Task[None] | None = None
         #: Called with every entry as the projection follows the log (after the rebuild).
         self.listeners: list[Callable[[Entry], None]] = []
+        #: Called with every row of an account's stream it follows (they are not tables').
+        self.account_listeners: list[Callable[[StoredEvent], None]] = []
 
     async def start(self) -> None:
         """Rebuild from the whole log, then follow it."""
         while batch := await self._log.read_all(self.position, limit=5000):
             for stored in batch:
-                self._apply(journal.decode(stored))
+                if is_account_stream(stored.stream_id):
+                    self.position = max(self.position, stored.position)
+                else:
+                    self._apply(journal.decode(stored))
         self._refresh_gauges()
         self._task = asyncio.create_task(self._follow(), name="lobby-projection")
 
@@ -55,11 +61,16 @@ class LobbyProjection:
     async def _follow(self) -> None:
         async for stored in self._log.subscribe_all(self.position):
             try:
-                entry = journal.decode(stored)  # once, for the lobby and every listener
-                if self._apply(entry):
-                    self._refresh_gauges()
-                for listener in self.listeners:
-                    listener(entry)
+                if is_account_stream(stored.stream_id):
+                    self.position = max(self.position, stored.position)
+                    for account_listener in self.account_listeners:
+                        account_listener(stored)
+                else:
+                    entry = journal.decode(stored)  # once, for the lobby and every listener
+                    if self._apply(entry):
+                        self._refresh_gauges()
+                    for listener in self.listeners:
+                        listener(entry)
             except Exception:
                 # One bad event must not stop the lobby (or every caller waiting on it).
                 log.exception(

@@ -21,10 +21,22 @@ from grpc_health.v1 import _async as health_aio  # = health.aio, which mypy cann
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from spades.v1 import admin_pb2, admin_pb2_grpc, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc
+from spades.v1 import (
+    account_pb2,
+    account_pb2_grpc,
+    admin_pb2,
+    admin_pb2_grpc,
+    lobby_pb2,
+    lobby_pb2_grpc,
+    play_pb2,
+    play_pb2_grpc,
+)
 from spades_server import errors, integrity, limits, metrics
 from spades_server.absent import AbsentPlayers
+from spades_server.account_service import AccountServicer
+from spades_server.accounts import AccountStore
 from spades_server.admin import AdminServicer
+from spades_server.auth import OperatorGate
 from spades_server.clock import TurnClock
 from spades_server.config import Settings, split_address
 from spades_server.eventlog.base import EventLog
@@ -48,6 +60,7 @@ SERVICE_NAMES = (
     lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name,
     play_pb2.DESCRIPTOR.services_by_name["PlayService"].full_name,
     admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
+    account_pb2.DESCRIPTOR.services_by_name["AccountService"].full_name,
 )
 
 
@@ -188,10 +201,12 @@ class SpadesServer:
         self.log = event_log or open_event_log(settings)
         self.store = TableStore(self.log)
         self.projection = LobbyProjection(self.log)
+        self.accounts = AccountStore(self.log)
         self.clock = TurnClock(self.store)
         if not self.log.sole_writer:
             # Other replicas append too: fold what they write into this one's cached tables.
             self.projection.listeners.append(self.store.observe)
+            self.projection.account_listeners.append(self.accounts.observe)
         self.shutdown = Shutdown()
         self.house_bots = HousePool(
             self.projection,
@@ -270,6 +285,14 @@ class SpadesServer:
         )
         admin_pb2_grpc.add_AdminServiceServicer_to_server(
             AdminServicer(self.store, self.projection, self.settings.operator_token), self.server
+        )
+        account_pb2_grpc.add_AccountServiceServicer_to_server(
+            AccountServicer(
+                self.accounts,
+                OperatorGate(self.settings.operator_token),
+                self.settings.registration,
+            ),
+            self.server,
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(

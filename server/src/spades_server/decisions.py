@@ -57,9 +57,16 @@ def decide_new_table(
 
 
 def decide_join(
-    table: Table, seat_wanted: int | None, name: str, bot: bool, join_code: str, token: str
+    table: Table,
+    seat_wanted: int | None,
+    name: str,
+    bot: bool,
+    join_code: str,
+    token: str,
+    account_id: str = "",
 ) -> Decided:
-    """``SeatTaken`` for the holder of ``token`` at ``seat_wanted`` (None: the first free)."""
+    """``SeatTaken`` for the holder of ``token`` at ``seat_wanted`` (None: the first free),
+    recorded as ``account_id``'s seat when an account joins."""
     if table.private and not (join_code and tokens.matches(join_code, table.join_code_sha256)):
         raise errors.denied(
             "this private table needs its join code"
@@ -80,6 +87,7 @@ def decide_join(
     return Decided.of(
         state.apply_seat(seat_wanted, name, bot=bot),
         secrets=Secrets(seat_token_sha256=tokens.digest(token)),
+        account_id=account_id,
     )
 
 

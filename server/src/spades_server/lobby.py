@@ -19,7 +19,8 @@ from spades.engine import Rules, new_match
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades.wire import house_bot_kind
 from spades_server import errors, paging, tokens
-from spades_server.auth import authenticate, seat_token_from
+from spades_server.accounts import Account, AccountStore
+from spades_server.auth import authenticate, bearer_key_from, seat_token_from
 from spades_server.checks import MAX_PLAYER_NAME, MAX_TABLE_NAME, check_name, rules_of, seat_or_any
 from spades_server.decisions import decide_join, decide_leave, decide_new_table
 from spades_server.house import HousePool
@@ -47,8 +48,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         projection: LobbyProjection,
         limits: Limits | None = None,
         house_bots: HousePool | None = None,
+        accounts: AccountStore | None = None,
     ) -> None:
         self._store = store
+        self._accounts = accounts
         self._projection = projection
         self._quick_match_lock = asyncio.Lock()
         self._limits = limits or Limits()
@@ -111,24 +114,47 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def JoinTable(
         self, request: lobby_pb2.JoinTableRequest, context: Context
     ) -> lobby_pb2.JoinTableResponse:
-        name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME)
+        account = await self._account_of(context)
         seat = seat_or_any(request.seat)
+        if account is not None:
+            return await self._join(
+                request.table_id, seat, account.name, account.bot, request.join_code, account
+            )
+        name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME)
         return await self._join(request.table_id, seat, name, request.bot, request.join_code)
 
+    async def _account_of(self, context: Context) -> Account | None:
+        """The account whose key the call carries (its seats are recorded as its), or None."""
+        key = bearer_key_from(context) if self._accounts is not None else None
+        if key is None or self._accounts is None:
+            return None
+        return await self._accounts.authenticate(key)
+
     async def _join(
-        self, table_id: str, seat: int | None, name: str, bot: bool, join_code: str
+        self,
+        table_id: str,
+        seat: int | None,
+        name: str,
+        bot: bool,
+        join_code: str,
+        account: Account | None = None,
     ) -> lobby_pb2.JoinTableResponse:
         if not table_id:
             raise errors.invalid("table_id is required")
         token = tokens.new_seat_token(table_id)
+        account_id = account.account_id if account is not None else ""
         _, entries = await self._store.execute(
-            table_id, lambda table: decide_join(table, seat, name, bot, join_code, token)
+            table_id,
+            lambda table: decide_join(table, seat, name, bot, join_code, token, account_id),
         )
         await self._projection.caught_up(entries[-1].position)
         seat_taken = getattr(entries[0].event, "seat", 0)
         log.debug("seat taken", table_id=table_id, seat=seat_taken, sequence=entries[0].sequence)
         return lobby_pb2.JoinTableResponse(
-            table_id=table_id, seat=protocol.seat_to_proto(seat_taken), seat_token=token
+            table_id=table_id,
+            seat=protocol.seat_to_proto(seat_taken),
+            seat_token=token,
+            account_id=account_id,
         )
 
     async def LeaveTable(
@@ -147,12 +173,17 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def QuickMatch(
         self, request: lobby_pb2.QuickMatchRequest, context: Context
     ) -> lobby_pb2.QuickMatchResponse:
-        name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME)
+        account = await self._account_of(context)
+        if account is not None:
+            name, bot = account.name, account.bot
+        else:
+            name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME)
+            bot = request.bot
         async with self._quick_match_lock:
             address = self._limits.check_quick_match(context, self._waiting)
             for summary in self._projection.open_quick_match_tables():
                 try:
-                    seated = await self._join(summary.table_id, None, name, request.bot, "")
+                    seated = await self._join(summary.table_id, None, name, bot, "", account)
                 except errors.RequestError as error:
                     if error.code is grpc.StatusCode.FAILED_PRECONDITION:
                         continue  # filled or started meanwhile (another replica): next table
@@ -161,7 +192,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             table = await self._create(
                 "Quick match", QUICK_MATCH_RULES, private=False, join_code="", quick_match=True
             )
-            seated = await self._join(table.table_id, None, name, request.bot, "")
+            seated = await self._join(table.table_id, None, name, bot, "", account)
             return self._quick_matched(address, seated)
 
     def _quick_matched(

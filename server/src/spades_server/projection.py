@@ -99,9 +99,11 @@ class LobbyProjection:
             case ev.SeatTaken(seat=number, name=name, bot=bot):
                 seat = summary.seats[number]
                 seat.occupied, seat.player_name, seat.bot = True, name, bot
+                seat.account_id = entry.message.seat_taken.account_id
             case ev.SeatLeft(seat=number):
                 seat = summary.seats[number]
                 seat.occupied, seat.player_name, seat.bot = False, "", False
+                seat.account_id = ""
             case ev.HandStarted(hand_number=number):
                 summary.status = lobby_pb2.TABLE_STATUS_PLAYING
                 summary.hand_number = number

@@ -278,10 +278,12 @@ class SpadesServer:
             raise StartupError(f"cannot open the event log {where}: {error}") from None
         await self.clock.start(self.projection.active_table_ids())
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
-            LobbyServicer(self.store, self.projection, self.limits, self.house_bots), self.server
+            LobbyServicer(self.store, self.projection, self.limits, self.house_bots, self.accounts),
+            self.server,
         )
         play_pb2_grpc.add_PlayServiceServicer_to_server(
-            PlayServicer(self.store, self.shutdown, self.limits, self.absent), self.server
+            PlayServicer(self.store, self.shutdown, self.limits, self.absent, self.accounts),
+            self.server,
         )
         admin_pb2_grpc.add_AdminServiceServicer_to_server(
             AdminServicer(self.store, self.projection, self.settings.operator_token), self.server

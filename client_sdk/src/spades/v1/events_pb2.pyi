@@ -208,6 +208,9 @@ class SeatTaken(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     PLAYER_FIELD_NUMBER: _builtins.int
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account holding the seat (AccountService), or empty for an anonymous seat token."""
     @_builtins.property
     def player(self) -> Global___Player:
         """The player and their seat."""
@@ -216,10 +219,11 @@ class SeatTaken(_message.Message):
         self,
         *,
         player: Global___Player | None = ...,
+        account_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "player", b"player"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

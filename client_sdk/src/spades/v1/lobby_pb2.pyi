@@ -86,6 +86,7 @@ class SeatStatus(_message.Message):
     OCCUPIED_FIELD_NUMBER: _builtins.int
     PLAYER_NAME_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
     seat: _cards_pb2.Seat.ValueType
     """The seat."""
     occupied: _builtins.bool
@@ -94,6 +95,8 @@ class SeatStatus(_message.Message):
     """The player's name, if occupied."""
     bot: _builtins.bool
     """True when the player is a bot."""
+    account_id: _builtins.str
+    """The account holding the seat, or empty for an anonymous player."""
     def __init__(
         self,
         *,
@@ -101,10 +104,11 @@ class SeatStatus(_message.Message):
         occupied: _builtins.bool = ...,
         player_name: _builtins.str = ...,
         bot: _builtins.bool = ...,
+        account_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "occupied", b"occupied", "player_name", b"player_name", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "bot", b"bot", "occupied", b"occupied", "player_name", b"player_name", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -397,22 +401,28 @@ class JoinTableResponse(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table's id."""
     seat: _cards_pb2.Seat.ValueType
     """The seat taken."""
     seat_token: _builtins.str
-    """The seat token: send it as the `spades-seat-token` metadata of play calls. Shown only once."""
+    """The seat token: send it as the `spades-seat-token` metadata of play calls. Shown only once.
+    An account may instead send its key with the `spades-table-id` metadata.
+    """
+    account_id: _builtins.str
+    """The account now holding the seat, when the call carried an account key."""
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         seat: _cards_pb2.Seat.ValueType = ...,
         seat_token: _builtins.str = ...,
+        account_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "seat_token", b"seat_token", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "seat", b"seat", "seat_token", b"seat_token", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

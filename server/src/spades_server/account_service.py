@@ -7,6 +7,9 @@ appended is decided in :mod:`spades_server.accounts`.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -17,6 +20,7 @@ from spades.wire import OPERATOR_TOKEN_METADATA
 from spades_server import accounts, errors
 from spades_server.accounts import Account, AccountStore
 from spades_server.auth import OperatorGate, bearer_key_from, metadata_value
+from spades_server.eventlog.base import LogClosed
 
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -30,6 +34,8 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
         self._store = store
         self._operator = operator
         self._registration = registration
+        #: Each account's open Connect stream: set when a newer one replaces it.
+        self._streams: dict[str, asyncio.Event] = {}
 
     async def CreateAccount(
         self, request: account_pb2.CreateAccountRequest, context: Context
@@ -90,6 +96,58 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
         log.info("account key revoked", account_id=account.account_id, by_operator=by_operator)
         return account_pb2.RevokeKeyResponse(account=account.to_proto())
 
+    async def Connect(
+        self, request: account_pb2.ConnectRequest, context: Context
+    ) -> AsyncIterator[account_pb2.ConnectResponse]:
+        key = bearer_key_from(context)
+        if key is None:
+            raise _key_required()
+        account = await self._store.authenticate(key)
+        if request.after_sequence > account.version:
+            raise errors.RequestError(
+                grpc.StatusCode.OUT_OF_RANGE,
+                f"after_sequence {request.after_sequence} is past the account's last event "
+                f"({account.version})",
+                reason_code="SEQUENCE_AHEAD",
+            )
+        account_id, opened_at = account.account_id, account.version
+        superseded = asyncio.Event()
+        previous = self._streams.get(account_id)
+        if previous is not None:
+            previous.set()
+        self._streams[account_id] = superseded
+        rows = self._store.log.subscribe(accounts.stream_of(account_id), request.after_sequence)
+        stop = asyncio.ensure_future(superseded.wait())
+        try:
+            while True:
+                next_row = asyncio.ensure_future(anext(rows))
+                await asyncio.wait({next_row, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if stop.done():
+                    next_row.cancel()
+                    raise errors.RequestError(
+                        grpc.StatusCode.ABORTED,
+                        "a newer Connect stream for this account took over, so this one is closed",
+                        reason_code="STREAM_SUPERSEDED",
+                    )
+                try:
+                    entry = accounts.decode(next_row.result())
+                except LogClosed:
+                    raise errors.unavailable("the server is shutting down; reconnect") from None
+                yield account_pb2.ConnectResponse(event=entry.message)
+                kind = entry.message.WhichOneof("kind")
+                if entry.sequence > opened_at and kind in ("key_issued", "key_revoked"):
+                    raise errors.RequestError(
+                        grpc.StatusCode.UNAUTHENTICATED,
+                        "the key this stream was opened with was replaced or revoked",
+                        reason_code="KEY_REVOKED",
+                    )
+        finally:
+            stop.cancel()
+            with contextlib.suppress(Exception):
+                await rows.aclose()
+            if self._streams.get(account_id) is superseded:
+                del self._streams[account_id]
+
     async def _caller(self, account_id: str, context: Context) -> tuple[Account, bool]:
         """The account a key call is about, and whether the operator makes it: with
         ``account_id`` the caller must be the operator, without it the account (its key)."""
@@ -105,9 +163,13 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
             return await self._store.load(account_id), True
         key = bearer_key_from(context)
         if key is None:
-            raise errors.RequestError(
-                grpc.StatusCode.UNAUTHENTICATED,
-                "send the account's key as the 'authorization: Bearer <key>' metadata",
-                reason_code="KEY_REQUIRED",
-            )
+            raise _key_required()
         return await self._store.authenticate(key), False
+
+
+def _key_required() -> errors.RequestError:
+    return errors.RequestError(
+        grpc.StatusCode.UNAUTHENTICATED,
+        "send the account's key as the 'authorization: Bearer <key>' metadata",
+        reason_code="KEY_REQUIRED",
+    )

@@ -29,14 +29,14 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from spades.v1 import account_pb2
-from spades_server import errors, tokens
+from spades.v1 import account_pb2, cards_pb2, rating_pb2
+from spades_server import errors, streams, tokens
 from spades_server.eventlog.base import EventLog, LogUnavailable, StoredEvent, VersionConflict
 from spades_server.tables import timestamp
 from spades_server.v1 import log_pb2
 
 #: Every account's stream id starts with this (a table id is lowercase hex: never confused).
-STREAM_PREFIX = "account-"
+STREAM_PREFIX = streams.ACCOUNT_PREFIX
 #: Every key starts with this, then the account id, then the secret, separated by dots.
 KEY_PREFIX = "spk"
 MAX_ACCOUNT_NAME = 32
@@ -60,10 +60,6 @@ def account_id_for(name: str) -> str:
 
 def stream_of(account_id: str) -> str:
     return STREAM_PREFIX + account_id
-
-
-def is_account_stream(stream_id: str) -> bool:
-    return stream_id.startswith(STREAM_PREFIX)
 
 
 def new_key(account_id: str) -> str:
@@ -136,6 +132,8 @@ class Account:
     #: Digests of every key that worked once and no longer does.
     retired_key_digests: list[bytes] = field(default_factory=list)
     entries: list[AccountEntry] = field(default_factory=list)
+    #: (pool, table id) of every rated match its stream was told of.
+    rated_matches: set[tuple[str, str]] = field(default_factory=set)
 
     def fold(self, entry: AccountEntry) -> None:
         if entry.sequence <= self.version:
@@ -151,6 +149,9 @@ class Account:
                 self.key_sha256 = entry.key_sha256
             case "key_revoked":
                 self._retire_key()
+            case "rating_changed":
+                match = message.rating_changed.match
+                self.rated_matches.add((match.pool, match.table_id))
         self.entries.append(entry)
         self.version = entry.sequence
 
@@ -283,6 +284,22 @@ def decide_revocation(account: Account, *, by_operator: bool) -> AccountDecided 
     return AccountDecided([(account_pb2.AccountEvent(key_revoked=revoked), b"")])
 
 
+def decide_rating_change(account: Account, match: rating_pb2.MatchRated) -> AccountDecided | None:
+    """Tell the account of a rated match (once: nothing when its stream has it already)."""
+    if (match.pool, match.table_id) in account.rated_matches:
+        return None
+    changed = account_pb2.RatingChanged(match=match)
+    return AccountDecided([(account_pb2.AccountEvent(rating_changed=changed), b"")])
+
+
+def decide_assignment(
+    table_id: str, seats: list[cards_pb2.Seat.ValueType], rated: bool
+) -> AccountDecided:
+    """Tell the account the quick-match queue seated it."""
+    assigned = account_pb2.TableAssigned(table_id=table_id, seats=seats, rated=rated)
+    return AccountDecided([(account_pb2.AccountEvent(table_assigned=assigned), b"")])
+
+
 AccountDecision = Callable[[Account], AccountDecided | None]
 
 
@@ -317,6 +334,8 @@ class AccountStore:
 
     def observe(self, stored: StoredEvent) -> None:
         """Fold a row another replica appended into the cached account (or forget it)."""
+        if not stored.stream_id.startswith(STREAM_PREFIX):
+            return
         account_id = stored.stream_id.removeprefix(STREAM_PREFIX)
         account = self._cache.get(account_id)
         if account is None or stored.version <= account.version:

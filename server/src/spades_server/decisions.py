@@ -47,12 +47,13 @@ def decide_new_table(
     private: bool,
     join_code: str,
     quick_match: bool = False,
+    rated: bool = False,
 ) -> Decided:
     """A new table: the engine's new match (``created``), with its listing and join code."""
     return Decided.of(
         created,
         secrets=Secrets(join_code_sha256=tokens.digest(join_code) if join_code else b""),
-        listing=Listing(name, private, quick_match),
+        listing=Listing(name, private, quick_match, rated),
     )
 
 
@@ -75,20 +76,53 @@ def decide_join(
         )
     if table.started:
         raise errors.precondition("the match at this table has already started")
+    if table.rated and not account_id:
+        raise errors.RequestError(
+            grpc.StatusCode.PERMISSION_DENIED,
+            "only accounts sit at a rated table: join with your account key "
+            "(authorization: Bearer <key>)",
+            reason_code="RATED_NEEDS_ACCOUNT",
+        )
     state = table.state
+    # At a rated table an account plays for one side only (a side's two seats, if it likes).
+    barred = _opposing_seats(table, account_id) if table.rated else set()
     if seat_wanted is None:
         free = [seat for seat, player in enumerate(state.players) if player is None]
         if not free:
             raise errors.precondition("every seat at this table is taken")
-        seat_wanted = free[0]
+        allowed = [seat for seat in free if seat not in barred]
+        if not allowed:
+            raise errors.RequestError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "the free seats here are on the side against yours",
+                reason_code="ACCOUNT_ON_BOTH_SIDES",
+            )
+        seat_wanted = allowed[0]
     elif seat_wanted >= state.players_count:
         raise errors.invalid(f"this table has {state.players_count} seats")
+    elif seat_wanted in barred:
+        raise errors.RequestError(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "at a rated table an account plays for one side only, and you hold a seat of the "
+            "other side",
+            reason_code="ACCOUNT_ON_BOTH_SIDES",
+        )
     # A taken seat is the engine's refusal (IllegalAction: FAILED_PRECONDITION).
     return Decided.of(
         state.apply_seat(seat_wanted, name, bot=bot),
         secrets=Secrets(seat_token_sha256=tokens.digest(token)),
         account_id=account_id,
     )
+
+
+def _opposing_seats(table: Table, account_id: str) -> set[int]:
+    """The seats of the sides ``account_id`` holds no seat of, when it holds one already."""
+    held = {seat for seat, holder in table.seat_accounts.items() if holder == account_id}
+    if not held:
+        return set()
+    return {
+        seat for side in table.state.rules.sides if not held.intersection(side) for seat in side
+    }
 
 
 def decide_leave(table: Table, seat: int, token: str) -> Decided:

@@ -60,6 +60,7 @@ class Listing:
     name: str = ""
     private: bool = False
     quick_match: bool = False
+    rated: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class Draft:
             created.name = self.listing.name
             created.private = self.listing.private
             created.quick_match = self.listing.quick_match
+            created.rated = self.listing.rated
         if self.account_id and message.HasField("seat_taken"):
             message.seat_taken.account_id = self.account_id
         return message

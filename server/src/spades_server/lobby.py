@@ -18,7 +18,7 @@ from spades import protocol
 from spades.engine import Rules, new_match
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades.wire import house_bot_kind
-from spades_server import errors, paging, tokens
+from spades_server import accounts, errors, paging, ratings, tokens
 from spades_server.accounts import Account, AccountStore
 from spades_server.auth import authenticate, bearer_key_from, seat_token_from
 from spades_server.checks import MAX_PLAYER_NAME, MAX_TABLE_NAME, check_name, rules_of, seat_or_any
@@ -62,15 +62,31 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.CreateTableResponse:
         name = check_name(request.name, "the table name", MAX_TABLE_NAME)
         rules = rules_of(request.rules)
+        if request.rated and ratings.pool_of(rules) is None:
+            raise errors.RequestError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "these rules belong to no rating pool, so a table with them cannot be rated "
+                f"(pools: {', '.join(ratings.POOLS)}; see docs/accounts.md)",
+                reason_code="RULES_NOT_RATED",
+            )
         self._limits.check_table_creation(context)
         join_code = tokens.new_join_code() if request.private else ""
-        table = await self._create(name, rules, private=request.private, join_code=join_code)
+        table = await self._create(
+            name, rules, private=request.private, join_code=join_code, rated=request.rated
+        )
         return lobby_pb2.CreateTableResponse(
             table=self._summary(table.table_id), join_code=join_code
         )
 
     async def _create(
-        self, name: str, rules: Rules, *, private: bool, join_code: str, quick_match: bool = False
+        self,
+        name: str,
+        rules: Rules,
+        *,
+        private: bool,
+        join_code: str,
+        quick_match: bool = False,
+        rated: bool = False,
     ) -> Table:
         decided = decide_new_table(
             new_match(rules),
@@ -78,6 +94,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             private=private,
             join_code=join_code,
             quick_match=quick_match,
+            rated=rated,
         )
         table = await open_table(self._store, self._projection, decided)
         log.info("table created", table_id=table.table_id, private=private, quick_match=quick_match)
@@ -179,27 +196,52 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         else:
             name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME)
             bot = request.bot
+            if request.rated:
+                raise errors.RequestError(
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    "the rated queue is for accounts: send your account key "
+                    "(authorization: Bearer <key>)",
+                    reason_code="RATED_NEEDS_ACCOUNT",
+                )
         async with self._quick_match_lock:
             address = self._limits.check_quick_match(context, self._waiting)
-            for summary in self._projection.open_quick_match_tables():
+            for summary in self._projection.open_quick_match_tables(rated=request.rated):
                 try:
                     seated = await self._join(summary.table_id, None, name, bot, "", account)
                 except errors.RequestError as error:
                     if error.code is grpc.StatusCode.FAILED_PRECONDITION:
                         continue  # filled or started meanwhile (another replica): next table
                     raise
-                return self._quick_matched(address, seated)
+                return await self._quick_matched(address, seated, account, request.rated)
             table = await self._create(
-                "Quick match", QUICK_MATCH_RULES, private=False, join_code="", quick_match=True
+                "Rated match" if request.rated else "Quick match",
+                QUICK_MATCH_RULES,
+                private=False,
+                join_code="",
+                quick_match=True,
+                rated=request.rated,
             )
             seated = await self._join(table.table_id, None, name, bot, "", account)
-            return self._quick_matched(address, seated)
+            return await self._quick_matched(address, seated, account, request.rated)
 
-    def _quick_matched(
-        self, address: str, seated: lobby_pb2.JoinTableResponse
+    async def _quick_matched(
+        self,
+        address: str,
+        seated: lobby_pb2.JoinTableResponse,
+        account: Account | None,
+        rated: bool,
     ) -> lobby_pb2.QuickMatchResponse:
         seat = protocol.seat_from_proto(seated.seat)
         self._limits.quick_match_seated(address, seated.table_id, seat)
+        if account is not None and self._accounts is not None:
+            # The account's stream (AccountService.Connect) says where it was seated.
+            table = self._store.cached(seated.table_id)
+            held = sorted(s for s, a in table.seat_accounts.items() if a == account.account_id)
+            seats = [protocol.seat_to_proto(s) for s in held]
+            await self._accounts.execute(
+                account.account_id,
+                lambda _: accounts.decide_assignment(seated.table_id, seats, rated),
+            )
         return lobby_pb2.QuickMatchResponse(seat=seated)
 
     def _waiting(self, table_id: str, seat: int) -> bool:

@@ -19,9 +19,9 @@ from spades.engine import events as ev
 from spades.v1 import lobby_pb2
 from spades.wire import TABLE_STATUS_NAMES
 from spades_server import journal, metrics, tokens
-from spades_server.accounts import is_account_stream
 from spades_server.eventlog.base import EventLog, StoredEvent
 from spades_server.journal import Entry
+from spades_server.streams import is_table_stream
 from spades_server.tables import Decided, Table, TableStore, timestamp
 
 log = structlog.get_logger(__name__)
@@ -38,14 +38,15 @@ class LobbyProjection:
         self._task: asyncio.Task[None] | None = None
         #: Called with every entry as the projection follows the log (after the rebuild).
         self.listeners: list[Callable[[Entry], None]] = []
-        #: Called with every row of an account's stream it follows (they are not tables').
-        self.account_listeners: list[Callable[[StoredEvent], None]] = []
+        #: Called with every row it follows of a stream that is not a table's (an account's,
+        #: a rating pool's), undecoded: each kind has its own reader.
+        self.stream_listeners: list[Callable[[StoredEvent], None]] = []
 
     async def start(self) -> None:
         """Rebuild from the whole log, then follow it."""
         while batch := await self._log.read_all(self.position, limit=5000):
             for stored in batch:
-                if is_account_stream(stored.stream_id):
+                if not is_table_stream(stored.stream_id):
                     self.position = max(self.position, stored.position)
                 else:
                     self._apply(journal.decode(stored))
@@ -61,10 +62,10 @@ class LobbyProjection:
     async def _follow(self) -> None:
         async for stored in self._log.subscribe_all(self.position):
             try:
-                if is_account_stream(stored.stream_id):
+                if not is_table_stream(stored.stream_id):
                     self.position = max(self.position, stored.position)
-                    for account_listener in self.account_listeners:
-                        account_listener(stored)
+                    for stream_listener in self.stream_listeners:
+                        stream_listener(stored)
                 else:
                     entry = journal.decode(stored)  # once, for the lobby and every listener
                     if self._apply(entry):
@@ -145,12 +146,21 @@ class LobbyProjection:
             if summary.status == lobby_pb2.TABLE_STATUS_PLAYING
         ]
 
-    def open_quick_match_tables(self) -> list[lobby_pb2.Table]:
-        """Quick-match tables with a free seat, oldest first."""
+    def finished_rated_ids(self) -> list[str]:
+        """Rated tables whose match is over."""
+        return [
+            table_id
+            for table_id, summary in self.tables.items()
+            if summary.rated and summary.status == lobby_pb2.TABLE_STATUS_FINISHED
+        ]
+
+    def open_quick_match_tables(self, rated: bool = False) -> list[lobby_pb2.Table]:
+        """Quick-match tables (rated ones, or unrated ones) with a free seat, oldest first."""
         found = [
             summary
             for summary in self.tables.values()
             if summary.quick_match
+            and summary.rated == rated
             and summary.status == lobby_pb2.TABLE_STATUS_WAITING
             and not all(seat.occupied for seat in summary.seats)
         ]
@@ -171,6 +181,7 @@ def _new_summary(entry: Entry, event: ev.TableCreated) -> lobby_pb2.Table:
         badges=rules.badges(),
         private=created.private,
         quick_match=created.quick_match,
+        rated=created.rated,
         status=lobby_pb2.TABLE_STATUS_WAITING,
         seats=[
             lobby_pb2.SeatStatus(seat=protocol.seat_to_proto(seat)) for seat in range(rules.players)

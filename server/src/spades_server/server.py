@@ -30,11 +30,13 @@ from spades.v1 import (
     lobby_pb2_grpc,
     play_pb2,
     play_pb2_grpc,
+    rating_pb2,
+    rating_pb2_grpc,
 )
 from spades_server import errors, integrity, limits, metrics
 from spades_server.absent import AbsentPlayers
 from spades_server.account_service import AccountServicer
-from spades_server.accounts import AccountStore
+from spades_server.accounts import AccountStore, decide_rating_change
 from spades_server.admin import AdminServicer
 from spades_server.auth import OperatorGate
 from spades_server.clock import TurnClock
@@ -47,6 +49,8 @@ from spades_server.lobby import LobbyServicer
 from spades_server.log_health import LogHealth
 from spades_server.play import PlayServicer, Shutdown
 from spades_server.projection import LobbyProjection
+from spades_server.rating_service import RatingServicer
+from spades_server.ratings import POOLS, PoolStore, RatingKeeper
 from spades_server.tables import TableStore
 from spades_server.web import Gateway
 
@@ -61,6 +65,7 @@ SERVICE_NAMES = (
     play_pb2.DESCRIPTOR.services_by_name["PlayService"].full_name,
     admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
     account_pb2.DESCRIPTOR.services_by_name["AccountService"].full_name,
+    rating_pb2.DESCRIPTOR.services_by_name["RatingService"].full_name,
 )
 
 
@@ -202,11 +207,15 @@ class SpadesServer:
         self.store = TableStore(self.log)
         self.projection = LobbyProjection(self.log)
         self.accounts = AccountStore(self.log)
+        self.pools = PoolStore(self.log)
+        self.ratings = RatingKeeper(self.pools, self._announce_rating)
+        self.store.listeners.append(self.ratings.table_changed)
         self.clock = TurnClock(self.store)
         if not self.log.sole_writer:
             # Other replicas append too: fold what they write into this one's cached tables.
             self.projection.listeners.append(self.store.observe)
-            self.projection.account_listeners.append(self.accounts.observe)
+            self.projection.stream_listeners.append(self.accounts.observe)
+            self.projection.stream_listeners.append(self.pools.observe)
         self.shutdown = Shutdown()
         self.house_bots = HousePool(
             self.projection,
@@ -277,6 +286,13 @@ class SpadesServer:
             where = "PostgreSQL" if self.settings.postgres_dsn else self.settings.database
             raise StartupError(f"cannot open the event log {where}: {error}") from None
         await self.clock.start(self.projection.active_table_ids())
+        # A rated match that ended just before a kill is rated now (exactly once: the pool's
+        # stream says which tables it rated).
+        rated = {
+            table_id for name in POOLS for table_id in (await self.pools.load(name)).rated_tables
+        }
+        unrated = [t for t in self.projection.finished_rated_ids() if t not in rated]
+        await self.ratings.settle([await self.store.load(table_id) for table_id in unrated])
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
             LobbyServicer(self.store, self.projection, self.limits, self.house_bots, self.accounts),
             self.server,
@@ -295,6 +311,9 @@ class SpadesServer:
                 self.settings.registration,
             ),
             self.server,
+        )
+        rating_pb2_grpc.add_RatingServiceServicer_to_server(
+            RatingServicer(self.pools, self.accounts), self.server
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
@@ -333,6 +352,13 @@ class SpadesServer:
         )
         return self.port
 
+    async def _announce_rating(self, match: rating_pb2.MatchRated) -> None:
+        """Tell every entrant's account stream of a match this server rated (once each)."""
+        for change in match.changes:
+            await self.accounts.execute(
+                change.account_id, lambda account: decide_rating_change(account, match)
+            )
+
     @property
     def web_url(self) -> str:
         """The web port's address as a browser opens it, or "" when it is off."""
@@ -356,6 +382,7 @@ class SpadesServer:
         if self._web_socket_dir is not None:
             shutil.rmtree(self._web_socket_dir, ignore_errors=True)
         await self.clock.stop()
+        await self.ratings.stop()
         await self.projection.stop()
         await self.log.close()
         log.info("stopped")

@@ -41,6 +41,7 @@ class Table:
     name: str = ""
     private: bool = False
     quick_match: bool = False
+    rated: bool = False
     join_code_sha256: bytes = b""
     created_at: float = 0.0
     seat_token_digests: dict[int, bytes] = field(default_factory=dict)
@@ -75,10 +76,11 @@ class Table:
         event, secrets = entry.event, entry.secrets
         if isinstance(event, ev.TableCreated):
             created = entry.message.table_created
-            self.name, self.private, self.quick_match = (
+            self.name, self.private, self.quick_match, self.rated = (
                 created.name,
                 created.private,
                 created.quick_match,
+                created.rated,
             )
             self.join_code_sha256 = secrets.join_code_sha256
             self.created_at = entry.recorded_at

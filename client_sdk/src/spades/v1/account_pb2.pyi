@@ -3,10 +3,14 @@
 isort:skip_file
 """
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from spades.v1 import cards_pb2 as _cards_pb2
+from spades.v1 import rating_pb2 as _rating_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -291,6 +295,8 @@ class AccountEvent(_message.Message):
     ACCOUNT_CREATED_FIELD_NUMBER: _builtins.int
     KEY_ISSUED_FIELD_NUMBER: _builtins.int
     KEY_REVOKED_FIELD_NUMBER: _builtins.int
+    TABLE_ASSIGNED_FIELD_NUMBER: _builtins.int
+    RATING_CHANGED_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """1-based position in the account's history."""
     @_builtins.property
@@ -309,6 +315,14 @@ class AccountEvent(_message.Message):
     def key_revoked(self) -> Global___KeyRevoked:
         """The key was revoked."""
 
+    @_builtins.property
+    def table_assigned(self) -> Global___TableAssigned:
+        """The quick-match queue seated the account at a table."""
+
+    @_builtins.property
+    def rating_changed(self) -> Global___RatingChanged:
+        """A rated match changed the account's rating."""
+
     def __init__(
         self,
         *,
@@ -317,12 +331,14 @@ class AccountEvent(_message.Message):
         account_created: Global___AccountCreated | None = ...,
         key_issued: Global___KeyIssued | None = ...,
         key_revoked: Global___KeyRevoked | None = ...,
+        table_assigned: Global___TableAssigned | None = ...,
+        rating_changed: Global___RatingChanged | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "time", b"time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "rating_changed", b"rating_changed", "table_assigned", b"table_assigned", "time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "sequence", b"sequence", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "rating_changed", b"rating_changed", "sequence", b"sequence", "table_assigned", b"table_assigned", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["account_created", "key_issued", "key_revoked"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["account_created", "key_issued", "key_revoked", "table_assigned", "rating_changed"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -397,3 +413,105 @@ class KeyRevoked(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___KeyRevoked: _TypeAlias = KeyRevoked  # noqa: Y015
+
+@_typing.final
+class TableAssigned(_message.Message):
+    """The quick-match queue seated the account (it may already have joined with JoinTable's answer)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table."""
+    rated: _builtins.bool
+    """True for a rated table."""
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedScalarFieldContainer[_cards_pb2.Seat.ValueType]:
+        """The seats the account holds there."""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        seats: _abc.Iterable[_cards_pb2.Seat.ValueType] | None = ...,
+        rated: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["rated", b"rated", "seats", b"seats", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableAssigned: _TypeAlias = TableAssigned  # noqa: Y015
+
+@_typing.final
+class RatingChanged(_message.Message):
+    """A rated match changed the account's rating."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def match(self) -> _rating_pb2.MatchRated:
+        """The match as its pool rated it (every entrant's change)."""
+
+    def __init__(
+        self,
+        *,
+        match: _rating_pb2.MatchRated | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RatingChanged: _TypeAlias = RatingChanged  # noqa: Y015
+
+@_typing.final
+class ConnectRequest(_message.Message):
+    """Request for AccountService.Connect (the key is in the metadata)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    after_sequence: _builtins.int
+    """The last sequence already seen (0: from the account's first event)."""
+    def __init__(
+        self,
+        *,
+        after_sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConnectRequest: _TypeAlias = ConnectRequest  # noqa: Y015
+
+@_typing.final
+class ConnectResponse(_message.Message):
+    """One message of AccountService.Connect."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def event(self) -> Global___AccountEvent:
+        """The account's next event."""
+
+    def __init__(
+        self,
+        *,
+        event: Global___AccountEvent | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConnectResponse: _TypeAlias = ConnectResponse  # noqa: Y015

@@ -63,6 +63,11 @@ class AccountServiceStub:
                 request_serializer=spades_dot_v1_dot_account__pb2.RevokeKeyRequest.SerializeToString,
                 response_deserializer=spades_dot_v1_dot_account__pb2.RevokeKeyResponse.FromString,
                 _registered_method=True)
+        self.Connect = channel.unary_stream(
+                '/spades.v1.AccountService/Connect',
+                request_serializer=spades_dot_v1_dot_account__pb2.ConnectRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_account__pb2.ConnectResponse.FromString,
+                _registered_method=True)
 
 
 class AccountServiceServicer:
@@ -112,6 +117,16 @@ class AccountServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Connect(self, request, context):
+        """The account's own stream (its key as Bearer): its history after `after_sequence`, then
+        live events (a table assigned to it, its rating changes). Reconnect with the last sequence
+        seen to miss nothing. One stream per account: a newer Connect closes the older one with
+        ABORTED (STREAM_SUPERSEDED).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AccountServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -134,6 +149,11 @@ def add_AccountServiceServicer_to_server(servicer, server):
                     servicer.RevokeKey,
                     request_deserializer=spades_dot_v1_dot_account__pb2.RevokeKeyRequest.FromString,
                     response_serializer=spades_dot_v1_dot_account__pb2.RevokeKeyResponse.SerializeToString,
+            ),
+            'Connect': grpc.unary_stream_rpc_method_handler(
+                    servicer.Connect,
+                    request_deserializer=spades_dot_v1_dot_account__pb2.ConnectRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_account__pb2.ConnectResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -253,6 +273,33 @@ class AccountService:
             '/spades.v1.AccountService/RevokeKey',
             spades_dot_v1_dot_account__pb2.RevokeKeyRequest.SerializeToString,
             spades_dot_v1_dot_account__pb2.RevokeKeyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Connect(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/spades.v1.AccountService/Connect',
+            spades_dot_v1_dot_account__pb2.ConnectRequest.SerializeToString,
+            spades_dot_v1_dot_account__pb2.ConnectResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -60,6 +60,12 @@ class AccountServiceStub:
     (its key as Bearer) or the operator (naming account_id). Only the operator's RotateKey
     gives the account a key again.
     """
+    Connect: _grpc.UnaryStreamMultiCallable[_account_pb2.ConnectRequest, _account_pb2.ConnectResponse]
+    """The account's own stream (its key as Bearer): its history after `after_sequence`, then
+    live events (a table assigned to it, its rating changes). Reconnect with the last sequence
+    seen to miss nothing. One stream per account: a newer Connect closes the older one with
+    ABORTED (STREAM_SUPERSEDED).
+    """
 
 @_typing.type_check_only
 class AccountServiceAsyncStub(AccountServiceStub):
@@ -92,6 +98,12 @@ class AccountServiceAsyncStub(AccountServiceStub):
     """Revokes the account's key: it never works again (KEY_REVOKED). The caller is the account
     (its key as Bearer) or the operator (naming account_id). Only the operator's RotateKey
     gives the account a key again.
+    """
+    Connect: _aio.UnaryStreamMultiCallable[_account_pb2.ConnectRequest, _account_pb2.ConnectResponse]  # type: ignore[assignment]
+    """The account's own stream (its key as Bearer): its history after `after_sequence`, then
+    live events (a table assigned to it, its rating changes). Reconnect with the last sequence
+    seen to miss nothing. One stream per account: a newer Connect closes the older one with
+    ABORTED (STREAM_SUPERSEDED).
     """
 
 class AccountServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -146,6 +158,18 @@ class AccountServiceServicer(metaclass=_abc_1.ABCMeta):
         """Revokes the account's key: it never works again (KEY_REVOKED). The caller is the account
         (its key as Bearer) or the operator (naming account_id). Only the operator's RotateKey
         gives the account a key again.
+        """
+
+    @_abc_1.abstractmethod
+    def Connect(
+        self,
+        request: _account_pb2.ConnectRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_account_pb2.ConnectResponse], _abc.AsyncIterator[_account_pb2.ConnectResponse]]:
+        """The account's own stream (its key as Bearer): its history after `after_sequence`, then
+        live events (a table assigned to it, its rating changes). Reconnect with the last sequence
+        seen to miss nothing. One stream per account: a newer Connect closes the older one with
+        ABORTED (STREAM_SUPERSEDED).
         """
 
 def add_AccountServiceServicer_to_server(servicer: AccountServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

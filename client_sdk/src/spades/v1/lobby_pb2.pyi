@@ -132,6 +132,7 @@ class Table(_message.Message):
     HAND_NUMBER_FIELD_NUMBER: _builtins.int
     SEQUENCE_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table's id."""
     name: _builtins.str
@@ -146,6 +147,8 @@ class Table(_message.Message):
     """The hand being played; 0 before the first deal."""
     sequence: _builtins.int
     """The last sequence number in its log."""
+    rated: _builtins.bool
+    """True for a rated table: only accounts may sit there (see RatingService for its pool)."""
     @_builtins.property
     def rules(self) -> _rules_pb2.RuleSet:
         """Its rules."""
@@ -181,10 +184,11 @@ class Table(_message.Message):
         hand_number: _builtins.int = ...,
         sequence: _builtins.int = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
+        rated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["badges", b"badges", "create_time", b"create_time", "hand_number", b"hand_number", "name", b"name", "private", b"private", "quick_match", b"quick_match", "rules", b"rules", "scores", b"scores", "seats", b"seats", "sequence", b"sequence", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["badges", b"badges", "create_time", b"create_time", "hand_number", b"hand_number", "name", b"name", "private", b"private", "quick_match", b"quick_match", "rated", b"rated", "rules", b"rules", "scores", b"scores", "seats", b"seats", "sequence", b"sequence", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -199,10 +203,15 @@ class CreateTableRequest(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     RULES_FIELD_NUMBER: _builtins.int
     PRIVATE_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The table's name, 1..64 characters."""
     private: _builtins.bool
     """True for a private table; the response then carries its join code."""
+    rated: _builtins.bool
+    """A rated table: only accounts may join, and the result changes their ratings. The rules
+    must belong to a rating pool (docs/accounts.md), else FAILED_PRECONDITION RULES_NOT_RATED.
+    """
     @_builtins.property
     def rules(self) -> _rules_pb2.RuleSet:
         """The rules; every field at zero is the default game."""
@@ -213,10 +222,11 @@ class CreateTableRequest(_message.Message):
         name: _builtins.str = ...,
         rules: _rules_pb2.RuleSet | None = ...,
         private: _builtins.bool = ...,
+        rated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "private", b"private", "rules", b"rules"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "private", b"private", "rated", b"rated", "rules", b"rules"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -479,19 +489,23 @@ class QuickMatchRequest(_message.Message):
 
     PLAYER_NAME_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     player_name: _builtins.str
     """The name shown at the table, 1..32 characters."""
     bot: _builtins.bool
     """True when the player is a bot."""
+    rated: _builtins.bool
+    """The rated queue (only with an account key): a rated table of the partnership pool."""
     def __init__(
         self,
         *,
         player_name: _builtins.str = ...,
         bot: _builtins.bool = ...,
+        rated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "player_name", b"player_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "player_name", b"player_name", "rated", b"rated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

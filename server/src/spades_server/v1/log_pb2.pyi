@@ -12,6 +12,7 @@ from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from spades.v1 import account_pb2 as _account_pb2
 from spades.v1 import events_pb2 as _events_pb2
+from spades.v1 import rating_pb2 as _rating_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -240,3 +241,29 @@ class AccountLogEntry(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AccountLogEntry: _TypeAlias = AccountLogEntry  # noqa: Y015
+
+@_typing.final
+class PoolLogEntry(_message.Message):
+    """One stored event of a rating pool's stream (spades_server.ratings): no secrets, but kept in
+    the server's format beside the tables' and accounts'.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_RATED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def match_rated(self) -> _rating_pb2.MatchRated:
+        """The match rated (its time is the log's)."""
+
+    def __init__(
+        self,
+        *,
+        match_rated: _rating_pb2.MatchRated | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match_rated", b"match_rated"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_rated", b"match_rated"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PoolLogEntry: _TypeAlias = PoolLogEntry  # noqa: Y015

@@ -8,6 +8,14 @@
 ...             print(table.table_id, table.name, table.badges)
 """
 
+from spades.client.accounts import (
+    ACCOUNT_KINDS,
+    AccountInfo,
+    AccountKey,
+    LeaderboardLine,
+    LeaderboardPage,
+    RatingInfo,
+)
 from spades.client.admin import OPERATOR_TOKEN_METADATA, AdminClient, TableDetail
 from spades.client.client import (
     DEFAULT_CHANNEL_OPTIONS,
@@ -46,11 +54,14 @@ from spades.client.sync import SyncSpadesClient
 from spades.wire import HOUSE_BOT_KINDS, SEAT_TOKEN_METADATA
 
 __all__ = [
+    "ACCOUNT_KINDS",
     "DEFAULT_CHANNEL_OPTIONS",
     "HOUSE_BOT_KINDS",
     "OPERATOR_TOKEN_METADATA",
     "SEAT_TOKEN_METADATA",
     "Aborted",
+    "AccountInfo",
+    "AccountKey",
     "ActionRefused",
     "ActionResult",
     "AdminClient",
@@ -58,11 +69,14 @@ __all__ = [
     "FailedPrecondition",
     "HouseBotSeated",
     "InvalidArgument",
+    "LeaderboardLine",
+    "LeaderboardPage",
     "NotFound",
     "OutOfRange",
     "PermissionDenied",
     "PlayMessage",
     "Prompt",
+    "RatingInfo",
     "ResourceExhausted",
     "SeatConnection",
     "SeatInfo",

@@ -19,6 +19,7 @@ from typing import Any, Final, Self, TypeVar, cast
 import grpc
 
 from spades import protocol
+from spades.client.accounts import AccountCalls
 from spades.client.connection import SeatConnection
 from spades.client.errors import from_rpc_error
 from spades.client.messages import WatchMessage, watch_message
@@ -192,11 +193,12 @@ class Channel:
             raise from_rpc_error(error) from error
 
 
-class SpadesClient(Channel):
+class SpadesClient(Channel, AccountCalls):
     """An async client for one server. Use it as an async context manager (or call close()).
 
     Every refused call raises a typed :class:`~spades.client.SpadesError` subclass carrying the
-    status code and the server's reason.
+    status code and the server's reason. With ``account_key`` its joins and quick matches seat
+    the account (see :mod:`spades.client.accounts`).
     """
 
     def __init__(
@@ -205,8 +207,10 @@ class SpadesClient(Channel):
         *,
         channel_options: Sequence[tuple[str, Any]] = DEFAULT_CHANNEL_OPTIONS,
         timeout: float | None = 10.0,
+        account_key: str = "",
     ) -> None:
         super().__init__(address, channel_options=channel_options, timeout=timeout)
+        self.account_key = account_key
         self.lobby: lobby_pb2_grpc.LobbyServiceAsyncStub = lobby_pb2_grpc.LobbyServiceStub(
             self._channel
         )
@@ -217,11 +221,17 @@ class SpadesClient(Channel):
     # ------------------------------------------------------------------ lobby
 
     async def create_table(
-        self, name: str = "Spades", rules: Rules | None = None, *, private: bool = False
+        self,
+        name: str = "Spades",
+        rules: Rules | None = None,
+        *,
+        private: bool = False,
+        rated: bool = False,
     ) -> CreatedTable:
-        """Open a table with ``rules`` (the default game if None)."""
+        """Open a table with ``rules`` (the default game if None); a ``rated`` one seats only
+        accounts."""
         request = lobby_pb2.CreateTableRequest(
-            name=name, rules=protocol.rules_to_proto(rules or Rules()), private=private
+            name=name, rules=protocol.rules_to_proto(rules or Rules()), private=private, rated=rated
         )
         response = await self._call(self.lobby.CreateTable(request, timeout=self.timeout))
         return CreatedTable(TableInfo.from_proto(response.table), response.join_code)
@@ -266,7 +276,9 @@ class SpadesClient(Channel):
             bot=bot,
             join_code=join_code,
         )
-        response = await self._call(self.lobby.JoinTable(request, timeout=self.timeout))
+        response = await self._call(
+            self.lobby.JoinTable(request, metadata=self._bearer(), timeout=self.timeout)
+        )
         return SeatTicket.from_proto(response)
 
     async def leave_table(self, seat_token: str) -> SeatTicket:
@@ -280,10 +292,13 @@ class SpadesClient(Channel):
         )
         return SeatTicket(response.table_id, protocol.seat_from_proto(response.seat), "")
 
-    async def quick_match(self, name: str, *, bot: bool = True) -> SeatTicket:
-        """Join the quick-match queue: seated at once, the match starts when the table fills."""
-        request = lobby_pb2.QuickMatchRequest(player_name=name, bot=bot)
-        response = await self._call(self.lobby.QuickMatch(request, timeout=self.timeout))
+    async def quick_match(self, name: str, *, bot: bool = True, rated: bool = False) -> SeatTicket:
+        """Join the quick-match queue: seated at once, the match starts when the table fills
+        (``rated``: the rated queue, for a client with an account key)."""
+        request = lobby_pb2.QuickMatchRequest(player_name=name, bot=bot, rated=rated)
+        response = await self._call(
+            self.lobby.QuickMatch(request, metadata=self._bearer(), timeout=self.timeout)
+        )
         return SeatTicket.from_proto(response.seat)
 
     async def add_house_bot(

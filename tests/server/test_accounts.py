@@ -10,7 +10,7 @@ import grpc
 import pytest
 
 from spades.v1 import account_pb2, account_pb2_grpc, lobby_pb2
-from spades_server import accounts, errors, tokens
+from spades_server import accounts, config, errors, tokens
 from spades_server.accounts import AccountStore
 from spades_server.server import SpadesServer
 from tests.backends import LogStorage, Storages
@@ -265,3 +265,20 @@ async def test_name_and_kind_checks_have_reason_codes() -> None:
     assert code_of(accounts.check_kind, 0) == "ACCOUNT_KIND_REQUIRED"
     assert accounts.check_account_name("  Émile  ") == "Émile"
     assert accounts.account_id_for("ÉMILE") == accounts.account_id_for("émile")
+
+
+async def test_registration_is_a_flag_and_a_variable_and_operator_needs_the_token() -> None:
+    assert config.from_args([], environ={}).registration == "open"
+    assert (
+        config.from_args(
+            [], environ={"SPADES_REGISTRATION": "operator", "SPADES_OPERATOR_TOKEN": OPERATOR_TOKEN}
+        ).registration
+        == "operator"
+    )
+    for argv, environ in (
+        (["--registration", "operator"], {}),
+        ([], {"SPADES_REGISTRATION": "closed"}),
+    ):
+        with pytest.raises(SystemExit) as exited:
+            config.from_args(argv, environ=environ)
+        assert exited.value.code == 2

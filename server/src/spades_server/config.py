@@ -244,6 +244,12 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
     refusal = tokens.operator_token_refusal(args.operator_token)
     if refusal is not None:
         refuse(parse, f"--operator-token/SPADES_OPERATOR_TOKEN: {refusal}")
+    if args.registration == "operator" and not args.operator_token:
+        refuse(
+            parse,
+            "--registration/SPADES_REGISTRATION operator needs --operator-token "
+            "(SPADES_OPERATOR_TOKEN): no one else may create accounts",
+        )
     if bool(args.tls_cert) != bool(args.tls_key):
         refuse(parse, "--tls-cert/SPADES_TLS_CERT and --tls-key/SPADES_TLS_KEY go together")
     return Settings(

@@ -14,7 +14,7 @@ A :class:`~spades.client.SpadesClient` made with ``account_key=`` sends the key 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
@@ -158,7 +158,9 @@ class AccountCalls:
         )
         return AccountInfo.from_proto(response.account)
 
-    async def connect(self, after_sequence: int = 0) -> AsyncIterator[account_pb2.AccountEvent]:
+    async def connect(
+        self, after_sequence: int = 0
+    ) -> AsyncGenerator[account_pb2.AccountEvent, None]:
         """The account's stream: its events after ``after_sequence``, then live ones (a table
         assigned to it, its rating changes). Resume from the last ``sequence`` seen."""
         call = self._accounts.Connect(

@@ -16,6 +16,7 @@ from tests.server.harness import (
     TOKEN_KEY,
     Client,
     SeatStream,
+    lobby_caught_up,
     log_head,
     play_until_over,
     rpc_error,
@@ -98,6 +99,7 @@ async def test_accounts_sit_under_their_names_and_play_their_seats_with_their_ke
         await asyncio.gather(*(play_until_over(stream, rng) for stream in streams))
     for stream in streams:
         await stream.close()
+    await lobby_caught_up(server, [table.table_id])
     final = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table.table_id))).table
     assert final.status == lobby_pb2.TABLE_STATUS_FINISHED
 

@@ -16,7 +16,8 @@ from spades.client import SpadesClient
 from spades.engine import Clock, Rules
 from spades.v1 import cards_pb2, lobby_pb2, rating_pb2, rating_pb2_grpc
 from spades_bots.registry import bot_class
-from spades_server import ratings
+from spades_server import accounts, ratings
+from spades_server.eventlog.base import StoredEvent
 from spades_server.server import SpadesServer
 from tests.backends import Storages
 from tests.server.harness import Client, log_head, rpc_error, running_server
@@ -288,3 +289,30 @@ async def test_pools_and_the_model_rate_sides_and_absences() -> None:
     scores = [standing.mu - 3 * standing.sigma for _, standing in board]
     assert {account for account, _ in board} == {"bot", "e", "w"}
     assert scores == sorted(scores, reverse=True)
+
+
+async def test_accounts_are_told_of_a_match_rated_just_before_a_kill(storage: Storages) -> None:
+    async with serving(storage) as server, SpadesClient(address(server)) as client:
+        winner = (await client.create_account("Told Winner", kind="bot")).account.account_id
+        loser = (await client.create_account("Told Loser", kind="bot")).account.account_id
+    # What a server killed between the pool's append and the accounts' left behind.
+    result = ratings.MatchResult("ab" * 10, ratings.PARTNERSHIP, [[winner], [loser]], [0, 1])
+    log = storage("rated").new_log()
+    await log.open()
+    try:
+        match = ratings.rate(ratings.Pool(ratings.PARTNERSHIP), result)
+        await log.append(ratings.stream_of(ratings.PARTNERSHIP), 0, [ratings.encode(match)])
+    finally:
+        await log.close()
+    for _ in range(2):  # told once, however often the server starts
+        async with serving(storage) as server:
+            for account_id in (winner, loser):
+                rows = await server.log.read(f"account-{account_id}")
+                told = [row for row in rows if rated_table_of(row) == "ab" * 10]
+                assert len(told) == 1
+
+
+def rated_table_of(row: StoredEvent) -> str:
+    """The table an account's row says was rated, or ""."""
+    message = accounts.decode(row).message
+    return message.rating_changed.match.table_id if message.HasField("rating_changed") else ""

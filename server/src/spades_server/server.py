@@ -54,6 +54,10 @@ from spades_server.ratings import POOLS, PoolStore, RatingKeeper
 from spades_server.tables import TableStore
 from spades_server.web import Gateway
 
+#: On start, the accounts of this many of each pool's latest rated matches are told again
+#: (idempotent): a kill between a pool's append and the accounts' leaves none untold.
+RECENT_MATCHES_TOLD = 20
+
 #: The built web client (``make web``), served on the web port when present.
 WEB_CLIENT = Path(__file__).resolve().parents[2] / "web" / "dist"
 
@@ -293,6 +297,11 @@ class SpadesServer:
         }
         unrated = [t for t in self.projection.finished_rated_ids() if t not in rated]
         await self.ratings.settle([await self.store.load(table_id) for table_id in unrated])
+        # And the accounts of the latest rated matches were told (a kill may have come between
+        # the pool's append and theirs); telling is idempotent.
+        for name in POOLS:
+            for match in (await self.pools.load(name)).matches[-RECENT_MATCHES_TOLD:]:
+                await self._announce_rating(match)
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
             LobbyServicer(self.store, self.projection, self.limits, self.house_bots, self.accounts),
             self.server,

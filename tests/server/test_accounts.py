@@ -3,8 +3,11 @@ on both log backends, through a real server (statuses) and a real log (reason co
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import grpc
 import pytest
@@ -14,7 +17,7 @@ from spades_server import accounts, config, errors, tokens
 from spades_server.accounts import AccountStore
 from spades_server.server import SpadesServer
 from tests.backends import LogStorage, Storages
-from tests.server.harness import Client, log_head, rpc_error, running_server
+from tests.server.harness import Client, log_head, new_server, rpc_error, running_server
 
 pytestmark = pytest.mark.asyncio
 
@@ -282,3 +285,64 @@ async def test_registration_is_a_flag_and_a_variable_and_operator_needs_the_toke
         with pytest.raises(SystemExit) as exited:
             config.from_args(argv, environ=environ)
         assert exited.value.code == 2
+
+
+async def next_event(call: Any) -> account_pb2.ConnectResponse:
+    message = await call.read()
+    assert isinstance(message, account_pb2.ConnectResponse), message
+    return message
+
+
+async def test_connect_resumes_by_sequence_and_ends_when_its_key_is_replaced(
+    client: Client,
+) -> None:
+    service = stub(client)
+    created = await create(service, "Streamer")
+    rotated = await service.RotateKey(account_pb2.RotateKeyRequest(), metadata=bearer(created.key))
+    # From sequence 1: the first key, then the rotation's (opened with the new key: it stays).
+    call = service.Connect(
+        account_pb2.ConnectRequest(after_sequence=1), metadata=bearer(rotated.key)
+    )
+    first, second = await next_event(call), await next_event(call)
+    assert [first.event.sequence, second.event.sequence] == [2, 3]
+    assert [first.event.WhichOneof("kind"), second.event.WhichOneof("kind")] == ["key_issued"] * 2
+    # The key is revoked: the stream tells it, then ends as the key's.
+    await service.RevokeKey(account_pb2.RevokeKeyRequest(), metadata=bearer(rotated.key))
+    revoked = await asyncio.wait_for(next_event(call), 10)
+    assert revoked.event.WhichOneof("kind") == "key_revoked" and revoked.event.sequence == 4
+    with pytest.raises(grpc.aio.AioRpcError) as ended:
+        await asyncio.wait_for(call.read(), 10)
+    assert ended.value.code() == Code.UNAUTHENTICATED
+    error = await rpc_error(
+        service.Connect(account_pb2.ConnectRequest(), metadata=bearer(rotated.key)).read()
+    )
+    assert error.code() == Code.UNAUTHENTICATED
+
+
+async def test_connect_streams_end_with_unavailable_when_the_server_stops(
+    storage: Storages,
+) -> None:
+    server = new_server(storage(), shutdown_grace=20.0)
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            service = stub(Client(channel))
+            created = await create(service, "Until Shutdown")
+            ahead = await rpc_error(
+                service.Connect(
+                    account_pb2.ConnectRequest(after_sequence=9), metadata=bearer(created.key)
+                ).read()
+            )
+            assert ahead.code() == Code.OUT_OF_RANGE
+            call = service.Connect(account_pb2.ConnectRequest(), metadata=bearer(created.key))
+            assert (await next_event(call)).event.WhichOneof("kind") == "account_created"
+            await call.read()
+            started = time.monotonic()
+            await server.stop()
+            with pytest.raises(grpc.aio.AioRpcError) as ended:
+                await asyncio.wait_for(call.read(), 10)
+            assert ended.value.code() == Code.UNAVAILABLE
+            assert time.monotonic() - started < 10, "the stream ended at once, not at the grace"
+    finally:
+        if not server.log_health.stopped:
+            await server.stop()

@@ -30,10 +30,18 @@ REGISTRATION_CHOICES = ("open", "operator")
 
 
 class AccountServicer(account_pb2_grpc.AccountServiceServicer):
-    def __init__(self, store: AccountStore, operator: OperatorGate, registration: str) -> None:
+    def __init__(
+        self,
+        store: AccountStore,
+        operator: OperatorGate,
+        registration: str,
+        shutdown: asyncio.Event | None = None,
+    ) -> None:
         self._store = store
         self._operator = operator
         self._registration = registration
+        #: Set when the server stops: open Connect streams end with UNAVAILABLE (reconnect).
+        self._shutdown = shutdown or asyncio.Event()
         #: Each account's open Connect stream: set when a newer one replaces it.
         self._streams: dict[str, asyncio.Event] = {}
 
@@ -118,10 +126,16 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
         self._streams[account_id] = superseded
         rows = self._store.log.subscribe(accounts.stream_of(account_id), request.after_sequence)
         stop = asyncio.ensure_future(superseded.wait())
+        shutdown = asyncio.ensure_future(self._shutdown.wait())
         try:
             while True:
                 next_row = asyncio.ensure_future(anext(rows))
-                await asyncio.wait({next_row, stop}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({next_row, stop, shutdown}, return_when=asyncio.FIRST_COMPLETED)
+                if shutdown.done():
+                    next_row.cancel()
+                    raise errors.unavailable(
+                        "the server is shutting down; reconnect and resume from your last sequence"
+                    )
                 if stop.done():
                     next_row.cancel()
                     raise errors.RequestError(
@@ -143,6 +157,7 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
                     )
         finally:
             stop.cancel()
+            shutdown.cancel()
             with contextlib.suppress(Exception):
                 await rows.aclose()
             if self._streams.get(account_id) is superseded:

@@ -38,7 +38,13 @@ from typing import Any
 
 import grpc
 
-from spades.wire import RETRY_DELAY_METADATA, SEAT_TOKEN_METADATA
+from spades.wire import (
+    AUTHORIZATION_METADATA,
+    RETRY_DELAY_METADATA,
+    SEAT_METADATA,
+    SEAT_TOKEN_METADATA,
+    TABLE_ID_METADATA,
+)
 from spades_server import errors, tokens
 from spades_server.auth import metadata_value
 from spades_server.config import Settings
@@ -255,7 +261,7 @@ class Limits:
         limit = self.settings.max_play_streams
         if limit > 0 and count >= limit:
             raise LimitExceeded(
-                f"this seat token already has {count} open Play streams (at most {limit}); "
+                f"this seat's credential already has {count} open Play streams (at most {limit}); "
                 "close one before opening another"
             )
         self.play_streams[key] = count + 1
@@ -267,6 +273,20 @@ class Limits:
             self.play_streams[key] = count
         else:
             self.play_streams.pop(key, None)
+
+
+def play_credential(context: Context) -> str | None:
+    """What a Play or Seat call's stream limit counts by: its seat token, or its account key
+    with the table and seat it names (an account's seats each have their own count)."""
+    token = metadata_value(context, SEAT_TOKEN_METADATA)
+    if token is not None:
+        return token
+    key = metadata_value(context, AUTHORIZATION_METADATA)
+    if key is None:
+        return None
+    table_id = metadata_value(context, TABLE_ID_METADATA) or ""
+    seat = (metadata_value(context, SEAT_METADATA) or "").strip().lower()
+    return "\n".join((key, table_id, seat))
 
 
 def refuse(context: Context, error: LimitExceeded) -> None:
@@ -359,7 +379,7 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                     raise _malformed(method)
                 key = None
                 if method == SEAT_METHOD:
-                    token = metadata_value(context, SEAT_TOKEN_METADATA)
+                    token = play_credential(context)
                     if token is not None:
                         key = seat_limits.open_play_stream(token)
                 try:
@@ -392,7 +412,7 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
                 key = None
                 if method == PLAY_METHOD:
-                    token = metadata_value(context, SEAT_TOKEN_METADATA)
+                    token = play_credential(context)
                     if token is not None:
                         key = limits.open_play_stream(token)
                 try:

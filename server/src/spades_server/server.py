@@ -318,6 +318,7 @@ class SpadesServer:
                 self.accounts,
                 OperatorGate(self.settings.operator_token),
                 self.settings.registration,
+                self.shutdown.event,
             ),
             self.server,
         )

@@ -32,6 +32,7 @@ from spades.client.connection import SeatConnection, new_action_id
 from spades.client.errors import (
     Aborted,
     ActionRefused,
+    AlreadyExists,
     FailedPrecondition,
     InvalidArgument,
     NotFound,
@@ -65,6 +66,7 @@ __all__ = [
     "ActionRefused",
     "ActionResult",
     "AdminClient",
+    "AlreadyExists",
     "CreatedTable",
     "FailedPrecondition",
     "HouseBotSeated",

@@ -113,6 +113,46 @@ async def test_over_rated_matches_heuristic_ends_above_random(storage: Storages)
         assert len(set(seen)) == RATED_MATCHES
 
 
+async def test_a_cutthroat_match_rates_three_players_in_its_own_pool(storage: Storages) -> None:
+    async with serving(storage) as server, SpadesClient(address(server)) as client:
+        keys = [(await client.create_account(f"Cut {n}", kind="bot")).key for n in range(3)]
+        async with SpadesClient(address(server)) as lobby:
+            rules = Rules(players=3, max_hands=1)
+            table_id = (await lobby.create_table("cutthroat", rules, rated=True)).table_id
+        players = [SpadesClient(address(server), account_key=key) for key in keys]
+        try:
+            tickets = [await player.join_table(table_id, "x") for player in players]
+            async with asyncio.timeout(60):
+                outcomes = await asyncio.gather(
+                    *(
+                        play_match(player, bot_class("random")(), ticket.token)
+                        for player, ticket in zip(players, tickets, strict=True)
+                    )
+                )
+                while True:
+                    await server.ratings.idle()
+                    pool = await server.pools.load(ratings.CUTTHROAT)
+                    if table_id in pool.rated_tables:
+                        break
+                    await asyncio.sleep(0.02)
+        finally:
+            for player in players:
+                await player.close()
+        assert (await server.pools.load(ratings.PARTNERSHIP)).matches == []
+        (match,) = pool.matches
+        assert len(match.changes) == 3 and match.pool == "cutthroat"
+        won = {o.seat for o in outcomes if o.won}
+        for change, ticket in zip(match.changes, tickets, strict=True):
+            expected = (
+                rating_pb2.MATCH_OUTCOME_WON
+                if ticket.seat in won
+                else rating_pb2.MATCH_OUTCOME_LOST
+            )
+            assert change.outcome == expected and change.after.matches == 1
+        board = await client.leaderboard("cutthroat")
+        assert len(board.lines) == 3 and all(line.rating.provisional for line in board.lines)
+
+
 async def test_a_substituted_player_alone_takes_a_loss(storage: Storages) -> None:
     quick = Rules(max_hands=1, clock=Clock(turn_millis=300, extension_millis=0))
     async with (

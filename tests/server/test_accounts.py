@@ -262,10 +262,11 @@ async def test_name_and_kind_checks_have_reason_codes() -> None:
             return error.reason_code
         raise AssertionError("accepted")
 
-    assert code_of(accounts.check_account_name, "y" * 33) == "NAME_TOO_LONG"
-    assert code_of(accounts.check_account_name, "  ") == "NAME_REQUIRED"
-    assert code_of(accounts.check_account_name, "a\x07b") == "NAME_NOT_PRINTABLE"
-    assert code_of(accounts.check_kind, 0) == "ACCOUNT_KIND_REQUIRED"
+    assert code_of(accounts.check_account_name, "y" * 33) == "FIELD_TOO_LONG"
+    assert code_of(accounts.check_account_name, "  ") == "MISSING_FIELD"
+    assert code_of(accounts.check_account_name, "a\x07b") == "INVALID_NAME"
+    assert code_of(accounts.check_kind, 0) == "MISSING_FIELD"
+    assert code_of(accounts.check_kind, 7) == "UNKNOWN_ACCOUNT_KIND"
     assert accounts.check_account_name("  Émile  ") == "Émile"
     assert accounts.account_id_for("ÉMILE") == accounts.account_id_for("émile")
 

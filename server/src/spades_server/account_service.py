@@ -141,7 +141,7 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
                     raise errors.RequestError(
                         grpc.StatusCode.ABORTED,
                         "a newer Connect stream for this account took over, so this one is closed",
-                        reason_code="STREAM_SUPERSEDED",
+                        reason_code="SUPERSEDED",
                     )
                 try:
                     entry = accounts.decode(next_row.result())

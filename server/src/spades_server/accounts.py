@@ -223,19 +223,19 @@ def check_account_name(name: str) -> str:
         raise errors.RequestError(
             grpc.StatusCode.INVALID_ARGUMENT,
             "the account name is required",
-            reason_code="NAME_REQUIRED",
+            reason_code="MISSING_FIELD",
         )
     if len(cleaned) > MAX_ACCOUNT_NAME:
         raise errors.RequestError(
             grpc.StatusCode.INVALID_ARGUMENT,
             f"the account name has {len(cleaned)} characters; at most {MAX_ACCOUNT_NAME}",
-            reason_code="NAME_TOO_LONG",
+            reason_code="FIELD_TOO_LONG",
         )
     if not cleaned.isprintable():
         raise errors.RequestError(
             grpc.StatusCode.INVALID_ARGUMENT,
             "the account name must be printable characters only",
-            reason_code="NAME_NOT_PRINTABLE",
+            reason_code="INVALID_NAME",
         )
     return cleaned
 
@@ -245,7 +245,7 @@ def check_kind(kind: int) -> account_pb2.AccountKind.ValueType:
         raise errors.RequestError(
             grpc.StatusCode.INVALID_ARGUMENT,
             "say whether the account is a bot or a person (kind)",
-            reason_code="ACCOUNT_KIND_REQUIRED",
+            reason_code="MISSING_FIELD" if not kind else "UNKNOWN_ACCOUNT_KIND",
         )
     return account_pb2.AccountKind.ValueType(kind)
 

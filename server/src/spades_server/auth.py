@@ -116,7 +116,7 @@ async def seat_holder(
             raise errors.RequestError(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"{SEAT_METADATA!r} must be one of {', '.join(names)}",
-                reason_code="SEAT_NOT_VALID",
+                reason_code="NO_SUCH_SEAT",
             )
         seat = names.index(wanted.strip().lower())
         if seat not in held:

@@ -121,7 +121,7 @@ class AccountServiceServicer:
         """The account's own stream (its key as Bearer): its history after `after_sequence`, then
         live events (a table assigned to it, its rating changes). Reconnect with the last sequence
         seen to miss nothing. One stream per account: a newer Connect closes the older one with
-        ABORTED (STREAM_SUPERSEDED).
+        ABORTED (SUPERSEDED).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -64,7 +64,7 @@ class AccountServiceStub:
     """The account's own stream (its key as Bearer): its history after `after_sequence`, then
     live events (a table assigned to it, its rating changes). Reconnect with the last sequence
     seen to miss nothing. One stream per account: a newer Connect closes the older one with
-    ABORTED (STREAM_SUPERSEDED).
+    ABORTED (SUPERSEDED).
     """
 
 @_typing.type_check_only
@@ -103,7 +103,7 @@ class AccountServiceAsyncStub(AccountServiceStub):
     """The account's own stream (its key as Bearer): its history after `after_sequence`, then
     live events (a table assigned to it, its rating changes). Reconnect with the last sequence
     seen to miss nothing. One stream per account: a newer Connect closes the older one with
-    ABORTED (STREAM_SUPERSEDED).
+    ABORTED (SUPERSEDED).
     """
 
 class AccountServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -169,7 +169,7 @@ class AccountServiceServicer(metaclass=_abc_1.ABCMeta):
         """The account's own stream (its key as Bearer): its history after `after_sequence`, then
         live events (a table assigned to it, its rating changes). Reconnect with the last sequence
         seen to miss nothing. One stream per account: a newer Connect closes the older one with
-        ABORTED (STREAM_SUPERSEDED).
+        ABORTED (SUPERSEDED).
         """
 
 def add_AccountServiceServicer_to_server(servicer: AccountServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from spades_server.eventlog import Durability, SqliteEventLog, VersionConflict
+from spades_server.eventlog.sqlite import SCHEMA_VERSION
 
 pytestmark = pytest.mark.asyncio
 
@@ -28,7 +29,7 @@ async def test_the_file_is_in_wal_mode_with_a_versioned_schema(tmp_path: Path) -
 
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
         rows = connection.execute("SELECT stream_id, version, data FROM events").fetchall()
         assert rows == [("table-1", 1, b"a")]
         with pytest.raises(sqlite3.IntegrityError):  # the unique key is the final guard

@@ -24,7 +24,7 @@ FILES: list[FileDescriptor] = [
     for info in pkgutil.iter_modules(spades.v1.__path__, "spades.v1.")
     if info.name.endswith("_pb2")
 ]
-SECRET_LIKE = re.compile(r"seed|digest|sha256|token|secret|join_code|preset")
+SECRET_LIKE = re.compile(r"seed|digest|sha256|token|secret|join_code|preset|key")
 #: Fields named like a secret that are not one, each with why.
 ALLOWED = {
     # Public by design: the commitment, and the seed once the match has ended.
@@ -43,12 +43,21 @@ ALLOWED = {
     "spades.v1.CreateTableWithDealsResponse.join_code": "to the operator only",
     "spades.v1.CreateTableWithDealsRequest.seed": "the operator's input",
     "spades.v1.JoinTableResponse.seat_token": "to the seat's own player only",
+    "spades.v1.CreateAccountResponse.key": "to the account's creator only, once",
+    "spades.v1.RotateKeyResponse.key": "to the account (or the operator) only, once",
+    "spades.v1.Account.key_revoked": "whether the key is revoked, not the key",
+    "spades.v1.AccountEvent.key_issued": "that a key was issued (its digest is the server's)",
+    "spades.v1.AccountEvent.key_revoked": "that the key was revoked",
     "spades.v1.TableDetail.preset_deals": "a count, to the operator only",
     # Paging cursors, not credentials.
     "spades.v1.ListTablesRequest.page_token": "a cursor",
     "spades.v1.ListTablesResponse.next_page_token": "a cursor",
     "spades.v1.ListTablesDetailedRequest.page_token": "a cursor",
     "spades.v1.ListTablesDetailedResponse.next_page_token": "a cursor",
+    "spades.v1.GetRatingsRequest.page_token": "a cursor",
+    "spades.v1.GetRatingsResponse.next_page_token": "a cursor",
+    "spades.v1.ListLeaderboardRequest.page_token": "a cursor",
+    "spades.v1.ListLeaderboardResponse.next_page_token": "a cursor",
 }
 
 

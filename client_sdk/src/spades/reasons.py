@@ -35,6 +35,7 @@ _DENIED = "PERMISSION_DENIED"
 _UNAUTHENTICATED = "UNAUTHENTICATED"
 _EXHAUSTED = "RESOURCE_EXHAUSTED"
 _UNAVAILABLE = "UNAVAILABLE"
+_ALREADY_EXISTS = "ALREADY_EXISTS"
 
 
 class Reason(StrEnum):
@@ -205,6 +206,102 @@ class Reason(StrEnum):
         "REQUEST_SEAT_GIVEN_UP",
         _PRECONDITION,
         "a retried join whose seat was left or released since",
+    )
+    # -- accounts and ratings ----------------------------------------------------------------
+    UNKNOWN_ACCOUNT_KIND = (
+        "UNKNOWN_ACCOUNT_KIND",
+        _INVALID,
+        "an account kind that is neither bot nor person",
+    )
+    ACCOUNT_ID_OR_NAME = (
+        "ACCOUNT_ID_OR_NAME",
+        _INVALID,
+        "GetAccount naming both an account_id and a name, or neither",
+    )
+    TABLE_ID_REQUIRED = (
+        "TABLE_ID_REQUIRED",
+        _INVALID,
+        "a seat call with an account key and no spades-table-id metadata",
+    )
+    SEAT_REQUIRED = (
+        "SEAT_REQUIRED",
+        _INVALID,
+        "an account key where the account holds several seats, and no spades-seat metadata",
+    )
+    NAME_TAKEN = (
+        "NAME_TAKEN",
+        _ALREADY_EXISTS,
+        "an account name that, ignoring case, already has an account",
+    )
+    ACCOUNT_NOT_FOUND = (
+        "ACCOUNT_NOT_FOUND",
+        _NOT_FOUND,
+        "an account id or name no account has",
+    )
+    POOL_NOT_FOUND = (
+        "POOL_NOT_FOUND",
+        _NOT_FOUND,
+        "a rating pool this server does not have",
+    )
+    KEY_REQUIRED = (
+        "KEY_REQUIRED",
+        _UNAUTHENTICATED,
+        "an account call without the authorization metadata",
+    )
+    KEY_NOT_BEARER = (
+        "KEY_NOT_BEARER",
+        _UNAUTHENTICATED,
+        "authorization metadata that is not 'Bearer <key>'",
+    )
+    KEY_NOT_VALID = (
+        "KEY_NOT_VALID",
+        _UNAUTHENTICATED,
+        "a string that is not an account key, or not this account's",
+    )
+    KEY_REVOKED = (
+        "KEY_REVOKED",
+        _UNAUTHENTICATED,
+        "a rotated or revoked account key (also ends a Connect stream opened with it)",
+    )
+    REGISTRATION_CLOSED = (
+        "REGISTRATION_CLOSED",
+        _UNAUTHENTICATED,
+        "CreateAccount without the operator token on a server whose registration is operator-only",
+    )
+    OPERATOR_ONLY = (
+        "OPERATOR_ONLY",
+        _DENIED,
+        "naming an account_id on a call only the operator may make for another account",
+    )
+    SEAT_NOT_HELD = (
+        "SEAT_NOT_HELD",
+        _DENIED,
+        "an account key for a seat, or a table, where the account holds none",
+    )
+    RATED_NEEDS_ACCOUNT = (
+        "RATED_NEEDS_ACCOUNT",
+        _DENIED,
+        "an anonymous join at a rated table, or the rated queue without an account key",
+    )
+    ACCOUNT_ON_BOTH_SIDES = (
+        "ACCOUNT_ON_BOTH_SIDES",
+        _PRECONDITION,
+        "an account taking a seat of the other side at a rated table",
+    )
+    RULES_NOT_RATED = (
+        "RULES_NOT_RATED",
+        _PRECONDITION,
+        "a rated table with rules of no rating pool",
+    )
+    ACCOUNT_CONTENDED = (
+        "ACCOUNT_CONTENDED",
+        _ABORTED,
+        "the account kept changing under the request",
+    )
+    POOL_CONTENDED = (
+        "POOL_CONTENDED",
+        _ABORTED,
+        "the rating pool kept changing under the request",
     )
     # -- who may call ------------------------------------------------------------------------
     SEAT_TOKEN_MISSING = (

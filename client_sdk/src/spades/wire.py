@@ -17,6 +17,13 @@ from spades.v1 import lobby_pb2
 SEAT_TOKEN_METADATA: Final = "spades-seat-token"
 #: The metadata key carrying the operator token (AdminService).
 OPERATOR_TOKEN_METADATA: Final = "spades-operator-token"
+#: The metadata key carrying an account's key, as ``Bearer <key>`` (AccountService, and in place
+#: of a seat token for the seats the account holds).
+AUTHORIZATION_METADATA: Final = "authorization"
+#: With an account key, the table a Play, Seat or Act call is for.
+TABLE_ID_METADATA: Final = "spades-table-id"
+#: With an account key, the seat (``north``, ``east``, ...) when the account holds several.
+SEAT_METADATA: Final = "spades-seat"
 
 #: A table's status by name: "waiting", "playing" or "finished".
 TABLE_STATUS_NAMES: Final = {

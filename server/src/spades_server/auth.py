@@ -13,9 +13,17 @@ from typing import Any
 
 import grpc
 
+from spades.engine import SEAT_NAMES
 from spades.reasons import Reason
-from spades.wire import OPERATOR_TOKEN_METADATA, SEAT_TOKEN_METADATA
+from spades.wire import (
+    AUTHORIZATION_METADATA,
+    OPERATOR_TOKEN_METADATA,
+    SEAT_METADATA,
+    SEAT_TOKEN_METADATA,
+    TABLE_ID_METADATA,
+)
 from spades_server import errors, tokens
+from spades_server.accounts import AccountStore
 from spades_server.tables import Table, TableStore
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -31,6 +39,21 @@ def metadata_value(context: Context, key: str) -> str | None:
         if name == key:
             return value if isinstance(value, str) else value.decode(errors="replace")
     return None
+
+
+def bearer_key_from(context: Context) -> str | None:
+    """The account key of an ``authorization: Bearer <key>`` metadata, or None when none."""
+    value = metadata_value(context, AUTHORIZATION_METADATA)
+    if value is None:
+        return None
+    scheme, _, key = value.strip().partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        raise errors.RequestError(
+            grpc.StatusCode.UNAUTHENTICATED,
+            "the authorization metadata must be 'Bearer <account key>'",
+            reason_code="KEY_NOT_BEARER",
+        )
+    return key.strip()
 
 
 def seat_token_from(context: Context) -> str:
@@ -62,6 +85,63 @@ async def authenticate(store: TableStore, token: str) -> tuple[Table, int]:
         if tokens.matches(token, token_digest):
             return table, seat
     raise errors.refuse(Reason.SEAT_TOKEN_INVALID, NOT_VALID)
+
+
+async def seat_holder(
+    store: TableStore, accounts: AccountStore | None, context: Context
+) -> tuple[Table, int, bytes]:
+    """The table, seat and holder (the seat token's digest) a Play, Seat or Act call is for:
+    from its seat token, or from an account key with the ``spades-table-id`` metadata (and
+    ``spades-seat`` when the account holds several seats there)."""
+    token = metadata_value(context, SEAT_TOKEN_METADATA)
+    key = bearer_key_from(context) if token is None and accounts is not None else None
+    if key is None or accounts is None:
+        token = seat_token_from(context)
+        table, seat = await authenticate(store, token)
+        return table, seat, tokens.digest(token)
+    account = await accounts.authenticate(key)
+    table_id = metadata_value(context, TABLE_ID_METADATA)
+    if not table_id:
+        raise errors.RequestError(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"with an account key, name the table in the {TABLE_ID_METADATA!r} metadata",
+            reason_code="TABLE_ID_REQUIRED",
+        )
+    table = await store.load(table_id)
+    held = sorted(
+        seat for seat, holder in table.seat_accounts.items() if holder == account.account_id
+    )
+    wanted = metadata_value(context, SEAT_METADATA)
+    if wanted:
+        names = [name.lower() for name in SEAT_NAMES[: table.state.players_count]]
+        if wanted.strip().lower() not in names:
+            raise errors.RequestError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{SEAT_METADATA!r} must be one of {', '.join(names)}",
+                reason_code="NO_SUCH_SEAT",
+            )
+        seat = names.index(wanted.strip().lower())
+        if seat not in held:
+            raise errors.RequestError(
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"your account does not hold the {names[seat]} seat at this table",
+                reason_code="SEAT_NOT_HELD",
+            )
+    elif len(held) == 1:
+        seat = held[0]
+    elif not held:
+        raise errors.RequestError(
+            grpc.StatusCode.PERMISSION_DENIED,
+            "your account holds no seat at this table",
+            reason_code="SEAT_NOT_HELD",
+        )
+    else:
+        raise errors.RequestError(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"your account holds several seats here: name one in the {SEAT_METADATA!r} metadata",
+            reason_code="SEAT_REQUIRED",
+        )
+    return table, seat, table.seat_token_digests[seat]
 
 
 def check_player(table: Table, seat: int, token: str) -> None:

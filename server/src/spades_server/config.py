@@ -52,6 +52,8 @@ class Settings:
     # A seat taken at a table that waits for players is freed again (SeatLeft) when its holder
     # opened no Play or Seat stream for this many seconds after taking it; 0: never.
     unclaimed_seat_timeout: float = 300.0
+    # Accounts (accounts.py): who may create one, "open" (anyone) or "operator" (its token).
+    registration: str = "open"
 
 
 #: Every flag's environment variable (flag destination -> variable).
@@ -80,6 +82,7 @@ ENVIRONMENT = {
     "substitute_after_timeouts": "SPADES_SUBSTITUTE_AFTER_TIMEOUTS",
     "disconnect_grace": "SPADES_DISCONNECT_GRACE",
     "unclaimed_seat_timeout": "SPADES_UNCLAIMED_SEAT_TIMEOUT",
+    "registration": "SPADES_REGISTRATION",
 }
 
 
@@ -211,6 +214,11 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         "stream; then it is free again; 0: never",
         type=float,
     )
+    option(
+        "--registration",
+        "who may create accounts: open (anyone) or operator (only with the operator token)",
+        choices=["open", "operator"],
+    )
     return parse
 
 
@@ -252,6 +260,12 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
     refusal = tokens.operator_token_refusal(args.operator_token)
     if refusal is not None:
         refuse(parse, f"--operator-token/SPADES_OPERATOR_TOKEN: {refusal}")
+    if args.registration == "operator" and not args.operator_token:
+        refuse(
+            parse,
+            "--registration/SPADES_REGISTRATION operator needs --operator-token "
+            "(SPADES_OPERATOR_TOKEN): no one else may create accounts",
+        )
     if bool(args.tls_cert) != bool(args.tls_key):
         refuse(parse, "--tls-cert/SPADES_TLS_CERT and --tls-key/SPADES_TLS_KEY go together")
     return Settings(
@@ -279,6 +293,7 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         substitute_after_timeouts=int(args.substitute_after_timeouts),
         disconnect_grace=float(args.disconnect_grace),
         unclaimed_seat_timeout=float(args.unclaimed_seat_timeout),
+        registration=args.registration,
     )
 
 

@@ -54,6 +54,7 @@ def decide_new_table(
     join_code: str,
     quick_match: bool = False,
     request_digest: bytes = b"",
+    rated: bool = False,
 ) -> Decided:
     """A new table: the engine's new match (``created``), with its listing and join code, and
     the digest of the request id that made it (a retry finds it by that)."""
@@ -63,7 +64,7 @@ def decide_new_table(
             join_code_sha256=tokens.digest(join_code) if join_code else b"",
             request_id_sha256=request_digest,
         ),
-        listing=Listing(name, private, quick_match),
+        listing=Listing(name, private, quick_match, rated),
     )
 
 
@@ -75,9 +76,11 @@ def decide_join(
     join_code: str,
     token: str,
     request_digest: bytes = b"",
+    account_id: str = "",
 ) -> Decided:
-    """``SeatTaken`` for the holder of ``token`` at ``seat_wanted`` (None: the first free);
-    AlreadyJoined when the request id (its digest) took a seat here before."""
+    """``SeatTaken`` for the holder of ``token`` at ``seat_wanted`` (None: the first free),
+    recorded as ``account_id``'s seat when an account joins; AlreadyJoined when the request id
+    (its digest) took a seat here before."""
     if table.private and not (join_code and tokens.matches(join_code, table.join_code_sha256)):
         if not join_code:
             raise errors.refuse(
@@ -93,21 +96,51 @@ def decide_join(
         raise AlreadyJoined(table.joined_requests[request_digest])
     if table.started:
         raise errors.refuse(Reason.MATCH_STARTED, "the match at this table has already started")
+    if table.rated and not account_id:
+        raise errors.refuse(
+            Reason.RATED_NEEDS_ACCOUNT,
+            "only accounts sit at a rated table: join with your account key "
+            "(authorization: Bearer <key>)",
+        )
     state = table.state
+    # At a rated table an account plays for one side only (a side's two seats, if it likes).
+    barred = _opposing_seats(table, account_id) if table.rated else set()
     if seat_wanted is None:
         free = [seat for seat, player in enumerate(state.players) if player is None]
         if not free:
             raise errors.refuse(Reason.TABLE_FULL, "every seat at this table is taken")
-        seat_wanted = free[0]
+        allowed = [seat for seat in free if seat not in barred]
+        if not allowed:
+            raise errors.refuse(
+                Reason.ACCOUNT_ON_BOTH_SIDES, "the free seats here are on the side against yours"
+            )
+        seat_wanted = allowed[0]
     elif seat_wanted >= state.players_count:
         raise errors.refuse(
             Reason.NO_SUCH_SEAT, f"this table has {state.players_count} seats", field="seat"
+        )
+    elif seat_wanted in barred:
+        raise errors.refuse(
+            Reason.ACCOUNT_ON_BOTH_SIDES,
+            "at a rated table an account plays for one side only, and you hold a seat of the "
+            "other side",
         )
     # A taken seat is the engine's refusal (IllegalAction: SEAT_TAKEN).
     return Decided.of(
         state.apply_seat(seat_wanted, name, bot=bot),
         secrets=Secrets(seat_token_sha256=tokens.digest(token), request_id_sha256=request_digest),
+        account_id=account_id,
     )
+
+
+def _opposing_seats(table: Table, account_id: str) -> set[int]:
+    """The seats of the sides ``account_id`` holds no seat of, when it holds one already."""
+    held = {seat for seat, holder in table.seat_accounts.items() if holder == account_id}
+    if not held:
+        return set()
+    return {
+        seat for side in table.state.rules.sides if not held.intersection(side) for seat in side
+    }
 
 
 def decide_leave(table: Table, seat: int, token: str) -> Decided:

@@ -48,7 +48,7 @@ from google.protobuf.message import DecodeError
 
 from spades import records
 from spades.engine import events as ev
-from spades_server import journal
+from spades_server import accounts, journal, ratings, streams
 from spades_server.eventlog.base import EventLog, LogDamaged, StoredEvent
 from spades_server.eventlog.sqlite import (
     EVENT_COLUMNS,
@@ -231,6 +231,10 @@ def _check_connection(
     gapped: list[str] = []
     to_replay: list[str] = []
     for stream_id, gap_free, version, data in connection.execute(_STREAMS).fetchall():
+        if not streams.is_table_stream(stream_id):
+            if not gap_free:
+                gapped.append(stream_id)
+            continue  # an account's or a pool's stream: no match to replay
         report.tables += 1
         if not gap_free:
             gapped.append(stream_id)
@@ -255,7 +259,15 @@ def _replay_streams(
 
 
 def _decode(stream_id: str, version: int, data: bytes) -> tuple[ev.Event | None, Finding | None]:
-    """The engine event a row holds, read by the journal (the one reader of rows)."""
+    """The engine event a row holds, read by the journal (the one reader of rows); an account's
+    row is read by its own journal, and holds no engine event."""
+    if not streams.is_table_stream(stream_id):
+        read = accounts.decode if stream_id.startswith(streams.ACCOUNT_PREFIX) else ratings.decode
+        try:
+            read(StoredEvent(stream_id, version, 0, 0.0, data))
+        except (DecodeError, ValueError) as error:
+            return None, Finding(f"the event does not decode ({error})", stream_id, version)
+        return None, None
     try:
         return journal.decode(StoredEvent(stream_id, version, 0, 0.0, data)).event, None
     except DecodeError as error:

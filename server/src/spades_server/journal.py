@@ -62,6 +62,7 @@ class Listing:
     name: str = ""
     private: bool = False
     quick_match: bool = False
+    rated: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ class Draft:
     secrets: Secrets = field(default_factory=Secrets)
     #: Only for TableCreated.
     listing: Listing | None = None
+    #: Only for SeatTaken: the account holding the seat (public), if any.
+    account_id: str = ""
 
     @functools.cached_property
     def message(self) -> events_pb2.Event:
@@ -83,6 +86,9 @@ class Draft:
             created.name = self.listing.name
             created.private = self.listing.private
             created.quick_match = self.listing.quick_match
+            created.rated = self.listing.rated
+        if self.account_id and message.HasField("seat_taken"):
+            message.seat_taken.account_id = self.account_id
         return message
 
 
@@ -113,10 +119,13 @@ def drafts(
     action_id: str = "",
     secrets: Secrets | None = None,
     listing: Listing | None = None,
+    account_id: str = "",
 ) -> list[Draft]:
-    """Engine events to append; the first carries the action id, secrets and listing."""
+    """Engine events to append; the first carries the action id, secrets, listing and account."""
     return [
-        Draft(event, action_id, secrets or Secrets(), listing) if index == 0 else Draft(event)
+        Draft(event, action_id, secrets or Secrets(), listing, account_id)
+        if index == 0
+        else Draft(event)
         for index, event in enumerate(events)
     ]
 

@@ -42,7 +42,12 @@ from typing import Any
 import grpc
 
 from spades.reasons import Reason
-from spades.wire import SEAT_TOKEN_METADATA
+from spades.wire import (
+    AUTHORIZATION_METADATA,
+    SEAT_METADATA,
+    SEAT_TOKEN_METADATA,
+    TABLE_ID_METADATA,
+)
 from spades_server import errors, tokens
 from spades_server.auth import metadata_value
 from spades_server.checks import check_lengths
@@ -262,7 +267,7 @@ class Limits:
         limit = self.settings.max_play_streams
         if limit > 0 and count >= limit:
             raise LimitExceeded(
-                f"this seat token already has {count} open Play streams (at most {limit}): "
+                f"this seat's credential already has {count} open Play streams (at most {limit}): "
                 "each new one replaces the one before, but the replaced ones have not closed "
                 "yet (a replaced stream closes once its client has read what it is owed); "
                 "read or cancel them before opening another",
@@ -277,6 +282,20 @@ class Limits:
             self.play_streams[key] = count
         else:
             self.play_streams.pop(key, None)
+
+
+def play_credential(context: Context) -> str | None:
+    """What a Play or Seat call's stream limit counts by: its seat token, or its account key
+    with the table and seat it names (an account's seats each have their own count)."""
+    token = metadata_value(context, SEAT_TOKEN_METADATA)
+    if token is not None:
+        return token
+    key = metadata_value(context, AUTHORIZATION_METADATA)
+    if key is None:
+        return None
+    table_id = metadata_value(context, TABLE_ID_METADATA) or ""
+    seat = (metadata_value(context, SEAT_METADATA) or "").strip().lower()
+    return "\n".join((key, table_id, seat))
 
 
 def server_options(settings: Settings) -> list[tuple[str, Any]]:
@@ -365,7 +384,7 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 check_lengths(request)
                 key = None
                 if method == SEAT_METHOD:
-                    token = metadata_value(context, SEAT_TOKEN_METADATA)
+                    token = play_credential(context)
                     if token is not None:
                         key = seat_limits.open_play_stream(token)
                 try:
@@ -398,7 +417,7 @@ class Guard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
                 key = None
                 if method == PLAY_METHOD:
-                    token = metadata_value(context, SEAT_TOKEN_METADATA)
+                    token = play_credential(context)
                     if token is not None:
                         key = limits.open_play_stream(token)
                 try:

@@ -26,8 +26,9 @@ from spades.engine import Rules, new_match
 from spades.reasons import Reason
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades.wire import house_bot_kind
-from spades_server import errors, paging, tokens
-from spades_server.auth import authenticate, seat_token_from
+from spades_server import accounts, errors, paging, ratings, tokens
+from spades_server.accounts import Account, AccountStore
+from spades_server.auth import authenticate, bearer_key_from, seat_token_from
 from spades_server.checks import (
     MAX_PLAYER_NAME,
     MAX_TABLE_NAME,
@@ -66,8 +67,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         projection: LobbyProjection,
         limits: Limits | None = None,
         house_bots: HousePool | None = None,
+        accounts: AccountStore | None = None,
     ) -> None:
         self._store = store
+        self._accounts = accounts
         self._projection = projection
         self._quick_match_lock = asyncio.Lock()
         self._limits = limits or Limits()
@@ -78,6 +81,12 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.CreateTableResponse:
         name = check_name(request.name, "the table name", MAX_TABLE_NAME, "name")
         rules = rules_of(request.rules)
+        if request.rated and ratings.pool_of(rules) is None:
+            raise errors.refuse(
+                Reason.RULES_NOT_RATED,
+                "these rules belong to no rating pool, so a table with them cannot be rated "
+                f"(pools: {', '.join(ratings.POOLS)}; see docs/accounts.md)",
+            )
         request_id = check_request_id(request.request_id)
         table_id = ""
         if request_id:
@@ -99,6 +108,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 join_code=join_code,
                 table_id=table_id,
                 request_id=request_id,
+                rated=request.rated,
             )
         if request_id:  # the first call's privacy decides, not the retry's
             join_code = tokens.request_join_code(request_id, table_id) if table.private else ""
@@ -116,6 +126,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         quick_match: bool = False,
         table_id: str = "",
         request_id: str = "",
+        rated: bool = False,
     ) -> Table:
         """A new table (with ``table_id``, derived from ``request_id``, when one is given)."""
         decided = decide_new_table(
@@ -125,6 +136,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             join_code=join_code,
             quick_match=quick_match,
             request_digest=tokens.digest(request_id) if request_id else b"",
+            rated=rated,
         )
         table = await open_table(
             self._store, self._projection, decided, table_id=table_id, request_id=request_id
@@ -163,12 +175,30 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def JoinTable(
         self, request: lobby_pb2.JoinTableRequest, context: Context
     ) -> lobby_pb2.JoinTableResponse:
-        name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME, "player_name")
+        account = await self._account_of(context)
         seat = seat_or_any(request.seat)
         request_id = check_request_id(request.request_id)
+        if account is not None:
+            return await self._join(
+                request.table_id,
+                seat,
+                account.name,
+                account.bot,
+                request.join_code,
+                request_id,
+                account,
+            )
+        name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME, "player_name")
         return await self._join(
             request.table_id, seat, name, request.bot, request.join_code, request_id
         )
+
+    async def _account_of(self, context: Context) -> Account | None:
+        """The account whose key the call carries (its seats are recorded as its), or None."""
+        key = bearer_key_from(context) if self._accounts is not None else None
+        if key is None or self._accounts is None:
+            return None
+        return await self._accounts.authenticate(key)
 
     async def _join(
         self,
@@ -178,6 +208,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         bot: bool,
         join_code: str,
         request_id: str = "",
+        account: Account | None = None,
     ) -> lobby_pb2.JoinTableResponse:
         require_id(table_id)
         if request_id:
@@ -185,10 +216,13 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             request_digest = tokens.digest(request_id)
         else:
             token, request_digest = tokens.new_seat_token(table_id), b""
+        account_id = account.account_id if account is not None else ""
         try:
             _, entries = await self._store.execute(
                 table_id,
-                lambda table: decide_join(table, seat, name, bot, join_code, token, request_digest),
+                lambda table: decide_join(
+                    table, seat, name, bot, join_code, token, request_digest, account_id
+                ),
             )
         except AlreadyJoined as earlier:
             return await self._joined_before(table_id, earlier.seat, token)
@@ -196,7 +230,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         seat_taken = getattr(entries[0].event, "seat", 0)
         log.debug("seat taken", table_id=table_id, seat=seat_taken, sequence=entries[0].sequence)
         return lobby_pb2.JoinTableResponse(
-            table_id=table_id, seat=protocol.seat_to_proto(seat_taken), seat_token=token
+            table_id=table_id,
+            seat=protocol.seat_to_proto(seat_taken),
+            seat_token=token,
+            account_id=account_id,
         )
 
     async def _joined_before(
@@ -213,7 +250,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         await self._projection.caught_up(table.entries[-1].position)
         log.info("join retried", table_id=table_id, seat=seat)
         return lobby_pb2.JoinTableResponse(
-            table_id=table_id, seat=protocol.seat_to_proto(seat), seat_token=token
+            table_id=table_id,
+            seat=protocol.seat_to_proto(seat),
+            seat_token=token,
+            account_id=table.seat_accounts.get(seat, ""),
         )
 
     async def LeaveTable(
@@ -232,26 +272,39 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def QuickMatch(
         self, request: lobby_pb2.QuickMatchRequest, context: Context
     ) -> lobby_pb2.QuickMatchResponse:
-        name = check_name(request.player_name, "the player name", MAX_PLAYER_NAME, "player_name")
         request_id = check_request_id(request.request_id)
+        account = await self._account_of(context)
+        if account is not None:
+            name, bot = account.name, account.bot
+        else:
+            name = check_name(
+                request.player_name, "the player name", MAX_PLAYER_NAME, "player_name"
+            )
+            bot = request.bot
+            if request.rated:
+                raise errors.refuse(
+                    Reason.RATED_NEEDS_ACCOUNT,
+                    "the rated queue is for accounts: send your account key "
+                    "(authorization: Bearer <key>)",
+                )
         async with self._quick_match_lock:
             if request_id:
                 earlier = await self._quick_matched_before(request_id)
                 if earlier is not None:
                     return lobby_pb2.QuickMatchResponse(seat=earlier)
             address = self._limits.check_quick_match(context, self._waiting)
-            for summary in self._projection.open_quick_match_tables():
+            for summary in self._projection.open_quick_match_tables(rated=request.rated):
                 try:
                     seated = await self._join(
-                        summary.table_id, None, name, request.bot, "", request_id
+                        summary.table_id, None, name, bot, "", request_id, account
                     )
                 except errors.RequestError as error:
                     if error.code is grpc.StatusCode.FAILED_PRECONDITION:
                         continue  # filled or started meanwhile (another replica): next table
                     raise
-                return self._quick_matched(address, seated)
+                return await self._quick_matched(address, seated, account, request.rated)
             table = await self._create(
-                "Quick match",
+                "Rated match" if request.rated else "Quick match",
                 QUICK_MATCH_RULES,
                 private=False,
                 join_code="",
@@ -262,9 +315,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                     else ""
                 ),
                 request_id=request_id,
+                rated=request.rated,
             )
-            seated = await self._join(table.table_id, None, name, request.bot, "", request_id)
-            return self._quick_matched(address, seated)
+            seated = await self._join(table.table_id, None, name, bot, "", request_id, account)
+            return await self._quick_matched(address, seated, account, request.rated)
 
     async def _quick_matched_before(self, request_id: str) -> lobby_pb2.JoinTableResponse | None:
         """The seat a QuickMatch with ``request_id`` took before, if the lobby knows one."""
@@ -285,11 +339,24 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             table_id, seat, tokens.request_seat_token(request_id, table_id)
         )
 
-    def _quick_matched(
-        self, address: str, seated: lobby_pb2.JoinTableResponse
+    async def _quick_matched(
+        self,
+        address: str,
+        seated: lobby_pb2.JoinTableResponse,
+        account: Account | None,
+        rated: bool,
     ) -> lobby_pb2.QuickMatchResponse:
         seat = protocol.seat_from_proto(seated.seat)
         self._limits.quick_match_seated(address, seated.table_id, seat)
+        if account is not None and self._accounts is not None:
+            # The account's stream (AccountService.Connect) says where it was seated.
+            table = self._store.cached(seated.table_id)
+            held = sorted(s for s, a in table.seat_accounts.items() if a == account.account_id)
+            seats = [protocol.seat_to_proto(s) for s in held]
+            await self._accounts.execute(
+                account.account_id,
+                lambda _: accounts.decide_assignment(seated.table_id, seats, rated),
+            )
         return lobby_pb2.QuickMatchResponse(seat=seated)
 
     def _waiting(self, table_id: str, seat: int) -> bool:

@@ -32,9 +32,10 @@ from spades.engine import legal
 from spades.reasons import Reason
 from spades.v1 import play_pb2, play_pb2_grpc
 from spades.wire import SEAT_TOKEN_METADATA
-from spades_server import errors, metrics, tokens
+from spades_server import errors, metrics
 from spades_server.absent import AbsentPlayers
-from spades_server.auth import authenticate, metadata_value, seat_token_from
+from spades_server.accounts import AccountStore
+from spades_server.auth import authenticate, metadata_value, seat_holder
 from spades_server.checks import MAX_ID, check_lengths
 from spades_server.decisions import (
     SUPERSEDED,
@@ -71,9 +72,11 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         limits: Limits | None = None,
         absent: AbsentPlayers | None = None,
         unclaimed: UnclaimedSeats | None = None,
+        accounts: AccountStore | None = None,
     ) -> None:
         self._store = store
         self._unclaimed = unclaimed
+        self._accounts = accounts
         self._shutdown = shutdown
         self._limits = limits or Limits()
         self._absent = absent
@@ -116,9 +119,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
                 yield play_pb2.SeatResponse(prompt=message.prompt)
 
     async def Act(self, request: play_pb2.ActRequest, context: Context) -> play_pb2.ActResponse:
-        token = seat_token_from(context)
-        table, seat = await authenticate(self._store, token)
-        holder = tokens.digest(token)
+        table, seat, holder = await seat_holder(self._store, self._accounts, context)
         substitute = table.is_substitute(seat, holder)
         bound = log.bind(table_id=table.table_id, seat=seat, substitute=substitute)
         # Not tied to a stream, so never superseded: the same credential, whichever call.
@@ -128,10 +129,9 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         return play_pb2.ActResponse(result=result)
 
     async def _open_seat(self, context: Context) -> tuple[Table, int, bytes, bool]:
-        """The table and seat a Play or Seat call's token holds (refused before anything)."""
-        token = seat_token_from(context)
-        table, seat = await authenticate(self._store, token)
-        holder = tokens.digest(token)
+        """The table and seat a Play or Seat call's token (or account key) holds (refused
+        before anything)."""
+        table, seat, holder = await seat_holder(self._store, self._accounts, context)
         return table, seat, holder, table.is_substitute(seat, holder)
 
     async def _seat_stream(

@@ -21,8 +21,9 @@ from spades.reasons import Reason
 from spades.v1 import lobby_pb2
 from spades.wire import TABLE_STATUS_NAMES
 from spades_server import errors, journal, metrics, tokens
-from spades_server.eventlog.base import EventLog, VersionConflict
+from spades_server.eventlog.base import EventLog, StoredEvent, VersionConflict
 from spades_server.journal import Entry
+from spades_server.streams import is_table_stream
 from spades_server.tables import Decided, Table, TableStore, timestamp
 
 log = structlog.get_logger(__name__)
@@ -43,12 +44,18 @@ class LobbyProjection:
         #: where a retried QuickMatch finds its seat (a JoinTable retry asks its table instead).
         self._quick_match_requests: dict[bytes, tuple[str, int]] = {}
         self._quick_match_requests_of: dict[str, list[bytes]] = {}
+        #: Called with every row it follows of a stream that is not a table's (an account's,
+        #: a rating pool's), undecoded: each kind has its own reader.
+        self.stream_listeners: list[Callable[[StoredEvent], None]] = []
 
     async def start(self) -> None:
         """Rebuild from the whole log, then follow it."""
         while batch := await self._log.read_all(self.position, limit=5000):
             for stored in batch:
-                self._apply(journal.decode(stored))
+                if not is_table_stream(stored.stream_id):
+                    self.position = max(self.position, stored.position)
+                else:
+                    self._apply(journal.decode(stored))
         self._refresh_gauges()
         self._task = asyncio.create_task(self._follow(), name="lobby-projection")
 
@@ -61,11 +68,16 @@ class LobbyProjection:
     async def _follow(self) -> None:
         async for stored in self._log.subscribe_all(self.position):
             try:
-                entry = journal.decode(stored)  # once, for the lobby and every listener
-                if self._apply(entry):
-                    self._refresh_gauges()
-                for listener in self.listeners:
-                    listener(entry)
+                if not is_table_stream(stored.stream_id):
+                    self.position = max(self.position, stored.position)
+                    for stream_listener in self.stream_listeners:
+                        stream_listener(stored)
+                else:
+                    entry = journal.decode(stored)  # once, for the lobby and every listener
+                    if self._apply(entry):
+                        self._refresh_gauges()
+                    for listener in self.listeners:
+                        listener(entry)
             except Exception:
                 # One bad event must not stop the lobby (or every caller waiting on it).
                 log.exception(
@@ -100,9 +112,11 @@ class LobbyProjection:
                     self._quick_match_requests_of.setdefault(entry.table_id, []).append(
                         request_digest
                     )
+                seat.account_id = entry.message.seat_taken.account_id
             case ev.SeatLeft(seat=number):
                 seat = summary.seats[number]
                 seat.occupied, seat.player_name, seat.bot = False, "", False
+                seat.account_id = ""
             case ev.HandStarted(hand_number=number):
                 summary.status = lobby_pb2.TABLE_STATUS_PLAYING
                 summary.hand_number = number
@@ -151,12 +165,21 @@ class LobbyProjection:
             if summary.status == lobby_pb2.TABLE_STATUS_PLAYING
         ]
 
-    def open_quick_match_tables(self) -> list[lobby_pb2.Table]:
-        """Quick-match tables with a free seat, oldest first."""
+    def finished_rated_ids(self) -> list[str]:
+        """Rated tables whose match is over."""
+        return [
+            table_id
+            for table_id, summary in self.tables.items()
+            if summary.rated and summary.status == lobby_pb2.TABLE_STATUS_FINISHED
+        ]
+
+    def open_quick_match_tables(self, rated: bool = False) -> list[lobby_pb2.Table]:
+        """Quick-match tables (rated ones, or unrated ones) with a free seat, oldest first."""
         found = [
             summary
             for summary in self.tables.values()
             if summary.quick_match
+            and summary.rated == rated
             and summary.status == lobby_pb2.TABLE_STATUS_WAITING
             and not all(seat.occupied for seat in summary.seats)
         ]
@@ -177,6 +200,7 @@ def _new_summary(entry: Entry, event: ev.TableCreated) -> lobby_pb2.Table:
         badges=rules.badges(),
         private=created.private,
         quick_match=created.quick_match,
+        rated=created.rated,
         status=lobby_pb2.TABLE_STATUS_WAITING,
         seats=[
             lobby_pb2.SeatStatus(seat=protocol.seat_to_proto(seat)) for seat in range(rules.players)

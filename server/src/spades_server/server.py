@@ -23,10 +23,24 @@ from grpc_reflection.v1alpha import reflection
 from grpc_status import rpc_status
 
 from spades.reasons import Reason
-from spades.v1 import admin_pb2, admin_pb2_grpc, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc
+from spades.v1 import (
+    account_pb2,
+    account_pb2_grpc,
+    admin_pb2,
+    admin_pb2_grpc,
+    lobby_pb2,
+    lobby_pb2_grpc,
+    play_pb2,
+    play_pb2_grpc,
+    rating_pb2,
+    rating_pb2_grpc,
+)
 from spades_server import errors, integrity, limits, metrics
 from spades_server.absent import AbsentPlayers
+from spades_server.account_service import AccountServicer
+from spades_server.accounts import AccountStore, decide_rating_change
 from spades_server.admin import AdminServicer
+from spades_server.auth import OperatorGate
 from spades_server.clock import TurnClock
 from spades_server.config import Settings, split_address
 from spades_server.eventlog.base import EventLog
@@ -37,9 +51,15 @@ from spades_server.lobby import LobbyServicer
 from spades_server.log_health import LogHealth
 from spades_server.play import PlayServicer, Shutdown
 from spades_server.projection import LobbyProjection
+from spades_server.rating_service import RatingServicer
+from spades_server.ratings import POOLS, PoolStore, RatingKeeper
 from spades_server.tables import TableStore
 from spades_server.unclaimed import UnclaimedSeats
 from spades_server.web import Gateway
+
+#: On start, the accounts of this many of each pool's latest rated matches are told again
+#: (idempotent): a kill between a pool's append and the accounts' leaves none untold.
+RECENT_MATCHES_TOLD = 20
 
 #: The built web client (``make web``), served on the web port when present.
 WEB_CLIENT = Path(__file__).resolve().parents[2] / "web" / "dist"
@@ -51,6 +71,8 @@ SERVICE_NAMES = (
     lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name,
     play_pb2.DESCRIPTOR.services_by_name["PlayService"].full_name,
     admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
+    account_pb2.DESCRIPTOR.services_by_name["AccountService"].full_name,
+    rating_pb2.DESCRIPTOR.services_by_name["RatingService"].full_name,
 )
 
 
@@ -198,10 +220,16 @@ class SpadesServer:
         self.log = event_log or open_event_log(settings)
         self.store = TableStore(self.log)
         self.projection = LobbyProjection(self.log)
+        self.accounts = AccountStore(self.log)
+        self.pools = PoolStore(self.log)
+        self.ratings = RatingKeeper(self.pools, self._announce_rating)
+        self.store.listeners.append(self.ratings.table_changed)
         self.clock = TurnClock(self.store)
         if not self.log.sole_writer:
             # Other replicas append too: fold what they write into this one's cached tables.
             self.projection.listeners.append(self.store.observe)
+            self.projection.stream_listeners.append(self.accounts.observe)
+            self.projection.stream_listeners.append(self.pools.observe)
         self.shutdown = Shutdown()
         self.house_bots = HousePool(
             self.projection,
@@ -276,15 +304,47 @@ class SpadesServer:
             where = "PostgreSQL" if self.settings.postgres_dsn else self.settings.database
             raise StartupError(f"cannot open the event log {where}: {error}") from None
         await self.clock.start(self.projection.active_table_ids())
+        # A rated match that ended just before a kill is rated now (exactly once: the pool's
+        # stream says which tables it rated).
+        rated = {
+            table_id for name in POOLS for table_id in (await self.pools.load(name)).rated_tables
+        }
+        unrated = [t for t in self.projection.finished_rated_ids() if t not in rated]
+        await self.ratings.settle([await self.store.load(table_id) for table_id in unrated])
+        # And the accounts of the latest rated matches were told (a kill may have come between
+        # the pool's append and theirs); telling is idempotent.
+        for name in POOLS:
+            for match in (await self.pools.load(name)).matches[-RECENT_MATCHES_TOLD:]:
+                await self._announce_rating(match)
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
-            LobbyServicer(self.store, self.projection, self.limits, self.house_bots), self.server
+            LobbyServicer(self.store, self.projection, self.limits, self.house_bots, self.accounts),
+            self.server,
         )
         play_pb2_grpc.add_PlayServiceServicer_to_server(
-            PlayServicer(self.store, self.shutdown, self.limits, self.absent, self.unclaimed),
+            PlayServicer(
+                self.store,
+                self.shutdown,
+                self.limits,
+                self.absent,
+                self.unclaimed,
+                self.accounts,
+            ),
             self.server,
         )
         admin_pb2_grpc.add_AdminServiceServicer_to_server(
             AdminServicer(self.store, self.projection, self.settings.operator_token), self.server
+        )
+        account_pb2_grpc.add_AccountServiceServicer_to_server(
+            AccountServicer(
+                self.accounts,
+                OperatorGate(self.settings.operator_token),
+                self.settings.registration,
+                self.shutdown.event,
+            ),
+            self.server,
+        )
+        rating_pb2_grpc.add_RatingServiceServicer_to_server(
+            RatingServicer(self.pools, self.accounts), self.server
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
@@ -329,6 +389,13 @@ class SpadesServer:
         )
         return self.port
 
+    async def _announce_rating(self, match: rating_pb2.MatchRated) -> None:
+        """Tell every entrant's account stream of a match this server rated (once each)."""
+        for change in match.changes:
+            await self.accounts.execute(
+                change.account_id, lambda account: decide_rating_change(account, match)
+            )
+
     @property
     def web_url(self) -> str:
         """The web port's address as a browser opens it, or "" when it is off."""
@@ -353,6 +420,7 @@ class SpadesServer:
         if self._web_socket_dir is not None:
             shutil.rmtree(self._web_socket_dir, ignore_errors=True)
         await self.clock.stop()
+        await self.ratings.stop()
         await self.projection.stop()
         await self.log.close()
         log.info("stopped")

@@ -53,9 +53,12 @@ class Table:
     name: str = ""
     private: bool = False
     quick_match: bool = False
+    rated: bool = False
     join_code_sha256: bytes = b""
     created_at: float = 0.0
     seat_token_digests: dict[int, bytes] = field(default_factory=dict)
+    #: The account holding each seat taken with an account key.
+    seat_accounts: dict[int, str] = field(default_factory=dict)
     #: The token digest of each seat's substitute (a house bot), while it plays the seat.
     substitute_token_digests: dict[int, bytes] = field(default_factory=dict)
     #: (seat, action id) -> sequence of the first event the action caused.
@@ -90,10 +93,11 @@ class Table:
         event, secrets = entry.event, entry.secrets
         if isinstance(event, ev.TableCreated):
             created = entry.message.table_created
-            self.name, self.private, self.quick_match = (
+            self.name, self.private, self.quick_match, self.rated = (
                 created.name,
                 created.private,
                 created.quick_match,
+                created.rated,
             )
             self.join_code_sha256 = secrets.join_code_sha256
             self.created_at = entry.recorded_at
@@ -102,8 +106,11 @@ class Table:
             self.seat_token_digests[event.seat] = secrets.seat_token_sha256
             if secrets.request_id_sha256:
                 self.joined_requests.setdefault(secrets.request_id_sha256, event.seat)
+            if entry.message.seat_taken.account_id:
+                self.seat_accounts[event.seat] = entry.message.seat_taken.account_id
         elif isinstance(event, ev.SeatLeft):
             self.seat_token_digests.pop(event.seat, None)
+            self.seat_accounts.pop(event.seat, None)
         elif isinstance(event, ev.SeatSubstituted):
             self.substitute_token_digests[event.seat] = secrets.substitute_token_sha256
         elif isinstance(event, ev.SeatReclaimed):
@@ -162,10 +169,11 @@ class Decided:
         action_id: str = "",
         secrets: Secrets | None = None,
         listing: Listing | None = None,
+        account_id: str = "",
     ) -> Decided:
         """From an engine command's (state, events); the first event carries the rest."""
         state, events = outcome
-        return cls(state, drafts(events, action_id, secrets, listing))
+        return cls(state, drafts(events, action_id, secrets, listing, account_id))
 
 
 #: A command's decision on the latest table: None (or no drafts) when there is nothing to do;

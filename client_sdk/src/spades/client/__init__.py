@@ -8,6 +8,14 @@
 ...             print(table.table_id, table.name, table.badges)
 """
 
+from spades.client.accounts import (
+    ACCOUNT_KINDS,
+    AccountInfo,
+    AccountKey,
+    LeaderboardLine,
+    LeaderboardPage,
+    RatingInfo,
+)
 from spades.client.admin import OPERATOR_TOKEN_METADATA, AdminClient, TableDetail
 from spades.client.client import (
     DEFAULT_CHANNEL_OPTIONS,
@@ -25,6 +33,7 @@ from spades.client.connection import SeatConnection, new_action_id, new_request_
 from spades.client.errors import (
     Aborted,
     ActionRefused,
+    AlreadyExists,
     ErrorDetails,
     FailedPrecondition,
     FieldViolation,
@@ -49,25 +58,32 @@ from spades.client.sync import SyncSeatConnection, SyncSpadesClient
 from spades.wire import HOUSE_BOT_KINDS, SEAT_TOKEN_METADATA
 
 __all__ = [
+    "ACCOUNT_KINDS",
     "DEFAULT_CHANNEL_OPTIONS",
     "HOUSE_BOT_KINDS",
     "OPERATOR_TOKEN_METADATA",
     "SEAT_TOKEN_METADATA",
     "Aborted",
+    "AccountInfo",
+    "AccountKey",
     "ActionRefused",
     "ActionResult",
     "AdminClient",
+    "AlreadyExists",
     "CreatedTable",
     "ErrorDetails",
     "FailedPrecondition",
     "FieldViolation",
     "HouseBotSeated",
     "InvalidArgument",
+    "LeaderboardLine",
+    "LeaderboardPage",
     "NotFound",
     "OutOfRange",
     "PermissionDenied",
     "PlayMessage",
     "Prompt",
+    "RatingInfo",
     "ResourceExhausted",
     "SeatConnection",
     "SeatInfo",

@@ -20,6 +20,7 @@ from typing import Any, Final, Self, TypeVar, cast
 import grpc
 
 from spades import protocol
+from spades.client.accounts import AccountCalls
 from spades.client.connection import SeatConnection, new_request_id
 from spades.client.errors import from_rpc_error
 from spades.client.messages import WatchMessage, watch_message
@@ -230,11 +231,13 @@ class Channel:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-class SpadesClient(Channel):
+class SpadesClient(Channel, AccountCalls):
     """An async client for one server. Use it as an async context manager (or call close()).
 
     Every refused call raises a typed :class:`~spades.client.SpadesError` subclass carrying the
-    status code and the server's reason. Over TLS, pass ``credentials``:
+    status code and the server's reason. With ``account_key`` its joins and quick matches seat
+    the account (see :mod:`spades.client.accounts`). Over TLS, pass
+    ``credentials``:
 
     >>> import grpc
     >>> async def over_tls(address: str, ca_pem: bytes) -> int:  # doctest: +SKIP
@@ -250,10 +253,12 @@ class SpadesClient(Channel):
         credentials: grpc.ChannelCredentials | None = None,
         channel_options: Sequence[tuple[str, Any]] = DEFAULT_CHANNEL_OPTIONS,
         timeout: float | None = 10.0,
+        account_key: str = "",
     ) -> None:
         super().__init__(
             address, credentials=credentials, channel_options=channel_options, timeout=timeout
         )
+        self.account_key = account_key
         self.lobby: lobby_pb2_grpc.LobbyServiceAsyncStub = lobby_pb2_grpc.LobbyServiceStub(
             self._channel
         )
@@ -270,8 +275,10 @@ class SpadesClient(Channel):
         *,
         private: bool = False,
         request_id: str | None = None,
+        rated: bool = False,
     ) -> CreatedTable:
-        """Open a table with ``rules`` (the default game if None).
+        """Open a table with ``rules`` (the default game if None); a ``rated`` one seats only
+        accounts.
 
         The call carries ``request_id`` (a fresh one if None) and is tried again with it while
         the server is unreachable: a retry gets the same table, never a second one."""
@@ -280,6 +287,7 @@ class SpadesClient(Channel):
             rules=protocol.rules_to_proto(rules or Rules()),
             private=private,
             request_id=request_id or new_request_id(),
+            rated=rated,
         )
         response = await self._call_with_retries(
             lambda: self.lobby.CreateTable(request, timeout=self.timeout)
@@ -332,7 +340,7 @@ class SpadesClient(Channel):
             request_id=request_id or new_request_id(),
         )
         response = await self._call_with_retries(
-            lambda: self.lobby.JoinTable(request, timeout=self.timeout)
+            lambda: self.lobby.JoinTable(request, metadata=self._bearer(), timeout=self.timeout)
         )
         return SeatTicket.from_proto(response)
 
@@ -348,15 +356,16 @@ class SpadesClient(Channel):
         return SeatTicket(response.table_id, protocol.seat_from_proto(response.seat), "")
 
     async def quick_match(
-        self, name: str, *, bot: bool = True, request_id: str | None = None
+        self, name: str, *, bot: bool = True, rated: bool = False, request_id: str | None = None
     ) -> SeatTicket:
-        """Join the quick-match queue: seated at once, the match starts when the table fills.
-        Retried like :meth:`join_table`, with ``request_id`` (a fresh one if None)."""
+        """Join the quick-match queue: seated at once, the match starts when the table fills
+        (``rated``: the rated queue, for a client with an account key). Retried like
+        :meth:`join_table`, with ``request_id`` (a fresh one if None)."""
         request = lobby_pb2.QuickMatchRequest(
-            player_name=name, bot=bot, request_id=request_id or new_request_id()
+            player_name=name, bot=bot, rated=rated, request_id=request_id or new_request_id()
         )
         response = await self._call_with_retries(
-            lambda: self.lobby.QuickMatch(request, timeout=self.timeout)
+            lambda: self.lobby.QuickMatch(request, metadata=self._bearer(), timeout=self.timeout)
         )
         return SeatTicket.from_proto(response.seat)
 

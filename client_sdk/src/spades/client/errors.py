@@ -155,6 +155,10 @@ class OutOfRange(SpadesError):
     """A sequence number past the table's latest (OUT_OF_RANGE)."""
 
 
+class AlreadyExists(SpadesError):
+    """Something with that name exists already: an account name taken (ALREADY_EXISTS)."""
+
+
 class ActionRefused(SpadesError):
     """The server refused an action sent on a Play stream (its ActionResult was not accepted)."""
 
@@ -169,6 +173,7 @@ _BY_CODE: Final[dict[grpc.StatusCode, type[SpadesError]]] = {
     grpc.StatusCode.UNAVAILABLE: Unavailable,
     grpc.StatusCode.ABORTED: Aborted,
     grpc.StatusCode.OUT_OF_RANGE: OutOfRange,
+    grpc.StatusCode.ALREADY_EXISTS: AlreadyExists,
 }
 _CODE_BY_NUMBER: Final = {code.value[0]: code for code in grpc.StatusCode}
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
+from spades.client.accounts import AccountInfo, AccountKey, LeaderboardPage, RatingInfo
 from spades.client.client import (
     CreatedTable,
     HouseBotSeated,
@@ -52,20 +53,28 @@ class SyncSpadesClient:
         *,
         credentials: grpc.ChannelCredentials | None = None,
         timeout: float | None = 10.0,
+        account_key: str = "",
     ) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="spades-client", daemon=True
         )
         self._thread.start()
-        self._client: SpadesClient = self._run(self._make(address, credentials, timeout))
+        self._client: SpadesClient = self._run(
+            self._make(address, credentials, timeout, account_key)
+        )
 
     @staticmethod
     async def _make(
-        address: str, credentials: grpc.ChannelCredentials | None, timeout: float | None
+        address: str,
+        credentials: grpc.ChannelCredentials | None,
+        timeout: float | None,
+        account_key: str,
     ) -> SpadesClient:
         # The gRPC channel must be made on the loop that will use it.
-        return SpadesClient(address, credentials=credentials, timeout=timeout)
+        return SpadesClient(
+            address, credentials=credentials, timeout=timeout, account_key=account_key
+        )
 
     def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         if self._loop.is_closed():
@@ -94,9 +103,19 @@ class SyncSpadesClient:
         self._loop.close()
 
     def create_table(
-        self, name: str = "Spades", rules: Rules | None = None, *, private: bool = False
+        self,
+        name: str = "Spades",
+        rules: Rules | None = None,
+        *,
+        private: bool = False,
+        rated: bool = False,
+        request_id: str | None = None,
     ) -> CreatedTable:
-        return self._run(self._client.create_table(name, rules, private=private))
+        return self._run(
+            self._client.create_table(
+                name, rules, private=private, rated=rated, request_id=request_id
+            )
+        )
 
     def list_tables(
         self, status: str | None = None, *, page_size: int = 0, page_token: str = ""
@@ -128,9 +147,37 @@ class SyncSpadesClient:
         return self._run(self._client.leave_table(seat_token))
 
     def quick_match(
-        self, name: str, *, bot: bool = True, request_id: str | None = None
+        self, name: str, *, bot: bool = True, rated: bool = False, request_id: str | None = None
     ) -> SeatTicket:
-        return self._run(self._client.quick_match(name, bot=bot, request_id=request_id))
+        return self._run(
+            self._client.quick_match(name, bot=bot, rated=rated, request_id=request_id)
+        )
+
+    # Accounts and ratings (see spades.client.accounts).
+
+    def create_account(
+        self, name: str, *, kind: str = "bot", operator_token: str = ""
+    ) -> AccountKey:
+        return self._run(
+            self._client.create_account(name, kind=kind, operator_token=operator_token)
+        )
+
+    def get_account(self, account_id: str = "", *, name: str = "") -> AccountInfo:
+        return self._run(self._client.get_account(account_id, name=name))
+
+    def rotate_key(self) -> AccountKey:
+        return self._run(self._client.rotate_key())
+
+    def revoke_key(self) -> AccountInfo:
+        return self._run(self._client.revoke_key())
+
+    def ratings(self, account_id: str) -> tuple[RatingInfo, ...]:
+        return self._run(self._client.ratings(account_id))
+
+    def leaderboard(
+        self, pool: str = "partnership", *, page_size: int = 0, page_token: str = ""
+    ) -> LeaderboardPage:
+        return self._run(self._client.leaderboard(pool, page_size=page_size, page_token=page_token))
 
     def add_house_bot(
         self,

@@ -91,6 +91,7 @@ class TableCreated(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     PRIVATE_FIELD_NUMBER: _builtins.int
     QUICK_MATCH_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     seed_commitment: _builtins.bytes
     """SHA-256 of the seed, published now so the deals can be verified when the seed is revealed."""
     shuffle_version: _builtins.str
@@ -101,6 +102,8 @@ class TableCreated(_message.Message):
     """True for a private table: not listed, joined with a code."""
     quick_match: _builtins.bool
     """True for a table the quick-match queue made (always the default rules)."""
+    rated: _builtins.bool
+    """True for a rated table: only accounts sit there, and its result changes their ratings."""
     @_builtins.property
     def rules(self) -> _rules_pb2.RuleSet:
         """The rules of the match."""
@@ -114,10 +117,11 @@ class TableCreated(_message.Message):
         name: _builtins.str = ...,
         private: _builtins.bool = ...,
         quick_match: _builtins.bool = ...,
+        rated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "private", b"private", "quick_match", b"quick_match", "rules", b"rules", "seed_commitment", b"seed_commitment", "shuffle_version", b"shuffle_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "private", b"private", "quick_match", b"quick_match", "rated", b"rated", "rules", b"rules", "seed_commitment", b"seed_commitment", "shuffle_version", b"shuffle_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -208,6 +212,9 @@ class SeatTaken(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     PLAYER_FIELD_NUMBER: _builtins.int
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The account holding the seat (AccountService), or empty for an anonymous seat token."""
     @_builtins.property
     def player(self) -> Global___Player:
         """The player and their seat."""
@@ -216,10 +223,11 @@ class SeatTaken(_message.Message):
         self,
         *,
         player: Global___Player | None = ...,
+        account_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "player", b"player"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -86,6 +86,7 @@ class SeatStatus(_message.Message):
     OCCUPIED_FIELD_NUMBER: _builtins.int
     PLAYER_NAME_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
     seat: _cards_pb2.Seat.ValueType
     """The seat."""
     occupied: _builtins.bool
@@ -94,6 +95,8 @@ class SeatStatus(_message.Message):
     """The player's name, if occupied."""
     bot: _builtins.bool
     """True when the player is a bot."""
+    account_id: _builtins.str
+    """The account holding the seat, or empty for an anonymous player."""
     def __init__(
         self,
         *,
@@ -101,10 +104,11 @@ class SeatStatus(_message.Message):
         occupied: _builtins.bool = ...,
         player_name: _builtins.str = ...,
         bot: _builtins.bool = ...,
+        account_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "occupied", b"occupied", "player_name", b"player_name", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "bot", b"bot", "occupied", b"occupied", "player_name", b"player_name", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -128,6 +132,7 @@ class Table(_message.Message):
     HAND_NUMBER_FIELD_NUMBER: _builtins.int
     SEQUENCE_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table's id."""
     name: _builtins.str
@@ -142,6 +147,8 @@ class Table(_message.Message):
     """The hand being played; 0 before the first deal."""
     sequence: _builtins.int
     """The last sequence number in its log."""
+    rated: _builtins.bool
+    """True for a rated table: only accounts may sit there (see RatingService for its pool)."""
     @_builtins.property
     def rules(self) -> _rules_pb2.RuleSet:
         """Its rules."""
@@ -177,10 +184,11 @@ class Table(_message.Message):
         hand_number: _builtins.int = ...,
         sequence: _builtins.int = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
+        rated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["badges", b"badges", "create_time", b"create_time", "hand_number", b"hand_number", "name", b"name", "private", b"private", "quick_match", b"quick_match", "rules", b"rules", "scores", b"scores", "seats", b"seats", "sequence", b"sequence", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["badges", b"badges", "create_time", b"create_time", "hand_number", b"hand_number", "name", b"name", "private", b"private", "quick_match", b"quick_match", "rated", b"rated", "rules", b"rules", "scores", b"scores", "seats", b"seats", "sequence", b"sequence", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -196,6 +204,7 @@ class CreateTableRequest(_message.Message):
     RULES_FIELD_NUMBER: _builtins.int
     PRIVATE_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The table's name: printable, not empty once trimmed, at most 64 characters."""
     private: _builtins.bool
@@ -208,6 +217,10 @@ class CreateTableRequest(_message.Message):
     Its scope is the whole service. Keep it as secret as a seat token: whoever sends it again gets
     the same outcome. Empty: the call is not idempotent.
     """
+    rated: _builtins.bool
+    """A rated table: only accounts may join, and the result changes their ratings. The rules
+    must belong to a rating pool (docs/accounts.md), else FAILED_PRECONDITION RULES_NOT_RATED.
+    """
     @_builtins.property
     def rules(self) -> _rules_pb2.RuleSet:
         """The rules; every field at zero is the default game."""
@@ -219,10 +232,11 @@ class CreateTableRequest(_message.Message):
         rules: _rules_pb2.RuleSet | None = ...,
         private: _builtins.bool = ...,
         request_id: _builtins.str = ...,
+        rated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "private", b"private", "request_id", b"request_id", "rules", b"rules"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "private", b"private", "rated", b"rated", "request_id", b"request_id", "rules", b"rules"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -417,22 +431,28 @@ class JoinTableResponse(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table's id."""
     seat: _cards_pb2.Seat.ValueType
     """The seat taken."""
     seat_token: _builtins.str
-    """The seat token: send it as the `spades-seat-token` metadata of play calls. Shown only once."""
+    """The seat token: send it as the `spades-seat-token` metadata of play calls. Shown only once.
+    An account may instead send its key with the `spades-table-id` metadata.
+    """
+    account_id: _builtins.str
+    """The account now holding the seat, when the call carried an account key."""
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         seat: _cards_pb2.Seat.ValueType = ...,
         seat_token: _builtins.str = ...,
+        account_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "seat_token", b"seat_token", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "seat", b"seat", "seat_token", b"seat_token", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -490,6 +510,7 @@ class QuickMatchRequest(_message.Message):
     PLAYER_NAME_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     player_name: _builtins.str
     """The name shown at the table: printable, not empty once trimmed, at most 32 characters."""
     bot: _builtins.bool
@@ -502,16 +523,19 @@ class QuickMatchRequest(_message.Message):
     replica. Its scope is the whole service. Keep it as secret as a seat token: whoever sends it
     again gets the same outcome. Empty: the call is not idempotent.
     """
+    rated: _builtins.bool
+    """The rated queue (only with an account key): a rated table of the partnership pool."""
     def __init__(
         self,
         *,
         player_name: _builtins.str = ...,
         bot: _builtins.bool = ...,
         request_id: _builtins.str = ...,
+        rated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "player_name", b"player_name", "request_id", b"request_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "player_name", b"player_name", "rated", b"rated", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

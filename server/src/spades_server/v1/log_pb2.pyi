@@ -10,7 +10,9 @@ from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
+from spades.v1 import account_pb2 as _account_pb2
 from spades.v1 import events_pb2 as _events_pb2
+from spades.v1 import rating_pb2 as _rating_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -249,3 +251,59 @@ class LegacySeatSubstituted(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LegacySeatSubstituted: _TypeAlias = LegacySeatSubstituted  # noqa: Y015
+
+@_typing.final
+class AccountLogEntry(_message.Message):
+    """One stored event of an account's stream (spades_server.accounts): the public event and,
+    beside it, what only the server keeps.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENT_FIELD_NUMBER: _builtins.int
+    KEY_SHA256_FIELD_NUMBER: _builtins.int
+    key_sha256: _builtins.bytes
+    """KeyIssued: SHA-256 of the key handed to the account."""
+    @_builtins.property
+    def event(self) -> _account_pb2.AccountEvent:
+        """The event, without sequence or time (the log holds those)."""
+
+    def __init__(
+        self,
+        *,
+        event: _account_pb2.AccountEvent | None = ...,
+        key_sha256: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "key_sha256", b"key_sha256"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AccountLogEntry: _TypeAlias = AccountLogEntry  # noqa: Y015
+
+@_typing.final
+class PoolLogEntry(_message.Message):
+    """One stored event of a rating pool's stream (spades_server.ratings): no secrets, but kept in
+    the server's format beside the tables' and accounts'.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_RATED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def match_rated(self) -> _rating_pb2.MatchRated:
+        """The match rated (its time is the log's)."""
+
+    def __init__(
+        self,
+        *,
+        match_rated: _rating_pb2.MatchRated | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match_rated", b"match_rated"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_rated", b"match_rated"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PoolLogEntry: _TypeAlias = PoolLogEntry  # noqa: Y015

@@ -1,0 +1,410 @@
+"""Accounts as event-sourced aggregates: a lasting identity (bot or person) with one API key.
+
+Each account is one stream of the same event log as the tables, ``account-<account id>``, of
+``spades.server.v1.AccountLogEntry`` rows: the public ``spades.v1.AccountEvent`` and, beside it,
+the SHA-256 of a key it issued (never in a public message). Its id is derived from its name
+(SHA-256 of the name without case, NFKC), so "a name is unique" is the log's own rule: the
+account's stream is created with expected version 0, and a second creation of the same name,
+on any replica, finds the stream there (``VersionConflict``) and is refused with NAME_TAKEN.
+
+A key is ``spk.<account id>.<secret>`` with 192 random bits of secret: it names its account (one
+stream read to check it), the log keeps only its digest, compared in constant time. A key that
+was rotated away or revoked is remembered by its digest, so it is refused as revoked, not as
+unknown.
+
+>>> account_id_for("Alice") == account_id_for("  aLICE ".strip())
+True
+>>> account_of_key(new_key(account_id_for("Alice"))) == account_id_for("Alice")
+True
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import grpc
+
+from spades.reasons import Reason
+from spades.v1 import account_pb2, cards_pb2, rating_pb2
+from spades_server import errors, streams, tokens
+from spades_server.eventlog.base import EventLog, LogUnavailable, StoredEvent, VersionConflict
+from spades_server.tables import timestamp
+from spades_server.v1 import log_pb2
+
+#: Every account's stream id starts with this (a table id is lowercase hex: never confused).
+STREAM_PREFIX = streams.ACCOUNT_PREFIX
+#: Every key starts with this, then the account id, then the secret, separated by dots.
+KEY_PREFIX = "spk"
+MAX_ACCOUNT_NAME = 32
+#: Appends that lost a race are decided again, at most this many times.
+MAX_DECIDE_ATTEMPTS = 20
+#: The first byte of every account row (as for tables: room for a later format).
+ENVELOPE_MARKER = b"\x00"
+
+KIND_NAMES = {account_pb2.ACCOUNT_KIND_BOT: "bot", account_pb2.ACCOUNT_KIND_PERSON: "person"}
+
+
+def normalized_name(name: str) -> str:
+    """The form names are compared in: NFKC, without case."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def account_id_for(name: str) -> str:
+    """The id of the account called ``name`` (any case): 80 bits of the name's SHA-256."""
+    return hashlib.sha256(normalized_name(name).encode()).hexdigest()[:20]
+
+
+def stream_of(account_id: str) -> str:
+    return STREAM_PREFIX + account_id
+
+
+def new_key(account_id: str) -> str:
+    return f"{KEY_PREFIX}.{account_id}.{secrets.token_urlsafe(24)}"
+
+
+def account_of_key(key: str) -> str | None:
+    """The account id a key names, or None when it is not shaped like a key."""
+    prefix, _, rest = key.partition(".")
+    account_id, separator, secret = rest.partition(".")
+    if prefix != KEY_PREFIX or not separator or not account_id or len(secret) < 16:
+        return None
+    return account_id
+
+
+# ---------------------------------------------------------------------------------- journal
+
+
+@dataclass(frozen=True)
+class AccountEntry:
+    """One stored event of an account."""
+
+    account_id: str
+    sequence: int
+    position: int
+    recorded_at: float
+    #: The public event, sequence and time set.
+    message: account_pb2.AccountEvent
+    #: KeyIssued: the digest of the key it issued.
+    key_sha256: bytes = b""
+
+
+def encode(event: account_pb2.AccountEvent, key_sha256: bytes = b"") -> bytes:
+    row = log_pb2.AccountLogEntry(event=event, key_sha256=key_sha256)
+    return ENVELOPE_MARKER + row.SerializeToString()
+
+
+def decode(stored: StoredEvent) -> AccountEntry:
+    """The entry an account row holds (ValueError when it is not one)."""
+    if not stored.data.startswith(ENVELOPE_MARKER):
+        raise ValueError("an account row starts with the envelope marker")
+    row = log_pb2.AccountLogEntry.FromString(stored.data[len(ENVELOPE_MARKER) :])
+    message = row.event
+    message.sequence = stored.version
+    message.time.FromNanoseconds(int(stored.recorded_at * 1e9))
+    return AccountEntry(
+        account_id=stored.stream_id.removeprefix(STREAM_PREFIX),
+        sequence=stored.version,
+        position=stored.position,
+        recorded_at=stored.recorded_at,
+        message=message,
+        key_sha256=row.key_sha256,
+    )
+
+
+# ---------------------------------------------------------------------------------- aggregate
+
+
+@dataclass
+class Account:
+    """One account, as its stream says."""
+
+    account_id: str
+    version: int = 0
+    name: str = ""
+    kind: account_pb2.AccountKind.ValueType = account_pb2.ACCOUNT_KIND_UNSPECIFIED
+    created_at: float = 0.0
+    #: The digest of the key that works now (empty once revoked).
+    key_sha256: bytes = b""
+    #: Digests of every key that worked once and no longer does.
+    retired_key_digests: list[bytes] = field(default_factory=list)
+    entries: list[AccountEntry] = field(default_factory=list)
+    #: (pool, table id) of every rated match its stream was told of.
+    rated_matches: set[tuple[str, str]] = field(default_factory=set)
+
+    def fold(self, entry: AccountEntry) -> None:
+        if entry.sequence <= self.version:
+            return
+        message = entry.message
+        match message.WhichOneof("kind"):
+            case "account_created":
+                self.name = message.account_created.name
+                self.kind = message.account_created.kind
+                self.created_at = entry.recorded_at
+            case "key_issued":
+                self._retire_key()
+                self.key_sha256 = entry.key_sha256
+            case "key_revoked":
+                self._retire_key()
+            case "rating_changed":
+                match = message.rating_changed.match
+                self.rated_matches.add((match.pool, match.table_id))
+        self.entries.append(entry)
+        self.version = entry.sequence
+
+    def _retire_key(self) -> None:
+        if self.key_sha256:
+            self.retired_key_digests.append(self.key_sha256)
+        self.key_sha256 = b""
+
+    @property
+    def bot(self) -> bool:
+        return self.kind == account_pb2.ACCOUNT_KIND_BOT
+
+    @property
+    def revoked(self) -> bool:
+        return not self.key_sha256
+
+    def to_proto(self) -> account_pb2.Account:
+        return account_pb2.Account(
+            account_id=self.account_id,
+            name=self.name,
+            kind=self.kind,
+            create_time=timestamp(self.created_at),
+            key_revoked=self.revoked,
+        )
+
+    def check_key(self, key: str) -> None:
+        """UNAUTHENTICATED unless ``key`` is the account's key now (KEY_REVOKED for an old one)."""
+        if self.key_sha256 and tokens.matches(key, self.key_sha256):
+            return
+        # Every retired digest is compared (constant time each): no early exit says which.
+        retired = [tokens.matches(key, digest) for digest in self.retired_key_digests]
+        if any(retired):
+            raise errors.RequestError(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "this key was revoked or replaced by a newer one, so it no longer works",
+                reason_code="KEY_REVOKED",
+            )
+        raise key_not_valid()
+
+
+def key_not_valid() -> errors.RequestError:
+    return errors.RequestError(
+        grpc.StatusCode.UNAUTHENTICATED,
+        "this account key is not valid",
+        reason_code="KEY_NOT_VALID",
+    )
+
+
+def account_not_found(what: str) -> errors.RequestError:
+    return errors.RequestError(
+        grpc.StatusCode.NOT_FOUND, f"there is no account {what}", reason_code="ACCOUNT_NOT_FOUND"
+    )
+
+
+# ---------------------------------------------------------------------------------- decisions
+
+
+@dataclass(frozen=True)
+class AccountDecided:
+    """Events to append to an account's stream (each with the key digest it issued, if any)."""
+
+    events: list[tuple[account_pb2.AccountEvent, bytes]]
+
+
+def check_account_name(name: str) -> str:
+    """The name without surrounding spaces, or INVALID_ARGUMENT with its reason code."""
+    cleaned = name.strip()
+    if not cleaned:
+        raise errors.RequestError(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "the account name is required",
+            reason_code="MISSING_FIELD",
+        )
+    if len(cleaned) > MAX_ACCOUNT_NAME:
+        raise errors.RequestError(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"the account name has {len(cleaned)} characters; at most {MAX_ACCOUNT_NAME}",
+            reason_code="FIELD_TOO_LONG",
+        )
+    if not cleaned.isprintable():
+        raise errors.RequestError(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "the account name must be printable characters only",
+            reason_code="INVALID_NAME",
+        )
+    return cleaned
+
+
+def check_kind(kind: int) -> account_pb2.AccountKind.ValueType:
+    if kind not in KIND_NAMES:
+        why = "say whether the account is a bot or a person (kind)"
+        if not kind:
+            raise errors.refuse(Reason.MISSING_FIELD, why, field="kind")
+        raise errors.refuse(Reason.UNKNOWN_ACCOUNT_KIND, why, field="kind")
+    return account_pb2.AccountKind.ValueType(kind)
+
+
+def decide_creation(name: str, kind: account_pb2.AccountKind.ValueType, key: str) -> AccountDecided:
+    return AccountDecided(
+        [
+            (
+                account_pb2.AccountEvent(
+                    account_created=account_pb2.AccountCreated(name=name, kind=kind)
+                ),
+                b"",
+            ),
+            (account_pb2.AccountEvent(key_issued=account_pb2.KeyIssued()), tokens.digest(key)),
+        ]
+    )
+
+
+def decide_rotation(account: Account, key: str, *, by_operator: bool) -> AccountDecided:
+    """A new key; only the operator may issue one to an account whose key was revoked."""
+    if account.revoked and not by_operator:
+        raise errors.RequestError(
+            grpc.StatusCode.UNAUTHENTICATED,
+            "this account's key was revoked; only the operator can issue a new one",
+            reason_code="KEY_REVOKED",
+        )
+    issued = account_pb2.KeyIssued(by_operator=by_operator)
+    return AccountDecided([(account_pb2.AccountEvent(key_issued=issued), tokens.digest(key))])
+
+
+def decide_revocation(account: Account, *, by_operator: bool) -> AccountDecided | None:
+    """Revoke the key (nothing to do when it is already revoked)."""
+    if account.revoked:
+        return None
+    revoked = account_pb2.KeyRevoked(by_operator=by_operator)
+    return AccountDecided([(account_pb2.AccountEvent(key_revoked=revoked), b"")])
+
+
+def decide_rating_change(account: Account, match: rating_pb2.MatchRated) -> AccountDecided | None:
+    """Tell the account of a rated match (once: nothing when its stream has it already)."""
+    if (match.pool, match.table_id) in account.rated_matches:
+        return None
+    changed = account_pb2.RatingChanged(match=match)
+    return AccountDecided([(account_pb2.AccountEvent(rating_changed=changed), b"")])
+
+
+def decide_assignment(
+    table_id: str, seats: list[cards_pb2.Seat.ValueType], rated: bool
+) -> AccountDecided:
+    """Tell the account the quick-match queue seated it."""
+    assigned = account_pb2.TableAssigned(table_id=table_id, seats=seats, rated=rated)
+    return AccountDecided([(account_pb2.AccountEvent(table_assigned=assigned), b"")])
+
+
+AccountDecision = Callable[[Account], AccountDecided | None]
+
+
+# ---------------------------------------------------------------------------------- store
+
+
+class AccountStore:
+    """Loads accounts from the log (a cache checked against the log's version, as for tables)
+    and appends their events with the expected version."""
+
+    def __init__(self, log: EventLog) -> None:
+        self.log = log
+        self._cache: dict[str, Account] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def load(self, account_id: str) -> Account:
+        """The account as of the log's latest version; NOT_FOUND (ACCOUNT_NOT_FOUND) if none."""
+        if not account_id or "\x00" in account_id or len(account_id) > 64:
+            raise account_not_found(repr(account_id))
+        account = self._cache.get(account_id)
+        if account is not None and self.log.sole_writer:
+            return account
+        account = account or Account(account_id)
+        stored = await self.log.read(stream_of(account_id), after_version=account.version)
+        account = self._cache.get(account_id) or account
+        for row in stored:
+            account.fold(decode(row))
+        if account.version == 0:
+            raise account_not_found(repr(account_id))
+        self._cache[account_id] = account
+        return account
+
+    def observe(self, stored: StoredEvent) -> None:
+        """Fold a row another replica appended into the cached account (or forget it)."""
+        if not stored.stream_id.startswith(STREAM_PREFIX):
+            return
+        account_id = stored.stream_id.removeprefix(STREAM_PREFIX)
+        account = self._cache.get(account_id)
+        if account is None or stored.version <= account.version:
+            return
+        if stored.version == account.version + 1:
+            account.fold(decode(stored))
+        else:
+            del self._cache[account_id]  # events were missed: the next load reads them all
+
+    async def authenticate(self, key: str) -> Account:
+        """The account whose key ``key`` is now, or UNAUTHENTICATED (KEY_NOT_VALID, KEY_REVOKED)."""
+        account_id = account_of_key(key)
+        if account_id is None:
+            raise key_not_valid()
+        try:
+            account = await self.load(account_id)
+        except errors.RequestError:
+            raise key_not_valid() from None
+        account.check_key(key)
+        return account
+
+    async def create(
+        self, name: str, kind: account_pb2.AccountKind.ValueType
+    ) -> tuple[Account, str]:
+        """A new account and its first key; ALREADY_EXISTS (NAME_TAKEN) when the name is."""
+        account_id = account_id_for(name)
+        key = new_key(account_id)
+        try:
+            stored = await self._append(account_id, 0, decide_creation(name, kind, key))
+        except VersionConflict:
+            raise errors.RequestError(
+                grpc.StatusCode.ALREADY_EXISTS,
+                f"the name {name!r} is taken (names are compared ignoring case)",
+                reason_code="NAME_TAKEN",
+            ) from None
+        account = self._cache.get(account_id) or Account(account_id)
+        for row in stored:
+            account.fold(decode(row))
+        self._cache[account_id] = account
+        return account, key
+
+    async def execute(self, account_id: str, decide: AccountDecision) -> Account:
+        """Decide on the latest account, append with the expected version, retry on a conflict."""
+        lock = self._locks.setdefault(account_id, asyncio.Lock())
+        async with lock:
+            for _ in range(MAX_DECIDE_ATTEMPTS):
+                account = await self.load(account_id)
+                decided = decide(account)
+                if decided is None or not decided.events:
+                    return account
+                try:
+                    stored = await self._append(account_id, account.version, decided)
+                except VersionConflict:
+                    self._cache.pop(account_id, None)  # another replica moved first: reload
+                    continue
+                for row in stored:
+                    account.fold(decode(row))
+                return account
+        raise errors.RequestError(
+            grpc.StatusCode.ABORTED,
+            "the account kept changing under this request; try again",
+            reason_code="ACCOUNT_CONTENDED",
+        )
+
+    async def _append(
+        self, account_id: str, expected: int, decided: AccountDecided
+    ) -> list[StoredEvent]:
+        rows = [encode(event, digest) for event, digest in decided.events]
+        try:
+            return await self.log.append(stream_of(account_id), expected, rows)
+        except LogUnavailable as error:
+            raise errors.refuse(Reason.LOG_UNAVAILABLE, str(error)) from None

@@ -1,0 +1,395 @@
+"""Rated play: rating pools, the Weng-Lin model, and each pool's stream of rated matches.
+
+A **pool** is a family of rule sets rated together (:func:`pool_of`): "partnership" (four
+players, the default rules, any match length) and "cutthroat" (three players, likewise). Each
+pool is one stream of the event log, ``ratings-<pool>``, of ``MatchRated`` events: a finished
+rated table is rated by appending its MatchRated with the pool's expected version, after
+checking that the pool has not rated the table yet, so a match is rated exactly once whichever
+replica sees it end first, and every match of a pool is rated in one order. A pool's ratings are
+the fold of its stream (:class:`Pool`), and the stream is a function of the tables' logs
+(:func:`match_result`, :func:`rate`), so it can be recomputed from them.
+
+The model is openskill's Plackett-Luce (Weng-Lin): every entrant starts at mu 25, sigma 25/3;
+an account playing both seats of a side is one entrant (a team of one), partners are a team of
+two. Sides are ranked by the engine's result: the winners first, then by final score. A player
+is provisional until it has played :data:`PROVISIONAL_MATCHES` rated matches in the pool.
+
+Fair to the absent: when a house bot finished a seat for its player (the table's log has a
+``SeatSubstituted``), the match counts as a loss for that player alone, rated against the
+opposing side(s), and changes nothing for anyone else, its partner included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import grpc
+import structlog
+from openskill.models import PlackettLuce, PlackettLuceRating
+
+from spades.engine import Clock, Rules
+from spades.engine import events as ev
+from spades.reasons import Reason
+from spades.v1 import rating_pb2
+from spades_server import errors, streams
+from spades_server.eventlog.base import EventLog, LogUnavailable, StoredEvent, VersionConflict
+from spades_server.tables import Table
+from spades_server.v1 import log_pb2
+
+log = structlog.get_logger(__name__)
+
+#: Rated matches in a pool before a player's rating there is no longer provisional.
+PROVISIONAL_MATCHES = 10
+PARTNERSHIP = "partnership"
+CUTTHROAT = "cutthroat"
+POOLS = (PARTNERSHIP, CUTTHROAT)
+MAX_DECIDE_ATTEMPTS = 20
+ENVELOPE_MARKER = b"\x00"
+
+MODEL = PlackettLuce()
+_DEFAULT = MODEL.rating()
+DEFAULT_MU: float = _DEFAULT.mu
+DEFAULT_SIGMA: float = _DEFAULT.sigma
+
+
+def pool_of(rules: Rules) -> str | None:
+    """The pool a rule set is rated in, None when it is rated in none.
+
+    >>> pool_of(Rules(max_hands=25)), pool_of(Rules(players=3)), pool_of(Rules(jokers=True))
+    ('partnership', 'cutthroat', None)
+    """
+    # The match's length and clock do not change what is being measured.
+    normalized = dataclasses.replace(
+        rules, target_score=500, max_hands=None, loss_threshold=None, clock=Clock()
+    )
+    if normalized == Rules():
+        return PARTNERSHIP
+    if normalized == Rules(players=3):
+        return CUTTHROAT
+    return None
+
+
+def stream_of(pool: str) -> str:
+    return streams.POOL_PREFIX + pool
+
+
+def pool_not_found(pool: str) -> errors.RequestError:
+    return errors.RequestError(
+        grpc.StatusCode.NOT_FOUND,
+        f"there is no rating pool {pool!r}; the pools are {', '.join(POOLS)}",
+        reason_code="POOL_NOT_FOUND",
+    )
+
+
+# ---------------------------------------------------------------------------------- journal
+
+
+def encode(match: rating_pb2.MatchRated) -> bytes:
+    return ENVELOPE_MARKER + log_pb2.PoolLogEntry(match_rated=match).SerializeToString()
+
+
+def decode(stored: StoredEvent) -> rating_pb2.MatchRated:
+    """The rated match a pool's row holds, its time the log's (ValueError if not one)."""
+    if not stored.data.startswith(ENVELOPE_MARKER):
+        raise ValueError("a pool's row starts with the envelope marker")
+    match = log_pb2.PoolLogEntry.FromString(stored.data[len(ENVELOPE_MARKER) :]).match_rated
+    match.time.FromNanoseconds(int(stored.recorded_at * 1e9))
+    return match
+
+
+# ---------------------------------------------------------------------------------- aggregate
+
+
+@dataclass
+class Standing:
+    """A player's rating in one pool."""
+
+    mu: float = DEFAULT_MU
+    sigma: float = DEFAULT_SIGMA
+    matches: int = 0
+
+    @classmethod
+    def of(cls, rating: rating_pb2.Rating) -> Standing:
+        return cls(rating.mu, rating.sigma, rating.matches)
+
+    def to_proto(self) -> rating_pb2.Rating:
+        return rating_pb2.Rating(
+            mu=self.mu,
+            sigma=self.sigma,
+            score=self.mu - 3 * self.sigma,
+            matches=self.matches,
+            provisional=self.matches < PROVISIONAL_MATCHES,
+        )
+
+
+@dataclass
+class Pool:
+    """One pool, as its stream says: every player's standing and every rated match."""
+
+    name: str
+    version: int = 0
+    standings: dict[str, Standing] = field(default_factory=dict)
+    rated_tables: set[str] = field(default_factory=set)
+    #: Every rated match, oldest first.
+    matches: list[rating_pb2.MatchRated] = field(default_factory=list)
+
+    def fold(self, version: int, match: rating_pb2.MatchRated) -> None:
+        if version <= self.version:
+            return
+        for change in match.changes:
+            self.standings[change.account_id] = Standing.of(change.after)
+        self.rated_tables.add(match.table_id)
+        self.matches.append(match)
+        self.version = version
+
+    def standing(self, account_id: str) -> Standing:
+        return self.standings.get(account_id) or Standing()
+
+    def leaderboard(self) -> list[tuple[str, Standing]]:
+        """Every player, best score first (ties: more matches, then by id, for a stable order)."""
+        return sorted(
+            self.standings.items(),
+            key=lambda item: (-(item[1].mu - 3 * item[1].sigma), -item[1].matches, item[0]),
+        )
+
+
+# ---------------------------------------------------------------------------------- decisions
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """What a finished rated table says for its ratings."""
+
+    table_id: str
+    pool: str
+    #: The entrants of each side (account ids, one per account: a bot on both seats is one).
+    sides: list[list[str]]
+    #: Each side's rank, 0 the best (equal ranks are a draw).
+    ranks: list[int]
+    #: Accounts a house bot substituted for during the match.
+    substituted: frozenset[str] = frozenset()
+
+
+def match_result(table: Table) -> MatchResult | None:
+    """The result to rate for a finished rated table; None when there is nothing to rate (not
+    rated, not over, closed by the operator, or a seat without an account)."""
+    if not table.rated or not table.finished:
+        return None
+    pool = pool_of(table.state.rules)
+    ended = next((e for e in reversed(table.events) if isinstance(e, ev.MatchEnded)), None)
+    if pool is None or ended is None or ended.reason is ev.EndReason.CLOSED:
+        return None
+    sides: list[list[str]] = []
+    for side in table.state.rules.sides:
+        accounts = [table.seat_accounts.get(seat, "") for seat in side]
+        if not all(accounts):
+            return None
+        sides.append(list(dict.fromkeys(accounts)))
+    everyone = [account for side in sides for account in side]
+    if len(everyone) != len(set(everyone)):
+        return None  # one account on two sides: refused at the join, never rated
+    winners = set(ended.winners)
+    keys = [
+        (not winners.intersection(side), -ended.final_scores[index])
+        for index, side in enumerate(table.state.rules.sides)
+    ]
+    distinct = sorted(set(keys))
+    substituted = frozenset(
+        table.seat_accounts[event.seat]
+        for event in table.events
+        if isinstance(event, ev.SeatSubstituted)
+    )
+    return MatchResult(
+        table_id=table.table_id,
+        pool=pool,
+        sides=sides,
+        ranks=[distinct.index(key) for key in keys],
+        substituted=substituted,
+    )
+
+
+def rate(pool: Pool, result: MatchResult) -> rating_pb2.MatchRated:
+    """The pool's MatchRated for ``result``: every entrant's rating before and after."""
+    changes: dict[str, rating_pb2.RatingChange] = {}
+    if not result.substituted:
+        teams = [[_model_rating(pool.standing(a)) for a in side] for side in result.sides]
+        rated = MODEL.rate(teams, ranks=[float(rank) for rank in result.ranks])
+        for side, rank, new_side in zip(result.sides, result.ranks, rated, strict=True):
+            outcome = rating_pb2.MATCH_OUTCOME_WON if rank == 0 else rating_pb2.MATCH_OUTCOME_LOST
+            for account, new in zip(side, new_side, strict=True):
+                changes[account] = _change(pool.standing(account), account, new, outcome)
+    else:
+        for index, side in enumerate(result.sides):
+            for account in side:
+                before = pool.standing(account)
+                if account not in result.substituted:
+                    changes[account] = rating_pb2.RatingChange(
+                        account_id=account,
+                        before=before.to_proto(),
+                        after=before.to_proto(),
+                        outcome=rating_pb2.MATCH_OUTCOME_NOT_RATED,
+                    )
+                    continue
+                # A loss for this player alone, against the opposing side(s) as they stand.
+                opponents = [
+                    [_model_rating(pool.standing(a)) for a in other]
+                    for number, other in enumerate(result.sides)
+                    if number != index
+                ]
+                teams = [[_model_rating(before)], *opponents]
+                rated = MODEL.rate(teams, ranks=[1.0] + [0.0] * len(opponents))
+                changes[account] = _change(
+                    before, account, rated[0][0], rating_pb2.MATCH_OUTCOME_SUBSTITUTED
+                )
+    ordered = [changes[account] for side in result.sides for account in side]
+    return rating_pb2.MatchRated(table_id=result.table_id, pool=result.pool, changes=ordered)
+
+
+def _model_rating(standing: Standing) -> PlackettLuceRating:
+    return MODEL.rating(mu=standing.mu, sigma=standing.sigma)
+
+
+def _change(
+    before: Standing,
+    account: str,
+    new: PlackettLuceRating,
+    outcome: rating_pb2.MatchOutcome.ValueType,
+) -> rating_pb2.RatingChange:
+    after = Standing(float(new.mu), float(new.sigma), before.matches + 1)
+    return rating_pb2.RatingChange(
+        account_id=account, before=before.to_proto(), after=after.to_proto(), outcome=outcome
+    )
+
+
+def recompute(results: Sequence[MatchResult]) -> dict[str, Pool]:
+    """Every pool as rating ``results`` in this order gives (what the pools' streams hold)."""
+    pools = {name: Pool(name) for name in POOLS}
+    for result in results:
+        pool = pools[result.pool]
+        pool.fold(pool.version + 1, rate(pool, result))
+    return pools
+
+
+# ---------------------------------------------------------------------------------- store
+
+
+class PoolStore:
+    """Loads pools from the log (a cache checked against the log's version) and rates tables."""
+
+    def __init__(self, log_: EventLog) -> None:
+        self.log = log_
+        self._cache: dict[str, Pool] = {}
+        self._locks = {name: asyncio.Lock() for name in POOLS}
+
+    async def load(self, name: str) -> Pool:
+        if name not in POOLS:
+            raise pool_not_found(name)
+        pool = self._cache.get(name)
+        if pool is not None and self.log.sole_writer:
+            return pool
+        pool = pool or Pool(name)
+        for stored in await self.log.read(stream_of(name), after_version=pool.version):
+            pool.fold(stored.version, decode(stored))
+        self._cache[name] = pool
+        return pool
+
+    def observe(self, stored: StoredEvent) -> None:
+        """Fold a row another replica appended into the cached pool (or forget the pool)."""
+        if not stored.stream_id.startswith(streams.POOL_PREFIX):
+            return
+        name = stored.stream_id.removeprefix(streams.POOL_PREFIX)
+        pool = self._cache.get(name)
+        if pool is None or stored.version <= pool.version:
+            return
+        if stored.version == pool.version + 1:
+            pool.fold(stored.version, decode(stored))
+        else:
+            del self._cache[name]
+
+    async def rate_table(self, table: Table) -> rating_pb2.MatchRated | None:
+        """Rate a finished rated table once (None: nothing to rate, or rated already)."""
+        result = match_result(table)
+        if result is None:
+            return None
+        async with self._locks[result.pool]:
+            for _ in range(MAX_DECIDE_ATTEMPTS):
+                pool = await self.load(result.pool)
+                if result.table_id in pool.rated_tables:
+                    return None
+                match = rate(pool, result)
+                try:
+                    stored = await self.log.append(
+                        stream_of(pool.name), pool.version, [encode(match)]
+                    )
+                except VersionConflict:
+                    self._cache.pop(pool.name, None)  # another replica rated one first
+                    continue
+                except LogUnavailable as error:
+                    raise errors.refuse(Reason.LOG_UNAVAILABLE, str(error)) from None
+                match = decode(stored[0])
+                pool.fold(stored[0].version, match)
+                return match
+        raise errors.RequestError(
+            grpc.StatusCode.ABORTED, "the pool kept changing", reason_code="POOL_CONTENDED"
+        )
+
+
+class RatingKeeper:
+    """Rates every rated table this server sees finish, and tells the accounts.
+
+    It listens to the table store (every table this replica follows); on start it rates the
+    finished rated tables the lobby lists that their pool has not rated (a server killed between
+    a match's end and its rating), so no rated match is left unrated. ``announce`` is called
+    with every match this replica rated (the accounts' streams are told there).
+    """
+
+    def __init__(
+        self,
+        pools: PoolStore,
+        announce: Callable[[rating_pb2.MatchRated], object] | None = None,
+    ) -> None:
+        self.pools = pools
+        self._announce = announce
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._seen: set[str] = set()
+
+    def table_changed(self, table: Table) -> None:
+        if not table.rated or not table.finished or table.table_id in self._seen:
+            return
+        self._seen.add(table.table_id)
+        task = asyncio.get_running_loop().create_task(self._rate(table))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _rate(self, table: Table) -> None:
+        try:
+            match = await self.pools.rate_table(table)
+        except Exception:
+            self._seen.discard(table.table_id)  # retried when the table is next seen
+            log.exception("rating failed", table_id=table.table_id)
+            return
+        if match is not None:
+            log.info("match rated", table_id=table.table_id, pool=match.pool)
+            if self._announce is not None:
+                result = self._announce(match)
+                if asyncio.iscoroutine(result):
+                    await result
+
+    async def settle(self, tables: Sequence[Table]) -> None:
+        """Rate, now, the finished rated tables given (on start)."""
+        for table in tables:
+            self.table_changed(table)
+        await self.idle()
+
+    async def idle(self) -> None:
+        """Wait for the ratings under way."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)

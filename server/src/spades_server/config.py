@@ -14,6 +14,7 @@ from typing import NoReturn, cast
 
 from spades_server import tokens
 from spades_server.eventlog import Durability
+from spades_server.tables import DEFAULT_CACHE_SIZE
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class Settings:
     # or after its player had no Play stream for this many seconds; 0 turns either off.
     substitute_after_timeouts: int = 2
     disconnect_grace: float = 60.0
+    # Memory (tables.py): tables kept loaded besides those a stream or command holds.
+    table_cache_size: int = DEFAULT_CACHE_SIZE
 
 
 #: Every flag's environment variable (flag destination -> variable).
@@ -76,6 +79,7 @@ ENVIRONMENT = {
     "quick_match_fill_after": "SPADES_QUICK_MATCH_FILL_AFTER",
     "substitute_after_timeouts": "SPADES_SUBSTITUTE_AFTER_TIMEOUTS",
     "disconnect_grace": "SPADES_DISCONNECT_GRACE",
+    "table_cache_size": "SPADES_TABLE_CACHE_SIZE",
 }
 
 
@@ -196,6 +200,12 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         "bot plays it (until the player reconnects); 0: never",
         type=float,
     )
+    option(
+        "--table-cache-size",
+        "tables kept in memory, the most recently used (besides those with an open stream);"
+        " the others are loaded from the log when needed",
+        type=int,
+    )
     return parse
 
 
@@ -229,6 +239,7 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         "quick_match_fill_after",
         "substitute_after_timeouts",
         "disconnect_grace",
+        "table_cache_size",
     ):
         if getattr(args, dest) < 0:
             flag = "--" + dest.replace("_", "-")
@@ -262,6 +273,7 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         quick_match_fill_after=float(args.quick_match_fill_after),
         substitute_after_timeouts=int(args.substitute_after_timeouts),
         disconnect_grace=float(args.disconnect_grace),
+        table_cache_size=int(args.table_cache_size),
     )
 
 

@@ -186,7 +186,7 @@ class SpadesServer:
     def __init__(self, settings: Settings, event_log: EventLog | None = None) -> None:
         self.settings = settings
         self.log = event_log or open_event_log(settings)
-        self.store = TableStore(self.log)
+        self.store = TableStore(self.log, settings.table_cache_size)
         self.projection = LobbyProjection(self.log)
         self.clock = TurnClock(self.store)
         if not self.log.sole_writer:

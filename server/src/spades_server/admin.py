@@ -21,7 +21,7 @@ from spades.engine import InvalidRules, new_match
 from spades.engine import events as ev
 from spades.engine.shuffle import SEED_BYTES
 from spades.v1 import admin_pb2, admin_pb2_grpc, lobby_pb2
-from spades_server import errors, journal, paging, tokens
+from spades_server import errors, journal, tokens
 from spades_server.auth import OperatorGate
 from spades_server.checks import MAX_TABLE_NAME, check_name, rules_of
 from spades_server.decisions import decide_close, decide_new_table
@@ -53,14 +53,15 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         _, entries = await self._store.execute(request.table_id, decide_close)
         await self._projection.caught_up(entries[-1].position)
         log.info("table closed by the operator", table_id=request.table_id)
-        return admin_pb2.CloseTableResponse(table=self._projection.summary(request.table_id))
+        return admin_pb2.CloseTableResponse(table=await self._projection.find(request.table_id))
 
     async def ListTablesDetailed(
         self, request: admin_pb2.ListTablesDetailedRequest, context: Context
     ) -> admin_pb2.ListTablesDetailedResponse:
         self._gate.check(context)
-        listed, next_token = paging.page(
-            self._projection.newest_first(request.status),
+        listed, next_token = await self._projection.page(
+            status=request.status,
+            public_only=False,
             page_size=request.page_size,
             page_token=request.page_token,
             default_size=DEFAULT_PAGE_SIZE,
@@ -113,5 +114,5 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         table = await open_table(self._store, self._projection, decided)
         table_id = table.table_id
         log.info("table created by the operator", table_id=table_id, deals=len(deals))
-        summary = self._projection.summary(table_id) or lobby_pb2.Table(table_id=table_id)
+        summary = await self._projection.find(table_id) or lobby_pb2.Table(table_id=table_id)
         return admin_pb2.CreateTableWithDealsResponse(table=summary, join_code=join_code)

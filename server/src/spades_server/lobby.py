@@ -18,7 +18,7 @@ from spades import protocol
 from spades.engine import Rules, new_match
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades.wire import house_bot_kind
-from spades_server import errors, paging, tokens
+from spades_server import errors, tokens
 from spades_server.auth import authenticate, seat_token_from
 from spades_server.checks import MAX_PLAYER_NAME, MAX_TABLE_NAME, check_name, rules_of, seat_or_any
 from spades_server.decisions import decide_join, decide_leave, decide_new_table
@@ -63,7 +63,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         join_code = tokens.new_join_code() if request.private else ""
         table = await self._create(name, rules, private=request.private, join_code=join_code)
         return lobby_pb2.CreateTableResponse(
-            table=self._summary(table.table_id), join_code=join_code
+            table=await self._summary(table.table_id), join_code=join_code
         )
 
     async def _create(
@@ -80,8 +80,8 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         log.info("table created", table_id=table.table_id, private=private, quick_match=quick_match)
         return table
 
-    def _summary(self, table_id: str) -> lobby_pb2.Table:
-        summary = self._projection.summary(table_id)
+    async def _summary(self, table_id: str) -> lobby_pb2.Table:
+        summary = await self._projection.find(table_id)
         if summary is None:
             raise errors.not_found(f"there is no table {table_id!r}")
         return summary
@@ -89,13 +89,9 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def ListTables(
         self, request: lobby_pb2.ListTablesRequest, context: Context
     ) -> lobby_pb2.ListTablesResponse:
-        listed = [
-            summary
-            for summary in self._projection.newest_first(request.status)
-            if not summary.private
-        ]
-        tables, next_token = paging.page(
-            listed,
+        tables, next_token = await self._projection.page(
+            status=request.status,
+            public_only=True,
             page_size=request.page_size,
             page_token=request.page_token,
             default_size=DEFAULT_PAGE_SIZE,
@@ -106,7 +102,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def GetTable(
         self, request: lobby_pb2.GetTableRequest, context: Context
     ) -> lobby_pb2.GetTableResponse:
-        return lobby_pb2.GetTableResponse(table=self._summary(request.table_id))
+        return lobby_pb2.GetTableResponse(table=await self._summary(request.table_id))
 
     async def JoinTable(
         self, request: lobby_pb2.JoinTableRequest, context: Context

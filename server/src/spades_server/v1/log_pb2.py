@@ -23,25 +23,28 @@ _sym_db = _symbol_database.Default()
 
 
 from spades.v1 import events_pb2 as spades_dot_v1_dot_events__pb2
+from spades.v1 import lobby_pb2 as spades_dot_v1_dot_lobby__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aspades/server/v1/log.proto\x12\x10spades.server.v1\x1a\x16spades/v1/events.proto\"j\n\x08LogEntry\x12\x1f\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x10.spades.v1.Event\x12\x11\n\taction_id\x18\x02 \x01(\t\x12*\n\x07secrets\x18\x03 \x01(\x0b\x32\x19.spades.server.v1.Secrets\"\x94\x01\n\x07Secrets\x12\x0c\n\x04seed\x18\x01 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x02 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x03 \x01(\x0c\x12\x19\n\x11seat_token_sha256\x18\x04 \x01(\x0c\x12\x1f\n\x17substitute_token_sha256\x18\x05 \x01(\x0c\"\xc4\x01\n\x0bLegacyEvent\x12;\n\rtable_created\x18\n \x01(\x0b\x32$.spades.server.v1.LegacyTableCreated\x12\x35\n\nseat_taken\x18\x0b \x01(\x0b\x32!.spades.server.v1.LegacySeatTaken\x12\x41\n\x10seat_substituted\x18\x1b \x01(\x0b\x32\'.spades.server.v1.LegacySeatSubstituted\"c\n\x12LegacyTableCreated\x12\x0c\n\x04seed\x18\x04 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x05 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x08 \x01(\x0c\",\n\x0fLegacySeatTaken\x12\x19\n\x11seat_token_sha256\x18\x02 \x01(\x0c\"8\n\x15LegacySeatSubstituted\x12\x1f\n\x17substitute_token_sha256\x18\x03 \x01(\x0c\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aspades/server/v1/log.proto\x12\x10spades.server.v1\x1a\x16spades/v1/events.proto\x1a\x15spades/v1/lobby.proto\"j\n\x08LogEntry\x12\x1f\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x10.spades.v1.Event\x12\x11\n\taction_id\x18\x02 \x01(\t\x12*\n\x07secrets\x18\x03 \x01(\x0b\x32\x19.spades.server.v1.Secrets\"\x94\x01\n\x07Secrets\x12\x0c\n\x04seed\x18\x01 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x02 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x03 \x01(\x0c\x12\x19\n\x11seat_token_sha256\x18\x04 \x01(\x0c\x12\x1f\n\x17substitute_token_sha256\x18\x05 \x01(\x0c\"\xc4\x01\n\x0bLegacyEvent\x12;\n\rtable_created\x18\n \x01(\x0b\x32$.spades.server.v1.LegacyTableCreated\x12\x35\n\nseat_taken\x18\x0b \x01(\x0b\x32!.spades.server.v1.LegacySeatTaken\x12\x41\n\x10seat_substituted\x18\x1b \x01(\x0b\x32\'.spades.server.v1.LegacySeatSubstituted\"c\n\x12LegacyTableCreated\x12\x0c\n\x04seed\x18\x04 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x05 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x08 \x01(\x0c\",\n\x0fLegacySeatTaken\x12\x19\n\x11seat_token_sha256\x18\x02 \x01(\x0c\"8\n\x15LegacySeatSubstituted\x12\x1f\n\x17substitute_token_sha256\x18\x03 \x01(\x0c\"L\n\x0fLobbyCheckpoint\x12 \n\x06tables\x18\x01 \x03(\x0b\x32\x10.spades.v1.Table\x12\x17\n\x0f\x66inished_tables\x18\x02 \x01(\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'spades.server.v1.log_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LOGENTRY']._serialized_start=72
-  _globals['_LOGENTRY']._serialized_end=178
-  _globals['_SECRETS']._serialized_start=181
-  _globals['_SECRETS']._serialized_end=329
-  _globals['_LEGACYEVENT']._serialized_start=332
-  _globals['_LEGACYEVENT']._serialized_end=528
-  _globals['_LEGACYTABLECREATED']._serialized_start=530
-  _globals['_LEGACYTABLECREATED']._serialized_end=629
-  _globals['_LEGACYSEATTAKEN']._serialized_start=631
-  _globals['_LEGACYSEATTAKEN']._serialized_end=675
-  _globals['_LEGACYSEATSUBSTITUTED']._serialized_start=677
-  _globals['_LEGACYSEATSUBSTITUTED']._serialized_end=733
+  _globals['_LOGENTRY']._serialized_start=95
+  _globals['_LOGENTRY']._serialized_end=201
+  _globals['_SECRETS']._serialized_start=204
+  _globals['_SECRETS']._serialized_end=352
+  _globals['_LEGACYEVENT']._serialized_start=355
+  _globals['_LEGACYEVENT']._serialized_end=551
+  _globals['_LEGACYTABLECREATED']._serialized_start=553
+  _globals['_LEGACYTABLECREATED']._serialized_end=652
+  _globals['_LEGACYSEATTAKEN']._serialized_start=654
+  _globals['_LEGACYSEATTAKEN']._serialized_end=698
+  _globals['_LEGACYSEATSUBSTITUTED']._serialized_start=700
+  _globals['_LEGACYSEATSUBSTITUTED']._serialized_end=756
+  _globals['_LOBBYCHECKPOINT']._serialized_start=758
+  _globals['_LOBBYCHECKPOINT']._serialized_end=834
 # @@protoc_insertion_point(module_scope)

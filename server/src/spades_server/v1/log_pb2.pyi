@@ -11,6 +11,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from spades.v1 import events_pb2 as _events_pb2
+from spades.v1 import lobby_pb2 as _lobby_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -209,3 +210,33 @@ class LegacySeatSubstituted(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LegacySeatSubstituted: _TypeAlias = LegacySeatSubstituted  # noqa: Y015
+
+@_typing.final
+class LobbyCheckpoint(_message.Message):
+    """The lobby's checkpoint (spades_server.projection): where its projection stood, so a start
+    folds only the events after it. Finished tables are not in it: they are stored as rows.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLES_FIELD_NUMBER: _builtins.int
+    FINISHED_TABLES_FIELD_NUMBER: _builtins.int
+    finished_tables: _builtins.int
+    """How many finished tables the lobby had stored as rows by then."""
+    @_builtins.property
+    def tables(self) -> _containers.RepeatedCompositeFieldContainer[_lobby_pb2.Table]:
+        """The summary of every table not finished at the checkpoint's position."""
+
+    def __init__(
+        self,
+        *,
+        tables: _abc.Iterable[_lobby_pb2.Table] | None = ...,
+        finished_tables: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_tables", b"finished_tables", "tables", b"tables"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LobbyCheckpoint: _TypeAlias = LobbyCheckpoint  # noqa: Y015

@@ -57,7 +57,11 @@ async def every_page(client: Client, status: int = 0, page_size: int = 2) -> lis
     token = ""
     while True:
         page = await client.lobby.ListTables(
-            lobby_pb2.ListTablesRequest(status=status, page_size=page_size, page_token=token)
+            lobby_pb2.ListTablesRequest(
+                status=status,  # type: ignore[arg-type]
+                page_size=page_size,
+                page_token=token,
+            )
         )
         assert len(page.tables) <= page_size
         listed += [table.table_id for table in page.tables]

@@ -183,7 +183,7 @@ class LobbyProjection:
         if entry.sequence <= summary.sequence:
             return False  # folded before this start's checkpoint
         changed = _apply(summary, entry)
-        await self._log.save_projection(LOBBY, [_row(summary)])
+        await self._log.save_projection(LOBBY, [row_of(summary)])
         return changed
 
     async def _checkpoint_when_due(self) -> None:
@@ -210,7 +210,7 @@ class LobbyProjection:
             try:
                 await self._log.save_projection(
                     LOBBY,
-                    [_row(self.tables[table_id]) for table_id in moving],
+                    [row_of(self.tables[table_id]) for table_id in moving],
                     ProjectionCheckpoint(self.position, kept.SerializeToString()),
                 )
             except (LogUnavailable, LogClosed) as error:
@@ -331,7 +331,7 @@ def _order(summary: lobby_pb2.Table) -> tuple[int, str]:
     return summary.create_time.ToNanoseconds(), summary.table_id
 
 
-def _row(summary: lobby_pb2.Table) -> ProjectionRow:
+def row_of(summary: lobby_pb2.Table) -> ProjectionRow:
     return ProjectionRow(
         key=summary.table_id,
         sort_key=summary.create_time.ToNanoseconds(),

@@ -9,6 +9,7 @@ import signal
 import socket
 import sqlite3
 import tempfile
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -228,6 +229,7 @@ class SpadesServer:
 
     async def start(self) -> int:
         """Open the log, rebuild the lobby, start serving; returns the bound port."""
+        began = time.perf_counter()
         credentials = server_credentials(self.settings)
         check_port_free(self.settings.listen)
         try:
@@ -305,6 +307,8 @@ class SpadesServer:
             tls=credentials is not None,
             admin=bool(self.settings.operator_token),
             web=self.web_url or "off",
+            lobby_tables_in_memory=len(self.projection.tables),
+            startup_seconds=round(time.perf_counter() - began, 3),
         )
         return self.port
 

@@ -32,6 +32,10 @@ async def test_rows_page_newest_first_and_survive_a_reopen(new_log: NewLog) -> N
     assert [r.key for r in everything] == ["t7", "t3", "t6", "t2", "t5", "t1", "t4", "t0"]
     listed = await log.projection_rows("lobby", listed_only=True, offset=1, limit=3)
     assert [r.key for r in listed] == ["t6", "t2", "t5"]
+    others = await log.projection_rows(
+        "lobby", listed_only=False, offset=0, limit=3, excluded=["t7", "t6", "nope"]
+    )
+    assert [r.key for r in others] == ["t3", "t2", "t5"]
     assert await log.projection_row("lobby", "t5") == rows[5]
     assert await log.projection_row("lobby", "t9") is None
     assert await log.projection_row("other", "t1") == row("t1", 99)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import grpc
 import pytest
@@ -17,7 +18,8 @@ from spades_server import journal
 from spades_server.eventlog.base import ProjectionCheckpoint
 from spades_server.projection import LOBBY, LobbyProjection
 from spades_server.server import SpadesServer
-from tests.backends import LogStorage, Storages
+from tests.backends import LogStorage, Storages, require_postgres
+from tests.replicas.test_replicas import clients, replicas
 from tests.server.harness import Client, current_view, log_head, new_server
 
 FINISHED = lobby_pb2.TABLE_STATUS_FINISHED
@@ -156,3 +158,28 @@ async def test_a_checkpoint_past_the_log_is_dropped_and_the_lobby_rebuilt(
         assert await every_page(client) == expected
         table = await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=finished))
         assert table.table.status == FINISHED
+
+
+@pytest.fixture
+def postgres() -> None:
+    require_postgres()
+
+
+@pytest.mark.asyncio
+@pytest.mark.usefixtures("postgres")
+async def test_replicas_list_a_table_once_while_one_has_moved_it(tmp_path: Path) -> None:
+    async with replicas(tmp_path, 2) as (mover, keeper), clients([mover, keeper]) as (a, b):
+        lobby = mover.projection  # moves every finished table at its next event
+        lobby.settle_positions, lobby.checkpoint_interval, lobby.move_after = 0, 0.0, 1
+        keeper.projection.move_after = 10**9  # keeps them in memory
+        keeper.projection.checkpoint_interval = 10**9
+        done = [await finish_by_concession(a, f"done {n}") for n in range(3)]
+        await a.create_table(Rules(), name="one more event")
+        await log_head(mover)
+        await log_head(keeper)
+        assert not set(mover.projection.tables) & set(done)
+        assert set(done) <= set(keeper.projection.tables)
+        for client in (a, b):
+            listed = await every_page(client, page_size=2)
+            assert len(listed) == len(set(listed)) == 4
+            assert await every_page(client, FINISHED, page_size=1) == list(reversed(done))

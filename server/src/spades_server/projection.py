@@ -283,11 +283,14 @@ class LobbyProjection:
                     default_size=default_size,
                     max_size=max_size,
                 )
+            # Another replica may have stored a finished table this one still has in memory
+            # (this one's view of it is the one it lists).
+            excluded = [summary.table_id for summary in here]
             first_row = max(0, offset - len(here))
-            rows = await self._rows(public_only, first_row, offset + size - first_row + 1)
+            rows = await self._rows(public_only, first_row, offset + size - first_row + 1, excluded)
             if first_row and not rows:  # fewer rows than that: read them from the first
                 first_row = 0
-                rows = await self._rows(public_only, 0, offset + size + 1)
+                rows = await self._rows(public_only, 0, offset + size + 1, excluded)
         if first_row:
             oldest_above = _order(rows[0])
             above = sum(1 for summary in here if _order(summary) > oldest_above)
@@ -300,9 +303,11 @@ class LobbyProjection:
         more = len(merged) > start + size
         return merged[start : start + size], str(offset + size) if more else ""
 
-    async def _rows(self, public_only: bool, offset: int, limit: int) -> list[lobby_pb2.Table]:
+    async def _rows(
+        self, public_only: bool, offset: int, limit: int, excluded: list[str]
+    ) -> list[lobby_pb2.Table]:
         rows = await self._log.projection_rows(
-            LOBBY, listed_only=public_only, offset=offset, limit=limit
+            LOBBY, listed_only=public_only, offset=offset, limit=limit, excluded=excluded
         )
         return [lobby_pb2.Table.FromString(row.data) for row in rows]
 

@@ -241,10 +241,17 @@ class EventLog(abc.ABC):
 
     @abc.abstractmethod
     async def projection_rows(
-        self, projection: str, *, listed_only: bool, offset: int, limit: int
+        self,
+        projection: str,
+        *,
+        listed_only: bool,
+        offset: int,
+        limit: int,
+        excluded: Sequence[str] = (),
     ) -> list[ProjectionRow]:
-        """The projection's rows (only the listed ones, when ``listed_only``), highest
-        ``sort_key`` first, then highest ``key``: ``limit`` of them from ``offset``."""
+        """The projection's rows (only the listed ones, when ``listed_only``; none whose key is
+        ``excluded``), highest ``sort_key`` first, then highest ``key``: ``limit`` of them from
+        ``offset``."""
 
     @abc.abstractmethod
     async def drop_projection(self, projection: str) -> None:

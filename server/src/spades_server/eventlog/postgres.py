@@ -181,7 +181,7 @@ _ROW_COLUMNS = "key, sort_key, listed, version, data"
 _GET_ROW = f"SELECT {_ROW_COLUMNS} FROM projection_rows WHERE projection = $1 AND key = $2"
 _LIST_ROWS = (
     f"SELECT {_ROW_COLUMNS} FROM projection_rows WHERE projection = $1 AND (listed OR NOT $2)"
-    " ORDER BY sort_key DESC, key DESC LIMIT $3 OFFSET $4"
+    " AND NOT (key = ANY($5::text[])) ORDER BY sort_key DESC, key DESC LIMIT $3 OFFSET $4"
 )
 
 _APPEND = """
@@ -561,11 +561,19 @@ class PostgresEventLog(EventLog):
         return None if row is None else _projection_row(row)
 
     async def projection_rows(
-        self, projection: str, *, listed_only: bool, offset: int, limit: int
+        self,
+        projection: str,
+        *,
+        listed_only: bool,
+        offset: int,
+        limit: int,
+        excluded: Sequence[str] = (),
     ) -> list[ProjectionRow]:
         _check_not_negative("offset", offset)
         _check_not_negative("limit", limit)
-        rows = await self._run(_fetch, _LIST_ROWS, projection, listed_only, limit, offset)
+        rows = await self._run(
+            _fetch, _LIST_ROWS, projection, listed_only, limit, offset, list(excluded)
+        )
         return [_projection_row(row) for row in rows]
 
     # -- reading ------------------------------------------------------------------------------

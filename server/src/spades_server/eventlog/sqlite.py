@@ -62,6 +62,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import fcntl
+import json
 import os
 import queue
 import sqlite3
@@ -130,12 +131,10 @@ _PUT_CHECKPOINT = (
 _GET_CHECKPOINT = "SELECT position, data FROM projection_checkpoints WHERE projection = ?"
 _ROW_COLUMNS = "key, sort_key, listed, version, data"
 _GET_ROW = f"SELECT {_ROW_COLUMNS} FROM projection_rows WHERE projection = ? AND key = ?"
+# (the excluded keys come as one JSON array: SQLite has no array parameter)
 _LIST_ROWS = (
-    f"SELECT {_ROW_COLUMNS} FROM projection_rows WHERE projection = ?"
-    " ORDER BY sort_key DESC, key DESC LIMIT ? OFFSET ?"
-)
-_LIST_LISTED_ROWS = (
-    f"SELECT {_ROW_COLUMNS} FROM projection_rows WHERE projection = ? AND listed = 1"
+    f"SELECT {_ROW_COLUMNS} FROM projection_rows WHERE projection = ? AND (listed = 1 OR NOT ?)"
+    " AND key NOT IN (SELECT value FROM json_each(?))"
     " ORDER BY sort_key DESC, key DESC LIMIT ? OFFSET ?"
 )
 
@@ -454,12 +453,18 @@ class SqliteEventLog(EventLog):
         return _projection_row(rows[0]) if rows else None
 
     async def projection_rows(
-        self, projection: str, *, listed_only: bool, offset: int, limit: int
+        self,
+        projection: str,
+        *,
+        listed_only: bool,
+        offset: int,
+        limit: int,
+        excluded: Sequence[str] = (),
     ) -> list[ProjectionRow]:
         _check_not_negative("offset", offset)
         _check_not_negative("limit", limit)
-        sql = _LIST_LISTED_ROWS if listed_only else _LIST_ROWS
-        return [_projection_row(row) for row in await self._query(sql, (projection, limit, offset))]
+        parameters = (projection, listed_only, json.dumps(list(excluded)), limit, offset)
+        return [_projection_row(row) for row in await self._query(_LIST_ROWS, parameters)]
 
     # -- reading ------------------------------------------------------------------------------
 

@@ -15,7 +15,9 @@ import pytest
 from spades import protocol
 from spades.engine import MatchState, Rules
 from spades.v1 import lobby_pb2, play_pb2, view_pb2
+from spades_server import config
 from spades_server.server import SpadesServer
+from spades_server.tables import DEFAULT_CACHE_SIZE
 from tests.backends import Storages
 from tests.server.harness import (
     Client,
@@ -150,3 +152,11 @@ async def test_a_table_with_an_open_stream_stays_cached(storage: Storages) -> No
             assert event.WhichOneof("kind") == "seat_taken"
         finally:
             spectator.close()
+
+
+def test_the_cache_size_is_a_setting() -> None:
+    assert config.from_args([], {}).table_cache_size == DEFAULT_CACHE_SIZE
+    assert config.from_args([], {"SPADES_TABLE_CACHE_SIZE": "64"}).table_cache_size == 64
+    assert config.from_args(["--table-cache-size", "8"], {}).table_cache_size == 8
+    with pytest.raises(SystemExit):
+        config.from_args(["--table-cache-size", "-1"], {})

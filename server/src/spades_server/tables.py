@@ -218,6 +218,8 @@ class TableStore:
 
     def _evict(self) -> None:
         """Drop the least recently used tables that no stream or command holds."""
+        if len(self._cache) <= self.cache_size:
+            return
         for table_id in list(self._cache):
             if len(self._cache) <= self.cache_size:
                 return

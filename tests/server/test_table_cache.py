@@ -13,7 +13,7 @@ import grpc
 import pytest
 
 from spades import protocol
-from spades.engine import MatchState, Rules
+from spades.engine import Clock, MatchState, Rules
 from spades.v1 import lobby_pb2, play_pb2, view_pb2
 from spades_server import config
 from spades_server.server import SpadesServer
@@ -47,10 +47,12 @@ async def close_all(streams: dict[int, SeatStream]) -> None:
 
 
 @contextlib.asynccontextmanager
-async def serving(storage: Storages, cache_size: int) -> AsyncIterator[tuple[SpadesServer, Client]]:
+async def serving(
+    storage: Storages, cache_size: int, **settings: object
+) -> AsyncIterator[tuple[SpadesServer, Client]]:
     async with contextlib.AsyncExitStack() as stack:
         server = await stack.enter_async_context(
-            running_server(storage(), table_cache_size=cache_size)
+            running_server(storage(), table_cache_size=cache_size, **settings)
         )
         channel = await stack.enter_async_context(
             grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
@@ -160,3 +162,20 @@ def test_the_cache_size_is_a_setting() -> None:
     assert config.from_args(["--table-cache-size", "8"], {}).table_cache_size == 8
     with pytest.raises(SystemExit):
         config.from_args(["--table-cache-size", "-1"], {})
+
+
+@pytest.mark.asyncio
+async def test_the_clock_times_out_a_table_that_left_the_cache(storage: Storages) -> None:
+    slow_turns = Rules(max_hands=1, clock=Clock(turn_millis=600, extension_millis=600))
+    # No house bots: nobody but the clock acts, and no stream holds the table.
+    async with serving(storage, 0, house_bots=0) as (server, client):
+        table_id = (await client.create_table(slow_turns, name="left alone")).table.table_id
+        await client.seat_all(table_id)  # the match starts; nobody opens a stream
+        await eventually(lambda: table_id not in cached_ids(server))
+        # Only the clock acts: it loads the table again and times out each turn.
+        async with asyncio.timeout(30):
+            while True:
+                kinds = [e.WhichOneof("kind") for e in await log_events(server, table_id)]
+                if kinds.count("turn_timed_out") >= 2:
+                    break
+                await asyncio.sleep(0.1)

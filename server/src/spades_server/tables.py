@@ -345,6 +345,7 @@ class TableStore:
         finally:
             if table_id not in self._cache and not self._lock_in_use(table_id):
                 self._locks.pop(table_id, None)  # no table (or evicted): keep no lock for it
+            self._evict()  # the table was held while it ran: it may go now
 
     async def _decide_and_append(
         self, table_id: str, decide: Decision

@@ -311,11 +311,15 @@ def startup_part(storage: LogStorage, folder: Path, args: argparse.Namespace) ->
             f" (in the server: {line.get('startup_seconds')} s from opening the log; "
             f"{line.get('lobby_tables_in_memory')} lobby tables in memory)"
         )
+    first_start = []
+    if storage.backend == "sqlite":
+        first_start.append("checks the file (not closed cleanly by a server)")
+    if args.fold_history:
+        first_start.append("folds every event (no checkpoint)")
     print(
         f"start-up ({storage.backend}): {args.history} finished tables in the log; the first "
-        "start checks the file (not closed cleanly by a server)"
-        + ("" if not args.fold_history else " and folds every event (no checkpoint)")
-        + f"; `spades-server --help` alone takes {import_only:.2f} s (interpreter and imports)"
+        f"start {' and '.join(first_start) or 'resumes from the checkpoint too'}; "
+        f"`spades-server --help` alone takes {import_only:.2f} s (interpreter and imports)"
     )
 
 

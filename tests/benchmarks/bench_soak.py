@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import json
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -366,6 +367,7 @@ def main() -> None:
                 startup_part(storage, folder, args)
             finally:
                 asyncio.run(storage.remove())
+        shutil.rmtree(folder, ignore_errors=True)  # the SQLite logs (about 1 GB at 100,000)
 
 
 if __name__ == "__main__":

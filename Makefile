@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos web browser lint test run demo bench-engine bench-server fmt clean
+.PHONY: help install-runtime install buf protos web browser lint test run demo bench-engine bench-server bench-soak fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -114,6 +114,11 @@ bench-engine: $(INSTALL_STAMP) ## engine micro-benchmark
 BENCH_ARGS ?=
 bench-server: $(INSTALL_STAMP) ## server benchmark: SQLite vs PostgreSQL 1/2 replicas, N=1,16,64 (BENCH_ARGS=--help)
 	$(PY) tests/benchmarks/bench_server.py $(BENCH_ARGS)
+
+# e.g. SOAK_ARGS="--backends sqlite,postgres --matches 3000 --history 100000"
+SOAK_ARGS ?=
+bench-soak: $(INSTALL_STAMP) ## soak: server RSS per 1,000 finished tables; start-up with 100,000 finished (SOAK_ARGS=--help)
+	$(PY) tests/benchmarks/bench_soak.py $(SOAK_ARGS)
 
 fmt: $(INSTALL_STAMP) ## ruff format + ruff check --fix
 	$(VENV)/bin/ruff format $(PY_SOURCES)

@@ -40,7 +40,7 @@ async def test_a_call_made_while_the_server_is_down_is_answered_once_it_is_up(
             joining = await client.join_table(created.table_id, "me", request_id="r" * 32)
             again = await client.join_table(created.table_id, "me", request_id="r" * 32)
             assert again == joining
-            listed = [t for t in server.projection.newest_first() if t.name == "late"]
+            listed = [t for t in server.projection.tables.values() if t.name == "late"]
             assert len(listed) == 1
         finally:
             await server.stop()

@@ -280,7 +280,10 @@ async def lobby_caught_up(server: SpadesServer, table_ids: Iterable[str] | None 
 
     async def folded(table_id: str) -> None:
         version = await server.log.stream_version(table_id)
-        while server.projection.tables[table_id].sequence < version:
+        # (a finished table may have moved from the lobby's memory to the log's rows)
+        while (summary := await server.projection.find(table_id)) is None or (
+            summary.sequence < version
+        ):
             await asyncio.sleep(0.002)
 
     chosen = list(server.projection.tables if table_ids is None else table_ids)

@@ -146,7 +146,7 @@ async def test_a_retried_create_table_makes_one_table_with_the_same_join_code(
         join(first.table.table_id, request_id(), join_code=again.join_code)  # type: ignore[arg-type]
     )
     assert joined.seat_token
-    listed = [table for table in server.projection.newest_first() if table.name == "once"]
+    listed = [table for table in server.projection.tables.values() if table.name == "once"]
     assert len(listed) == 1
     # Without a request id, two calls are two tables.
     a = await client.create_table(Rules(), name="twice")
@@ -276,5 +276,7 @@ async def test_a_retried_create_table_with_deals_makes_one_table(storage: Storag
         again = await admin_stub(client).CreateTableWithDeals(ask, metadata=operator())
         assert again.table.table_id == first.table.table_id
         assert again.join_code == first.join_code != ""
-        listed = [table for table in server.projection.newest_first() if table.name == "dealt once"]
+        listed = [
+            table for table in server.projection.tables.values() if table.name == "dealt once"
+        ]
         assert len(listed) == 1

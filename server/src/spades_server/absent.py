@@ -169,8 +169,8 @@ class AbsentPlayers:
                 del self._away_since[key]  # one substitution per absence
                 table_id, seat = key
                 try:
-                    table = self._store.cached(table_id)
-                except KeyError:
+                    table = await self._store.load(table_id)  # it may have left the cache
+                except errors.RequestError:
                     continue
                 if (
                     table.in_play

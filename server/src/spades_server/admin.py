@@ -22,7 +22,7 @@ from spades.engine import events as ev
 from spades.engine.shuffle import SEED_BYTES
 from spades.reasons import Reason
 from spades.v1 import admin_pb2, admin_pb2_grpc, lobby_pb2
-from spades_server import errors, journal, paging, tokens
+from spades_server import errors, journal, tokens
 from spades_server.auth import OperatorGate
 from spades_server.checks import (
     MAX_TABLE_NAME,
@@ -58,14 +58,15 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         _, entries = await self._store.execute(request.table_id, decide_close)
         await self._projection.caught_up(entries[-1].position)
         log.info("table closed by the operator", table_id=request.table_id)
-        return admin_pb2.CloseTableResponse(table=self._projection.summary(request.table_id))
+        return admin_pb2.CloseTableResponse(table=await self._projection.find(request.table_id))
 
     async def ListTablesDetailed(
         self, request: admin_pb2.ListTablesDetailedRequest, context: Context
     ) -> admin_pb2.ListTablesDetailedResponse:
         self._gate.check(context)
-        listed, next_token = paging.page(
-            self._projection.newest_first(request.status),
+        listed, next_token = await self._projection.page(
+            status=request.status,
+            public_only=False,
             page_size=request.page_size,
             page_token=request.page_token,
             default_size=DEFAULT_PAGE_SIZE,
@@ -101,7 +102,7 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         )
         earlier = await created_before(self._store, self._projection, table_id, request_id)
         if earlier is not None:
-            return self._created(earlier, request_id)
+            return await self._created(earlier, request_id)
         if len(request.deals) > MAX_DEALS:
             raise errors.refuse(Reason.TOO_MANY_DEALS, f"at most {MAX_DEALS} deals", field="deals")
         if request.seed and len(request.seed) != SEED_BYTES:
@@ -144,13 +145,13 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
             self._store, self._projection, decided, table_id=table_id, request_id=request_id
         )
         log.info("table created by the operator", table_id=table.table_id, deals=len(deals))
-        return self._created(table, request_id, join_code)
+        return await self._created(table, request_id, join_code)
 
-    def _created(
+    async def _created(
         self, table: Table, request_id: str, join_code: str = ""
     ) -> admin_pb2.CreateTableWithDealsResponse:
         table_id = table.table_id
         if request_id:  # a retry's code is derived again (only its digest is in the log)
             join_code = tokens.request_join_code(request_id, table_id) if table.private else ""
-        summary = self._projection.summary(table_id) or lobby_pb2.Table(table_id=table_id)
+        summary = await self._projection.find(table_id) or lobby_pb2.Table(table_id=table_id)
         return admin_pb2.CreateTableWithDealsResponse(table=summary, join_code=join_code)

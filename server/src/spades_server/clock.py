@@ -93,8 +93,10 @@ class TurnClock:
                         await self._wake.wait()
                 continue
             heapq.heappop(self._heap)
-            if self._store.cached_version(table_id) != version:
+            cached = self._store.cached_version(table_id)
+            if cached != version and cached != -1:
                 continue  # the table moved on; its newer deadline is in the heap
+            # (-1: evicted from the cache while idle; the decision loads it and checks)
             try:
                 _, stored = await self._store.execute(
                     table_id, functools.partial(decide_timeout, version=version)

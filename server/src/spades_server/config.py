@@ -14,6 +14,7 @@ from typing import NoReturn, cast
 
 from spades_server import tokens
 from spades_server.eventlog import Durability
+from spades_server.tables import DEFAULT_CACHE_SIZE
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ class Settings:
     unclaimed_seat_timeout: float = 300.0
     # Accounts (accounts.py): who may create one, "open" (anyone) or "operator" (its token).
     registration: str = "open"
+    # Memory (tables.py): tables kept loaded besides those a stream or command holds.
+    table_cache_size: int = DEFAULT_CACHE_SIZE
 
 
 #: Every flag's environment variable (flag destination -> variable).
@@ -83,6 +86,7 @@ ENVIRONMENT = {
     "disconnect_grace": "SPADES_DISCONNECT_GRACE",
     "unclaimed_seat_timeout": "SPADES_UNCLAIMED_SEAT_TIMEOUT",
     "registration": "SPADES_REGISTRATION",
+    "table_cache_size": "SPADES_TABLE_CACHE_SIZE",
 }
 
 
@@ -219,6 +223,12 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         "who may create accounts: open (anyone) or operator (only with the operator token)",
         choices=["open", "operator"],
     )
+    option(
+        "--table-cache-size",
+        "tables kept in memory, the most recently used (besides those with an open stream);"
+        " the others are loaded from the log when needed",
+        type=int,
+    )
     return parse
 
 
@@ -253,6 +263,7 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         "substitute_after_timeouts",
         "disconnect_grace",
         "unclaimed_seat_timeout",
+        "table_cache_size",
     ):
         if getattr(args, dest) < 0:
             flag = "--" + dest.replace("_", "-")
@@ -294,6 +305,7 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         disconnect_grace=float(args.disconnect_grace),
         unclaimed_seat_timeout=float(args.unclaimed_seat_timeout),
         registration=args.registration,
+        table_cache_size=int(args.table_cache_size),
     )
 
 

@@ -129,7 +129,12 @@ class SpectatorFeed:
         self.position = 0
 
     async def __aiter__(self) -> AsyncIterator[play_pb2.PlayResponse]:
-        table = await self._store.load(self.table_id)
+        # The table stays cached while the stream is open (the store evicts only idle tables).
+        async with self._store.holding(self.table_id) as table:
+            async for message in self._messages(table):
+                yield message
+
+    async def _messages(self, table: Table) -> AsyncIterator[play_pb2.PlayResponse]:
         self._check_access(table)
         self.position = table.version if self.after is None else self.after
         yield play_pb2.PlayResponse(snapshot=snapshot(table, self.position, self.viewer))

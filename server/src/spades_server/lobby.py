@@ -26,7 +26,7 @@ from spades.engine import Rules, new_match
 from spades.reasons import Reason
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades.wire import house_bot_kind
-from spades_server import accounts, errors, paging, ratings, tokens
+from spades_server import accounts, errors, ratings, tokens
 from spades_server.accounts import Account, AccountStore
 from spades_server.auth import authenticate, bearer_key_from, seat_token_from
 from spades_server.checks import (
@@ -113,7 +113,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         if request_id:  # the first call's privacy decides, not the retry's
             join_code = tokens.request_join_code(request_id, table_id) if table.private else ""
         return lobby_pb2.CreateTableResponse(
-            table=self._summary(table.table_id), join_code=join_code
+            table=await self._summary(table.table_id), join_code=join_code
         )
 
     async def _create(
@@ -144,8 +144,8 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         log.info("table created", table_id=table.table_id, private=private, quick_match=quick_match)
         return table
 
-    def _summary(self, table_id: str) -> lobby_pb2.Table:
-        summary = self._projection.summary(table_id)
+    async def _summary(self, table_id: str) -> lobby_pb2.Table:
+        summary = await self._projection.find(table_id)
         if summary is None:
             raise errors.table_not_found(table_id)
         return summary
@@ -153,13 +153,9 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def ListTables(
         self, request: lobby_pb2.ListTablesRequest, context: Context
     ) -> lobby_pb2.ListTablesResponse:
-        listed = [
-            summary
-            for summary in self._projection.newest_first(request.status)
-            if not summary.private
-        ]
-        tables, next_token = paging.page(
-            listed,
+        tables, next_token = await self._projection.page(
+            status=request.status,
+            public_only=True,
             page_size=request.page_size,
             page_token=request.page_token,
             default_size=DEFAULT_PAGE_SIZE,
@@ -170,7 +166,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def GetTable(
         self, request: lobby_pb2.GetTableRequest, context: Context
     ) -> lobby_pb2.GetTableResponse:
-        return lobby_pb2.GetTableResponse(table=self._summary(request.table_id))
+        return lobby_pb2.GetTableResponse(table=await self._summary(request.table_id))
 
     async def JoinTable(
         self, request: lobby_pb2.JoinTableRequest, context: Context

@@ -24,6 +24,18 @@ def page(
 ) -> tuple[list[T], str]:
     """The items of the page ``page_token`` names, and the next page's token ("" at the end);
     INVALID_ARGUMENT for a size out of range or a token this server did not give out."""
+    offset, size = window(page_size, page_token, default_size, max_size)
+    more = offset + size < len(items)
+    return list(items[offset : offset + size]), str(offset + size) if more else ""
+
+
+def window(page_size: int, page_token: str, default_size: int, max_size: int) -> tuple[int, int]:
+    """The (offset, size) of the page a request names, for a listing paged from storage;
+    INVALID_ARGUMENT as :func:`page`.
+
+    >>> window(0, "100", default_size=50, max_size=100)
+    (100, 50)
+    """
     size = page_size or default_size
     if not 1 <= size <= max_size:
         raise errors.refuse(
@@ -36,6 +48,4 @@ def page(
             "page_token is not one this server gave out",
             field="page_token",
         )
-    offset = int(token)
-    more = offset + size < len(items)
-    return list(items[offset : offset + size]), str(offset + size) if more else ""
+    return int(token), size

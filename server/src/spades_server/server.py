@@ -9,6 +9,7 @@ import signal
 import socket
 import sqlite3
 import tempfile
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -218,7 +219,7 @@ class SpadesServer:
     def __init__(self, settings: Settings, event_log: EventLog | None = None) -> None:
         self.settings = settings
         self.log = event_log or open_event_log(settings)
-        self.store = TableStore(self.log)
+        self.store = TableStore(self.log, settings.table_cache_size)
         self.projection = LobbyProjection(self.log)
         self.accounts = AccountStore(self.log)
         self.pools = PoolStore(self.log)
@@ -267,6 +268,7 @@ class SpadesServer:
 
     async def start(self) -> int:
         """Open the log, rebuild the lobby, start serving; returns the bound port."""
+        began = time.perf_counter()
         credentials = server_credentials(self.settings)
         check_port_free(self.settings.listen)
         try:
@@ -371,12 +373,7 @@ class SpadesServer:
         if self.house_bots.capacity > 0:
             # Substitutes are house bots: without any, absent players are left to the clock.
             await self.absent.start()
-        await self.unclaimed.start(
-            [
-                summary.table_id
-                for summary in self.projection.newest_first(lobby_pb2.TABLE_STATUS_WAITING)
-            ]
-        )
+        await self.unclaimed.start(self.projection.waiting_table_ids())
         host = self.settings.listen.rpartition(":")[0]
         log.info(
             "serving",
@@ -386,6 +383,8 @@ class SpadesServer:
             tls=credentials is not None,
             admin=bool(self.settings.operator_token),
             web=self.web_url or "off",
+            lobby_tables_in_memory=len(self.projection.tables),
+            startup_seconds=round(time.perf_counter() - began, 3),
         )
         return self.port
 

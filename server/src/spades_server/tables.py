@@ -12,13 +12,21 @@ A seat's action id has one first result, kept in the log beside the table's even
 write-once claim (``journal.action_claim_key``): an acceptance claims it in the same transaction
 as its events, a refusal claims it alone (taking no table version, so no seat's sequence goes
 stale). Whichever claim is first, on any replica, is the answer to every repeat of the id.
+
+The cache is bounded (``--table-cache-size``): the least recently used tables leave it, finished
+or idle alike, unless a stream has the table open or a command is running on it (those are
+*pinned*, so every stream and command of a table shares one object). A table that left is
+loaded again from the log exactly as the first time, so the cache changes no answer, only how
+much memory history costs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +47,8 @@ from spades_server.eventlog.base import (
 from spades_server.journal import Draft, Entry, Listing, Refusal, Secrets, drafts
 
 MAX_DECIDE_ATTEMPTS = 20
+#: Tables the store keeps in memory by default (besides the pinned ones).
+DEFAULT_CACHE_SIZE = 512
 
 
 @dataclass
@@ -182,11 +192,16 @@ Decision = Callable[[Table], Decided | None]
 
 
 class TableStore:
-    """Loads tables from the log (with a version-checked cache) and runs commands on them."""
+    """Loads tables from the log (with a version-checked, bounded cache) and runs commands on
+    them. ``cache_size`` tables are kept, the most recently used, besides the pinned ones."""
 
-    def __init__(self, log: EventLog) -> None:
+    def __init__(self, log: EventLog, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
         self.log = log
-        self._cache: dict[str, Table] = {}
+        self.cache_size = cache_size
+        #: Least recently used first.
+        self._cache: OrderedDict[str, Table] = OrderedDict()
+        #: How many streams (and commands) hold each table: those are never evicted.
+        self._pins: dict[str, int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._signals: dict[str, asyncio.Event] = {}
         self._refreshing: set[asyncio.Task[None]] = set()
@@ -207,6 +222,7 @@ class TableStore:
             raise errors.table_not_found(table_id)
         table = self._cache.get(table_id)
         if table is not None and self.log.sole_writer:
+            self._cache.move_to_end(table_id)
             return table  # every append to this log went through this store and was folded
         table = table or Table(table_id)
         stored = await self.log.read(table_id, after_version=table.version)
@@ -217,10 +233,48 @@ class TableStore:
             table.fold(journal.decode(event))  # folding skips what the table already has
         if table.version == 0:
             raise errors.table_not_found(table_id)
-        self._cache[table_id] = table
+        self._keep(table)
         if stored:
             self._changed(table)
         return table
+
+    def _keep(self, table: Table) -> None:
+        """Cache the table as the most recently used, and evict past the bound."""
+        self._cache[table.table_id] = table
+        self._cache.move_to_end(table.table_id)
+        self._evict()
+
+    def _evict(self) -> None:
+        """Drop the least recently used tables that no stream or command holds."""
+        if len(self._cache) <= self.cache_size:
+            return
+        for table_id in list(self._cache):
+            if len(self._cache) <= self.cache_size:
+                return
+            if table_id in self._pins or self._lock_in_use(table_id):
+                continue
+            del self._cache[table_id]
+            self._locks.pop(table_id, None)
+            self._signals.pop(table_id, None)
+
+    def _lock_in_use(self, table_id: str) -> bool:
+        lock = self._locks.get(table_id)
+        # A released lock may still have a waiter about to take it: that one must stay.
+        return lock is not None and (lock.locked() or bool(getattr(lock, "_waiters", None)))
+
+    @contextlib.asynccontextmanager
+    async def holding(self, table_id: str) -> AsyncIterator[Table]:
+        """Load the table and keep it cached (pinned) until the block ends: a stream's view
+        of a table must stay the one object commands fold into."""
+        self._pins[table_id] = self._pins.get(table_id, 0) + 1
+        try:
+            yield await self.load(table_id)
+        finally:
+            left = self._pins.pop(table_id) - 1
+            if left > 0:
+                self._pins[table_id] = left
+            else:
+                self._evict()
 
     async def _refresh(self, table: Table) -> None:
         """Fold whatever the log has past the cached table (after a conflict: always read)."""
@@ -249,10 +303,11 @@ class TableStore:
         return self._cache[table_id]
 
     def cached_tables(self) -> list[Table]:
-        """Every table loaded so far."""
+        """Every table in the cache now."""
         return list(self._cache.values())
 
     def cached_version(self, table_id: str) -> int:
+        """The cached table's version; -1 when it is not cached (never loaded, or evicted)."""
         table = self._cache.get(table_id)
         return table.version if table is not None else -1
 
@@ -299,7 +354,7 @@ class TableStore:
             decided.state,
             [journal.appended(*pair) for pair in zip(stored, decided.drafts, strict=True)],
         )
-        self._cache[table_id] = table
+        self._keep(table)
         self._changed(table)
         return table
 
@@ -313,6 +368,16 @@ class TableStore:
         return await asyncio.shield(asyncio.ensure_future(self._execute(table_id, decide)))
 
     async def _execute(self, table_id: str, decide: Decision) -> tuple[Table, list[Entry]]:
+        try:
+            return await self._decide_and_append(table_id, decide)
+        finally:
+            if table_id not in self._cache and not self._lock_in_use(table_id):
+                self._locks.pop(table_id, None)  # no table (or evicted): keep no lock for it
+            self._evict()  # the table was held while it ran: it may go now
+
+    async def _decide_and_append(
+        self, table_id: str, decide: Decision
+    ) -> tuple[Table, list[Entry]]:
         async with self._lock(table_id):
             for _ in range(MAX_DECIDE_ATTEMPTS):
                 table = await self.load(table_id)

@@ -16,6 +16,10 @@ claims a key in the same transaction as the events (nothing is written if either
 first claim of a key wins everywhere, across processes: the server keeps the first result of each
 action id this way, an acceptance with its events, a refusal without taking a version.
 
+Beside the streams the log keeps what the server's projections store of themselves (see
+:class:`ProjectionRow`): a checkpoint per projection and rows it pages from storage instead of
+holding in memory. Those are derived from the events and may always be dropped and rebuilt.
+
 Readers either read (``read``, ``read_all``) or subscribe (``subscribe``, ``subscribe_all``):
 a subscription yields every event after the given version or position, in order, then every
 event appended later, with no gap and no duplicate, until the consumer stops or the log closes
@@ -50,6 +54,8 @@ __all__ = [
     "LogClosed",
     "LogDamaged",
     "LogUnavailable",
+    "ProjectionCheckpoint",
+    "ProjectionRow",
     "StoredEvent",
     "VersionConflict",
     "WriteHealth",
@@ -64,6 +70,29 @@ class StoredEvent:
     version: int  # 1-based position within its stream
     position: int  # global order across all streams, strictly increasing
     recorded_at: float  # unix seconds when stored
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionRow:
+    """One item a projection keeps in storage rather than in memory (the lobby's finished
+    tables). Listed highest ``sort_key`` first (then highest ``key``); a row is replaced only
+    by one whose ``version`` is at least as high, so replicas writing the same row agree."""
+
+    key: str
+    sort_key: int
+    #: Shown in public listings (a private table's row is not).
+    listed: bool
+    version: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionCheckpoint:
+    """Where a projection stood: the global position it had folded up to, and its state there
+    (what it keeps in memory; its rows are stored beside)."""
+
+    position: int
     data: bytes
 
 
@@ -226,6 +255,44 @@ class EventLog(abc.ABC):
     @abc.abstractmethod
     async def read_all(self, after_position: int = 0, limit: int = 1000) -> list[StoredEvent]:
         """Events of all streams with a position above ``after_position``, by position."""
+
+    # -- what projections store ---------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def save_projection(
+        self,
+        projection: str,
+        rows: Sequence[ProjectionRow],
+        checkpoint: ProjectionCheckpoint | None = None,
+    ) -> None:
+        """Store ``rows`` (each replacing its key's row unless that one has a higher version)
+        and, when given, the checkpoint (unless the stored one is further on), atomically."""
+
+    @abc.abstractmethod
+    async def load_projection(self, projection: str) -> ProjectionCheckpoint | None:
+        """The projection's checkpoint, None when it has none."""
+
+    @abc.abstractmethod
+    async def projection_row(self, projection: str, key: str) -> ProjectionRow | None:
+        """The projection's row under ``key``, None when there is none."""
+
+    @abc.abstractmethod
+    async def projection_rows(
+        self,
+        projection: str,
+        *,
+        listed_only: bool,
+        offset: int,
+        limit: int,
+        excluded: Sequence[str] = (),
+    ) -> list[ProjectionRow]:
+        """The projection's rows (only the listed ones, when ``listed_only``; none whose key is
+        ``excluded``), highest ``sort_key`` first, then highest ``key``: ``limit`` of them from
+        ``offset``."""
+
+    @abc.abstractmethod
+    async def drop_projection(self, projection: str) -> None:
+        """Remove the projection's checkpoint and rows (it is rebuilt from the events)."""
 
     # -- subscriptions ------------------------------------------------------------------------
 

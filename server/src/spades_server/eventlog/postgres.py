@@ -111,6 +111,8 @@ from spades_server.eventlog.base import (
     EventLog,
     LogClosed,
     LogUnavailable,
+    ProjectionCheckpoint,
+    ProjectionRow,
     StoredEvent,
     VersionConflict,
     _check_not_negative,
@@ -151,6 +153,48 @@ _MIGRATIONS: dict[int, list[str]] = {
         """,
     ],
 }
+
+#: What projections store (see ``ProjectionRow``): derived from the events, so these are created
+#: when missing whatever the schema version, and dropping them loses nothing. Keys sort as
+#: bytes (COLLATE "C"), as on SQLite, so both backends page in one order.
+_PROJECTION_SCHEMA = [
+    """
+    CREATE TABLE IF NOT EXISTS projection_checkpoints (
+        projection text PRIMARY KEY, position bigint NOT NULL, data bytea NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS projection_rows (
+        projection text NOT NULL, key text COLLATE "C" NOT NULL, sort_key bigint NOT NULL,
+        listed boolean NOT NULL, version integer NOT NULL, data bytea NOT NULL,
+        PRIMARY KEY (projection, key)
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS projection_rows_by_order"
+    " ON projection_rows (projection, sort_key DESC, key DESC)",
+    "CREATE INDEX IF NOT EXISTS projection_rows_listed_by_order"
+    " ON projection_rows (projection, listed, sort_key DESC, key DESC)",
+]
+_PUT_ROW = """
+INSERT INTO projection_rows AS r (projection, key, sort_key, listed, version, data)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (projection, key) DO UPDATE SET
+    sort_key = excluded.sort_key, listed = excluded.listed, version = excluded.version,
+    data = excluded.data
+WHERE excluded.version >= r.version
+"""
+_PUT_CHECKPOINT = """
+INSERT INTO projection_checkpoints AS c (projection, position, data) VALUES ($1, $2, $3)
+ON CONFLICT (projection) DO UPDATE SET position = excluded.position, data = excluded.data
+WHERE excluded.position >= c.position
+"""
+_GET_CHECKPOINT = "SELECT position, data FROM projection_checkpoints WHERE projection = $1"
+_ROW_COLUMNS = "key, sort_key, listed, version, data"
+_GET_ROW = f"SELECT {_ROW_COLUMNS} FROM projection_rows WHERE projection = $1 AND key = $2"
+_LIST_ROWS = (
+    f"SELECT {_ROW_COLUMNS} FROM projection_rows WHERE projection = $1 AND (listed OR NOT $2)"
+    " AND NOT (key = ANY($5::text[])) ORDER BY sort_key DESC, key DESC LIMIT $3 OFFSET $4"
+)
 
 _APPEND = """
 WITH tx AS MATERIALIZED (SELECT pg_current_xact_id() AS xid),
@@ -423,6 +467,8 @@ class PostgresEventLog(EventLog):
                 await connection.execute(
                     "INSERT INTO eventlog_schema (version) VALUES ($1)", SCHEMA_VERSION
                 )
+            for statement in _PROJECTION_SCHEMA:
+                await connection.execute(statement)
         return schema
 
     # -- writing ------------------------------------------------------------------------------
@@ -579,6 +625,59 @@ class PostgresEventLog(EventLog):
         if final > self._final:
             self._final = final
             self.notifier.advance_all(final)
+
+    # -- what projections store ---------------------------------------------------------------
+
+    async def save_projection(
+        self,
+        projection: str,
+        rows: Sequence[ProjectionRow],
+        checkpoint: ProjectionCheckpoint | None = None,
+    ) -> None:
+        await self._write_projection(projection, list(rows), checkpoint, drop=False)
+
+    async def drop_projection(self, projection: str) -> None:
+        await self._write_projection(projection, [], None, drop=True)
+
+    async def _write_projection(
+        self,
+        projection: str,
+        rows: list[ProjectionRow],
+        checkpoint: ProjectionCheckpoint | None,
+        *,
+        drop: bool,
+    ) -> None:
+        self._check_open()
+        try:
+            await self._run(_save_projection, projection, rows, checkpoint, drop)
+        except _STORAGE_FAILURES as error:
+            if self._state != "open":
+                raise
+            raise LogUnavailable(f"the event log cannot be written now: {error}") from error
+
+    async def load_projection(self, projection: str) -> ProjectionCheckpoint | None:
+        row = await self._run(_fetchrow, _GET_CHECKPOINT, projection)
+        return None if row is None else ProjectionCheckpoint(row["position"], row["data"])
+
+    async def projection_row(self, projection: str, key: str) -> ProjectionRow | None:
+        row = await self._run(_fetchrow, _GET_ROW, projection, key)
+        return None if row is None else _projection_row(row)
+
+    async def projection_rows(
+        self,
+        projection: str,
+        *,
+        listed_only: bool,
+        offset: int,
+        limit: int,
+        excluded: Sequence[str] = (),
+    ) -> list[ProjectionRow]:
+        _check_not_negative("offset", offset)
+        _check_not_negative("limit", limit)
+        rows = await self._run(
+            _fetch, _LIST_ROWS, projection, listed_only, limit, offset, list(excluded)
+        )
+        return [_projection_row(row) for row in rows]
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -828,6 +927,39 @@ _STORAGE_FAILURES = (
     asyncpg.OperatorInterventionError,
     asyncpg.InterfaceError,
 )
+
+
+async def _save_projection(
+    connection: asyncpg.Connection,
+    projection: str,
+    rows: list[ProjectionRow],
+    checkpoint: ProjectionCheckpoint | None,
+    drop: bool,
+) -> None:
+    async with connection.transaction():
+        if drop:
+            await connection.execute(
+                "DELETE FROM projection_rows WHERE projection = $1", projection
+            )
+            await connection.execute(
+                "DELETE FROM projection_checkpoints WHERE projection = $1", projection
+            )
+        if rows:
+            await connection.executemany(
+                _PUT_ROW,
+                [
+                    (projection, row.key, row.sort_key, row.listed, row.version, row.data)
+                    for row in rows
+                ],
+            )
+        if checkpoint is not None:
+            await connection.execute(
+                _PUT_CHECKPOINT, projection, checkpoint.position, checkpoint.data
+            )
+
+
+def _projection_row(row: Any) -> ProjectionRow:
+    return ProjectionRow(row["key"], row["sort_key"], row["listed"], row["version"], row["data"])
 
 
 async def _fetch(connection: asyncpg.Connection, sql: str, *arguments: Any) -> list[Any]:

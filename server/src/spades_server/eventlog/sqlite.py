@@ -62,6 +62,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import fcntl
+import json
 import os
 import queue
 import sqlite3
@@ -78,6 +79,8 @@ from spades_server.eventlog.base import (
     LogClosed,
     LogDamaged,
     LogUnavailable,
+    ProjectionCheckpoint,
+    ProjectionRow,
     StoredEvent,
     VersionConflict,
     _check_not_negative,
@@ -116,6 +119,41 @@ _MIGRATIONS: dict[int, list[str]] = {
         """,
     ],
 }
+
+#: What projections store (see ``ProjectionRow``): derived from the events, so these are created
+#: when missing in any schema version, and dropping them loses nothing.
+_PROJECTION_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS projection_checkpoints ("
+    " projection TEXT PRIMARY KEY, position INTEGER NOT NULL, data BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS projection_rows ("
+    " projection TEXT NOT NULL, key TEXT NOT NULL, sort_key INTEGER NOT NULL,"
+    " listed INTEGER NOT NULL, version INTEGER NOT NULL, data BLOB NOT NULL,"
+    " PRIMARY KEY (projection, key))",
+    "CREATE INDEX IF NOT EXISTS projection_rows_by_order"
+    " ON projection_rows (projection, sort_key DESC, key DESC)",
+    "CREATE INDEX IF NOT EXISTS projection_rows_listed_by_order"
+    " ON projection_rows (projection, listed, sort_key DESC, key DESC)",
+)
+_PUT_ROW = (
+    "INSERT INTO projection_rows (projection, key, sort_key, listed, version, data)"
+    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (projection, key) DO UPDATE SET"
+    " sort_key = excluded.sort_key, listed = excluded.listed, version = excluded.version,"
+    " data = excluded.data WHERE excluded.version >= projection_rows.version"
+)
+_PUT_CHECKPOINT = (
+    "INSERT INTO projection_checkpoints (projection, position, data) VALUES (?, ?, ?)"
+    " ON CONFLICT (projection) DO UPDATE SET position = excluded.position, data = excluded.data"
+    " WHERE excluded.position >= projection_checkpoints.position"
+)
+_GET_CHECKPOINT = "SELECT position, data FROM projection_checkpoints WHERE projection = ?"
+_ROW_COLUMNS = "key, sort_key, listed, version, data"
+_GET_ROW = f"SELECT {_ROW_COLUMNS} FROM projection_rows WHERE projection = ? AND key = ?"
+# (the excluded keys come as one JSON array: SQLite has no array parameter)
+_LIST_ROWS = (
+    f"SELECT {_ROW_COLUMNS} FROM projection_rows WHERE projection = ? AND (listed = 1 OR NOT ?)"
+    " AND key NOT IN (SELECT value FROM json_each(?))"
+    " ORDER BY sort_key DESC, key DESC LIMIT ? OFFSET ?"
+)
 
 _CURRENT_VERSION = "SELECT COALESCE(MAX(version), 0) FROM events WHERE stream_id = ?"
 _INSERT = "INSERT INTO events (stream_id, version, recorded_at, data) VALUES (?, ?, ?, ?)"
@@ -204,6 +242,15 @@ class _AppendRequest:
     claim: tuple[str, bytes] | None = None
 
 
+@dataclass(slots=True)
+class _ProjectionWrite:
+    projection: str
+    rows: list[ProjectionRow]
+    checkpoint: ProjectionCheckpoint | None
+    drop: bool
+    future: asyncio.Future[None]
+
+
 # What the writer hands back for one request: the stored events, or why nothing was stored.
 _Outcome = list[StoredEvent] | BaseException
 
@@ -255,7 +302,9 @@ class SqliteEventLog(EventLog):
         self._state: Literal["new", "opening", "open", "closing", "closed"] = "new"
         self._lock_file: IO[bytes] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._requests: queue.SimpleQueue[_AppendRequest | None] = queue.SimpleQueue()
+        self._requests: queue.SimpleQueue[_AppendRequest | _ProjectionWrite | None] = (
+            queue.SimpleQueue()
+        )
         self._writer: threading.Thread | None = None
         self._reader: concurrent.futures.ThreadPoolExecutor | None = None
         self._reader_connection: sqlite3.Connection | None = None
@@ -413,6 +462,53 @@ class SqliteEventLog(EventLog):
         rows = await self._query(_READ_CLAIM, (stream_id, key))
         return bytes(rows[0][0]) if rows else None
 
+    # -- what projections store ---------------------------------------------------------------
+
+    async def save_projection(
+        self,
+        projection: str,
+        rows: Sequence[ProjectionRow],
+        checkpoint: ProjectionCheckpoint | None = None,
+    ) -> None:
+        await self._write_projection(projection, list(rows), checkpoint, drop=False)
+
+    async def drop_projection(self, projection: str) -> None:
+        await self._write_projection(projection, [], None, drop=True)
+
+    async def _write_projection(
+        self,
+        projection: str,
+        rows: list[ProjectionRow],
+        checkpoint: ProjectionCheckpoint | None,
+        *,
+        drop: bool,
+    ) -> None:
+        future: asyncio.Future[None] = self._running_loop().create_future()
+        self._requests.put(_ProjectionWrite(projection, rows, checkpoint, drop, future))
+        await future
+
+    async def load_projection(self, projection: str) -> ProjectionCheckpoint | None:
+        rows = await self._query(_GET_CHECKPOINT, (projection,))
+        return ProjectionCheckpoint(rows[0][0], rows[0][1]) if rows else None
+
+    async def projection_row(self, projection: str, key: str) -> ProjectionRow | None:
+        rows = await self._query(_GET_ROW, (projection, key))
+        return _projection_row(rows[0]) if rows else None
+
+    async def projection_rows(
+        self,
+        projection: str,
+        *,
+        listed_only: bool,
+        offset: int,
+        limit: int,
+        excluded: Sequence[str] = (),
+    ) -> list[ProjectionRow]:
+        _check_not_negative("offset", offset)
+        _check_not_negative("limit", limit)
+        parameters = (projection, listed_only, json.dumps(list(excluded)), limit, offset)
+        return [_projection_row(row) for row in await self._query(_LIST_ROWS, parameters)]
+
     # -- reading ------------------------------------------------------------------------------
 
     async def read(
@@ -550,6 +646,10 @@ class SqliteEventLog(EventLog):
             head = connection.execute(_HEAD).fetchone()
             # A read-only file or file system opens and reads; only a write shows it.
             _probe_write(connection)
+            connection.execute("BEGIN IMMEDIATE")
+            for statement in _PROJECTION_SCHEMA:
+                connection.execute(statement)
+            connection.execute("COMMIT")
             return connection, int(head[0])
         except BaseException:
             connection.close()
@@ -566,6 +666,7 @@ class SqliteEventLog(EventLog):
             stopping = False
             while not stopping:
                 batch: list[_AppendRequest] = []
+                projection_writes: list[_ProjectionWrite] = []
                 try:
                     item = self._requests.get(
                         timeout=self.probe_interval if self._writes_failing else None
@@ -576,6 +677,8 @@ class SqliteEventLog(EventLog):
                 while True:
                     if item is None:
                         stopping = True  # close() queues this after the last append
+                    elif isinstance(item, _ProjectionWrite):
+                        projection_writes.append(item)
                     else:
                         batch.append(item)
                     if len(batch) >= self.max_batch:
@@ -586,6 +689,8 @@ class SqliteEventLog(EventLog):
                         break
                 if batch:
                     self._commit(connection, batch)
+                for write in projection_writes:
+                    self._commit_projection(connection, write)
         finally:
             connection.close()
             if self._marker is not None:
@@ -643,6 +748,39 @@ class SqliteEventLog(EventLog):
         assert loop is not None
         with contextlib.suppress(RuntimeError):  # a closed event loop: nobody is waiting
             loop.call_soon_threadsafe(self._deliver, batch, outcomes, committed)
+
+    def _commit_projection(self, connection: sqlite3.Connection, write: _ProjectionWrite) -> None:
+        """Store what a projection saves, in a transaction of its own."""
+        outcome: BaseException | None = None
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            if write.drop:
+                for table in ("projection_rows", "projection_checkpoints"):
+                    connection.execute(
+                        f"DELETE FROM {table} WHERE projection = ?", (write.projection,)
+                    )
+            connection.executemany(
+                _PUT_ROW,
+                [
+                    (write.projection, row.key, row.sort_key, row.listed, row.version, row.data)
+                    for row in write.rows
+                ],
+            )
+            if write.checkpoint is not None:
+                checkpoint = write.checkpoint
+                connection.execute(
+                    _PUT_CHECKPOINT, (write.projection, checkpoint.position, checkpoint.data)
+                )
+            connection.execute("COMMIT")
+        except BaseException as error:
+            if connection.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("ROLLBACK")
+            outcome = self._unavailable(error) if isinstance(error, sqlite3.Error) else error
+        loop = self._loop
+        assert loop is not None
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle, write.future, outcome)
 
     def _append_in_savepoint(
         self, connection: sqlite3.Connection, request: _AppendRequest, recorded_at: float
@@ -708,6 +846,20 @@ class SqliteEventLog(EventLog):
                 request.future.set_exception(outcome)
             else:
                 request.future.set_result(outcome)
+
+
+def _settle(future: asyncio.Future[None], outcome: BaseException | None) -> None:
+    if future.done():
+        return  # the caller was cancelled
+    if outcome is None:
+        future.set_result(None)
+    else:
+        future.set_exception(outcome)
+
+
+def _projection_row(row: tuple[Any, ...]) -> ProjectionRow:
+    key, sort_key, listed, version, data = row
+    return ProjectionRow(key, sort_key, bool(listed), version, bytes(data))
 
 
 def _probe_write(connection: sqlite3.Connection) -> None:

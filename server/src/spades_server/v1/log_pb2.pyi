@@ -12,6 +12,7 @@ from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from spades.v1 import account_pb2 as _account_pb2
 from spades.v1 import events_pb2 as _events_pb2
+from spades.v1 import lobby_pb2 as _lobby_pb2
 from spades.v1 import rating_pb2 as _rating_pb2
 import builtins as _builtins
 import sys
@@ -307,3 +308,71 @@ class PoolLogEntry(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PoolLogEntry: _TypeAlias = PoolLogEntry  # noqa: Y015
+
+@_typing.final
+class LobbyCheckpoint(_message.Message):
+    """The lobby's checkpoint (spades_server.projection): where its projection stood, so a start
+    folds only the events after it. Finished tables are not in it: they are stored as rows.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLES_FIELD_NUMBER: _builtins.int
+    FINISHED_TABLES_FIELD_NUMBER: _builtins.int
+    QUICK_MATCH_REQUESTS_FIELD_NUMBER: _builtins.int
+    finished_tables: _builtins.int
+    """How many finished tables the lobby had stored as rows by then."""
+    @_builtins.property
+    def tables(self) -> _containers.RepeatedCompositeFieldContainer[_lobby_pb2.Table]:
+        """The summary of every table not finished at the checkpoint's position."""
+
+    @_builtins.property
+    def quick_match_requests(self) -> _containers.RepeatedCompositeFieldContainer[Global___QuickMatchRequest]:
+        """Where each QuickMatch with a request id was seated, for its tables not finished: a retry
+        after a restart finds its seat (spades_server.lobby).
+        """
+
+    def __init__(
+        self,
+        *,
+        tables: _abc.Iterable[_lobby_pb2.Table] | None = ...,
+        finished_tables: _builtins.int = ...,
+        quick_match_requests: _abc.Iterable[Global___QuickMatchRequest] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_tables", b"finished_tables", "quick_match_requests", b"quick_match_requests", "tables", b"tables"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LobbyCheckpoint: _TypeAlias = LobbyCheckpoint  # noqa: Y015
+
+@_typing.final
+class QuickMatchRequest(_message.Message):
+    """A QuickMatch call's seat, by the SHA-256 of its request id."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_SHA256_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    request_id_sha256: _builtins.bytes
+    """SHA-256 of the call's request id."""
+    table_id: _builtins.str
+    """The table it was seated at."""
+    seat: _builtins.int
+    """The seat (0-based, as the engine counts)."""
+    def __init__(
+        self,
+        *,
+        request_id_sha256: _builtins.bytes = ...,
+        table_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id_sha256", b"request_id_sha256", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___QuickMatchRequest: _TypeAlias = QuickMatchRequest  # noqa: Y015

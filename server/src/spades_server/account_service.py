@@ -18,9 +18,10 @@ import structlog
 from spades.reasons import Reason
 from spades.v1 import account_pb2, account_pb2_grpc
 from spades.wire import OPERATOR_TOKEN_METADATA
-from spades_server import accounts, errors
+from spades_server import accounts, errors, tokens
 from spades_server.accounts import Account, AccountStore
 from spades_server.auth import OperatorGate, bearer_key_from, metadata_value
+from spades_server.checks import check_request_id
 from spades_server.eventlog.base import LogClosed
 
 log = structlog.get_logger(__name__)
@@ -60,7 +61,8 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
                 ) from None
         name = accounts.check_account_name(request.name)
         kind = accounts.check_kind(request.kind)
-        account, key = await self._store.create(name, kind)
+        request_id = check_request_id(request.request_id)
+        account, key = await self._store.create(name, kind, request_id)
         log.info("account created", account_id=account.account_id, kind=accounts.KIND_NAMES[kind])
         return account_pb2.CreateAccountResponse(account=account.to_proto(), key=key)
 
@@ -85,11 +87,15 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
     async def RotateKey(
         self, request: account_pb2.RotateKeyRequest, context: Context
     ) -> account_pb2.RotateKeyResponse:
-        account, by_operator = await self._caller(request.account_id, context)
-        key = accounts.new_key(account.account_id)
+        request_id = check_request_id(request.request_id)
+        request_digest = tokens.digest(request_id) if request_id else b""
+        account, by_operator = await self._caller(request.account_id, context, request_digest)
+        key = accounts.new_key(account.account_id, request_id, tokens.KEY_BY_ROTATE_KEY)
         account = await self._store.execute(
             account.account_id,
-            lambda latest: accounts.decide_rotation(latest, key, by_operator=by_operator),
+            lambda latest: accounts.decide_rotation(
+                latest, key, by_operator=by_operator, request_digest=request_digest
+            ),
         )
         log.info("account key rotated", account_id=account.account_id, by_operator=by_operator)
         return account_pb2.RotateKeyResponse(account=account.to_proto(), key=key)
@@ -167,9 +173,13 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
             if self._streams.get(account_id) is superseded:
                 del self._streams[account_id]
 
-    async def _caller(self, account_id: str, context: Context) -> tuple[Account, bool]:
+    async def _caller(
+        self, account_id: str, context: Context, retried_rotation: bytes = b""
+    ) -> tuple[Account, bool]:
         """The account a key call is about, and whether the operator makes it: with
-        ``account_id`` the caller must be the operator, without it the account (its key)."""
+        ``account_id`` the caller must be the operator, without it the account (its key, or
+        for the retry of the RotateKey with the request id digest ``retried_rotation`` the key
+        it replaced)."""
         if account_id:
             if metadata_value(context, OPERATOR_TOKEN_METADATA) is None:
                 raise errors.RequestError(
@@ -183,7 +193,7 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
         key = bearer_key_from(context)
         if key is None:
             raise _key_required()
-        return await self._store.authenticate(key), False
+        return await self._store.authenticate(key, retried_rotation), False
 
 
 def _key_required() -> errors.RequestError:

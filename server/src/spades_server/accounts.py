@@ -12,6 +12,11 @@ stream read to check it), the log keeps only its digest, compared in constant ti
 was rotated away or revoked is remembered by its digest, so it is refused as revoked, not as
 unknown.
 
+A CreateAccount or RotateKey with a client request id can be retried (docs/protocol.md,
+"Request ids"): its key's secret is derived from the request id (:mod:`spades_server.tokens`),
+the row that records the call keeps the request id's SHA-256, and a retry that finds that digest
+on the account answers with the same account and the same key, appending nothing.
+
 >>> account_id_for("Alice") == account_id_for("  aLICE ".strip())
 True
 >>> account_of_key(new_key(account_id_for("Alice"))) == account_id_for("Alice")
@@ -63,8 +68,14 @@ def stream_of(account_id: str) -> str:
     return STREAM_PREFIX + account_id
 
 
-def new_key(account_id: str) -> str:
-    return f"{KEY_PREFIX}.{account_id}.{secrets.token_urlsafe(24)}"
+def new_key(account_id: str, request_id: str = "", purpose: str = "") -> str:
+    """A fresh key, or with ``request_id`` the one derived from it for ``purpose``
+    (``tokens.KEY_BY_CREATE_ACCOUNT`` or ``tokens.KEY_BY_ROTATE_KEY``)."""
+    if request_id:
+        secret = tokens.request_key_secret(request_id, account_id, purpose)
+    else:
+        secret = secrets.token_urlsafe(24)
+    return f"{KEY_PREFIX}.{account_id}.{secret}"
 
 
 def account_of_key(key: str) -> str | None:
@@ -91,10 +102,16 @@ class AccountEntry:
     message: account_pb2.AccountEvent
     #: KeyIssued: the digest of the key it issued.
     key_sha256: bytes = b""
+    #: AccountCreated, KeyIssued: the digest of the client request id of the call that made it.
+    request_id_sha256: bytes = b""
 
 
-def encode(event: account_pb2.AccountEvent, key_sha256: bytes = b"") -> bytes:
-    row = log_pb2.AccountLogEntry(event=event, key_sha256=key_sha256)
+def encode(
+    event: account_pb2.AccountEvent, key_sha256: bytes = b"", request_id_sha256: bytes = b""
+) -> bytes:
+    row = log_pb2.AccountLogEntry(
+        event=event, key_sha256=key_sha256, request_id_sha256=request_id_sha256
+    )
     return ENVELOPE_MARKER + row.SerializeToString()
 
 
@@ -113,6 +130,7 @@ def decode(stored: StoredEvent) -> AccountEntry:
         recorded_at=stored.recorded_at,
         message=message,
         key_sha256=row.key_sha256,
+        request_id_sha256=row.request_id_sha256,
     )
 
 
@@ -135,6 +153,10 @@ class Account:
     entries: list[AccountEntry] = field(default_factory=list)
     #: (pool, table id) of every rated match its stream was told of.
     rated_matches: set[tuple[str, str]] = field(default_factory=set)
+    #: The digest of the request id of the CreateAccount that made it (empty: none).
+    created_by_request: bytes = b""
+    #: Each RotateKey with a request id, by the id's digest: the digest of the key it replaced.
+    rotated_by_request: dict[bytes, bytes] = field(default_factory=dict)
 
     def fold(self, entry: AccountEntry) -> None:
         if entry.sequence <= self.version:
@@ -145,7 +167,10 @@ class Account:
                 self.name = message.account_created.name
                 self.kind = message.account_created.kind
                 self.created_at = entry.recorded_at
+                self.created_by_request = entry.request_id_sha256
             case "key_issued":
+                if entry.request_id_sha256:
+                    self.rotated_by_request[entry.request_id_sha256] = self.key_sha256
                 self._retire_key()
                 self.key_sha256 = entry.key_sha256
             case "key_revoked":
@@ -178,9 +203,20 @@ class Account:
             key_revoked=self.revoked,
         )
 
-    def check_key(self, key: str) -> None:
-        """UNAUTHENTICATED unless ``key`` is the account's key now (KEY_REVOKED for an old one)."""
+    def used_request(self, request_digest: bytes) -> bool:
+        """Whether a call with this request id's digest made or changed the account."""
+        return bool(request_digest) and (
+            request_digest == self.created_by_request or request_digest in self.rotated_by_request
+        )
+
+    def check_key(self, key: str, retried_rotation: bytes = b"") -> None:
+        """UNAUTHENTICATED unless ``key`` is the account's key now (KEY_REVOKED for an old one).
+        With ``retried_rotation`` (a RotateKey's request id digest) the key that rotation
+        replaced is accepted too: its retry is answered with the key it issued."""
         if self.key_sha256 and tokens.matches(key, self.key_sha256):
+            return
+        replaced = self.rotated_by_request.get(retried_rotation, b"") if retried_rotation else b""
+        if replaced and tokens.matches(key, replaced):
             return
         # Every retired digest is compared (constant time each): no early exit says which.
         retired = [tokens.matches(key, digest) for digest in self.retired_key_digests]
@@ -212,9 +248,10 @@ def account_not_found(what: str) -> errors.RequestError:
 
 @dataclass(frozen=True)
 class AccountDecided:
-    """Events to append to an account's stream (each with the key digest it issued, if any)."""
+    """Events to append to an account's stream, each with the digest of the key it issued and
+    of the request id of the call that made it (each empty when there is none)."""
 
-    events: list[tuple[account_pb2.AccountEvent, bytes]]
+    events: list[tuple[account_pb2.AccountEvent, bytes, bytes]]
 
 
 def check_account_name(name: str) -> str:
@@ -250,22 +287,49 @@ def check_kind(kind: int) -> account_pb2.AccountKind.ValueType:
     return account_pb2.AccountKind.ValueType(kind)
 
 
-def decide_creation(name: str, kind: account_pb2.AccountKind.ValueType, key: str) -> AccountDecided:
+def decide_creation(
+    name: str, kind: account_pb2.AccountKind.ValueType, key: str, request_digest: bytes = b""
+) -> AccountDecided:
+    created = account_pb2.AccountCreated(name=name, kind=kind)
     return AccountDecided(
         [
+            (account_pb2.AccountEvent(account_created=created), b"", request_digest),
             (
-                account_pb2.AccountEvent(
-                    account_created=account_pb2.AccountCreated(name=name, kind=kind)
-                ),
+                account_pb2.AccountEvent(key_issued=account_pb2.KeyIssued()),
+                tokens.digest(key),
                 b"",
             ),
-            (account_pb2.AccountEvent(key_issued=account_pb2.KeyIssued()), tokens.digest(key)),
         ]
     )
 
 
-def decide_rotation(account: Account, key: str, *, by_operator: bool) -> AccountDecided:
-    """A new key; only the operator may issue one to an account whose key was revoked."""
+def request_id_reused() -> errors.RequestError:
+    return errors.refuse(
+        Reason.REQUEST_ID_REUSED, "this request_id was used for another call; send a fresh one"
+    )
+
+
+def created_before(account: Account, request_digest: bytes) -> bool:
+    """Whether a CreateAccount with this request id's digest made ``account`` (REQUEST_ID_REUSED
+    when the id changed the account otherwise)."""
+    if not request_digest:
+        return False
+    if request_digest == account.created_by_request:
+        return True
+    if account.used_request(request_digest):
+        raise request_id_reused()
+    return False
+
+
+def decide_rotation(
+    account: Account, key: str, *, by_operator: bool, request_digest: bytes = b""
+) -> AccountDecided | None:
+    """A new key; only the operator may issue one to an account whose key was revoked. Nothing
+    when the rotation with this request id's digest is already on the account (a retry)."""
+    if request_digest in account.rotated_by_request:
+        return None
+    if request_digest and account.used_request(request_digest):
+        raise request_id_reused()
     if account.revoked and not by_operator:
         raise errors.RequestError(
             grpc.StatusCode.UNAUTHENTICATED,
@@ -273,7 +337,9 @@ def decide_rotation(account: Account, key: str, *, by_operator: bool) -> Account
             reason_code="KEY_REVOKED",
         )
     issued = account_pb2.KeyIssued(by_operator=by_operator)
-    return AccountDecided([(account_pb2.AccountEvent(key_issued=issued), tokens.digest(key))])
+    return AccountDecided(
+        [(account_pb2.AccountEvent(key_issued=issued), tokens.digest(key), request_digest)]
+    )
 
 
 def decide_revocation(account: Account, *, by_operator: bool) -> AccountDecided | None:
@@ -281,7 +347,7 @@ def decide_revocation(account: Account, *, by_operator: bool) -> AccountDecided 
     if account.revoked:
         return None
     revoked = account_pb2.KeyRevoked(by_operator=by_operator)
-    return AccountDecided([(account_pb2.AccountEvent(key_revoked=revoked), b"")])
+    return AccountDecided([(account_pb2.AccountEvent(key_revoked=revoked), b"", b"")])
 
 
 def decide_rating_change(account: Account, match: rating_pb2.MatchRated) -> AccountDecided | None:
@@ -289,7 +355,7 @@ def decide_rating_change(account: Account, match: rating_pb2.MatchRated) -> Acco
     if (match.pool, match.table_id) in account.rated_matches:
         return None
     changed = account_pb2.RatingChanged(match=match)
-    return AccountDecided([(account_pb2.AccountEvent(rating_changed=changed), b"")])
+    return AccountDecided([(account_pb2.AccountEvent(rating_changed=changed), b"", b"")])
 
 
 def decide_assignment(
@@ -297,7 +363,7 @@ def decide_assignment(
 ) -> AccountDecided:
     """Tell the account the quick-match queue seated it."""
     assigned = account_pb2.TableAssigned(table_id=table_id, seats=seats, rated=rated)
-    return AccountDecided([(account_pb2.AccountEvent(table_assigned=assigned), b"")])
+    return AccountDecided([(account_pb2.AccountEvent(table_assigned=assigned), b"", b"")])
 
 
 AccountDecision = Callable[[Account], AccountDecided | None]
@@ -345,8 +411,9 @@ class AccountStore:
         else:
             del self._cache[account_id]  # events were missed: the next load reads them all
 
-    async def authenticate(self, key: str) -> Account:
-        """The account whose key ``key`` is now, or UNAUTHENTICATED (KEY_NOT_VALID, KEY_REVOKED)."""
+    async def authenticate(self, key: str, retried_rotation: bytes = b"") -> Account:
+        """The account whose key ``key`` is now, or UNAUTHENTICATED (KEY_NOT_VALID, KEY_REVOKED);
+        see :meth:`Account.check_key` for ``retried_rotation``."""
         account_id = account_of_key(key)
         if account_id is None:
             raise key_not_valid()
@@ -354,18 +421,30 @@ class AccountStore:
             account = await self.load(account_id)
         except errors.RequestError:
             raise key_not_valid() from None
-        account.check_key(key)
+        account.check_key(key, retried_rotation)
         return account
 
     async def create(
-        self, name: str, kind: account_pb2.AccountKind.ValueType
+        self, name: str, kind: account_pb2.AccountKind.ValueType, request_id: str = ""
     ) -> tuple[Account, str]:
-        """A new account and its first key; ALREADY_EXISTS (NAME_TAKEN) when the name is."""
+        """A new account and its first key; ALREADY_EXISTS (NAME_TAKEN) when the name is.
+
+        With ``request_id`` the key is derived from it, and a retry (the account's creation has
+        the id's digest) gets the same account and key, appending nothing."""
         account_id = account_id_for(name)
-        key = new_key(account_id)
+        key = new_key(account_id, request_id, tokens.KEY_BY_CREATE_ACCOUNT)
+        request_digest = tokens.digest(request_id) if request_id else b""
         try:
-            stored = await self._append(account_id, 0, decide_creation(name, kind, key))
+            stored = await self._append(
+                account_id, 0, decide_creation(name, kind, key, request_digest)
+            )
         except VersionConflict:
+            if request_digest:
+                # The log's expected version found the stream: made by this call, or not.
+                self._cache.pop(account_id, None)
+                account = await self.load(account_id)
+                if created_before(account, request_digest):
+                    return account, key
             raise errors.RequestError(
                 grpc.StatusCode.ALREADY_EXISTS,
                 f"the name {name!r} is taken (names are compared ignoring case)",
@@ -403,7 +482,7 @@ class AccountStore:
     async def _append(
         self, account_id: str, expected: int, decided: AccountDecided
     ) -> list[StoredEvent]:
-        rows = [encode(event, digest) for event, digest in decided.events]
+        rows = [encode(event, key, request) for event, key, request in decided.events]
         try:
             return await self.log.append(stream_of(account_id), expected, rows)
         except LogUnavailable as error:

@@ -5,11 +5,13 @@ its SHA-256 (beside the SeatTaken event, in the journal's secrets: never in a pu
 and compares in constant time (:mod:`spades_server.auth`).
 A token is good for one seat of one table.
 
-A call made with a client request id (JoinTable, QuickMatch, CreateTable, AddHouseBot) must
+A call made with a client request id (JoinTable, QuickMatch, CreateTable, AddHouseBot,
+CreateAccount, RotateKey) must
 answer a retry with the same outcome, even from another replica or after a crash between the
 commit and the reply. The log keeps no token in the clear, so what a retry needs is derived
 from the request id, which only the caller knows: the seat token is an HMAC keyed by the
-request id over the table id, a created table's id and join code likewise. The log keeps only
+request id over the table id, a created table's id and join code likewise, and so the secret
+of an account key a CreateAccount or RotateKey with a request id issues. The log keeps only
 the request id's SHA-256 (to find the earlier outcome) and the token's SHA-256 (to check the
 derived token is the one that took the seat), so a copy of the log yields neither. The price:
 a request id is as secret as the token it stands for, and must be as unguessable (checked for
@@ -81,6 +83,23 @@ def request_join_code(request_id: str, table_id: str) -> str:
     raw = _derived(request_id, "join code", table_id)
     # 32 letters: each byte's low five bits pick one, without bias.
     return "".join(_JOIN_CODE_ALPHABET[byte % 32] for byte in raw[:10])
+
+
+#: The calls a request id derives an account key for (a creation's key is not a rotation's).
+KEY_BY_CREATE_ACCOUNT = "create account"
+KEY_BY_ROTATE_KEY = "rotate key"
+
+
+def request_key_secret(request_id: str, account_id: str, purpose: str) -> str:
+    """The secret of the key a call with ``request_id`` issues to ``account_id`` (``purpose``
+    keeps CreateAccount's and RotateKey's apart): the same on every retry, on every replica.
+
+    >>> one = request_key_secret("0123456789abcdef0123", "a1", KEY_BY_ROTATE_KEY)
+    >>> one == request_key_secret("0123456789abcdef0123", "a1", KEY_BY_ROTATE_KEY), len(one)
+    (True, 32)
+    """
+    raw = _derived(request_id, "account key", purpose, account_id)
+    return base64.urlsafe_b64encode(raw).decode()[:32]
 
 
 def digest(secret: str) -> bytes:

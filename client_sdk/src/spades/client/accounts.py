@@ -14,12 +14,13 @@ A :class:`~spades.client.SpadesClient` made with ``account_key=`` sends the key 
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
 import grpc
 
+from spades.client.connection import new_request_id
 from spades.client.errors import from_rpc_error
 from spades.v1 import account_pb2, account_pb2_grpc, rating_pb2, rating_pb2_grpc
 from spades.wire import AUTHORIZATION_METADATA
@@ -106,6 +107,9 @@ class AccountCalls:
     async def _call(self, call: Awaitable[T]) -> T:
         raise NotImplementedError  # the client's
 
+    async def _call_with_retries(self, call: Callable[[], Awaitable[T]]) -> T:
+        raise NotImplementedError  # the client's
+
     def _bearer(self, key: str | None = None) -> tuple[tuple[str, str], ...]:
         """The metadata carrying ``key`` (default: the client's account key), if any."""
         key = self.account_key if key is None else key
@@ -120,16 +124,26 @@ class AccountCalls:
         return rating_pb2_grpc.RatingServiceStub(self._channel)
 
     async def create_account(
-        self, name: str, *, kind: str = "bot", operator_token: str = ""
+        self,
+        name: str,
+        *,
+        kind: str = "bot",
+        operator_token: str = "",
+        request_id: str | None = None,
     ) -> AccountKey:
         """A new account ("bot" or "person") and its key; ``operator_token`` where only the
-        operator may register."""
+        operator may register.
+
+        The call carries ``request_id`` (a fresh one if None) and is tried again with it while
+        the server is unreachable: a retry gets the same account and key, never NAME_TAKEN."""
         if kind not in ACCOUNT_KINDS:
             raise ValueError(f"{kind!r} is not an account kind; choose bot or person")
         metadata = (("spades-operator-token", operator_token),) if operator_token else ()
-        request = account_pb2.CreateAccountRequest(name=name, kind=ACCOUNT_KINDS[kind])
-        response = await self._call(
-            self._accounts.CreateAccount(request, metadata=metadata, timeout=self.timeout)
+        request = account_pb2.CreateAccountRequest(
+            name=name, kind=ACCOUNT_KINDS[kind], request_id=request_id or new_request_id()
+        )
+        response = await self._call_with_retries(
+            lambda: self._accounts.CreateAccount(request, metadata=metadata, timeout=self.timeout)
         )
         return AccountKey(AccountInfo.from_proto(response.account), response.key)
 
@@ -139,12 +153,16 @@ class AccountCalls:
         response = await self._call(self._accounts.GetAccount(request, timeout=self.timeout))
         return AccountInfo.from_proto(response.account)
 
-    async def rotate_key(self) -> AccountKey:
-        """A new key for the client's account; the old one stops working (use the new one)."""
-        response = await self._call(
-            self._accounts.RotateKey(
-                account_pb2.RotateKeyRequest(), metadata=self._bearer(), timeout=self.timeout
-            )
+    async def rotate_key(self, *, request_id: str | None = None) -> AccountKey:
+        """A new key for the client's account; the old one stops working (the client uses the
+        new one from now on).
+
+        The call carries ``request_id`` (a fresh one if None) and is tried again with it, and
+        the old key, while the server is unreachable: a retry gets the same new key."""
+        request = account_pb2.RotateKeyRequest(request_id=request_id or new_request_id())
+        metadata = self._bearer()
+        response = await self._call_with_retries(
+            lambda: self._accounts.RotateKey(request, metadata=metadata, timeout=self.timeout)
         )
         self.account_key = response.key
         return AccountKey(AccountInfo.from_proto(response.account), response.key)

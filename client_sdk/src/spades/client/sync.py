@@ -156,17 +156,24 @@ class SyncSpadesClient:
     # Accounts and ratings (see spades.client.accounts).
 
     def create_account(
-        self, name: str, *, kind: str = "bot", operator_token: str = ""
+        self,
+        name: str,
+        *,
+        kind: str = "bot",
+        operator_token: str = "",
+        request_id: str | None = None,
     ) -> AccountKey:
         return self._run(
-            self._client.create_account(name, kind=kind, operator_token=operator_token)
+            self._client.create_account(
+                name, kind=kind, operator_token=operator_token, request_id=request_id
+            )
         )
 
     def get_account(self, account_id: str = "", *, name: str = "") -> AccountInfo:
         return self._run(self._client.get_account(account_id, name=name))
 
-    def rotate_key(self) -> AccountKey:
-        return self._run(self._client.rotate_key())
+    def rotate_key(self, *, request_id: str | None = None) -> AccountKey:
+        return self._run(self._client.rotate_key(request_id=request_id))
 
     def revoke_key(self) -> AccountInfo:
         return self._run(self._client.revoke_key())

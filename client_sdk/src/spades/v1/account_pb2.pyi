@@ -92,19 +92,31 @@ class CreateAccountRequest(_message.Message):
 
     NAME_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The name, 1..32 printable characters (surrounding spaces are dropped)."""
     kind: Global___AccountKind.ValueType
     """Bot or person (required)."""
+    request_id: _builtins.str
+    """The client's id of this call, so that a retry is safe: 16..64 letters, digits, '-' or '_' (at
+    most 64 characters) (a UUID's 32 hex digits is right), fresh for each call and the same on each
+    retry of it. A retry with the same id returns the same account and the same key (and makes no
+    second account), even after a server crash between the commit and the reply, or through another
+    replica; the first call's kind decides. The key works until it is rotated or revoked. Its
+    scope is the account: an id already used for another call on this name's account fails with
+    INVALID_ARGUMENT (REQUEST_ID_REUSED). Keep it as secret as the key: whoever sends it again gets
+    the same outcome. Empty: the call is not idempotent (a retry fails with NAME_TAKEN).
+    """
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         kind: Global___AccountKind.ValueType = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "name", b"name", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -195,16 +207,28 @@ class RotateKeyRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     account_id: _builtins.str
     """Only for the operator: the account whose key to replace (the account itself sends its key)."""
+    request_id: _builtins.str
+    """The client's id of this call, so that a retry is safe: 16..64 letters, digits, '-' or '_' (at
+    most 64 characters) (a UUID's 32 hex digits is right), fresh for each call and the same on each
+    retry of it. A retry with the same id returns the same new key (and issues no third one), even
+    after a server crash between the commit and the reply, or through another replica; the retry
+    may send the key this call replaced as Bearer (only this retry accepts it). Its scope is the
+    account: an id already used for another call on it fails with INVALID_ARGUMENT
+    (REQUEST_ID_REUSED). Keep it as secret as the key: whoever sends it again gets the same
+    outcome. Empty: the call is not idempotent.
+    """
     def __init__(
         self,
         *,
         account_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

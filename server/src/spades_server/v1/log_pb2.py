@@ -28,7 +28,7 @@ from spades.v1 import lobby_pb2 as spades_dot_v1_dot_lobby__pb2
 from spades.v1 import rating_pb2 as spades_dot_v1_dot_rating__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aspades/server/v1/log.proto\x12\x10spades.server.v1\x1a\x17spades/v1/account.proto\x1a\x16spades/v1/events.proto\x1a\x15spades/v1/lobby.proto\x1a\x16spades/v1/rating.proto\"j\n\x08LogEntry\x12\x1f\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x10.spades.v1.Event\x12\x11\n\taction_id\x18\x02 \x01(\t\x12*\n\x07secrets\x18\x03 \x01(\x0b\x32\x19.spades.server.v1.Secrets\"B\n\rActionRefusal\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x13\n\x0breason_code\x18\x03 \x01(\t\"\xaf\x01\n\x07Secrets\x12\x0c\n\x04seed\x18\x01 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x02 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x03 \x01(\x0c\x12\x19\n\x11seat_token_sha256\x18\x04 \x01(\x0c\x12\x1f\n\x17substitute_token_sha256\x18\x05 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x06 \x01(\x0c\"\xc4\x01\n\x0bLegacyEvent\x12;\n\rtable_created\x18\n \x01(\x0b\x32$.spades.server.v1.LegacyTableCreated\x12\x35\n\nseat_taken\x18\x0b \x01(\x0b\x32!.spades.server.v1.LegacySeatTaken\x12\x41\n\x10seat_substituted\x18\x1b \x01(\x0b\x32\'.spades.server.v1.LegacySeatSubstituted\"c\n\x12LegacyTableCreated\x12\x0c\n\x04seed\x18\x04 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x05 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x08 \x01(\x0c\",\n\x0fLegacySeatTaken\x12\x19\n\x11seat_token_sha256\x18\x02 \x01(\x0c\"8\n\x15LegacySeatSubstituted\x12\x1f\n\x17substitute_token_sha256\x18\x03 \x01(\x0c\"M\n\x0f\x41\x63\x63ountLogEntry\x12&\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.spades.v1.AccountEvent\x12\x12\n\nkey_sha256\x18\x02 \x01(\x0c\":\n\x0cPoolLogEntry\x12*\n\x0bmatch_rated\x18\x01 \x01(\x0b\x32\x15.spades.v1.MatchRated\"\x8f\x01\n\x0fLobbyCheckpoint\x12 \n\x06tables\x18\x01 \x03(\x0b\x32\x10.spades.v1.Table\x12\x17\n\x0f\x66inished_tables\x18\x02 \x01(\x03\x12\x41\n\x14quick_match_requests\x18\x03 \x03(\x0b\x32#.spades.server.v1.QuickMatchRequest\"N\n\x11QuickMatchRequest\x12\x19\n\x11request_id_sha256\x18\x01 \x01(\x0c\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aspades/server/v1/log.proto\x12\x10spades.server.v1\x1a\x17spades/v1/account.proto\x1a\x16spades/v1/events.proto\x1a\x15spades/v1/lobby.proto\x1a\x16spades/v1/rating.proto\"j\n\x08LogEntry\x12\x1f\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x10.spades.v1.Event\x12\x11\n\taction_id\x18\x02 \x01(\t\x12*\n\x07secrets\x18\x03 \x01(\x0b\x32\x19.spades.server.v1.Secrets\"B\n\rActionRefusal\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x13\n\x0breason_code\x18\x03 \x01(\t\"\xaf\x01\n\x07Secrets\x12\x0c\n\x04seed\x18\x01 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x02 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x03 \x01(\x0c\x12\x19\n\x11seat_token_sha256\x18\x04 \x01(\x0c\x12\x1f\n\x17substitute_token_sha256\x18\x05 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x06 \x01(\x0c\"\xc4\x01\n\x0bLegacyEvent\x12;\n\rtable_created\x18\n \x01(\x0b\x32$.spades.server.v1.LegacyTableCreated\x12\x35\n\nseat_taken\x18\x0b \x01(\x0b\x32!.spades.server.v1.LegacySeatTaken\x12\x41\n\x10seat_substituted\x18\x1b \x01(\x0b\x32\'.spades.server.v1.LegacySeatSubstituted\"c\n\x12LegacyTableCreated\x12\x0c\n\x04seed\x18\x04 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x05 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x08 \x01(\x0c\",\n\x0fLegacySeatTaken\x12\x19\n\x11seat_token_sha256\x18\x02 \x01(\x0c\"8\n\x15LegacySeatSubstituted\x12\x1f\n\x17substitute_token_sha256\x18\x03 \x01(\x0c\"h\n\x0f\x41\x63\x63ountLogEntry\x12&\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.spades.v1.AccountEvent\x12\x12\n\nkey_sha256\x18\x02 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x03 \x01(\x0c\":\n\x0cPoolLogEntry\x12*\n\x0bmatch_rated\x18\x01 \x01(\x0b\x32\x15.spades.v1.MatchRated\"\x8f\x01\n\x0fLobbyCheckpoint\x12 \n\x06tables\x18\x01 \x03(\x0b\x32\x10.spades.v1.Table\x12\x17\n\x0f\x66inished_tables\x18\x02 \x01(\x03\x12\x41\n\x14quick_match_requests\x18\x03 \x03(\x0b\x32#.spades.server.v1.QuickMatchRequest\"N\n\x11QuickMatchRequest\x12\x19\n\x11request_id_sha256\x18\x01 \x01(\x0c\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -50,11 +50,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LEGACYSEATSUBSTITUTED']._serialized_start=844
   _globals['_LEGACYSEATSUBSTITUTED']._serialized_end=900
   _globals['_ACCOUNTLOGENTRY']._serialized_start=902
-  _globals['_ACCOUNTLOGENTRY']._serialized_end=979
-  _globals['_POOLLOGENTRY']._serialized_start=981
-  _globals['_POOLLOGENTRY']._serialized_end=1039
-  _globals['_LOBBYCHECKPOINT']._serialized_start=1042
-  _globals['_LOBBYCHECKPOINT']._serialized_end=1185
-  _globals['_QUICKMATCHREQUEST']._serialized_start=1187
-  _globals['_QUICKMATCHREQUEST']._serialized_end=1265
+  _globals['_ACCOUNTLOGENTRY']._serialized_end=1006
+  _globals['_POOLLOGENTRY']._serialized_start=1008
+  _globals['_POOLLOGENTRY']._serialized_end=1066
+  _globals['_LOBBYCHECKPOINT']._serialized_start=1069
+  _globals['_LOBBYCHECKPOINT']._serialized_end=1212
+  _globals['_QUICKMATCHREQUEST']._serialized_start=1214
+  _globals['_QUICKMATCHREQUEST']._serialized_end=1292
 # @@protoc_insertion_point(module_scope)

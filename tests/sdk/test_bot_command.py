@@ -284,3 +284,37 @@ async def _wait_for_seat(client: SpadesClient, table_id: str, seat: int) -> None
     async with asyncio.timeout(MATCH_TIMEOUT / 2):
         while not (await client.get_table(table_id)).seats[seat].occupied:
             await asyncio.sleep(0.1)
+
+
+@pytest.mark.asyncio
+async def test_rated_with_an_account_key_plays_a_rated_quick_match(
+    tmp_path: Path, server: SpadesServer
+) -> None:
+    address = f"127.0.0.1:{server.port}"
+    async with SpadesClient(address) as lobby:
+        accounts = [await lobby.create_account(f"Rated {number}") for number in range(4)]
+    command = [str(SPADES_BOT), "--bot", "random", "--server", address, "--quick-match", "--rated"]
+    bot = asyncio.create_task(run(command, tmp_path, SPADES_ACCOUNT_KEY=accounts[0].key))
+    others = [SpadesClient(address, account_key=account.key) for account in accounts[1:]]
+    try:
+        async with asyncio.timeout(MATCH_TIMEOUT):
+            while not (await others[0].list_tables("waiting")).tables:
+                await asyncio.sleep(0.1)  # the bot's rated table is open: the others join it
+            tickets = [
+                await other.quick_match(f"rated {n}", rated=True) for n, other in enumerate(others)
+            ]
+            await asyncio.gather(
+                *(
+                    play_match(other, Lowest(), ticket.token)
+                    for other, ticket in zip(others, tickets, strict=True)
+                )
+            )
+        code, output = await bot
+        assert code == 0, output
+        table = await others[0].get_table(tickets[0].table_id)
+    finally:
+        for other in others:
+            await other.close()
+    assert table.status == "finished" and table.message.rated
+    seated = {seat.account_id for seat in table.message.seats}
+    assert seated == {account.account.account_id for account in accounts}

@@ -9,6 +9,7 @@ of links to every entry of site-packages but spades-bots' own, as the one site f
 from __future__ import annotations
 
 import asyncio
+import importlib
 import sys
 import sysconfig
 from importlib.metadata import entry_points
@@ -318,3 +319,12 @@ async def test_rated_with_an_account_key_plays_a_rated_quick_match(
     assert table.status == "finished" and table.message.rated
     seated = {seat.account_id for seat in table.message.seats}
     assert seated == {account.account.account_id for account in accounts}
+
+
+@pytest.mark.parametrize("command", ["bot", "watch", "tables", "admin", "play"])
+def test_every_sdk_command_takes_tls_ca(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    module = importlib.import_module(f"spades.commands.{command}")
+    with pytest.raises(SystemExit) as exited:
+        module.main(["--help"])
+    assert exited.value.code == 0
+    assert "--tls-ca FILE" in capsys.readouterr().out

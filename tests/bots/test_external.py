@@ -16,10 +16,10 @@ from spades.bot import Bot, BotView, decide, load_bot_class, play_local_match
 from spades.bot import external_protocol as wire
 from spades.bot.external import ExternalBot
 from spades.client import SpadesClient
+from spades.commands.bot import make_bot
 from spades.engine import Rules, seated_match
 from spades.engine import events as ev
 from spades_bots.arena import ArenaConfig, run_arena
-from spades_bots.cli import make_bot
 from spades_bots.heuristic import HeuristicBot
 from spades_server.server import SpadesServer
 from tests.sdk.helpers import audit, play_all, seat_bots

@@ -9,9 +9,9 @@ import pytest
 
 from spades.bot import Bot, BotView, SeatTracker, run_local_match
 from spades.bot.thinking import turn_seconds
+from spades.commands.bot import make_bot
 from spades.engine import BID, Card, Clock, Phase, Rules, parse_cards, redact, seated_match
 from spades.engine import events as ev
-from spades_bots.cli import make_bot
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from spades_bots.registry import bot_class

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from spades.bot import Bot, BotView, describe_end, run_local_match
 from spades.bot.runner import MatchOutcome
+from spades.commands.bot import tally
 from spades.engine import Bid, Rules
 from spades.engine import events as ev
 from spades.records.render import hand_ranges, render_match, render_score_table, score_table
 from spades_bots.arena.cli import config_from, parser, where_played
-from spades_bots.cli import tally
 from spades_bots.random_bot import RandomBot
 
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -9,8 +9,8 @@ import pytest
 
 from spades.bot import load_bot_class
 from spades.client import SpadesClient
+from spades.commands import bot as cli
 from spades.engine import Rules
-from spades_bots import cli
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from spades_bots.registry import bot_class

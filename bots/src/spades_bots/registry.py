@@ -1,25 +1,54 @@
-"""The bots this distribution ships, by the names the runner accepts."""
+"""The bots this distribution ships, by the names the runner accepts.
+
+``spades-bot`` (in the SDK) finds them through the ``spades.bots`` entry points this
+distribution declares (bots/pyproject.toml), one function per name below; ``spades-arena``
+asks :func:`bot_class` directly."""
 
 from __future__ import annotations
 
 from spades.bot import Bot, load_bot_class
 
 
+def random_bot(argument: str = "") -> type[Bot]:
+    """``random``: a legal action at random."""
+    _no_argument("random", argument)
+    from spades_bots.random_bot import RandomBot
+
+    return RandomBot
+
+
+def heuristic_bot(argument: str = "") -> type[Bot]:
+    """``heuristic``: the rule-based player."""
+    _no_argument("heuristic", argument)
+    from spades_bots.heuristic import HeuristicBot
+
+    return HeuristicBot
+
+
+def search_bot(argument: str = "") -> type[Bot]:
+    """``search`` (``search:MS`` thinks MS milliseconds a decision)."""
+    from spades_bots.search import SearchBot, thinking_for
+
+    if not argument:
+        return SearchBot
+    try:
+        think_ms = float(argument)
+    except ValueError:
+        raise ValueError(f"search:MS takes milliseconds, not {argument!r}") from None
+    return thinking_for(think_ms)
+
+
+def _no_argument(name: str, argument: str) -> None:
+    if argument:
+        raise ValueError(f"the bot {name!r} takes no argument, not {argument!r}")
+
+
 def bot_class(name: str) -> type[Bot]:
     """``"random"``, ``"heuristic"``, ``"search"`` (``"search:MS"`` thinks MS milliseconds a
     decision), ``"exec:COMMAND"`` (a bot in any language, run as a child process), or an
     author's ``"package.module:Class"``."""
-    if name == "random":
-        from spades_bots.random_bot import RandomBot
-
-        return RandomBot
-    if name == "heuristic":
-        from spades_bots.heuristic import HeuristicBot
-
-        return HeuristicBot
-    kind, _, think_ms = name.partition(":")
-    if kind == "search":
-        from spades_bots.search import SearchBot, thinking_for
-
-        return thinking_for(float(think_ms)) if think_ms else SearchBot
+    kind, _, argument = name.partition(":")
+    named = {"random": random_bot, "heuristic": heuristic_bot, "search": search_bot}
+    if kind in named:
+        return named[kind](argument)
     return load_bot_class(name)

@@ -13,7 +13,7 @@ process with :func:`run_local_match`.
 """
 
 from spades.bot.base import Bot, TurnOptions, decide, turn_options
-from spades.bot.loading import load_bot_class
+from spades.bot.loading import BotNotInstalled, load_bot_class, named_bot_class
 from spades.bot.local import play_local_match, run_local_match
 from spades.bot.runner import Backoff, MatchOutcome, describe_end, describe_hand, play_match
 from spades.bot.view import BotView, SeatTracker
@@ -21,6 +21,7 @@ from spades.bot.view import BotView, SeatTracker
 __all__ = [
     "Backoff",
     "Bot",
+    "BotNotInstalled",
     "BotView",
     "MatchOutcome",
     "SeatTracker",
@@ -29,6 +30,7 @@ __all__ = [
     "describe_end",
     "describe_hand",
     "load_bot_class",
+    "named_bot_class",
     "play_local_match",
     "play_match",
     "run_local_match",

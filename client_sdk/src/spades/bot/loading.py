@@ -1,15 +1,60 @@
-"""Finding a bot class from text: ``"package.module:Class"``, or ``"exec:COMMAND"`` for a bot
-in a child process (:mod:`spades.bot.external`)."""
+"""Finding a bot class from text: ``"package.module:Class"``, ``"exec:COMMAND"`` for a bot
+in a child process (:mod:`spades.bot.external`), or a bot another distribution registers by
+name (``"random"``, ``"search:200"``) in the :data:`BOT_ENTRY_POINTS` group.
+
+The SDK never imports a bot distribution by name: ``spades-bots`` (or an author's own package)
+declares its bots as entry points, so ``spades-bot --bot heuristic`` works when it is installed
+and says which package to install when it is not."""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from importlib.metadata import entry_points
 
 from spades.bot.base import Bot
 from spades.bot.external import external_bot_class
 
 #: A bot spec that starts with this runs the rest as a command (a bot in any language).
 EXEC_PREFIX = "exec:"
+
+#: The entry-point group of named bots. Each entry is ``NAME = "module:function"``; the
+#: function takes the text after ``NAME:`` in the spec (``""`` when there is none, ``"200"``
+#: for ``search:200``) and returns the Bot class, raising ValueError for an argument it refuses.
+BOT_ENTRY_POINTS = "spades.bots"
+
+#: The named bots this project ships outside the SDK, and the distribution that has them: the
+#: one-line answer when such a name is asked for and nothing registers it.
+SHIPPED_ELSEWHERE = {"random": "spades-bots", "heuristic": "spades-bots", "search": "spades-bots"}
+
+
+class BotNotInstalled(ValueError):
+    """A named bot whose distribution is not installed."""
+
+
+def named_bot_class(spec: str) -> type[Bot]:
+    """The Bot class for ``spec``: a name registered in :data:`BOT_ENTRY_POINTS` (with its
+    argument after a colon), else whatever :func:`load_bot_class` finds. ValueError (or
+    :class:`BotNotInstalled`) says, in one line, why no class could be had."""
+    name, _, argument = spec.partition(":")
+    registered = entry_points(group=BOT_ENTRY_POINTS, name=name)
+    if registered:
+        entry = next(iter(registered))
+        try:
+            make: Callable[[str], type[Bot]] = entry.load()
+        except ImportError as error:
+            raise ValueError(f"cannot load the bot {name!r} ({entry.value}): {error}") from error
+        found = make(argument)
+        if not (isinstance(found, type) and issubclass(found, Bot)):
+            raise ValueError(f"the bot {name!r} ({entry.value}) is not a spades.bot.Bot")
+        return found
+    if name in SHIPPED_ELSEWHERE:
+        distribution = SHIPPED_ELSEWHERE[name]
+        raise BotNotInstalled(
+            f"the bot {name!r} comes with the {distribution} distribution, which is not "
+            f"installed (from a checkout: pip install ./client_sdk ./bots)"
+        )
+    return load_bot_class(spec)
 
 
 def load_bot_class(spec: str) -> type[Bot]:

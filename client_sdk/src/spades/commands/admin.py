@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from spades.client import AdminClient, SpadesError, TableDetail
-from spades.commands.common import add_server_flag, fail
+from spades.commands.common import add_server_flag, channel_credentials, fail
 from spades.commands.tables import table_line
 from spades.engine import Rules, parse_cards
 
@@ -67,7 +67,9 @@ def detail_line(detail: TableDetail) -> str:
 
 
 async def _main(arguments: argparse.Namespace, token: str) -> int:
-    async with AdminClient(arguments.server, token) as admin:
+    async with AdminClient(
+        arguments.server, token, credentials=channel_credentials(arguments)
+    ) as admin:
         try:
             if arguments.command == "list":
                 token_ = ""

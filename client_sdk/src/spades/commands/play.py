@@ -23,7 +23,7 @@ from typing import Any
 
 from spades.bot import Bot, BotView, play_match
 from spades.client import SeatTicket, SpadesClient, SpadesError
-from spades.commands.common import add_server_flag
+from spades.commands.common import add_server_flag, channel_credentials
 from spades.engine import Card, Rules, seat_name
 from spades.engine import events as ev
 from spades.records import MatchNarrator
@@ -343,7 +343,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 async def _main(arguments: argparse.Namespace) -> int:
-    async with SpadesClient(arguments.server) as client:
+    async with SpadesClient(arguments.server, credentials=channel_credentials(arguments)) as client:
         try:
             if arguments.new_table:
                 created = await client.create_table(f"{arguments.name}'s table", Rules())

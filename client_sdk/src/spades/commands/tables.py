@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from spades.client import SpadesClient, SpadesError, TableInfo
-from spades.commands.common import add_server_flag, fail
+from spades.commands.common import add_server_flag, channel_credentials, fail
 from spades.engine import seat_name
 
 PROGRAM = "spades-tables"
@@ -36,7 +36,7 @@ def table_line(table: TableInfo) -> str:
 
 
 async def _main(arguments: argparse.Namespace) -> int:
-    async with SpadesClient(arguments.server) as client:
+    async with SpadesClient(arguments.server, credentials=channel_credentials(arguments)) as client:
         try:
             printed = 0
             token = ""

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import grpc
 
 from spades.client import SpadesClient, SpadesError, StreamEvent, Unavailable
-from spades.commands.common import add_server_flag, fail
+from spades.commands.common import add_server_flag, channel_credentials, fail
 from spades.engine import events as ev
 from spades.records import MatchNarrator
 
@@ -68,7 +68,7 @@ async def narrate(
 
 
 async def _main(arguments: argparse.Namespace) -> int:
-    async with SpadesClient(arguments.server) as client:
+    async with SpadesClient(arguments.server, credentials=channel_credentials(arguments)) as client:
         try:
             table = await client.get_table(arguments.table_id)
             rules = ", ".join(table.badges) or "standard rules"

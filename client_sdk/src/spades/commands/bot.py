@@ -1,9 +1,14 @@
 """``spades-bot``: seat a bot at a table (or in the quick-match queue) and play.
 
-spades-bot --server 127.0.0.1:50051 --bot heuristic --quick-match --matches 3
-spades-bot --bot mymodule:MyBot --table TABLE_ID --seat north
-spades-bot --bot random --token SEAT_TOKEN          # resume a seat after a crash
+spades-bot --bot mymodule:MyBot --quick-match       # an author's class: the SDK alone runs it
 spades-bot --bot "exec:node bots/examples/simple.js" --quick-match   # a bot in any language
+spades-bot --server 127.0.0.1:50051 --bot heuristic --quick-match --matches 3
+spades-bot --bot random --token SEAT_TOKEN          # resume a seat after a crash
+SPADES_ACCOUNT_KEY=... spades-bot --bot search --quick-match --rated   # rated, as an account
+
+The named bots (``random``, ``heuristic``, ``search``) are the spades-bots distribution's,
+found through the ``spades.bots`` entry points it registers (:mod:`spades.bot.loading`), so
+this command never imports it; without it, asking for one is a one-line error (exit 2).
 """
 
 from __future__ import annotations
@@ -16,11 +21,15 @@ import os
 import sys
 from collections.abc import Sequence
 
-from spades.bot import Backoff, Bot, MatchOutcome, play_match
+from spades.bot import Backoff, Bot, MatchOutcome, named_bot_class, play_match
 from spades.bot.runner import first_contact
 from spades.client import SeatTicket, SpadesClient, SpadesError, new_request_id
+from spades.commands.common import add_server_flag, channel_credentials
 from spades.engine import SEAT_NAMES
-from spades_bots.registry import bot_class
+
+#: Where ``--account-key`` is read from when the flag is not given (a key on the command line
+#: is seen by every user of ``ps``).
+ACCOUNT_KEY_VARIABLE = "SPADES_ACCOUNT_KEY"
 
 log = logging.getLogger("spades.bot")
 
@@ -29,14 +38,13 @@ def parser() -> argparse.ArgumentParser:
     parse = argparse.ArgumentParser(
         prog="spades-bot", description="Play Spades on a server with a bot."
     )
-    parse.add_argument(
-        "--server", default="127.0.0.1:50051", help="host:port (default: %(default)s)"
-    )
+    add_server_flag(parse)
     parse.add_argument(
         "--bot",
         default="heuristic",
-        help="random, heuristic, search, exec:COMMAND (a bot in any language, "
-        "docs/external-bots.md), or package.module:Class (default: %(default)s)",
+        help="package.module:Class (your own bot), exec:COMMAND (a bot in any language, "
+        "docs/external-bots.md), or random, heuristic, search (from the spades-bots "
+        "distribution) (default: %(default)s)",
     )
     parse.add_argument(
         "--think-ms",
@@ -58,6 +66,18 @@ def parser() -> argparse.ArgumentParser:
     )
     parse.add_argument("--name", help="the name shown at the table (default: the bot's)")
     parse.add_argument(
+        "--account-key",
+        default=os.environ.get(ACCOUNT_KEY_VARIABLE, ""),
+        metavar="KEY",
+        help=f"play as the account this key is for (docs/accounts.md) [env "
+        f"{ACCOUNT_KEY_VARIABLE}, better than the flag: a command line is visible in ps]",
+    )
+    parse.add_argument(
+        "--rated",
+        action="store_true",
+        help="with --quick-match: the rated queue (needs --account-key)",
+    )
+    parse.add_argument(
         "--retry-for",
         type=float,
         default=Backoff().give_up_after,
@@ -77,7 +97,7 @@ def parser() -> argparse.ArgumentParser:
 def make_bot(spec: str, think_ms: float | None = None) -> Bot:
     if spec == "search" and think_ms is not None:
         spec = f"search:{think_ms:g}"
-    return bot_class(spec)()
+    return named_bot_class(spec)()
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -85,7 +105,9 @@ async def run(args: argparse.Namespace) -> int:
     name = args.name or bot.name or type(bot).__name__
     results: list[MatchOutcome] = []
     backoff = Backoff(give_up_after=args.retry_for)
-    async with SpadesClient(args.server) as client:
+    async with SpadesClient(
+        args.server, credentials=channel_credentials(args), account_key=args.account_key
+    ) as client:
         for number in range(1, max(1, args.matches) + 1):
             table_id = ""
             taken: SeatTicket | None = None
@@ -158,7 +180,7 @@ async def _seat(
     client: SpadesClient, args: argparse.Namespace, name: str, request_id: str
 ) -> SeatTicket:
     if args.quick_match:
-        return await client.quick_match(name, bot=True, request_id=request_id)
+        return await client.quick_match(name, bot=True, rated=args.rated, request_id=request_id)
     return await client.join_table(
         args.table, name, seat=args.seat, bot=True, join_code=args.code, request_id=request_id
     )
@@ -174,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser().error("--seat needs --table")
     if args.retry_for < 0:
         parser().error("--retry-for must not be negative")
+    if args.rated and not args.quick_match:
+        parser().error("--rated needs --quick-match (a rated table's id goes with --table)")
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s"
     )

@@ -53,7 +53,9 @@ function number(value: number): string {
 function ratingCells(rating: Rating | undefined): HTMLElement[] {
   if (!rating) return [h("td", {}, ""), h("td", {}, ""), h("td", {}, ""), h("td", {}, "")];
   return [
-    h("td", { class: "score" }, number(rating.score), rating.provisional ? h("span", { class: "badge provisional", title: "provisional: fewer than 10 rated matches" }, "provisional") : null),
+    h("td", { class: "score" },
+      h("span", { class: "value" }, number(rating.score)),
+      rating.provisional ? h("span", { class: "badge provisional", title: "provisional: fewer than 10 rated matches" }, "provisional") : null),
     h("td", { class: "mu" }, number(rating.mu)),
     h("td", { class: "sigma" }, number(rating.sigma)),
     h("td", { class: "matches" }, String(rating.matches)),

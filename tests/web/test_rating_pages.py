@@ -128,6 +128,24 @@ async def test_the_leaderboard_and_a_players_page_show_the_rated_matches(
     assert kinds == {"Strong Bot": "bot", "Weak Bot": "bot", "Pat Person": "person"}
     await shoot(page, "leaderboard")
 
+    # A page at a time, with the API's page tokens.
+    await page.goto(f"{server.web_url}#/leaderboard/partnership?page-size=2")
+    await page.locator("button[name=next-page]:not([disabled])").wait_for()  # a first page
+    names = [line.name for line in board.lines]
+    assert await texts(page, ".board tr.entry td.name") == names[:2]
+    previous, following = (
+        page.locator("button[name=previous-page]"),
+        page.locator("button[name=next-page]"),
+    )
+    assert not await previous.is_enabled()
+    await following.click()
+    await page.locator(".board tr.entry td.rank", has_text="3").wait_for()
+    assert await texts(page, ".board tr.entry td.name") == names[2:]
+    assert not await following.is_enabled()
+    await previous.click()
+    await page.locator(".board tr.entry td.rank", has_text="1").wait_for()
+    assert await texts(page, ".board tr.entry td.name") == names[:2]
+
     # The cutthroat board is empty and says so.
     await page.locator("nav.pools a", has_text="cutthroat").click()
     await page.get_by_role("heading", name="Leaderboard: cutthroat").wait_for()

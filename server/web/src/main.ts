@@ -18,11 +18,11 @@ function route(): void {
   leaving = new AbortController();
   connection.textContent = "";
   const table = /^#\/(table|play|record)\/(.+)$/.exec(window.location.hash);
-  const board = /^#\/leaderboard(?:\/(.*))?$/.exec(window.location.hash);
+  const board = /^#\/leaderboard(?:\/([^?]*))?(?:\?page-size=(\d+))?$/.exec(window.location.hash);
   const player = /^#\/player\/(by-name\/)?(.+)$/.exec(window.location.hash);
   if (board) {
     const pool = decodeURIComponent(board[1] ?? "");
-    leaderboardPage(root, clients, isPool(pool) ? pool : "partnership");
+    leaderboardPage(root, clients, isPool(pool) ? pool : "partnership", board[2] ? Number(board[2]) : undefined);
   } else if (player?.[2]) {
     const which = decodeURIComponent(player[2]);
     playerPage(root, clients, player[1] ? { name: which } : { accountId: which });

@@ -22,6 +22,7 @@ import {
 import { h, replace } from "./dom.js";
 import { describe } from "./lobby.js";
 
+/** Players per leaderboard page, unless the address says (``#/leaderboard/POOL?page-size=N``). */
 const LEADERBOARD_PAGE = 25;
 const HISTORY_PAGE = 10;
 
@@ -111,13 +112,14 @@ function pager(show: (token: string) => Promise<string>, labels = ["Previous", "
   return { element: h("div", { class: "pager" }, previousButton, " ", nextButton), start: () => void load("") };
 }
 
-export function leaderboardPage(root: HTMLElement, clients: SpadesClients, pool: Pool): void {
+export function leaderboardPage(root: HTMLElement, clients: SpadesClients, pool: Pool, pageSize = LEADERBOARD_PAGE): void {
+  const size = Math.min(100, Math.max(1, Math.trunc(pageSize) || LEADERBOARD_PAGE)); // the API allows 1..100
   const body = h("tbody");
   const message = h("p", { class: "message", role: "status" });
   const headings = ["Rank", "Player", "Kind", "Rating", "μ", "σ", "Matches"];
   const pages = pager(async (token) => {
     try {
-      const page = await fetchLeaderboard(clients, pool, token, LEADERBOARD_PAGE);
+      const page = await fetchLeaderboard(clients, pool, token, size);
       replace(body, ...(page.entries.length
         ? page.entries.map(leaderboardRow)
         : [h("tr", {}, h("td", { colspan: String(headings.length) }, "No rated matches in this pool yet."))]));

@@ -1,6 +1,7 @@
 // The Spades table service from TypeScript: connect-es clients for every service over gRPC-Web
 // (the server's own web port), plus what a client needs around them: a Watch that resumes from
-// the last sequence it saw after a dropped connection, and action ids for seats.
+// the last sequence it saw after a dropped connection, and action ids for seats; accounts,
+// ratings and leaderboards (ratings.ts).
 
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
@@ -15,17 +16,22 @@ import {
 } from "./gen/spades/v1/play_pb.js";
 import type { Action } from "./gen/spades/v1/actions_pb.js";
 import { AdminService } from "./gen/spades/v1/admin_pb.js";
+import { AccountService } from "./gen/spades/v1/account_pb.js";
+import { RatingService } from "./gen/spades/v1/rating_pb.js";
 import { type RuleSet, RuleSetSchema, PlayDirection } from "./gen/spades/v1/rules_pb.js";
 
 export * from "./cards.js";
 export * from "./deals.js";
 export * from "./errors.js";
+export * from "./ratings.js";
 export * from "./table.js";
+export * from "./gen/spades/v1/account_pb.js";
 export * from "./gen/spades/v1/actions_pb.js";
 export * from "./gen/spades/v1/cards_pb.js";
 export * from "./gen/spades/v1/events_pb.js";
 export * from "./gen/spades/v1/lobby_pb.js";
 export * from "./gen/spades/v1/play_pb.js";
+export * from "./gen/spades/v1/rating_pb.js";
 export * from "./gen/spades/v1/record_pb.js";
 export * from "./gen/spades/v1/rules_pb.js";
 export * from "./gen/spades/v1/view_pb.js";
@@ -36,6 +42,8 @@ export interface SpadesClients {
   lobby: Client<typeof LobbyService>;
   play: Client<typeof PlayService>;
   admin: Client<typeof AdminService>;
+  account: Client<typeof AccountService>;
+  rating: Client<typeof RatingService>;
 }
 
 /** Clients for a server's web port (``http://127.0.0.1:8080`` or the page's own origin). */
@@ -45,6 +53,8 @@ export function connectTo(baseUrl: string): SpadesClients {
     lobby: createClient(LobbyService, transport),
     play: createClient(PlayService, transport),
     admin: createClient(AdminService, transport),
+    account: createClient(AccountService, transport),
+    rating: createClient(RatingService, transport),
   };
 }
 

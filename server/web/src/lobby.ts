@@ -1,7 +1,8 @@
-// The lobby: every table live (status, seats, badges, scores), and a form to open a table
-// and fill it with house bots to watch.
+// The lobby: every table live (status, seats with their accounts, badges, scores), a form to
+// open a table and fill it with house bots to watch, and the way to the leaderboards.
 
 import {
+  POOLS,
   Code,
   ConnectError,
   HouseBotKind,
@@ -15,6 +16,7 @@ import {
   seatName,
 } from "@spades/client";
 import { h, replace } from "./dom.js";
+import { holder, leaderboardHref } from "./ratings.js";
 import { openRecordFile } from "./record.js";
 
 const STATUS_LABELS: Record<number, string> = {
@@ -61,6 +63,8 @@ export function lobbyPage(root: HTMLElement, clients: SpadesClients, signal: Abo
     root,
     h("section", { class: "lobby" },
       h("h1", {}, "Tables"),
+      h("nav", { class: "pools" }, "Leaderboards: ",
+        ...POOLS.map((pool) => h("a", { href: leaderboardHref(pool), class: "pool" }, pool))),
       h("table", { class: "tables" },
         h("thead", {}, h("tr", {}, ...["Table", "Status", "Seats", "Rules", "Score", "Hand", ""].map((title) => h("th", {}, title)))),
         list,
@@ -99,13 +103,14 @@ async function refresh(
 
 function tableRow(table: Table): HTMLElement {
   const seats = table.seats.map((seat) =>
-    h("span", { class: seat.occupied ? "seat taken" : "seat free" },
-      `${seatName(seat.seat)}: ${seat.occupied ? seat.playerName + (seat.bot ? " (bot)" : "") : "free"}`),
+    h("span", { class: seat.occupied ? "seat taken" : "seat free", "data-seat": seatName(seat.seat) },
+      `${seatName(seat.seat)}: `,
+      ...(!seat.occupied ? ["free"] : seat.accountId ? holder(seat.playerName, seat.bot, seat.accountId) : [seat.playerName + (seat.bot ? " (bot)" : "")])),
   );
   return h(
     "tr",
     { "data-table-id": table.tableId },
-    h("td", {}, table.name),
+    h("td", {}, table.name, table.rated ? h("span", { class: "badge rated" }, "rated") : null),
     h("td", { class: "status" }, STATUS_LABELS[table.status] ?? "?"),
     h("td", { class: "seats" }, ...seats),
     h("td", {}, ...table.badges.map((badge) => h("span", { class: "badge" }, badge))),

@@ -1,7 +1,9 @@
-// The web client's entry: a hash router between the lobby and a table.
+// The web client's entry: a hash router between the lobby, a table, a record, a pool's
+// leaderboard and a player's page.
 
-import { connectTo } from "@spades/client";
+import { connectTo, isPool } from "@spades/client";
 import { lobbyPage, seatKey } from "./lobby.js";
+import { leaderboardPage, playerPage } from "./ratings.js";
 import { recordPage } from "./record.js";
 import { tablePage } from "./table.js";
 import "./style.css";
@@ -16,7 +18,15 @@ function route(): void {
   leaving = new AbortController();
   connection.textContent = "";
   const table = /^#\/(table|play|record)\/(.+)$/.exec(window.location.hash);
-  if (table?.[1] === "record" && table[2]) {
+  const board = /^#\/leaderboard(?:\/([^?]*))?(?:\?page-size=(\d+))?$/.exec(window.location.hash);
+  const player = /^#\/player\/(by-name\/)?(.+)$/.exec(window.location.hash);
+  if (board) {
+    const pool = decodeURIComponent(board[1] ?? "");
+    leaderboardPage(root, clients, isPool(pool) ? pool : "partnership", board[2] ? Number(board[2]) : undefined);
+  } else if (player?.[2]) {
+    const which = decodeURIComponent(player[2]);
+    playerPage(root, clients, player[1] ? { name: which } : { accountId: which });
+  } else if (table?.[1] === "record" && table[2]) {
     recordPage(root, clients, decodeURIComponent(table[2]), leaving.signal);
   } else if (table?.[2]) {
     const tableId = decodeURIComponent(table[2]);

@@ -1,7 +1,8 @@
 // A table, watched live: seats and names, bids, the trick being played, tricks won, the score
 // table after each hand (bids, tricks, points, bags, what each side still needs), and how the
 // match ended. Everything comes from the public Watch stream: a spectator is never sent a card
-// that is still in someone's hand, so none can appear here.
+// that is still in someone's hand, so none can appear here. The lobby's listing of the table
+// (GetTable) adds what the view does not hold: the accounts at its seats and whether it is rated.
 
 import {
   type Action,
@@ -10,6 +11,7 @@ import {
   MatchEndReason,
   type PlayedCard,
   Seat,
+  type SeatStatus,
   type SideResult,
   type SpadesClients,
   type TableState,
@@ -30,6 +32,32 @@ import {
 } from "@spades/client";
 import { h, replace } from "./dom.js";
 import { describe } from "./lobby.js";
+import { holder } from "./ratings.js";
+
+/** The table as the lobby lists it: the accounts at its seats, whether it is rated. */
+interface Listing {
+  rated: boolean;
+  seats: Map<Seat, SeatStatus>;
+  /** Draws the page again (once the listing changed). */
+  redraw: () => void;
+}
+
+/** Fetch the listing again (at the start, and when a seat is taken or left). */
+async function relist(clients: SpadesClients, tableId: string, listing: Listing, signal: AbortSignal): Promise<void> {
+  try {
+    const table = (await clients.lobby.getTable({ tableId }, { signal })).table;
+    if (!table) return;
+    listing.rated = table.rated;
+    listing.seats = new Map(table.seats.map((seat) => [seat.seat, seat]));
+    listing.redraw();
+  } catch {
+    // The listing only adds links and badges: the page works without it.
+  }
+}
+
+function seatsChanged(kind: string | undefined): boolean {
+  return kind === "seatTaken" || kind === "seatLeft";
+}
 
 const END_REASONS: Record<number, string> = {
   [MatchEndReason.TARGET_SCORE]: "reached the target score",
@@ -49,8 +77,10 @@ export function tablePage(
 ): void {
   const view = h("section", { class: "table-view", "data-table-id": tableId }, h("p", {}, "Connecting…"));
   replace(root, view);
-  if (token) void play(clients, tableId, token, view, signal, connection);
-  else void follow(clients, tableId, view, signal, connection);
+  const listing: Listing = { rated: false, seats: new Map(), redraw: () => undefined };
+  void relist(clients, tableId, listing, signal);
+  if (token) void play(clients, tableId, token, view, signal, connection, listing);
+  else void follow(clients, tableId, view, signal, connection, listing);
 }
 
 /** The person's seat: what it may see and do, from the Seat stream; its actions through Act. */
@@ -69,11 +99,13 @@ async function play(
   view: HTMLElement,
   signal: AbortSignal,
   connection: HTMLElement,
+  listing: Listing,
 ): Promise<void> {
   let seated: Seated | undefined;
   const redraw = (): void => {
-    if (seated) render(view, seated.state, seated, (action) => void send(action));
+    if (seated) render(view, seated.state, listing, seated, (action) => void send(action));
   };
+  listing.redraw = redraw;
   const send = async (action: Action): Promise<void> => {
     if (!seated?.prompt || seated.sending) return;
     seated.sending = true;
@@ -108,6 +140,7 @@ async function play(
         seated = { state: fromSnapshot(what.value.sequence, what.value.view), prompt: undefined, refusal: "", chosen: [], sending: false };
       } else if (what.case === "event" && seated) {
         fold(seated.state, what.value);
+        if (seatsChanged(what.value.kind.case)) void relist(clients, tableId, listing, signal);
         // A prompt is withdrawn once the table has moved past it (the clock played, ...).
         if (seated.prompt && what.value.sequence > seated.prompt.sequence) seated.prompt = undefined;
       } else if (what.case === "prompt" && seated) {
@@ -129,8 +162,12 @@ async function follow(
   view: HTMLElement,
   signal: AbortSignal,
   connection: HTMLElement,
+  listing: Listing,
 ): Promise<void> {
   let state: TableState | undefined;
+  listing.redraw = () => {
+    if (state) render(view, state, listing);
+  };
   try {
     for await (const message of watchTable(clients, tableId, {
       signal,
@@ -143,8 +180,9 @@ async function follow(
         state = fromSnapshot(message.kind.value.sequence, message.kind.value.view);
       } else if (message.kind.case === "event" && state) {
         fold(state, message.kind.value);
+        if (seatsChanged(message.kind.value.kind.case)) void relist(clients, tableId, listing, signal);
       }
-      if (state) render(view, state);
+      if (state) render(view, state, listing);
     }
     connection.textContent = state?.end ? "match over" : "stream ended";
   } catch (error) {
@@ -155,6 +193,7 @@ async function follow(
 function render(
   view: HTMLElement,
   state: TableState,
+  listing: Listing,
   seated?: Seated,
   send?: (action: Action) => void,
 ): void {
@@ -162,12 +201,12 @@ function render(
   const seats = Array.from({ length: players }, (_, index) => seatAt(index));
   replace(
     view,
-    status(state),
+    status(state, listing),
     h("div", { class: `felt players-${players}` },
-      ...seats.map((seat) => seatPanel(state, seat)),
+      ...seats.map((seat) => seatPanel(state, seat, listing)),
       trick(state),
     ),
-    seated && send ? seatControls(seated, send, () => render(view, state, seated, send)) : null,
+    seated && send ? seatControls(seated, send, () => render(view, state, listing, seated, send)) : null,
     scoreTable(state),
   );
 }
@@ -246,7 +285,13 @@ function seatControls(seated: Seated, send: (action: Action) => void, redraw: ()
   );
 }
 
-function status(state: TableState): HTMLElement {
+function status(state: TableState, listing: Listing): HTMLElement {
+  const line = statusLine(state);
+  if (listing.rated) line.append(" ", h("span", { class: "badge rated" }, "rated"));
+  return line;
+}
+
+function statusLine(state: TableState): HTMLElement {
   if (state.end) {
     const winners = state.end.winners.map(seatName).join("–");
     const reason = END_REASONS[state.end.reason] ?? "";
@@ -261,8 +306,9 @@ function status(state: TableState): HTMLElement {
   return h("p", { class: "status" }, `Hand ${state.handNumber}`, state.dealer ? ` · dealer ${seatName(state.dealer)}` : "");
 }
 
-function seatPanel(state: TableState, seat: Seat): HTMLElement {
+function seatPanel(state: TableState, seat: Seat, listing: Listing): HTMLElement {
   const player = state.players.get(seat);
+  const accountId = player ? listing.seats.get(seat)?.accountId ?? "" : "";
   const index = seatIndex(seat);
   const bid = state.bids.get(seat);
   return h(
@@ -271,8 +317,7 @@ function seatPanel(state: TableState, seat: Seat): HTMLElement {
     h("div", { class: "seat-name" },
       h("strong", {}, seatName(seat)),
       " ",
-      player ? player.name : "(free)",
-      player?.bot ? h("span", { class: "badge" }, "bot") : null,
+      ...(player ? holder(player.name, player.bot, accountId) : ["(free)"]),
       state.dealer === seat ? h("span", { class: "badge" }, "dealer") : null,
       state.substituted.has(seat) ? h("span", { class: "badge warn" }, "house bot playing") : null,
     ),

@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos web browser lint test run demo bench-engine bench-server fmt clean
+.PHONY: help install-runtime install buf protos web browser engine lint test run demo bench-engine bench-server fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -56,6 +56,17 @@ buf: $(BUF_STAMP) ## install the pinned buf (BUF_VERSION, npm @bufbuild/buf) int
 
 protos: $(INSTALL_STAMP) ## regenerate the Python code of protos/ (tools/gen_protos.py)
 	$(PY) tools/gen_protos.py
+
+# The mypyc build of the engine's hot modules (tools/build_engine.py): extension modules beside
+# the sources, used by spades.engine only while its stamp matches them (spades/engine/compiled.py).
+# Optional: without it (a pip install of the SDK) the pure-Python engine runs. mypyc comes with
+# mypy (requirements-dev.txt). Rebuilt when any engine source changes.
+ENGINE_DIR := client_sdk/src/spades/engine
+ENGINE_STAMP := $(ENGINE_DIR)/compiled-build.json
+$(ENGINE_STAMP): $(INSTALL_STAMP) $(wildcard $(ENGINE_DIR)/*.py) tools/build_engine.py
+	$(PY) tools/build_engine.py
+
+engine: $(ENGINE_STAMP) ## compile the engine's hot modules with mypyc (optional: the sources run without it)
 
 # The web client: TypeScript stubs from protos/ (buf + protoc-gen-es, from the npm registry) in
 # client_sdk/typescript, and the web app (vite) in server/web, built into server/web/dist, which
@@ -91,8 +102,10 @@ lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy +
 		echo "$(BUF) lint"; $(BUF) lint; \
 	else echo "buf lint: no .proto files under protos/, skipped"; fi
 
-test: lint web browser ## lint, build the web client, then pytest (saying why each skipped test was skipped)
+test: lint web browser engine ## lint, build the web client and the engine, then pytest (saying why each skipped test was skipped)
 	$(PY) -m pytest -rs
+	@echo "the engine's tests and examples again, on the pure-Python engine (SPADES_ENGINE=python):"
+	SPADES_ENGINE=python $(PY) -m pytest -rs tests/engine tests/test_doctests.py
 
 # The server's settings can also come from SPADES_* environment variables (README: "Operating
 # the server"); `make run RUN_ARGS='--log-format json'` passes flags through.
@@ -107,7 +120,7 @@ DEMO_ARGS ?=
 demo: $(RUNTIME_STAMP) ## a server on a temporary log, four heuristic bots, one match told hand by hand
 	$(PY) -m spades_server.demo $(DEMO_ARGS)
 
-bench-engine: $(INSTALL_STAMP) ## engine micro-benchmark
+bench-engine: $(INSTALL_STAMP) $(ENGINE_STAMP) ## engine micro-benchmark (the mypyc build; OpenSpiel too when installed)
 	$(PY) tests/benchmarks/bench_engine.py
 
 # e.g. BENCH_ARGS="--backends sqlite,postgres --tables 16 --seconds 5"
@@ -122,4 +135,5 @@ fmt: $(INSTALL_STAMP) ## ruff format + ruff check --fix
 clean: ## remove .venv, .tools/node_modules, caches and build artifacts (keeps generated stubs)
 	rm -rf $(VENV) $(TOOLS)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	rm -rf build dist */build */dist */src/*.egg-info
+	rm -f client_sdk/src/*.so $(ENGINE_DIR)/*.so $(ENGINE_STAMP)
 	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -13,7 +13,7 @@ giving-away order and the seating. Each ``Rules`` compiles its game once, on fir
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from spades.engine.cards import iter_cards
@@ -59,6 +59,11 @@ class Game:
         #: Per card number: its place in the order of cheapest cards to give away.
         self.cheapness = cheapness(self.trump_power)
 
+    def __reduce__(self) -> tuple[Callable[[Rules], Game], tuple[Rules]]:
+        # A game pickles as its rules and unpickles as their compiled game (spelled out: the
+        # mypyc build's native class has no default pickling).
+        return game_of, (self.rules,)
+
     def card_power(self, card: int, led: int) -> int:
         """A card's strength in a trick whose led suit is ``led`` (see
         :func:`~spades.engine.tricks.effective_suit`): the highest power wins; 0 cannot win."""
@@ -79,6 +84,11 @@ class Game:
                 best_power = power
                 best = play
         return best
+
+
+def game_of(rules: Rules) -> Game:
+    """The game of ``rules``, compiled once (``rules.game``)."""
+    return rules.game
 
 
 def trump_power(rules: Rules, card: int) -> int:

@@ -120,7 +120,13 @@ DEMO_ARGS ?=
 demo: $(RUNTIME_STAMP) ## a server on a temporary log, four heuristic bots, one match told hand by hand
 	$(PY) -m spades_server.demo $(DEMO_ARGS)
 
-bench-engine: $(INSTALL_STAMP) $(ENGINE_STAMP) ## engine micro-benchmark (the mypyc build; OpenSpiel too when installed)
+# The SDK's optional `benchmark` extra: OpenSpiel, which bench-engine measures beside the engine.
+BENCH_STAMP := $(VENV)/.installed-benchmark
+$(BENCH_STAMP): $(INSTALL_STAMP) client_sdk/pyproject.toml
+	$(PY) -m pip install --constraint $(CONSTRAINTS) -e './client_sdk[benchmark]'
+	touch $@
+
+bench-engine: $(BENCH_STAMP) $(ENGINE_STAMP) ## engine micro-benchmark: the mypyc build vs OpenSpiel (installs the benchmark extra)
 	$(PY) tests/benchmarks/bench_engine.py
 
 # e.g. BENCH_ARGS="--backends sqlite,postgres --tables 16 --seconds 5"

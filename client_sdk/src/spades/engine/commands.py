@@ -75,7 +75,7 @@ def applied(
 
 def act(state: MatchState, seat: Seat, action: Action) -> Events:
     """Decide and fold ``seat``'s ``action`` in place (``state`` stays as it was on error)."""
-    if type(action) is PlayCard and seat == state.turn and state.phase is Phase.PLAYING:
+    if type(action) is _PLAY_CARD and seat == state.turn and state.phase is _PLAYING:
         out: Events = []  # the hot path of search and random play
         _play(state, seat, action.card, out)
         return out
@@ -405,6 +405,10 @@ def _trick_won(number: int, seat: Seat, card: int) -> ev.TrickWon:
 
 #: The TrickWon events made so far, by trick number (1..18), seat and card.
 _TRICK_WON: Final[list[ev.TrickWon | None]] = [None] * (18 * 4 * 54)
+
+# Constants for the hot path (the compiled build reads them without a module lookup).
+_PLAY_CARD: Final = PlayCard
+_PLAYING: Final = Phase.PLAYING
 
 #: Every possible CardPlayed event, interned (events are immutable; plays are the hot path).
 _CARD_PLAYED: Final = tuple(

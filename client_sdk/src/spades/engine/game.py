@@ -38,7 +38,9 @@ class Game:
         "rules",
         "seating",
         "sides",
+        "spades_must_be_broken",
         "trump_power",
+        "two_of_clubs_leads",
     )
 
     def __init__(self, rules: Rules, seating: Seating) -> None:
@@ -49,6 +51,9 @@ class Game:
         self.deck_mask = rules.deck_mask
         self.deck = list(iter_cards(self.deck_mask))
         self.sides = seating.sides
+        #: The lead rules, read on every lead (here, not on the rules: a native attribute).
+        self.two_of_clubs_leads: bool = rules.two_of_clubs_leads
+        self.spades_must_be_broken: bool = rules.spades_must_be_broken
         #: ``seating.next`` as a table: the fold of every card played reads it.
         self.next_seat: tuple[int, ...] = tuple(map(seating.next, seating.seats))
         power = [0] * 54

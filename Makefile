@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos web browser lint test run demo bench-engine bench-server bench-soak fmt clean
+.PHONY: help install-runtime install buf protos web browser engine lint contract test run demo bench-engine bench-server bench-soak fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -57,6 +57,17 @@ buf: $(BUF_STAMP) ## install the pinned buf (BUF_VERSION, npm @bufbuild/buf) int
 protos: $(INSTALL_STAMP) ## regenerate the Python code of protos/ (tools/gen_protos.py)
 	$(PY) tools/gen_protos.py
 
+# The mypyc build of the engine's hot modules (tools/build_engine.py): extension modules beside
+# the sources, used by spades.engine only while its stamp matches them (spades/engine/compiled.py).
+# Optional: without it (a pip install of the SDK) the pure-Python engine runs. mypyc comes with
+# mypy (requirements-dev.txt). Rebuilt when any engine source changes.
+ENGINE_DIR := client_sdk/src/spades/engine
+ENGINE_STAMP := $(ENGINE_DIR)/compiled-build.json
+$(ENGINE_STAMP): $(INSTALL_STAMP) $(wildcard $(ENGINE_DIR)/*.py) tools/build_engine.py
+	$(PY) tools/build_engine.py
+
+engine: $(ENGINE_STAMP) ## compile the engine's hot modules with mypyc (optional: the sources run without it)
+
 # The web client: TypeScript stubs from protos/ (buf + protoc-gen-es, from the npm registry) in
 # client_sdk/typescript, and the web app (vite) in server/web, built into server/web/dist, which
 # spades-server serves on its web port. Rebuilt when a proto or a source file changes.
@@ -83,16 +94,25 @@ browser: ## install Debian's chromium for the browser tests (needs root, as on C
 		apt-get install -y -qq chromium; }
 	@$(CHROMIUM) --version
 
-lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy + buf lint
+# The wire contract we keep: buf's image of protos/ as released, committed. `make lint` fails
+# on any change to protos/ that breaks a client built against it (buf breaking, FILE rules);
+# after a release that adds to the contract, `make contract` records the new image.
+CONTRACT := protos/contract.binpb
+
+lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy + buf lint + buf breaking
 	$(VENV)/bin/ruff check $(PY_SOURCES)
 	$(VENV)/bin/ruff format --check $(PY_SOURCES)
 	$(PY) -m mypy
-	@if [ -n "$$(find protos -name '*.proto' 2>/dev/null)" ]; then \
-		echo "$(BUF) lint"; $(BUF) lint; \
-	else echo "buf lint: no .proto files under protos/, skipped"; fi
+	$(BUF) lint
+	$(BUF) breaking --against $(CONTRACT)
 
-test: lint web browser ## lint, build the web client, then pytest (saying why each skipped test was skipped)
+contract: $(BUF_STAMP) ## record protos/ as the wire contract `make lint` checks breaking changes against
+	$(BUF) build -o $(CONTRACT)
+
+test: lint web browser engine ## lint, build the web client and the engine, then pytest (saying why each skipped test was skipped)
 	$(PY) -m pytest -rs
+	@echo "the engine's tests and examples again, on the pure-Python engine (SPADES_ENGINE=python):"
+	SPADES_ENGINE=python $(PY) -m pytest -rs tests/engine tests/test_doctests.py
 
 # The server's settings can also come from SPADES_* environment variables (README: "Operating
 # the server"); `make run RUN_ARGS='--log-format json'` passes flags through.
@@ -107,7 +127,13 @@ DEMO_ARGS ?=
 demo: $(RUNTIME_STAMP) ## a server on a temporary log, four heuristic bots, one match told hand by hand
 	$(PY) -m spades_server.demo $(DEMO_ARGS)
 
-bench-engine: $(INSTALL_STAMP) ## engine micro-benchmark
+# The SDK's optional `benchmark` extra: OpenSpiel, which bench-engine measures beside the engine.
+BENCH_STAMP := $(VENV)/.installed-benchmark
+$(BENCH_STAMP): $(INSTALL_STAMP) client_sdk/pyproject.toml
+	$(PY) -m pip install --constraint $(CONSTRAINTS) -e './client_sdk[benchmark]'
+	touch $@
+
+bench-engine: $(BENCH_STAMP) $(ENGINE_STAMP) ## engine micro-benchmark: the mypyc build vs OpenSpiel (installs the benchmark extra)
 	$(PY) tests/benchmarks/bench_engine.py
 
 # e.g. BENCH_ARGS="--backends sqlite,postgres --tables 16 --seconds 5"
@@ -127,4 +153,5 @@ fmt: $(INSTALL_STAMP) ## ruff format + ruff check --fix
 clean: ## remove .venv, .tools/node_modules, caches and build artifacts (keeps generated stubs)
 	rm -rf $(VENV) $(TOOLS)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	rm -rf build dist */build */dist */src/*.egg-info
+	rm -f client_sdk/src/*.so $(ENGINE_DIR)/*.so $(ENGINE_STAMP)
 	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -141,7 +141,7 @@ def test_rejection_sampling_agrees(ref: dict[str, Any]) -> None:
     # words uniform(52) rejects (limit = 2**32 - 48). Both implementations skip them.
     def engine(words: list[int], bound: int) -> int:
         stream = RandomStream(bytes(32), 1)
-        stream._words = iter(words)
+        stream._words = list(words)  # the stream reads its words from this list
         return stream.uniform(bound)
 
     reference: Callable[[Iterator[int], int], int] = ref["uniform"]

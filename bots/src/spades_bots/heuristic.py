@@ -6,11 +6,14 @@ team is close to the bag limit, and bids Nil with a hand of low cards when the p
 
 Play follows one plan per trick, chosen from the hand's situation:
 
-- **nil**: I bid Nil: play the highest card that still loses; lead low.
+- **nil**: I bid Nil: play the highest card that still loses; lead low. Forced to beat the
+  winning card while others still play, play the lowest winner (a later card may still take
+  it), unless even that one surely wins: then shed the highest.
 - **cover**: my partner bid Nil and is still clean: win the tricks my partner might take.
 - **set**: an opponent bid Nil and is still clean: stay under them so they must win a trick.
 - **make**: my side still needs tricks: win them cheaply, never beat a partner who is winning.
-- **duck**: the contract is made: stop taking tricks (bags), unless the opponents can still be set.
+- **duck**: the contract is made: stop taking tricks (bags), unless the opponents can still be
+  set and the tricks that takes do not cost more in bags (the penalty) than the set is worth.
 
 Cards played and the suits each seat has shown void in come from the view, so a card is a
 "boss" (the highest of its suit still out) and a seat is known to be out of a suit.
@@ -80,6 +83,12 @@ class Situation:
     tricks_left: int
     clean_nil_partner: bool
     clean_nil_opponents: tuple[int, ...]
+    #: Bags my side may still take before the next bag penalty.
+    bag_room: int = 10
+    #: The opponents' contract (their bids, Nil aside), for what setting them is worth.
+    opponents_contract: int = 0
+    #: The rules' bag penalty, in points.
+    bag_penalty: int = 100
 
 
 class HeuristicBot(Bot):
@@ -207,7 +216,7 @@ class HeuristicBot(Bot):
         if plan is Plan.NIL:
             if losers:
                 return highest(losers)
-            return highest(winners)  # I must win it: win with my most dangerous card
+            return nil_forced_to_win(view, winners, still_to_play, led, powers)
         if plan is Plan.COVER:
             partner = situation.partner
             partner_played = any(seat == partner for seat, _ in trick)
@@ -243,6 +252,19 @@ class HeuristicBot(Bot):
         if losers:
             return cheapest(losers) if following(losers, led) else shed_low(losers)
         return cheapest(winners)
+
+
+def nil_forced_to_win(
+    view: BotView, winners: Sequence[Card], still_to_play: Sequence[Seat], led: int, powers: Powers
+) -> Card:
+    """A Nil bidder's card when every legal card beats the winning one. With seats still to
+    play, the lowest winner leaves the most room for a later card to take the trick (a partner
+    covering, or an opponent with nothing lower); when even it surely wins, or nobody is left
+    to play, the trick is lost anyway: shed the most dangerous card, the highest."""
+    lowest = min(winners, key=lambda card: (powers.power(card, led), powers.rank_power(card)))
+    if still_to_play and not holds(view, lowest, still_to_play, led, powers):
+        return lowest
+    return max(winners, key=lambda card: (powers.power(card, led), powers.rank_power(card)))
 
 
 def shed_low(cards: Sequence[Card]) -> Card:
@@ -346,17 +368,30 @@ def situation_of(view: BotView) -> Situation:
 
     partner = view.partner
     opponents = view.opponents()
+    opponents_contract = max(
+        (
+            sum(bid.tricks for seat in side if (bid := bids[seat]) is not None)
+            for side in view.sides
+            if not set(side) & set(mine)
+        ),
+        default=0,
+    )
+    team_need = need(mine)
     return Situation(
         my_bid=bids[view.seat],
         partner=partner,
         partner_bid=bids[partner] if partner is not None else None,
-        team_need=need(mine),
+        team_need=team_need,
         opponents_need=max(
             (need(side) for side in view.sides if not set(side) & set(mine)), default=0
         ),
         tricks_left=tricks_left,
         clean_nil_partner=partner is not None and clean_nil(partner),
         clean_nil_opponents=tuple(seat for seat in opponents if clean_nil(seat)),
+        # (the overtricks already taken this hand are bags too)
+        bag_room=rules.bag_limit - view.bags[view.my_side] - max(0, -team_need),
+        opponents_contract=opponents_contract,
+        bag_penalty=rules.bag_penalty,
     )
 
 
@@ -370,9 +405,14 @@ def choose_plan(view: BotView, situation: Situation) -> Plan:
         return Plan.SET
     if situation.team_need > 0:
         return Plan.MAKE
-    # Contract made. Keep taking tricks only while that can still set the opponents.
+    # Contract made. Keep taking tricks only while that can still set the opponents, and the
+    # bags it takes are worth it: a set costs them twice their contract's points, a bag penalty
+    # costs us the penalty.
     if situation.opponents_need > 0 and situation.tricks_left - situation.opponents_need <= 1:
-        return Plan.MAKE
+        to_set = situation.tricks_left - situation.opponents_need + 1  # tricks we must take
+        set_worth = 20 * situation.opponents_contract
+        if to_set < situation.bag_room or set_worth > situation.bag_penalty:
+            return Plan.MAKE
     return Plan.DUCK
 
 

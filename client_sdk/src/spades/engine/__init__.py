@@ -14,7 +14,8 @@ away, the clock's action), ``scoring`` (a hand's result) and ``views`` (what eac
 know). Everything public is importable from ``spades.engine``.
 """
 
-from spades.engine import events
+# `compiled` first: it chooses between the mypyc build and the sources before either loads.
+from spades.engine import compiled, events
 from spades.engine.actions import (
     BID,
     BLIND,
@@ -87,6 +88,7 @@ __all__ = [
     "cards_of",
     "cheapest_cards",
     "commitment",
+    "compiled",
     "counting_tricks",
     "decide",
     "effective_suit",

@@ -48,7 +48,7 @@ from spades.engine.rules import Rules
 from spades.engine.scoring import score_side
 from spades.engine.seating import SEAT_NAMES, Seat, seat_name
 from spades.engine.shuffle import SHUFFLE_VERSION, commitment, first_dealer, new_seed
-from spades.engine.state import MatchState, Phase
+from spades.engine.state import MatchState, Phase, fold_card_played, fold_trick_won
 from spades.reasons import Reason
 
 Events = list[ev.Event]
@@ -77,7 +77,7 @@ def applied(
 
 def act(state: MatchState, seat: Seat, action: Action) -> Events:
     """Decide and fold ``seat``'s ``action`` in place (``state`` stays as it was on error)."""
-    if type(action) is PlayCard and seat == state.turn and state.phase is Phase.PLAYING:
+    if type(action) is _PLAY_CARD and seat == state.turn and state.phase is _PLAYING:
         out: Events = []  # the hot path of search and random play
         _play(state, seat, action.card, out)
         return out
@@ -316,11 +316,19 @@ def _play(state: MatchState, seat: Seat, card: int, out: Events) -> None:
         raise IllegalAction(Reason.CARD_NOT_HELD, f"you do not hold the {shown}", field="play_card")
     if not play_mask(state, seat) >> card & 1:
         raise play_refusal(state, seat, card)
-    _emit(state, _CARD_PLAYED[seat][card], out)
+    # The hot path of search and random play: the same evolvers evolve() would pick, called
+    # directly (no lookup by event type), with what evolve() does first.
+    played = _CARD_PLAYED[seat][card]
+    out.append(played)
+    state.extension_claimed = False
+    fold_card_played(state, played)
     game = state.game
-    if len(state.trick) == game.players:
-        winner = game.trick_winner(state.trick)
-        _emit(state, ev.TrickWon(len(state.completed_tricks) + 1, *winner), out)
+    trick = state.trick
+    if len(trick) == game.players:
+        winner = game.trick_winner(trick)
+        won = _trick_won(len(state.completed_tricks) + 1, winner.seat, winner.card)
+        out.append(won)
+        fold_trick_won(state, won)
         if len(state.completed_tricks) == game.hand_size:
             _finish_hand(state, out)
 
@@ -413,6 +421,22 @@ def _blind_nil_eligible(state: MatchState, dealer: Seat) -> tuple[Seat, ...]:
             eligible.append(seat)
     return tuple(eligible)
 
+
+def _trick_won(number: int, seat: Seat, card: int) -> ev.TrickWon:
+    """The TrickWon event, interned like CardPlayed (13 a hand on the hot path)."""
+    index = ((number - 1) * 4 + seat) * 54 + card
+    won = _TRICK_WON[index]
+    if won is None:
+        won = _TRICK_WON[index] = ev.TrickWon(number, seat, CARDS[card])
+    return won
+
+
+#: The TrickWon events made so far, by trick number (1..18), seat and card.
+_TRICK_WON: Final[list[ev.TrickWon | None]] = [None] * (18 * 4 * 54)
+
+# Constants for the hot path (the compiled build reads them without a module lookup).
+_PLAY_CARD: Final = PlayCard
+_PLAYING: Final = Phase.PLAYING
 
 #: Every possible CardPlayed event, interned (events are immutable; plays are the hot path).
 _CARD_PLAYED: Final = tuple(

@@ -13,7 +13,7 @@ giving-away order and the seating. Each ``Rules`` compiles its game once, on fir
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from spades.engine.cards import iter_cards
@@ -38,7 +38,9 @@ class Game:
         "rules",
         "seating",
         "sides",
+        "spades_must_be_broken",
         "trump_power",
+        "two_of_clubs_leads",
     )
 
     def __init__(self, rules: Rules, seating: Seating) -> None:
@@ -49,6 +51,9 @@ class Game:
         self.deck_mask = rules.deck_mask
         self.deck = list(iter_cards(self.deck_mask))
         self.sides = seating.sides
+        #: The lead rules, read on every lead (here, not on the rules: a native attribute).
+        self.two_of_clubs_leads: bool = rules.two_of_clubs_leads
+        self.spades_must_be_broken: bool = rules.spades_must_be_broken
         #: ``seating.next`` as a table: the fold of every card played reads it.
         self.next_seat: tuple[int, ...] = tuple(map(seating.next, seating.seats))
         power = [0] * 54
@@ -58,6 +63,11 @@ class Game:
         self.trump_power: tuple[int, ...] = tuple(power)
         #: Per card number: its place in the order of cheapest cards to give away.
         self.cheapness = cheapness(self.trump_power)
+
+    def __reduce__(self) -> tuple[Callable[[Rules], Game], tuple[Rules]]:
+        # A game pickles as its rules and unpickles as their compiled game (spelled out: the
+        # mypyc build's native class has no default pickling).
+        return game_of, (self.rules,)
 
     def card_power(self, card: int, led: int) -> int:
         """A card's strength in a trick whose led suit is ``led`` (see
@@ -79,6 +89,11 @@ class Game:
                 best_power = power
                 best = play
         return best
+
+
+def game_of(rules: Rules) -> Game:
+    """The game of ``rules``, compiled once (``rules.game``)."""
+    return rules.game
 
 
 def trump_power(rules: Rules, card: int) -> int:

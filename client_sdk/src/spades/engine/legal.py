@@ -29,6 +29,8 @@ _SUIT_SINGULAR: Final = ("a club", "a diamond", "a heart", "a spade")
 #: The cards that must be followed when a card of each effective suit leads (jokers are spades).
 _FOLLOW_MASKS: Final = (SUIT_MASKS[0], SUIT_MASKS[1], SUIT_MASKS[2], TRUMP_MASK)
 
+_PLAYING: Final = Phase.PLAYING  # (a constant: the compiled build reads it without a lookup)
+
 #: What each phase waits for, to say why another kind of action is refused.
 PHASE_WANTS: Final = {
     Phase.WAITING_FOR_PLAYERS: "players to sit down",
@@ -46,7 +48,7 @@ def legal_actions(state: MatchState, seat: Seat) -> list[Action]:
     if seat != state.turn:
         return []
     phase = state.phase
-    if phase is Phase.PLAYING:
+    if phase is _PLAYING:
         mask = play_mask(state, seat)
         plays: list[Action] = []
         chunk = 0
@@ -104,14 +106,14 @@ def play_mask(state: MatchState, seat: Seat) -> int:
         return follow or hand
     if must_lead_two_of_clubs(state, seat):
         return 1 << TWO_OF_CLUBS
-    if state.spades_broken or not state.rules.spades_must_be_broken:
+    if state.spades_broken or not state.game.spades_must_be_broken:
         return hand
     return (hand & ~TRUMP_MASK) or hand
 
 
 def must_lead_two_of_clubs(state: MatchState, seat: Seat) -> bool:
     return (
-        state.rules.two_of_clubs_leads
+        state.game.two_of_clubs_leads
         and not state.completed_tricks
         and bool(state.hands[seat] & (1 << TWO_OF_CLUBS))
     )

@@ -27,6 +27,10 @@ MAX_HAND_SIZE = 18
 PASS_SIZE = 2
 
 
+#: The cached_property names of :class:`Rules` (compiled facts, not fields).
+_COMPILED = ("seating", "game")
+
+
 class Direction(Enum):
     """Which way bidding, play and the deal go round the table."""
 
@@ -144,6 +148,11 @@ class Rules:
 
     # Compiled once per Rules object, on first use (a frozen dataclass still has a __dict__
     # for cached_property; equality and hashing see only the fields).
+
+    def __getstate__(self) -> dict[str, object]:
+        # Pickle the fields only: the compiled facts are compiled again on first use, so an
+        # unpickled game is never built from rules whose fields are not restored yet.
+        return {name: value for name, value in vars(self).items() if name not in _COMPILED}
 
     @cached_property
     def seating(self) -> Seating:

@@ -96,5 +96,9 @@ class Seating:
         """The seat ``position`` places after ``first`` in order of play (0 is ``first``)."""
         return (first + self.step * position) % self.players
 
+    def __reduce__(self) -> tuple[type[Seating], tuple[int, int]]:
+        # Spelled out so the mypyc build (a native class) pickles like the source.
+        return Seating, (self.players, self.step)
+
     def __repr__(self) -> str:
         return f"Seating(players={self.players}, step={self.step})"

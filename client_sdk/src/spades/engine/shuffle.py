@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import secrets
 import struct
-from collections.abc import Iterator
 
 SHUFFLE_VERSION = "spades-shuffle-v1"
 _LABEL = SHUFFLE_VERSION.encode()
@@ -41,25 +40,38 @@ def commitment(seed: bytes) -> bytes:
     return hashlib.sha256(seed).digest()
 
 
+_U32 = struct.Struct(">I")
+_BLOCK_WORDS = struct.Struct(">8I")
+
+
 class RandomStream:
     """The deterministic stream of 32-bit integers for one hand of one seed."""
 
-    def __init__(self, seed: bytes, hand_number: int) -> None:
-        self._prefix = _LABEL + seed + struct.pack(">I", hand_number)
-        self._words = self._generate()
+    __slots__ = ("_block_index", "_hash", "_position", "_words")
 
-    def _generate(self) -> Iterator[int]:
-        block_index = 0
-        while True:
-            block = hashlib.sha256(self._prefix + struct.pack(">I", block_index)).digest()
-            yield from struct.unpack(">8I", block)
-            block_index += 1
+    def __init__(self, seed: bytes, hand_number: int) -> None:
+        # Every block hashes the same prefix: hash it once and copy the hash per block.
+        self._hash = hashlib.sha256(_LABEL + seed + _U32.pack(hand_number))
+        self._words: list[int] = []
+        self._position = 0
+        self._block_index = 0
+
+    def _next_word(self) -> int:
+        words = self._words
+        if self._position == len(words):
+            block = self._hash.copy()
+            block.update(_U32.pack(self._block_index))
+            self._block_index += 1
+            words.extend(_BLOCK_WORDS.unpack(block.digest()))
+        word: int = words[self._position]
+        self._position += 1
+        return word
 
     def uniform(self, bound: int) -> int:
         """An integer in ``range(bound)``, every value equally likely."""
-        limit = 2**32 - (2**32 % bound)
+        limit = 0x1_0000_0000 - 0x1_0000_0000 % bound
         while True:
-            word = next(self._words)
+            word = self._next_word()
             if word < limit:
                 return word % bound
 

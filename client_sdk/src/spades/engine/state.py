@@ -436,7 +436,8 @@ def _cards_passed(state: MatchState, event: ev.CardsPassed) -> None:
 
 
 @_evolver(ev.CardPlayed)
-def _card_played(state: MatchState, event: ev.CardPlayed) -> None:
+def fold_card_played(state: MatchState, event: ev.CardPlayed) -> None:
+    """The evolver of CardPlayed (public: the play path of commands calls it directly)."""
     seat = event.seat
     card = event.card
     if state.timeout_streaks[seat]:
@@ -459,7 +460,8 @@ def _card_played(state: MatchState, event: ev.CardPlayed) -> None:
 
 
 @_evolver(ev.TrickWon)
-def _trick_won(state: MatchState, event: ev.TrickWon) -> None:
+def fold_trick_won(state: MatchState, event: ev.TrickWon) -> None:
+    """The evolver of TrickWon (public: the play path of commands calls it directly)."""
     winner = event.winner
     state.tricks_won[winner] += 1
     state.completed_tricks = (*state.completed_tricks, CompletedTrick(tuple(state.trick), winner))

@@ -12,7 +12,6 @@ A trick is a sequence of :class:`Play` (a seat and its card); a finished one is 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 from spades.engine.cards import CARDS, LITTLE_JOKER, Card, Suit
@@ -35,9 +34,9 @@ class Play(NamedTuple):
 PLAYS: Final = tuple(tuple(Play(seat, CARDS[number]) for number in range(54)) for seat in range(4))
 
 
-@dataclass(frozen=True, slots=True)
-class CompletedTrick:
-    """A finished trick: its plays in order (the first one led) and who won it."""
+class CompletedTrick(NamedTuple):
+    """A finished trick: its plays in order (the first one led) and who won it (a named tuple,
+    like :class:`Play`: thirteen are made a hand on the engine's hot path)."""
 
     plays: tuple[Play, ...]
     winner: Seat

@@ -36,6 +36,9 @@ $(RUNTIME_STAMP): $(CONSTRAINTS) $(PYPROJECTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install --constraint $(CONSTRAINTS) -e ./client_sdk -e ./server -e ./bots
+	@# spades-bot moved from spades-bots to the SDK: upgrading an older venv, pip's uninstall of
+	@# the old spades-bots removes the script the new SDK just wrote. Write it again.
+	test -x $(VENV)/bin/spades-bot || $(PY) -m pip install --no-deps --force-reinstall -e ./client_sdk
 	touch $@
 
 $(INSTALL_STAMP): $(RUNTIME_STAMP) requirements-dev.txt

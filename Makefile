@@ -35,10 +35,10 @@ help: ## list targets
 $(RUNTIME_STAMP): $(CONSTRAINTS) $(PYPROJECTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
+	@# spades-bot moved from spades-bots to the SDK: in an older venv, pip's uninstall of the old
+	@# spades-bots, after it wrote the new SDK, would remove the script again. Remove it first.
+	$(PY) -m pip uninstall --yes --quiet spades-bots
 	$(PY) -m pip install --constraint $(CONSTRAINTS) -e ./client_sdk -e ./server -e ./bots
-	@# spades-bot moved from spades-bots to the SDK: upgrading an older venv, pip's uninstall of
-	@# the old spades-bots removes the script the new SDK just wrote. Write it again.
-	test -x $(VENV)/bin/spades-bot || $(PY) -m pip install --no-deps --force-reinstall -e ./client_sdk
 	touch $@
 
 $(INSTALL_STAMP): $(RUNTIME_STAMP) requirements-dev.txt

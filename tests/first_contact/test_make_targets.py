@@ -52,5 +52,9 @@ def test_make_test_adds_the_toolchain_and_prints_skip_reasons() -> None:
     runtime, toolchain = installs(lines)
     assert "requirements-dev.txt" not in runtime
     assert "-r requirements-dev.txt" in toolchain and "--constraint" in toolchain
-    (pytest_line,) = [line for line in lines if "-m pytest" in line]
-    assert "-rs" in pytest_line.split()
+    # The whole suite, then the engine's tests again on the pure-Python engine (the reference,
+    # beside the compiled build): each says why a test was skipped.
+    whole, pure = [line for line in lines if "-m pytest" in line]
+    assert whole.split()[-1] == "-rs"
+    assert pure.startswith("SPADES_ENGINE=python ") and "tests/engine" in pure.split()
+    assert "-rs" in pure.split()

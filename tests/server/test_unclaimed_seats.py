@@ -1,7 +1,7 @@
 """Unclaimed seats: a seat taken at a waiting table whose holder never opens a stream is freed
 after --unclaimed-seat-timeout (a SeatLeft in the log, once), also when the deadline passes
-while the server is down; a seat whose holder opened a stream is kept; replicas on a shared log
-free none."""
+while the server is down; a seat whose holder opened a stream is kept (on any replica, and
+after a restart: the log keeps a claim of it)."""
 
 from __future__ import annotations
 
@@ -124,16 +124,60 @@ def postgres() -> None:
     require_postgres()
 
 
-async def test_replicas_on_a_shared_log_free_no_seat(tmp_path: Path, postgres: None) -> None:
+async def test_replicas_on_a_shared_log_free_a_seat_once_and_keep_one_streamed_elsewhere(
+    tmp_path: Path, postgres: None
+) -> None:
+    """The seat taken through replica A whose holder streams through replica B is kept (B's
+    claim in the log says so); the one whose holder never streams is freed, once."""
     from tests.replicas.test_replicas import clients, replicas
 
     require_postgres()
     async with (
-        replicas(tmp_path, 2, unclaimed_seat_timeout=0.2) as servers,
-        clients(servers) as (a, _),
+        replicas(tmp_path, 2, unclaimed_seat_timeout=TIMEOUT) as servers,
+        clients(servers) as (a, b),
     ):
         table_id = (await a.create_table(Rules())).table.table_id
-        await a.lobby.JoinTable(join(table_id, "elsewhere"))
-        await asyncio.sleep(1.0)
+        await a.lobby.JoinTable(join(table_id, "never streams"))
+        streams = await a.lobby.JoinTable(join(table_id, "streams elsewhere"))
+        stream = b.seat_stream(streams.seat_token)
+        await stream.start()
+        await until_free(a, table_id, 0)
+        await asyncio.sleep(TIMEOUT * 3)  # more sweeps, on both replicas: nothing more happens
         events = await events_of(servers[0], table_id)
-        assert not any(isinstance(event, ev.SeatLeft) for event in events)
+        assert [event for event in events if isinstance(event, ev.SeatLeft)] == [ev.SeatLeft(0)]
+        table = (await a.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
+        assert table.seats[1].occupied
+        await stream.close()
+
+
+async def test_a_stream_opened_before_a_restart_keeps_its_seat(tmp_path: Path) -> None:
+    """The claim is in the log: a restarted server does not free the seat of a holder that
+    streamed before the restart."""
+    database = tmp_path / "log.db"
+    server = new_server(database, unclaimed_seat_timeout=60, house_bots=0)
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            client = Client(channel)
+            table_id = (await client.create_table(Rules())).table.table_id
+            held = await client.lobby.JoinTable(join(table_id, "streamed"))
+            await client.lobby.JoinTable(join(table_id, "never streamed"))
+            stream = client.seat_stream(held.seat_token)
+            await stream.start()
+            await stream.close()
+    finally:
+        await server.stop()
+    await asyncio.sleep(TIMEOUT)
+    server = new_server(database, unclaimed_seat_timeout=TIMEOUT, house_bots=0)
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            client = Client(channel)
+            await until_free(client, table_id, 1)
+            await asyncio.sleep(TIMEOUT * 2)
+            table = (
+                await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))
+            ).table
+            assert table.seats[0].occupied
+    finally:
+        await server.stop()

@@ -154,6 +154,12 @@ def action_claim_key(seat: int, action_id: str) -> str:
     return f"{seat}/{action_id}"
 
 
+def stream_claim_key(seat: int, holder: bytes) -> str:
+    """The claim key saying the seat's holder (its token digest) opened a stream (action ids'
+    keys start with the seat's number, these with a word, so they never meet)."""
+    return f"opened/{seat}/{holder.hex()}"
+
+
 @dataclass(frozen=True)
 class Refusal:
     """The first result of an action id that was refused (a google.rpc.Code and its reasons)."""

@@ -170,8 +170,8 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         metrics.OPEN_STREAMS.labels("play").inc()
         if self._absent is not None and not substitute:
             self._absent.stream_opened(table.table_id, seat)
-        if self._unclaimed is not None and not substitute:
-            self._unclaimed.stream_opened(table.table_id, seat, holder)
+        if self._unclaimed is not None and not substitute and not table.started:
+            await self._unclaimed.stream_opened(table.table_id, seat, holder)
         feed = SeatFeed(
             self._store,
             session,

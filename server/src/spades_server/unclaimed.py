@@ -10,11 +10,11 @@ clock's, so a restart computes the same one. The release is appended through
 (:func:`~spades_server.decisions.decide_release`) returns nothing once the seat changed hands or
 the match started: it happens once, however many sweeps race for it.
 
-Whether a holder opened a stream is known to the server that served the stream. Only a server
-that is its log's sole writer (the embedded SQLite log) sees every stream, so only such a server
-releases seats; replicas on a shared log release none, rather than free the seat of a player
-whose stream another replica serves. (A retried join, see ``tokens``, avoids most lost seats
-there.)
+Whether a holder opened a stream is kept in the log, as a write-once claim of the table
+(``journal.stream_claim_key``) that the server serving the stream writes before it sends
+anything: so every replica on a shared log, and this server after a restart, knows it, and
+checks it before it frees a seat. (One race is left: a stream opened on one replica in the
+instant another reads the claim at the deadline; the player's stream then sees its seat left.)
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ import structlog
 
 from spades.engine import events as ev
 from spades.engine import seat_name
-from spades_server import errors
+from spades_server import errors, journal
 from spades_server.decisions import decide_release
+from spades_server.eventlog.base import LogUnavailable
 from spades_server.tables import Table, TableStore
 
 log = structlog.get_logger(__name__)
@@ -50,8 +51,8 @@ class UnclaimedSeats:
 
     @property
     def active(self) -> bool:
-        """Whether this server releases seats (on, and its log's sole writer)."""
-        return self.timeout > 0 and self._store.log.sole_writer
+        """Whether this server releases seats."""
+        return self.timeout > 0
 
     async def start(self, waiting_table_ids: list[str]) -> None:
         """Load the waiting tables (their deadlines come from their logs) and start sweeping."""
@@ -71,10 +72,17 @@ class UnclaimedSeats:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
 
-    def stream_opened(self, table_id: str, seat: int, holder: bytes) -> None:
-        """The seat's own player (token digest ``holder``) opened a stream on this server."""
+    async def stream_opened(self, table_id: str, seat: int, holder: bytes) -> None:
+        """The seat's own player (token digest ``holder``) opened a stream on this server, at a
+        table not started: say so in the log (once), for every replica and the next start."""
+        if self.timeout <= 0:
+            return
         self._claimed.setdefault(table_id, set()).add((seat, holder))
         self._deadlines.pop((table_id, seat), None)
+        try:
+            await self._store.log.claim(table_id, journal.stream_claim_key(seat, holder), b"")
+        except LogUnavailable as error:  # the stream works; at worst its seat may be freed
+            log.warning("stream's claim not written", table_id=table_id, reason=str(error))
 
     def _on_change(self, table: Table) -> None:
         if not self._running:
@@ -109,7 +117,19 @@ class UnclaimedSeats:
                 table_id, seat = key
                 if (seat, holder) in self._claimed.get(table_id, ()):
                     continue
+                if await self._opened_elsewhere(table_id, seat, holder):
+                    self._claimed.setdefault(table_id, set()).add((seat, holder))
+                    continue
                 await self._release(table_id, seat, holder)
+
+    async def _opened_elsewhere(self, table_id: str, seat: int, holder: bytes) -> bool:
+        """Whether the log says the holder opened a stream (on another replica, or before a
+        restart); when the log cannot answer, the seat is kept (freed at a later sweep)."""
+        try:
+            key = journal.stream_claim_key(seat, holder)
+            return await self._store.log.read_claim(table_id, key) is not None
+        except LogUnavailable:
+            return True
 
     async def _release(self, table_id: str, seat: int, holder: bytes) -> None:
         try:

@@ -54,10 +54,9 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
             try:
                 self._operator.check(context)
             except errors.RequestError as refusal:
-                raise errors.RequestError(
-                    refusal.code,
+                raise errors.refuse(
+                    Reason.REGISTRATION_CLOSED,
                     "registration on this server is for the operator only: " + refusal.reason,
-                    reason_code="REGISTRATION_CLOSED",
                 ) from None
         name = accounts.check_account_name(request.name)
         kind = accounts.check_kind(request.kind)
@@ -70,10 +69,9 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
         self, request: account_pb2.GetAccountRequest, context: Context
     ) -> account_pb2.GetAccountResponse:
         if bool(request.account_id) == bool(request.name):
-            raise errors.RequestError(
-                grpc.StatusCode.INVALID_ARGUMENT,
+            raise errors.refuse(
+                Reason.ACCOUNT_ID_OR_NAME,
                 "name the account by account_id or by name (one of the two)",
-                reason_code="ACCOUNT_ID_OR_NAME",
             )
         if request.account_id:
             account = await self._store.load(request.account_id)
@@ -119,11 +117,10 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
             raise _key_required()
         account = await self._store.authenticate(key)
         if request.after_sequence > account.version:
-            raise errors.RequestError(
-                grpc.StatusCode.OUT_OF_RANGE,
+            raise errors.refuse(
+                Reason.SEQUENCE_AHEAD,
                 f"after_sequence {request.after_sequence} is past the account's last event "
                 f"({account.version})",
-                reason_code="SEQUENCE_AHEAD",
             )
         account_id, opened_at = account.account_id, account.version
         superseded = asyncio.Event()
@@ -160,10 +157,9 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
                 yield account_pb2.ConnectResponse(event=entry.message)
                 kind = entry.message.WhichOneof("kind")
                 if entry.sequence > opened_at and kind in ("key_issued", "key_revoked"):
-                    raise errors.RequestError(
-                        grpc.StatusCode.UNAUTHENTICATED,
+                    raise errors.refuse(
+                        Reason.KEY_REVOKED,
                         "the key this stream was opened with was replaced or revoked",
-                        reason_code="KEY_REVOKED",
                     )
         finally:
             stop.cancel()
@@ -182,11 +178,10 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
         it replaced)."""
         if account_id:
             if metadata_value(context, OPERATOR_TOKEN_METADATA) is None:
-                raise errors.RequestError(
-                    grpc.StatusCode.PERMISSION_DENIED,
+                raise errors.refuse(
+                    Reason.OPERATOR_ONLY,
                     "only the operator names an account_id; an account sends its own key "
                     "(authorization: Bearer) and no account_id",
-                    reason_code="OPERATOR_ONLY",
                 )
             self._operator.check(context)
             return await self._store.load(account_id), True
@@ -197,8 +192,6 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
 
 
 def _key_required() -> errors.RequestError:
-    return errors.RequestError(
-        grpc.StatusCode.UNAUTHENTICATED,
-        "send the account's key as the 'authorization: Bearer <key>' metadata",
-        reason_code="KEY_REQUIRED",
+    return errors.refuse(
+        Reason.KEY_REQUIRED, "send the account's key as the 'authorization: Bearer <key>' metadata"
     )

@@ -32,8 +32,6 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import grpc
-
 from spades.reasons import Reason
 from spades.v1 import account_pb2, cards_pb2, rating_pb2
 from spades_server import errors, streams, tokens
@@ -221,26 +219,19 @@ class Account:
         # Every retired digest is compared (constant time each): no early exit says which.
         retired = [tokens.matches(key, digest) for digest in self.retired_key_digests]
         if any(retired):
-            raise errors.RequestError(
-                grpc.StatusCode.UNAUTHENTICATED,
+            raise errors.refuse(
+                Reason.KEY_REVOKED,
                 "this key was revoked or replaced by a newer one, so it no longer works",
-                reason_code="KEY_REVOKED",
             )
         raise key_not_valid()
 
 
 def key_not_valid() -> errors.RequestError:
-    return errors.RequestError(
-        grpc.StatusCode.UNAUTHENTICATED,
-        "this account key is not valid",
-        reason_code="KEY_NOT_VALID",
-    )
+    return errors.refuse(Reason.KEY_NOT_VALID, "this account key is not valid")
 
 
 def account_not_found(what: str) -> errors.RequestError:
-    return errors.RequestError(
-        grpc.StatusCode.NOT_FOUND, f"there is no account {what}", reason_code="ACCOUNT_NOT_FOUND"
-    )
+    return errors.refuse(Reason.ACCOUNT_NOT_FOUND, f"there is no account {what}")
 
 
 # ---------------------------------------------------------------------------------- decisions
@@ -258,22 +249,15 @@ def check_account_name(name: str) -> str:
     """The name without surrounding spaces, or INVALID_ARGUMENT with its reason code."""
     cleaned = name.strip()
     if not cleaned:
-        raise errors.RequestError(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            "the account name is required",
-            reason_code="MISSING_FIELD",
-        )
+        raise errors.refuse(Reason.MISSING_FIELD, "the account name is required")
     if len(cleaned) > MAX_ACCOUNT_NAME:
-        raise errors.RequestError(
-            grpc.StatusCode.INVALID_ARGUMENT,
+        raise errors.refuse(
+            Reason.FIELD_TOO_LONG,
             f"the account name has {len(cleaned)} characters; at most {MAX_ACCOUNT_NAME}",
-            reason_code="FIELD_TOO_LONG",
         )
     if not cleaned.isprintable():
-        raise errors.RequestError(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            "the account name must be printable characters only",
-            reason_code="INVALID_NAME",
+        raise errors.refuse(
+            Reason.INVALID_NAME, "the account name must be printable characters only"
         )
     return cleaned
 
@@ -331,10 +315,9 @@ def decide_rotation(
     if request_digest and account.used_request(request_digest):
         raise request_id_reused()
     if account.revoked and not by_operator:
-        raise errors.RequestError(
-            grpc.StatusCode.UNAUTHENTICATED,
+        raise errors.refuse(
+            Reason.KEY_REVOKED,
             "this account's key was revoked; only the operator can issue a new one",
-            reason_code="KEY_REVOKED",
         )
     issued = account_pb2.KeyIssued(by_operator=by_operator)
     return AccountDecided(
@@ -445,10 +428,8 @@ class AccountStore:
                 account = await self.load(account_id)
                 if created_before(account, request_digest):
                     return account, key
-            raise errors.RequestError(
-                grpc.StatusCode.ALREADY_EXISTS,
-                f"the name {name!r} is taken (names are compared ignoring case)",
-                reason_code="NAME_TAKEN",
+            raise errors.refuse(
+                Reason.NAME_TAKEN, f"the name {name!r} is taken (names are compared ignoring case)"
             ) from None
         account = self._cache.get(account_id) or Account(account_id)
         for row in stored:
@@ -473,10 +454,8 @@ class AccountStore:
                 for row in stored:
                     account.fold(decode(row))
                 return account
-        raise errors.RequestError(
-            grpc.StatusCode.ABORTED,
-            "the account kept changing under this request; try again",
-            reason_code="ACCOUNT_CONTENDED",
+        raise errors.refuse(
+            Reason.ACCOUNT_CONTENDED, "the account kept changing under this request; try again"
         )
 
     async def _append(

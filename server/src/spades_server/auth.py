@@ -48,10 +48,8 @@ def bearer_key_from(context: Context) -> str | None:
         return None
     scheme, _, key = value.strip().partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
-        raise errors.RequestError(
-            grpc.StatusCode.UNAUTHENTICATED,
-            "the authorization metadata must be 'Bearer <account key>'",
-            reason_code="KEY_NOT_BEARER",
+        raise errors.refuse(
+            Reason.KEY_NOT_BEARER, "the authorization metadata must be 'Bearer <account key>'"
         )
     return key.strip()
 
@@ -102,10 +100,9 @@ async def seat_holder(
     account = await accounts.authenticate(key)
     table_id = metadata_value(context, TABLE_ID_METADATA)
     if not table_id:
-        raise errors.RequestError(
-            grpc.StatusCode.INVALID_ARGUMENT,
+        raise errors.refuse(
+            Reason.TABLE_ID_REQUIRED,
             f"with an account key, name the table in the {TABLE_ID_METADATA!r} metadata",
-            reason_code="TABLE_ID_REQUIRED",
         )
     table = await store.load(table_id)
     held = sorted(
@@ -115,31 +112,23 @@ async def seat_holder(
     if wanted:
         names = [name.lower() for name in SEAT_NAMES[: table.state.players_count]]
         if wanted.strip().lower() not in names:
-            raise errors.RequestError(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"{SEAT_METADATA!r} must be one of {', '.join(names)}",
-                reason_code="NO_SUCH_SEAT",
+            raise errors.refuse(
+                Reason.NO_SUCH_SEAT, f"{SEAT_METADATA!r} must be one of {', '.join(names)}"
             )
         seat = names.index(wanted.strip().lower())
         if seat not in held:
-            raise errors.RequestError(
-                grpc.StatusCode.PERMISSION_DENIED,
+            raise errors.refuse(
+                Reason.SEAT_NOT_HELD,
                 f"your account does not hold the {names[seat]} seat at this table",
-                reason_code="SEAT_NOT_HELD",
             )
     elif len(held) == 1:
         seat = held[0]
     elif not held:
-        raise errors.RequestError(
-            grpc.StatusCode.PERMISSION_DENIED,
-            "your account holds no seat at this table",
-            reason_code="SEAT_NOT_HELD",
-        )
+        raise errors.refuse(Reason.SEAT_NOT_HELD, "your account holds no seat at this table")
     else:
-        raise errors.RequestError(
-            grpc.StatusCode.INVALID_ARGUMENT,
+        raise errors.refuse(
+            Reason.SEAT_REQUIRED,
             f"your account holds several seats here: name one in the {SEAT_METADATA!r} metadata",
-            reason_code="SEAT_REQUIRED",
         )
     return table, seat, table.seat_token_digests[seat]
 

@@ -26,7 +26,6 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import grpc
 import structlog
 from openskill.models import PlackettLuce, PlackettLuceRating
 
@@ -77,10 +76,8 @@ def stream_of(pool: str) -> str:
 
 
 def pool_not_found(pool: str) -> errors.RequestError:
-    return errors.RequestError(
-        grpc.StatusCode.NOT_FOUND,
-        f"there is no rating pool {pool!r}; the pools are {', '.join(POOLS)}",
-        reason_code="POOL_NOT_FOUND",
+    return errors.refuse(
+        Reason.POOL_NOT_FOUND, f"there is no rating pool {pool!r}; the pools are {', '.join(POOLS)}"
     )
 
 
@@ -332,9 +329,7 @@ class PoolStore:
                 match = decode(stored[0])
                 pool.fold(stored[0].version, match)
                 return match
-        raise errors.RequestError(
-            grpc.StatusCode.ABORTED, "the pool kept changing", reason_code="POOL_CONTENDED"
-        )
+        raise errors.refuse(Reason.POOL_CONTENDED, "the pool kept changing")
 
 
 class RatingKeeper:

@@ -21,6 +21,7 @@ from spades_server.v1 import log_pb2
 from tests.backends import Storages, require_postgres
 from tests.faults.common import free_port
 from tests.server.harness import Client, log_head, rpc_error
+from tests.server.refusals import assert_call_refused
 from tests.server.test_accounts import (
     BOT,
     OPERATOR_TOKEN,
@@ -31,7 +32,6 @@ from tests.server.test_accounts import (
     operator,
     stub,
 )
-from tests.server.test_error_details import assert_call_refused
 
 pytestmark = pytest.mark.asyncio
 

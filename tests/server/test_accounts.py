@@ -18,7 +18,7 @@ from spades_server.accounts import AccountStore
 from spades_server.server import SpadesServer
 from tests.backends import LogStorage, Storages
 from tests.server.harness import Client, log_head, new_server, rpc_error, running_server
-from tests.server.test_error_details import assert_call_refused
+from tests.server.refusals import assert_call_refused
 
 pytestmark = pytest.mark.asyncio
 

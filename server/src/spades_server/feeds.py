@@ -270,10 +270,12 @@ class SeatFeed(SpectatorFeed):
     def _finished(self, table: Table) -> bool:
         if not self._outbox.settled or self.position < table.version:
             return False  # results (or the events of an action) still to send
-        if self._actions.done():
-            return True  # the client closed its side
+        # Replaced first: a replaced stream's reader also stops (it reads no more), and that
+        # must not pass for the client closing its side.
         if self.session.superseded.is_set():
             raise errors.refuse(Reason.STREAM_REPLACED, SUPERSEDED)
+        if self._actions.done():
+            return True  # the client closed its side
         return self._sent_the_end(table)
 
     def _outgoing(self) -> asyncio.Queue[play_pb2.PlayResponse] | None:

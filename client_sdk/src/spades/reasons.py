@@ -233,6 +233,11 @@ class Reason(StrEnum):
         _ALREADY_EXISTS,
         "an account name that, ignoring case, already has an account",
     )
+    NAME_RESERVED = (
+        "NAME_RESERVED",
+        _INVALID,
+        "an account name starting with 'House ', which the server keeps for its house bots",
+    )
     ACCOUNT_NOT_FOUND = (
         "ACCOUNT_NOT_FOUND",
         _NOT_FOUND,
@@ -242,6 +247,11 @@ class Reason(StrEnum):
         "POOL_NOT_FOUND",
         _NOT_FOUND,
         "a rating pool this server does not have",
+    )
+    LEADERBOARD_KIND_REQUIRED = (
+        "LEADERBOARD_KIND_REQUIRED",
+        _INVALID,
+        "ListLeaderboard without a kind on a server with separate boards for bots and people",
     )
     KEY_REQUIRED = (
         "KEY_REQUIRED",

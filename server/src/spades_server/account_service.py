@@ -59,6 +59,7 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
                     "registration on this server is for the operator only: " + refusal.reason,
                 ) from None
         name = accounts.check_account_name(request.name)
+        accounts.check_not_reserved(name)
         kind = accounts.check_kind(request.kind)
         request_id = check_request_id(request.request_id)
         account, key = await self._store.create(name, kind, request_id)

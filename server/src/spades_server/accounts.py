@@ -15,7 +15,15 @@ unknown.
 A CreateAccount or RotateKey with a client request id can be retried (docs/protocol.md,
 "Request ids"): its key's secret is derived from the request id (:mod:`spades_server.tokens`),
 the row that records the call keeps the request id's SHA-256, and a retry that finds that digest
-on the account answers with the same account and the same key, appending nothing.
+on the account answers with the same account and the same key, appending nothing. A CreateAccount's
+request id is also claimed, write-once, in the log (:data:`REQUEST_CLAIMS`, keyed by its digest,
+holding the account id it was sent for) before the account's stream is appended to, so the same
+id sent for another name is refused with REQUEST_ID_REUSED on every replica, and no second
+account is made.
+
+The server's house bots play rated tables as accounts it makes itself (``house`` on their
+creation row, :mod:`spades_server.house_accounts`); names starting with "House " are kept for them
+(:func:`check_not_reserved`).
 
 >>> account_id_for("Alice") == account_id_for("  aLICE ".strip())
 True
@@ -48,6 +56,11 @@ MAX_ACCOUNT_NAME = 32
 MAX_DECIDE_ATTEMPTS = 20
 #: The first byte of every account row (as for tables: room for a later format).
 ENVELOPE_MARKER = b"\x00"
+#: The stream whose write-once claims say which account each CreateAccount request id was sent
+#: for (key: ``create/<digest hex>``; data: the account id). It has claims only, never events.
+REQUEST_CLAIMS = STREAM_PREFIX + "requests"
+#: Names starting with this (compared as names are) belong to the server's house bots.
+RESERVED_PREFIX = "house "
 
 KIND_NAMES = {account_pb2.ACCOUNT_KIND_BOT: "bot", account_pb2.ACCOUNT_KIND_PERSON: "person"}
 
@@ -102,13 +115,18 @@ class AccountEntry:
     key_sha256: bytes = b""
     #: AccountCreated, KeyIssued: the digest of the client request id of the call that made it.
     request_id_sha256: bytes = b""
+    #: AccountCreated: the server made the account for its house bots.
+    house: bool = False
 
 
 def encode(
-    event: account_pb2.AccountEvent, key_sha256: bytes = b"", request_id_sha256: bytes = b""
+    event: account_pb2.AccountEvent,
+    key_sha256: bytes = b"",
+    request_id_sha256: bytes = b"",
+    house: bool = False,
 ) -> bytes:
     row = log_pb2.AccountLogEntry(
-        event=event, key_sha256=key_sha256, request_id_sha256=request_id_sha256
+        event=event, key_sha256=key_sha256, request_id_sha256=request_id_sha256, house=house
     )
     return ENVELOPE_MARKER + row.SerializeToString()
 
@@ -129,6 +147,7 @@ def decode(stored: StoredEvent) -> AccountEntry:
         message=message,
         key_sha256=row.key_sha256,
         request_id_sha256=row.request_id_sha256,
+        house=row.house,
     )
 
 
@@ -155,6 +174,8 @@ class Account:
     created_by_request: bytes = b""
     #: Each RotateKey with a request id, by the id's digest: the digest of the key it replaced.
     rotated_by_request: dict[bytes, bytes] = field(default_factory=dict)
+    #: True for an account the server made for its house bots.
+    house: bool = False
 
     def fold(self, entry: AccountEntry) -> None:
         if entry.sequence <= self.version:
@@ -166,6 +187,7 @@ class Account:
                 self.kind = message.account_created.kind
                 self.created_at = entry.recorded_at
                 self.created_by_request = entry.request_id_sha256
+                self.house = entry.house
             case "key_issued":
                 if entry.request_id_sha256:
                     self.rotated_by_request[entry.request_id_sha256] = self.key_sha256
@@ -240,9 +262,11 @@ def account_not_found(what: str) -> errors.RequestError:
 @dataclass(frozen=True)
 class AccountDecided:
     """Events to append to an account's stream, each with the digest of the key it issued and
-    of the request id of the call that made it (each empty when there is none)."""
+    of the request id of the call that made it (each empty when there is none); ``house`` marks
+    a creation the server made for its house bots."""
 
     events: list[tuple[account_pb2.AccountEvent, bytes, bytes]]
+    house: bool = False
 
 
 def check_account_name(name: str) -> str:
@@ -260,6 +284,16 @@ def check_account_name(name: str) -> str:
             Reason.INVALID_NAME, "the account name must be printable characters only"
         )
     return cleaned
+
+
+def check_not_reserved(name: str) -> None:
+    """INVALID_ARGUMENT (NAME_RESERVED) for a name kept for the server's house bots."""
+    if normalized_name(name).startswith(RESERVED_PREFIX):
+        raise errors.refuse(
+            Reason.NAME_RESERVED,
+            "names starting with 'House ' are the server's, for its house bots; choose another",
+            field="name",
+        )
 
 
 def check_kind(kind: int) -> account_pb2.AccountKind.ValueType:
@@ -285,6 +319,20 @@ def decide_creation(
             ),
         ]
     )
+
+
+def decide_house_creation(name: str) -> AccountDecided:
+    """A house-bot account: a bot, marked as the house's, with no key (the server seats it
+    itself; the operator may issue one with RotateKey)."""
+    created = account_pb2.AccountCreated(name=name, kind=account_pb2.ACCOUNT_KIND_BOT)
+    return AccountDecided(
+        [(account_pb2.AccountEvent(account_created=created), b"", b"")], house=True
+    )
+
+
+def request_claim_key(request_digest: bytes) -> str:
+    """The claim key of a CreateAccount's request id (by its digest) in :data:`REQUEST_CLAIMS`."""
+    return "create/" + request_digest.hex()
 
 
 def request_id_reused() -> errors.RequestError:
@@ -417,6 +465,8 @@ class AccountStore:
         account_id = account_id_for(name)
         key = new_key(account_id, request_id, tokens.KEY_BY_CREATE_ACCOUNT)
         request_digest = tokens.digest(request_id) if request_id else b""
+        if request_digest:
+            await self._claim_request(request_digest, account_id)
         try:
             stored = await self._append(
                 account_id, 0, decide_creation(name, kind, key, request_digest)
@@ -436,6 +486,35 @@ class AccountStore:
             account.fold(decode(row))
         self._cache[account_id] = account
         return account, key
+
+    async def _claim_request(self, request_digest: bytes, account_id: str) -> None:
+        """Claim a CreateAccount's request id for ``account_id`` (write-once, in the log);
+        REQUEST_ID_REUSED when it was claimed for another account. A retry finds its own claim."""
+        try:
+            first = await self.log.claim(
+                REQUEST_CLAIMS, request_claim_key(request_digest), account_id.encode()
+            )
+        except LogUnavailable as error:
+            raise errors.refuse(Reason.LOG_UNAVAILABLE, str(error)) from None
+        if first is not None and first != account_id.encode():
+            raise request_id_reused()
+
+    async def create_house(self, name: str) -> Account | None:
+        """The house-bot account ``name``, made now if it is not there yet (once across
+        replicas: the stream's expected version 0); None when the name has an account that is
+        not the house's (made before names were reserved)."""
+        account_id = account_id_for(name)
+        try:
+            stored = await self._append(account_id, 0, decide_house_creation(name))
+        except VersionConflict:
+            self._cache.pop(account_id, None)
+            account = await self.load(account_id)
+            return account if account.house else None
+        account = Account(account_id)
+        for row in stored:
+            account.fold(decode(row))
+        self._cache[account_id] = account
+        return account
 
     async def execute(self, account_id: str, decide: AccountDecision) -> Account:
         """Decide on the latest account, append with the expected version, retry on a conflict."""
@@ -461,7 +540,10 @@ class AccountStore:
     async def _append(
         self, account_id: str, expected: int, decided: AccountDecided
     ) -> list[StoredEvent]:
-        rows = [encode(event, key, request) for event, key, request in decided.events]
+        rows = [
+            encode(event, key, request, decided.house and event.HasField("account_created"))
+            for event, key, request in decided.events
+        ]
         try:
             return await self.log.append(stream_of(account_id), expected, rows)
         except LogUnavailable as error:

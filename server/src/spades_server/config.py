@@ -46,6 +46,10 @@ class Settings:
     # House bots (house.py): 0 turns them off.
     house_bots: int = 64
     quick_match_fill_after: float = 30.0
+    # The rated queue (house_accounts.py): a lone rated player gets house-bot accounts after
+    # this many seconds (0: never); the leaderboards are one per pool or one per pool and kind.
+    rated_fill_after: float = 60.0
+    leaderboards: str = "shared"
     # Absent players (absent.py): a house bot takes a seat after this many timeouts in a row,
     # or after its player had no Play stream for this many seconds; 0 turns either off.
     substitute_after_timeouts: int = 2
@@ -82,6 +86,8 @@ ENVIRONMENT = {
     "tls_key": "SPADES_TLS_KEY",
     "house_bots": "SPADES_HOUSE_BOTS",
     "quick_match_fill_after": "SPADES_QUICK_MATCH_FILL_AFTER",
+    "rated_fill_after": "SPADES_RATED_FILL_AFTER",
+    "leaderboards": "SPADES_LEADERBOARDS",
     "substitute_after_timeouts": "SPADES_SUBSTITUTE_AFTER_TIMEOUTS",
     "disconnect_grace": "SPADES_DISCONNECT_GRACE",
     "unclaimed_seat_timeout": "SPADES_UNCLAIMED_SEAT_TIMEOUT",
@@ -201,6 +207,18 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         type=float,
     )
     option(
+        "--rated-fill-after",
+        "seconds a rated quick-match player waits before the house-bot accounts (House "
+        "Heuristic, House Search) complete the table; 0: never",
+        type=float,
+    )
+    option(
+        "--leaderboards",
+        "shared: bots and people on one board per pool; separate: a board each "
+        "(ListLeaderboard then needs a kind)",
+        choices=["shared", "separate"],
+    )
+    option(
         "--substitute-after-timeouts",
         "turns of a seat timed out in a row before a house bot plays it (until its player "
         "reconnects); 0: never",
@@ -260,6 +278,7 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         "quick_match_per_address",
         "house_bots",
         "quick_match_fill_after",
+        "rated_fill_after",
         "substitute_after_timeouts",
         "disconnect_grace",
         "unclaimed_seat_timeout",
@@ -301,6 +320,8 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         tls_key=args.tls_key,
         house_bots=int(args.house_bots),
         quick_match_fill_after=float(args.quick_match_fill_after),
+        rated_fill_after=float(args.rated_fill_after),
+        leaderboards=args.leaderboards,
         substitute_after_timeouts=int(args.substitute_after_timeouts),
         disconnect_grace=float(args.disconnect_grace),
         unclaimed_seat_timeout=float(args.unclaimed_seat_timeout),

@@ -11,7 +11,12 @@ failed :data:`MAX_FAILURES` times in a row. On shutdown every bot stops; their s
 the turn clock's, like any player who went away.
 
 It also completes the quick-match queue: a quick-match table whose first player has waited
-``fill_after`` seconds gets heuristic house bots in its free seats, and the match starts.
+``fill_after`` seconds gets heuristic house bots in its free seats, and the match starts. And
+the rated queue: a rated quick-match table whose first player has waited ``rated_fill_after``
+seconds gets the server's house-bot accounts (:mod:`spades_server.house_accounts`) in its free
+seats. Only accounts sit at rated tables and house accounts have no key, so the pool seats
+them through ``seat_account`` (the lobby's own join for that account, with every check a join
+has) and each bot plays its seat with the seat token that join returned, as a substitute does.
 
 And it plays for absent players (see :mod:`spades_server.absent`): a substitute is a house bot
 given the seat token of a substitution the server appended to the table's log (only its digest
@@ -25,20 +30,22 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import grpc
 import structlog
 
+from spades import protocol
 from spades.bot import Backoff, Bot, play_match
 from spades.client import SpadesClient, SpadesError
 from spades.engine import seat_name
 from spades.reasons import Reason
 from spades.v1 import lobby_pb2
 from spades.wire import DEFAULT_HOUSE_BOT_KIND
-from spades_server import errors, tokens
+from spades_server import errors, house_accounts, tokens
+from spades_server.accounts import Account
 from spades_server.limits import LimitExceeded
 
 log = structlog.get_logger(__name__)
@@ -49,6 +56,8 @@ MAX_FAILURES = 8
 HEALTHY_AFTER = 60.0
 
 BotFactory = Callable[[str], Bot]
+#: Seats an account at a table (a seat, or any free one for None): the seat taken, its token.
+AccountSeating = Callable[[str, int | None, Account], Awaitable[tuple[int, str]]]
 
 
 class TableDirectory(Protocol):
@@ -57,7 +66,7 @@ class TableDirectory(Protocol):
 
     def summary(self, table_id: str) -> lobby_pb2.Table | None: ...
 
-    def open_quick_match_tables(self) -> list[lobby_pb2.Table]: ...
+    def open_quick_match_tables(self, rated: bool = False) -> list[lobby_pb2.Table]: ...
 
 
 def make_house_bot(kind: str) -> Bot:
@@ -103,7 +112,9 @@ class HousePool:
     """The house bots of one server, and the quick-match filler.
 
     ``capacity`` bounds how many bots play at once (0: no house bots); ``fill_after`` is how long
-    a quick-match player waits before house bots complete the table (0: never).
+    a quick-match player waits before house bots complete the table (0: never), and
+    ``rated_fill_after`` how long a rated one waits before house accounts do (0: never; it also
+    needs ``house_accounts`` and ``seat_account``, which the server sets at start).
     """
 
     def __init__(
@@ -114,10 +125,16 @@ class HousePool:
         fill_after: float = 30.0,
         make_bot: BotFactory = make_house_bot,
         restart_backoff: Backoff | None = None,
+        rated_fill_after: float = 0.0,
     ) -> None:
         self._directory = directory
         self.capacity = capacity
         self.fill_after = fill_after
+        self.rated_fill_after = rated_fill_after
+        #: The house account of each kind (set at start), and the kinds that fill rated tables.
+        self.house_accounts: dict[str, Account] = {}
+        self.rated_kinds: tuple[str, ...] = house_accounts.RATED_FILL_KINDS
+        self.seat_account: AccountSeating | None = None
         self.make_bot = make_bot
         self.restart_backoff = restart_backoff or Backoff(initial=0.5, maximum=30.0)
         self._address: str | None = None
@@ -127,6 +144,7 @@ class HousePool:
         self.substitutes: dict[tuple[str, int], HouseBot] = {}
         self._seating = asyncio.Lock()
         self._waiting_since: dict[str, float] = {}
+        self._rated_waiting_since: dict[str, float] = {}
         self._filler: asyncio.Task[None] | None = None
         self._rng = random.Random()
 
@@ -137,9 +155,14 @@ class HousePool:
         if self.capacity <= 0:
             return
         self._address = address
-        if self.fill_after > 0:
+        if self.fill_after > 0 or self.rated_fill_after > 0:
             self._filler = asyncio.create_task(self._fill_quick_match(), name="house-filler")
-        log.info("house bots ready", capacity=self.capacity, quick_match_fill_after=self.fill_after)
+        log.info(
+            "house bots ready",
+            capacity=self.capacity,
+            quick_match_fill_after=self.fill_after,
+            rated_fill_after=self.rated_fill_after,
+        )
 
     async def stop(self) -> None:
         """Stop the filler and every bot (their seats are left to the turn clock)."""
@@ -238,6 +261,29 @@ class HousePool:
             self.bots[(table_id, ticket.seat)] = bot
             bot.task = asyncio.create_task(self._supervise(bot), name=f"house-{name}")
         log.debug("house bot seated", table_id=table_id, seat=seat_name(bot.seat), player=name)
+        return bot
+
+    async def add_account(
+        self, table_id: str, seat: int | None, kind: str, account: Account
+    ) -> HouseBot:
+        """Seat the house ``account`` (of bot ``kind``) at ``seat`` through ``seat_account`` and
+        start a bot of ``kind`` on it. Raises as :meth:`add` does (the join's refusal passed on:
+        a seat taken meanwhile, or an account on the other side, is FAILED_PRECONDITION)."""
+        if self._address is None or self.capacity <= 0 or self.seat_account is None:
+            raise errors.refuse(Reason.HOUSE_BOTS_OFF, self._why_off)
+        async with self._seating:
+            if self.playing >= self.capacity:
+                raise LimitExceeded(
+                    f"this server already runs {self.capacity} house bots; try again later",
+                    reason_code=Reason.HOUSE_BOTS_BUSY,
+                )
+            taken, token = await self.seat_account(table_id, seat, account)
+            bot = HouseBot(table_id, taken, account.name, kind, token, SpadesClient(self._address))
+            self.bots[(table_id, taken)] = bot
+            bot.task = asyncio.create_task(
+                self._supervise(bot), name=f"house-{account.name}-{table_id}-{taken}"
+            )
+        log.debug("house account seated", table_id=table_id, seat=seat_name(taken), player=bot.name)
         return bot
 
     async def substitute(
@@ -366,15 +412,61 @@ class HousePool:
     # ------------------------------------------------------------------ quick match
 
     async def _fill_quick_match(self) -> None:
-        interval = min(1.0, max(0.05, self.fill_after / 4))
+        waits = [wait for wait in (self.fill_after, self.rated_fill_after) if wait > 0]
+        interval = min(1.0, max(0.05, min(waits) / 4))
         while True:
             await asyncio.sleep(interval)
             try:
-                await self.fill_waiting_tables()
+                if self.fill_after > 0:
+                    await self.fill_waiting_tables()
+                if self.rated_fill_after > 0:
+                    await self.fill_rated_tables()
             except asyncio.CancelledError:
                 raise
             except Exception:  # never let one bad pass stop the filler
                 log.exception("quick-match filling failed")
+
+    async def fill_rated_tables(self) -> None:
+        """Complete, with house accounts, every rated quick-match table whose first player has
+        waited ``rated_fill_after`` seconds."""
+        if self.seat_account is None or not self.house_accounts:
+            return
+        now = time.monotonic()
+        open_tables = self._directory.open_quick_match_tables(rated=True)
+        still_open = {summary.table_id for summary in open_tables}
+        for table_id in set(self._rated_waiting_since) - still_open:
+            del self._rated_waiting_since[table_id]
+        kinds = [kind for kind in self.rated_kinds if kind in self.house_accounts]
+        names = {kind: self.house_accounts[kind].name for kind in kinds}
+        for summary in open_tables:
+            table_id = summary.table_id
+            house_ids = {account.account_id for account in self.house_accounts.values()}
+            waiting = [seat.account_id for seat in summary.seats if seat.account_id]
+            if not any(account_id not in house_ids for account_id in waiting):
+                self._rated_waiting_since.pop(table_id, None)  # nobody waits (or only the house)
+                continue
+            since = self._rated_waiting_since.setdefault(table_id, now)
+            if now - since < self.rated_fill_after:
+                continue
+            sides = protocol.rules_from_proto(summary.rules).sides
+            plan = house_accounts.fill_plan(
+                [seat.account_id if seat.occupied else "" for seat in summary.seats],
+                sides,
+                kinds,
+                names,
+            )
+            log.info("completing a rated table", table_id=table_id, house_seats=len(plan))
+            for seat, kind in plan:
+                try:
+                    await self.add_account(table_id, seat, kind, self.house_accounts[kind])
+                except errors.RequestError as error:
+                    if error.code is not grpc.StatusCode.FAILED_PRECONDITION:
+                        log.warning(
+                            "cannot complete the rated table", table_id=table_id, error=error.reason
+                        )
+                        break
+                    # Taken meanwhile (a player, or another replica's house account): the next
+                    # pass plans again from what the table then holds.
 
     async def fill_waiting_tables(self) -> None:
         """Complete every quick-match table whose first player has waited long enough."""

@@ -42,6 +42,7 @@ from spades_server.decisions import AlreadyJoined, decide_join, decide_leave, de
 from spades_server.house import HousePool
 from spades_server.limits import Limits
 from spades_server.projection import LobbyProjection, created_before, open_table
+from spades_server.ratings import PoolStore
 from spades_server.tables import Table, TableStore
 
 log = structlog.get_logger(__name__)
@@ -68,9 +69,11 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         limits: Limits | None = None,
         house_bots: HousePool | None = None,
         accounts: AccountStore | None = None,
+        pools: PoolStore | None = None,
     ) -> None:
         self._store = store
         self._accounts = accounts
+        self._pools = pools
         self._projection = projection
         self._quick_match_lock = asyncio.Lock()
         self._limits = limits or Limits()
@@ -231,6 +234,14 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             seat_token=token,
             account_id=account_id,
         )
+
+    async def seat_house_account(
+        self, table_id: str, seat: int | None, account: Account
+    ) -> tuple[int, str]:
+        """Seat one of the server's house-bot accounts (they have no key: the house pool seats
+        them here, through the same join and checks as any account): the seat and its token."""
+        joined = await self._join(table_id, seat, account.name, True, "", "", account)
+        return protocol.seat_from_proto(joined.seat), joined.seat_token
 
     async def _joined_before(
         self, table_id: str, seat: int, token: str

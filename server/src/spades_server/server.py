@@ -36,7 +36,7 @@ from spades.v1 import (
     rating_pb2,
     rating_pb2_grpc,
 )
-from spades_server import errors, integrity, limits, metrics
+from spades_server import errors, house_accounts, integrity, limits, metrics
 from spades_server.absent import AbsentPlayers
 from spades_server.account_service import AccountServicer
 from spades_server.accounts import AccountStore, decide_rating_change
@@ -236,6 +236,7 @@ class SpadesServer:
             self.projection,
             capacity=settings.house_bots,
             fill_after=settings.quick_match_fill_after,
+            rated_fill_after=settings.rated_fill_after,
         )
         self.absent = AbsentPlayers(
             self.store,
@@ -318,10 +319,15 @@ class SpadesServer:
         for name in POOLS:
             for match in (await self.pools.load(name)).matches[-RECENT_MATCHES_TOLD:]:
                 await self._announce_rating(match)
-        lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
-            LobbyServicer(self.store, self.projection, self.limits, self.house_bots, self.accounts),
-            self.server,
+        lobby = LobbyServicer(
+            self.store, self.projection, self.limits, self.house_bots, self.accounts, self.pools
         )
+        lobby_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, self.server)
+        if self.house_bots.capacity > 0 and self.settings.rated_fill_after > 0:
+            # The rated queue's house-bot accounts: made once, whichever replica starts first.
+            kinds = house_accounts.available_kinds(house_accounts.RATED_FILL_KINDS)
+            self.house_bots.house_accounts = await house_accounts.ensure(self.accounts, kinds)
+            self.house_bots.seat_account = lobby.seat_house_account
         play_pb2_grpc.add_PlayServiceServicer_to_server(
             PlayServicer(
                 self.store,
@@ -346,7 +352,7 @@ class SpadesServer:
             self.server,
         )
         rating_pb2_grpc.add_RatingServiceServicer_to_server(
-            RatingServicer(self.pools, self.accounts), self.server
+            RatingServicer(self.pools, self.accounts, self.settings.leaderboards), self.server
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(

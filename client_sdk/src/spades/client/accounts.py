@@ -89,12 +89,16 @@ class LeaderboardLine:
     name: str
     bot: bool
     rating: RatingInfo
+    #: True for one of the server's house-bot accounts ("House Heuristic", ...).
+    house: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class LeaderboardPage:
     lines: tuple[LeaderboardLine, ...]
     next_page_token: str
+    #: True when the server keeps separate boards for bots and people.
+    separate_boards: bool = False
 
 
 class AccountCalls:
@@ -199,11 +203,24 @@ class AccountCalls:
         return tuple(RatingInfo.from_proto(r.pool, r.rating) for r in response.ratings)
 
     async def leaderboard(
-        self, pool: str = "partnership", *, page_size: int = 0, page_token: str = ""
+        self,
+        pool: str = "partnership",
+        *,
+        page_size: int = 0,
+        page_token: str = "",
+        kind: str = "",
     ) -> LeaderboardPage:
-        """One page of a pool's leaderboard, best first."""
+        """One page of a pool's leaderboard, best first; ``kind`` "bot" or "person" keeps one
+        kind's lines (on a server with separate boards, it names the board, and is needed)."""
+        kinds = {
+            "": rating_pb2.LEADERBOARD_KIND_UNSPECIFIED,
+            "bot": rating_pb2.LEADERBOARD_KIND_BOTS,
+            "person": rating_pb2.LEADERBOARD_KIND_PEOPLE,
+        }
+        if kind not in kinds:
+            raise ValueError(f"kind is 'bot' or 'person' (or '' for all), not {kind!r}")
         request = rating_pb2.ListLeaderboardRequest(
-            pool=pool, page_size=page_size, page_token=page_token
+            pool=pool, page_size=page_size, page_token=page_token, kind=kinds[kind]
         )
         response = await self._call(self._ratings.ListLeaderboard(request, timeout=self.timeout))
         return LeaderboardPage(
@@ -214,8 +231,10 @@ class AccountCalls:
                     entry.name,
                     entry.bot,
                     RatingInfo.from_proto(pool, entry.rating),
+                    entry.house,
                 )
                 for entry in response.entries
             ),
             response.next_page_token,
+            response.separate_boards,
         )

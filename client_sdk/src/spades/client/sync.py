@@ -182,9 +182,11 @@ class SyncSpadesClient:
         return self._run(self._client.ratings(account_id))
 
     def leaderboard(
-        self, pool: str = "partnership", *, page_size: int = 0, page_token: str = ""
+        self, pool: str = "partnership", *, page_size: int = 0, page_token: str = "", kind: str = ""
     ) -> LeaderboardPage:
-        return self._run(self._client.leaderboard(pool, page_size=page_size, page_token=page_token))
+        return self._run(
+            self._client.leaderboard(pool, page_size=page_size, page_token=page_token, kind=kind)
+        )
 
     def add_house_bot(
         self,

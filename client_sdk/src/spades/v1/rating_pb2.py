@@ -25,15 +25,17 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16spades/v1/rating.proto\x12\tspades.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"X\n\x06Rating\x12\n\n\x02mu\x18\x01 \x01(\x01\x12\r\n\x05sigma\x18\x02 \x01(\x01\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x0f\n\x07matches\x18\x04 \x01(\r\x12\x13\n\x0bprovisional\x18\x05 \x01(\x08\"=\n\nPoolRating\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12!\n\x06rating\x18\x02 \x01(\x0b\x32\x11.spades.v1.Rating\"\x91\x01\n\x0cRatingChange\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12!\n\x06\x62\x65\x66ore\x18\x02 \x01(\x0b\x32\x11.spades.v1.Rating\x12 \n\x05\x61\x66ter\x18\x03 \x01(\x0b\x32\x11.spades.v1.Rating\x12(\n\x07outcome\x18\x04 \x01(\x0e\x32\x17.spades.v1.MatchOutcome\"\x80\x01\n\nMatchRated\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04pool\x18\x02 \x01(\t\x12(\n\x07\x63hanges\x18\x03 \x03(\x0b\x32\x17.spades.v1.RatingChange\x12(\n\x04time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\\\n\x11GetRatingsRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0c\n\x04pool\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"\x91\x01\n\x12GetRatingsResponse\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12&\n\x07ratings\x18\x02 \x03(\x0b\x32\x15.spades.v1.PoolRating\x12&\n\x07history\x18\x03 \x03(\x0b\x32\x15.spades.v1.MatchRated\x12\x17\n\x0fnext_page_token\x18\x04 \x01(\t\"M\n\x16ListLeaderboardRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"r\n\x10LeaderboardEntry\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x12\n\naccount_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0b\n\x03\x62ot\x18\x04 \x01(\x08\x12!\n\x06rating\x18\x05 \x01(\x0b\x32\x11.spades.v1.Rating\"`\n\x17ListLeaderboardResponse\x12,\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1b.spades.v1.LeaderboardEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*\x98\x01\n\x0cMatchOutcome\x12\x1d\n\x19MATCH_OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n\x11MATCH_OUTCOME_WON\x10\x01\x12\x16\n\x12MATCH_OUTCOME_LOST\x10\x02\x12\x1d\n\x19MATCH_OUTCOME_SUBSTITUTED\x10\x03\x12\x1b\n\x17MATCH_OUTCOME_NOT_RATED\x10\x04\x32\xb4\x01\n\rRatingService\x12I\n\nGetRatings\x12\x1c.spades.v1.GetRatingsRequest\x1a\x1d.spades.v1.GetRatingsResponse\x12X\n\x0fListLeaderboard\x12!.spades.v1.ListLeaderboardRequest\x1a\".spades.v1.ListLeaderboardResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16spades/v1/rating.proto\x12\tspades.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"X\n\x06Rating\x12\n\n\x02mu\x18\x01 \x01(\x01\x12\r\n\x05sigma\x18\x02 \x01(\x01\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x0f\n\x07matches\x18\x04 \x01(\r\x12\x13\n\x0bprovisional\x18\x05 \x01(\x08\"=\n\nPoolRating\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12!\n\x06rating\x18\x02 \x01(\x0b\x32\x11.spades.v1.Rating\"\x91\x01\n\x0cRatingChange\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12!\n\x06\x62\x65\x66ore\x18\x02 \x01(\x0b\x32\x11.spades.v1.Rating\x12 \n\x05\x61\x66ter\x18\x03 \x01(\x0b\x32\x11.spades.v1.Rating\x12(\n\x07outcome\x18\x04 \x01(\x0e\x32\x17.spades.v1.MatchOutcome\"\x80\x01\n\nMatchRated\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04pool\x18\x02 \x01(\t\x12(\n\x07\x63hanges\x18\x03 \x03(\x0b\x32\x17.spades.v1.RatingChange\x12(\n\x04time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\\\n\x11GetRatingsRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0c\n\x04pool\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"\x91\x01\n\x12GetRatingsResponse\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12&\n\x07ratings\x18\x02 \x03(\x0b\x32\x15.spades.v1.PoolRating\x12&\n\x07history\x18\x03 \x03(\x0b\x32\x15.spades.v1.MatchRated\x12\x17\n\x0fnext_page_token\x18\x04 \x01(\t\"w\n\x16ListLeaderboardRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\x12(\n\x04kind\x18\x04 \x01(\x0e\x32\x1a.spades.v1.LeaderboardKind\"\x81\x01\n\x10LeaderboardEntry\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x12\n\naccount_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0b\n\x03\x62ot\x18\x04 \x01(\x08\x12!\n\x06rating\x18\x05 \x01(\x0b\x32\x11.spades.v1.Rating\x12\r\n\x05house\x18\x06 \x01(\x08\"y\n\x17ListLeaderboardResponse\x12,\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1b.spades.v1.LeaderboardEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x17\n\x0fseparate_boards\x18\x03 \x01(\x08*\x98\x01\n\x0cMatchOutcome\x12\x1d\n\x19MATCH_OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n\x11MATCH_OUTCOME_WON\x10\x01\x12\x16\n\x12MATCH_OUTCOME_LOST\x10\x02\x12\x1d\n\x19MATCH_OUTCOME_SUBSTITUTED\x10\x03\x12\x1b\n\x17MATCH_OUTCOME_NOT_RATED\x10\x04*k\n\x0fLeaderboardKind\x12 \n\x1cLEADERBOARD_KIND_UNSPECIFIED\x10\x00\x12\x19\n\x15LEADERBOARD_KIND_BOTS\x10\x01\x12\x1b\n\x17LEADERBOARD_KIND_PEOPLE\x10\x02\x32\xb4\x01\n\rRatingService\x12I\n\nGetRatings\x12\x1c.spades.v1.GetRatingsRequest\x1a\x1d.spades.v1.GetRatingsResponse\x12X\n\x0fListLeaderboard\x12!.spades.v1.ListLeaderboardRequest\x1a\".spades.v1.ListLeaderboardResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'spades.v1.rating_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MATCHOUTCOME']._serialized_start=1038
-  _globals['_MATCHOUTCOME']._serialized_end=1190
+  _globals['_MATCHOUTCOME']._serialized_start=1121
+  _globals['_MATCHOUTCOME']._serialized_end=1273
+  _globals['_LEADERBOARDKIND']._serialized_start=1275
+  _globals['_LEADERBOARDKIND']._serialized_end=1382
   _globals['_RATING']._serialized_start=70
   _globals['_RATING']._serialized_end=158
   _globals['_POOLRATING']._serialized_start=160
@@ -47,11 +49,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETRATINGSRESPONSE']._serialized_start=597
   _globals['_GETRATINGSRESPONSE']._serialized_end=742
   _globals['_LISTLEADERBOARDREQUEST']._serialized_start=744
-  _globals['_LISTLEADERBOARDREQUEST']._serialized_end=821
-  _globals['_LEADERBOARDENTRY']._serialized_start=823
-  _globals['_LEADERBOARDENTRY']._serialized_end=937
-  _globals['_LISTLEADERBOARDRESPONSE']._serialized_start=939
-  _globals['_LISTLEADERBOARDRESPONSE']._serialized_end=1035
-  _globals['_RATINGSERVICE']._serialized_start=1193
-  _globals['_RATINGSERVICE']._serialized_end=1373
+  _globals['_LISTLEADERBOARDREQUEST']._serialized_end=863
+  _globals['_LEADERBOARDENTRY']._serialized_start=866
+  _globals['_LEADERBOARDENTRY']._serialized_end=995
+  _globals['_LISTLEADERBOARDRESPONSE']._serialized_start=997
+  _globals['_LISTLEADERBOARDRESPONSE']._serialized_end=1118
+  _globals['_RATINGSERVICE']._serialized_start=1385
+  _globals['_RATINGSERVICE']._serialized_end=1565
 # @@protoc_insertion_point(module_scope)

@@ -54,6 +54,28 @@ MATCH_OUTCOME_NOT_RATED: MatchOutcome.ValueType  # 4
 """Another player was substituted: this match changes nothing for this player."""
 Global___MatchOutcome: _TypeAlias = MatchOutcome  # noqa: Y015
 
+class _LeaderboardKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _LeaderboardKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_LeaderboardKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    LEADERBOARD_KIND_UNSPECIFIED: _LeaderboardKind.ValueType  # 0
+    LEADERBOARD_KIND_BOTS: _LeaderboardKind.ValueType  # 1
+    """Bot accounts (the house bots' included)."""
+    LEADERBOARD_KIND_PEOPLE: _LeaderboardKind.ValueType  # 2
+    """People's accounts."""
+
+class LeaderboardKind(_LeaderboardKind, metaclass=_LeaderboardKindEnumTypeWrapper):
+    """Which lines of a leaderboard: bot accounts or people's."""
+
+LEADERBOARD_KIND_UNSPECIFIED: LeaderboardKind.ValueType  # 0
+LEADERBOARD_KIND_BOTS: LeaderboardKind.ValueType  # 1
+"""Bot accounts (the house bots' included)."""
+LEADERBOARD_KIND_PEOPLE: LeaderboardKind.ValueType  # 2
+"""People's accounts."""
+Global___LeaderboardKind: _TypeAlias = LeaderboardKind  # noqa: Y015
+
 @_typing.final
 class Rating(_message.Message):
     """A rating in one pool."""
@@ -277,22 +299,30 @@ class ListLeaderboardRequest(_message.Message):
     POOL_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     pool: _builtins.str
     """The pool ("partnership" or "cutthroat")."""
     page_size: _builtins.int
     """Entries per page (default 50, at most 100)."""
     page_token: _builtins.str
     """From a previous response's next_page_token."""
+    kind: Global___LeaderboardKind.ValueType
+    """Whose lines: bots or people. On a server with separate boards (`--leaderboards separate`)
+    it names the board, and ranks count on that board only; it is required there
+    (LEADERBOARD_KIND_REQUIRED). On a shared board (the default) UNSPECIFIED lists everyone and
+    a kind keeps only its lines, each with its rank on the shared board.
+    """
     def __init__(
         self,
         *,
         pool: _builtins.str = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        kind: Global___LeaderboardKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "pool", b"pool"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "page_size", b"page_size", "page_token", b"page_token", "pool", b"pool"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -309,6 +339,7 @@ class LeaderboardEntry(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
     RATING_FIELD_NUMBER: _builtins.int
+    HOUSE_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """1 for the best."""
     account_id: _builtins.str
@@ -317,6 +348,10 @@ class LeaderboardEntry(_message.Message):
     """Its name."""
     bot: _builtins.bool
     """True for a bot account, false for a person."""
+    house: _builtins.bool
+    """True for an account the server made for its house bots ("House Heuristic", ...), which
+    fill the rated queue.
+    """
     @_builtins.property
     def rating(self) -> Global___Rating:
         """Its rating in the pool."""
@@ -329,10 +364,11 @@ class LeaderboardEntry(_message.Message):
         name: _builtins.str = ...,
         bot: _builtins.bool = ...,
         rating: Global___Rating | None = ...,
+        house: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rating", b"rating"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "bot", b"bot", "name", b"name", "rank", b"rank", "rating", b"rating"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "bot", b"bot", "house", b"house", "name", b"name", "rank", b"rank", "rating", b"rating"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -346,8 +382,13 @@ class ListLeaderboardResponse(_message.Message):
 
     ENTRIES_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    SEPARATE_BOARDS_FIELD_NUMBER: _builtins.int
     next_page_token: _builtins.str
     """Empty on the last page."""
+    separate_boards: _builtins.bool
+    """True when the server keeps separate boards for bots and people (the entries' ranks are
+    then on the board of the request's kind).
+    """
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___LeaderboardEntry]:
         """Best first."""
@@ -357,10 +398,11 @@ class ListLeaderboardResponse(_message.Message):
         *,
         entries: _abc.Iterable[Global___LeaderboardEntry] | None = ...,
         next_page_token: _builtins.str = ...,
+        separate_boards: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "next_page_token", b"next_page_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "next_page_token", b"next_page_token", "separate_boards", b"separate_boards"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

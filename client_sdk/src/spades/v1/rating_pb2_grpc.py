@@ -73,7 +73,9 @@ class RatingServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListLeaderboard(self, request, context):
-        """A pool's leaderboard, best first (by score), paged; provisional players are marked.
+        """A pool's leaderboard, best first (by score), paged; provisional players and the server's
+        house-bot accounts are marked. Bots and people share one board per pool or have a board
+        each, as the operator sets (`--leaderboards shared|separate`); `kind` picks one.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

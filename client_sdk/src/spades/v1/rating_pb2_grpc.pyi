@@ -44,7 +44,10 @@ class RatingServiceStub:
     GetRatings: _grpc.UnaryUnaryMultiCallable[_rating_pb2.GetRatingsRequest, _rating_pb2.GetRatingsResponse]
     """An account's rating in every pool it played in, and its history (newest first, paged)."""
     ListLeaderboard: _grpc.UnaryUnaryMultiCallable[_rating_pb2.ListLeaderboardRequest, _rating_pb2.ListLeaderboardResponse]
-    """A pool's leaderboard, best first (by score), paged; provisional players are marked."""
+    """A pool's leaderboard, best first (by score), paged; provisional players and the server's
+    house-bot accounts are marked. Bots and people share one board per pool or have a board
+    each, as the operator sets (`--leaderboards shared|separate`); `kind` picks one.
+    """
 
 @_typing.type_check_only
 class RatingServiceAsyncStub(RatingServiceStub):
@@ -62,7 +65,10 @@ class RatingServiceAsyncStub(RatingServiceStub):
     GetRatings: _aio.UnaryUnaryMultiCallable[_rating_pb2.GetRatingsRequest, _rating_pb2.GetRatingsResponse]  # type: ignore[assignment]
     """An account's rating in every pool it played in, and its history (newest first, paged)."""
     ListLeaderboard: _aio.UnaryUnaryMultiCallable[_rating_pb2.ListLeaderboardRequest, _rating_pb2.ListLeaderboardResponse]  # type: ignore[assignment]
-    """A pool's leaderboard, best first (by score), paged; provisional players are marked."""
+    """A pool's leaderboard, best first (by score), paged; provisional players and the server's
+    house-bot accounts are marked. Bots and people share one board per pool or have a board
+    each, as the operator sets (`--leaderboards shared|separate`); `kind` picks one.
+    """
 
 class RatingServiceServicer(metaclass=_abc_1.ABCMeta):
     """Ratings of accounts in rated play, per pool, and the pools' leaderboards.
@@ -89,6 +95,9 @@ class RatingServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _rating_pb2.ListLeaderboardRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_rating_pb2.ListLeaderboardResponse, _abc.Awaitable[_rating_pb2.ListLeaderboardResponse]]:
-        """A pool's leaderboard, best first (by score), paged; provisional players are marked."""
+        """A pool's leaderboard, best first (by score), paged; provisional players and the server's
+        house-bot accounts are marked. Bots and people share one board per pool or have a board
+        each, as the operator sets (`--leaderboards shared|separate`); `kind` picks one.
+        """
 
 def add_RatingServiceServicer_to_server(servicer: RatingServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

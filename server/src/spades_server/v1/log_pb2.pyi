@@ -264,6 +264,7 @@ class AccountLogEntry(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     KEY_SHA256_FIELD_NUMBER: _builtins.int
     REQUEST_ID_SHA256_FIELD_NUMBER: _builtins.int
+    HOUSE_FIELD_NUMBER: _builtins.int
     key_sha256: _builtins.bytes
     """KeyIssued: SHA-256 of the key handed to the account."""
     request_id_sha256: _builtins.bytes
@@ -271,6 +272,10 @@ class AccountLogEntry(_message.Message):
     retry with the same id finds this outcome. Only the digest: the key of a retried call is
     derived from the request id itself (spades_server.tokens), so a log holding the id would hold
     the key.
+    """
+    house: _builtins.bool
+    """AccountCreated: the server made the account for its house bots (spades_server.house_accounts),
+    so an account of the same name made by someone else is never taken for the house's.
     """
     @_builtins.property
     def event(self) -> _account_pb2.AccountEvent:
@@ -282,10 +287,11 @@ class AccountLogEntry(_message.Message):
         event: _account_pb2.AccountEvent | None = ...,
         key_sha256: _builtins.bytes = ...,
         request_id_sha256: _builtins.bytes = ...,
+        house: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "key_sha256", b"key_sha256", "request_id_sha256", b"request_id_sha256"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "house", b"house", "key_sha256", b"key_sha256", "request_id_sha256", b"request_id_sha256"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,113 @@
+"""The rated queue through a real server (both log backends): the server's house-bot accounts
+fill a lone rated player's table after the wait and are rated like anyone, and leaderboards show
+them marked; bots and people on shared or separate boards."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import pytest
+
+from spades.bot import play_match
+from spades.client import SpadesClient
+from spades.v1 import account_pb2, account_pb2_grpc, rating_pb2
+from spades_bots.heuristic import HeuristicBot
+from spades_server import accounts, house_accounts, ratings
+from spades_server.server import SpadesServer
+from tests.backends import Storages
+from tests.server.harness import log_head, rpc_error, running_server
+from tests.server.refusals import assert_call_refused
+
+pytestmark = pytest.mark.asyncio
+Code = grpc.StatusCode
+
+
+def address(server: SpadesServer) -> str:
+    return f"127.0.0.1:{server.port}"
+
+
+async def rated(server: SpadesServer, table_id: str) -> rating_pb2.MatchRated:
+    """The pool's MatchRated of ``table_id``, once the server has rated it."""
+    async with asyncio.timeout(30):
+        while True:
+            await server.ratings.idle()
+            pool = await server.pools.load(ratings.PARTNERSHIP)
+            if table_id in pool.rated_tables:
+                return next(m for m in pool.matches if m.table_id == table_id)
+            await asyncio.sleep(0.02)
+
+
+async def test_a_lone_rated_player_gets_house_accounts_and_everyone_is_rated(
+    storage: Storages,
+) -> None:
+    async with running_server(storage(), shutdown_grace=0.2, rated_fill_after=0.3) as server:
+        # The heuristic and the random bot: a quick match (the search bot thinks 100 ms a card).
+        server.house_bots.rated_kinds = ("heuristic", "random")
+        house = server.house_bots.house_accounts
+        assert {kind: account.name for kind, account in house.items()} == house_accounts.NAMES
+        assert all(account.house and account.bot for account in house.values())
+        async with SpadesClient(address(server)) as sdk:
+            key = (await sdk.create_account("Lonely Rated", kind="person")).key
+        async with SpadesClient(address(server), account_key=key) as player:
+            ticket = await player.quick_match("x", rated=True)
+            assert (await player.get_table(ticket.table_id)).status == "waiting"
+            outcome = await asyncio.wait_for(
+                play_match(player, HeuristicBot(), ticket.token, table_id=ticket.table_id), 90
+            )
+            assert outcome.end is not None
+            table = await player.get_table(ticket.table_id)
+            match = await rated(server, ticket.table_id)
+            board = await player.leaderboard("partnership")
+        # North is the player; its partner is House Heuristic, both opponents House Random.
+        assert ticket.seat == 0
+        assert [seat.player_name for seat in table.seats] == [
+            "Lonely Rated",
+            "House Random",
+            "House Heuristic",
+            "House Random",
+        ]
+        assert all(seat.bot for seat in table.seats[1:]) and not table.seats[0].bot
+        changed = {change.account_id: change for change in match.changes}
+        expected = {accounts.account_id_for(name) for name in ("House Heuristic", "House Random")}
+        assert set(changed) == expected | {accounts.account_id_for("Lonely Rated")}
+        assert all(change.after.matches == 1 for change in changed.values())
+        assert all(change.after.mu != change.before.mu for change in changed.values())
+        lines = {line.name: line for line in board.lines}
+        assert set(lines) == {"Lonely Rated", "House Heuristic", "House Random"}
+        assert lines["House Heuristic"].house and lines["House Random"].house
+        assert not lines["Lonely Rated"].house and not lines["Lonely Rated"].bot
+        assert all(line.rating.provisional for line in board.lines)
+    # Started again: the house accounts are found, not made twice (nor refused as taken).
+    async with running_server(storage(), rated_fill_after=0.3) as again:
+        for account in again.house_bots.house_accounts.values():
+            rows = await again.log.read(accounts.stream_of(account.account_id))
+            created = [r for r in rows if accounts.decode(r).message.HasField("account_created")]
+            assert len(created) == 1
+
+
+async def test_house_names_are_the_servers_and_a_squatted_name_is_not_the_houses(
+    storage: Storages,
+) -> None:
+    database = storage()
+    async with running_server(database, rated_fill_after=0) as server:
+        assert server.house_bots.house_accounts == {}  # no rated filling: no house accounts
+        async with grpc.aio.insecure_channel(address(server)) as channel:
+            service = account_pb2_grpc.AccountServiceStub(channel)
+            head = await log_head(server)
+            for name in ("House Heuristic", "house search", "HOUSE of cards"):
+                error = await rpc_error(service.CreateAccount(creation(name)))
+                assert_call_refused(error, Code.INVALID_ARGUMENT, "NAME_RESERVED", "name")
+            assert await log_head(server) == head
+            assert (await service.CreateAccount(creation("Housebound"))).account.name
+        # An account of a house name made before the name was reserved (straight into the log).
+        made = await server.accounts.create("House Search", account_pb2.ACCOUNT_KIND_PERSON)
+        assert not made[0].house
+    async with running_server(database, rated_fill_after=5) as server:
+        house = server.house_bots.house_accounts
+        assert "search" not in house  # a person's account is never taken for the house's
+        assert house["heuristic"].house and house["random"].house
+
+
+def creation(name: str) -> account_pb2.CreateAccountRequest:
+    return account_pb2.CreateAccountRequest(name=name, kind=account_pb2.ACCOUNT_KIND_BOT)

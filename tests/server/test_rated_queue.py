@@ -111,3 +111,49 @@ async def test_house_names_are_the_servers_and_a_squatted_name_is_not_the_houses
 
 def creation(name: str) -> account_pb2.CreateAccountRequest:
     return account_pb2.CreateAccountRequest(name=name, kind=account_pb2.ACCOUNT_KIND_BOT)
+
+
+async def give_ratings(storage: Storages, mus: dict[str, float]) -> dict[str, str]:
+    """Accounts named as ``mus``'s keys, each rated in the partnership pool at its mu (a rated
+    match in the pool's stream, as a server would have appended it); their keys, by name."""
+    database = storage()
+    async with running_server(database, rated_fill_after=0) as server:
+        async with SpadesClient(address(server)) as sdk:
+            keys = {name: (await sdk.create_account(name, kind="bot")).key for name in mus}
+    match = rating_pb2.MatchRated(table_id="cd" * 10, pool=ratings.PARTNERSHIP)
+    for name, mu in mus.items():
+        after = ratings.Standing(mu, 4.0, 1).to_proto()
+        before = ratings.Standing().to_proto()
+        match.changes.add(account_id=accounts.account_id_for(name), before=before, after=after)
+    log = database.new_log()
+    await log.open()
+    try:
+        await log.append(ratings.stream_of(ratings.PARTNERSHIP), 0, [ratings.encode(match)])
+    finally:
+        await log.close()
+    return keys
+
+
+async def test_the_rated_queue_seats_a_player_at_the_table_nearest_its_rating(
+    storage: Storages,
+) -> None:
+    mus = {"Strong": 38.0, "Weak": 10.0, "Middling": 24.0, "Strong Too": 36.0, "Near Middle": 22.5}
+    keys = await give_ratings(storage, mus)
+    async with running_server(storage(), rated_fill_after=0) as server:
+        pool = await server.pools.load(ratings.PARTNERSHIP)
+        assert pool.standing(accounts.account_id_for("Strong")).mu == 38.0
+        tables: dict[str, str] = {}
+        for name in ("Strong", "Weak", "Middling", "Strong Too", "Near Middle"):
+            async with SpadesClient(address(server), account_key=keys[name]) as player:
+                tables[name] = (await player.quick_match("x", rated=True)).table_id
+        # Strong, Weak and Middling are too far apart for the window (5 mu, widening 0.25 a
+        # second a table waits): a table each. Strong Too (36) is 2 from Strong's table (38) and
+        # 12 from Middling's; Near Middle (22.5) is 1.5 from Middling's, 12.5 from Weak's.
+        assert len({tables["Strong"], tables["Weak"], tables["Middling"]}) == 3
+        assert tables["Strong Too"] == tables["Strong"]
+        assert tables["Near Middle"] == tables["Middling"]
+        # A newcomer (25) is nearest Middling's table (mean 23.25), not the strong one (37).
+        async with SpadesClient(address(server)) as sdk:
+            newcomer = (await sdk.create_account("Newcomer", kind="bot")).key
+        async with SpadesClient(address(server), account_key=newcomer) as player:
+            assert (await player.quick_match("x", rated=True)).table_id == tables["Middling"]

@@ -16,6 +16,7 @@ beside its SeatTaken, so the table's own log says whether it was answered.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import grpc
@@ -26,7 +27,7 @@ from spades.engine import Rules, new_match
 from spades.reasons import Reason
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades.wire import house_bot_kind
-from spades_server import accounts, errors, ratings, tokens
+from spades_server import accounts, errors, pairing, ratings, tokens
 from spades_server.accounts import Account, AccountStore
 from spades_server.auth import authenticate, bearer_key_from, seat_token_from
 from spades_server.checks import (
@@ -300,7 +301,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 if earlier is not None:
                     return lobby_pb2.QuickMatchResponse(seat=earlier)
             address = self._limits.check_quick_match(context, self._waiting)
-            for summary in self._projection.open_quick_match_tables(rated=request.rated):
+            waiting = self._projection.open_quick_match_tables(rated=request.rated)
+            if request.rated and account is not None:
+                waiting = await self._by_rating(account, waiting)
+            for summary in waiting:
                 try:
                     seated = await self._join(
                         summary.table_id, None, name, bot, "", request_id, account
@@ -326,6 +330,31 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             )
             seated = await self._join(table.table_id, None, name, bot, "", request_id, account)
             return await self._quick_matched(address, seated, account, request.rated)
+
+    async def _by_rating(
+        self, account: Account, waiting: list[lobby_pb2.Table]
+    ) -> list[lobby_pb2.Table]:
+        """The waiting rated tables of the queue's pool ``account`` may be paired at, the best
+        first (:mod:`spades_server.pairing`)."""
+        pool_name = ratings.pool_of(QUICK_MATCH_RULES)
+        if self._pools is None or pool_name is None:
+            return waiting
+        pool = await self._pools.load(pool_name)
+        now = time.time()
+        tables = {}
+        candidates = []
+        for summary in waiting:
+            if ratings.pool_of(protocol.rules_from_proto(summary.rules)) != pool_name:
+                continue
+            seated = {seat.account_id for seat in summary.seats if seat.account_id}
+            mus = [pool.standing(account_id).mu for account_id in seated]
+            waited = now - summary.create_time.ToNanoseconds() / 1e9
+            tables[summary.table_id] = summary
+            candidates.append(
+                pairing.WaitingTable(summary.table_id, sum(mus) / len(mus) if mus else None, waited)
+            )
+        own = pool.standing(account.account_id).mu
+        return [tables[table_id] for table_id in pairing.order(own, candidates)]
 
     async def _quick_matched_before(self, request_id: str) -> lobby_pb2.JoinTableResponse | None:
         """The seat a QuickMatch with ``request_id`` took before, if the lobby knows one."""

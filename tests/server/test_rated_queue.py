@@ -117,9 +117,11 @@ async def give_ratings(storage: Storages, mus: dict[str, float]) -> dict[str, st
     """Accounts named as ``mus``'s keys, each rated in the partnership pool at its mu (a rated
     match in the pool's stream, as a server would have appended it); their keys, by name."""
     database = storage()
-    async with running_server(database, rated_fill_after=0) as server:
-        async with SpadesClient(address(server)) as sdk:
-            keys = {name: (await sdk.create_account(name, kind="bot")).key for name in mus}
+    async with (
+        running_server(database, rated_fill_after=0) as server,
+        SpadesClient(address(server)) as sdk,
+    ):
+        keys = {name: (await sdk.create_account(name, kind="bot")).key for name in mus}
     match = rating_pb2.MatchRated(table_id="cd" * 10, pool=ratings.PARTNERSHIP)
     for name, mu in mus.items():
         after = ratings.Standing(mu, 4.0, 1).to_proto()

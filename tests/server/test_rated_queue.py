@@ -5,13 +5,14 @@ them marked; bots and people on shared or separate boards."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import grpc
 import pytest
 
 from spades.bot import play_match
 from spades.client import SpadesClient
-from spades.v1 import account_pb2, account_pb2_grpc, rating_pb2
+from spades.v1 import account_pb2, account_pb2_grpc, rating_pb2, rating_pb2_grpc
 from spades_bots.heuristic import HeuristicBot
 from spades_server import accounts, house_accounts, ratings
 from spades_server.server import SpadesServer
@@ -113,15 +114,21 @@ def creation(name: str) -> account_pb2.CreateAccountRequest:
     return account_pb2.CreateAccountRequest(name=name, kind=account_pb2.ACCOUNT_KIND_BOT)
 
 
-async def give_ratings(storage: Storages, mus: dict[str, float]) -> dict[str, str]:
-    """Accounts named as ``mus``'s keys, each rated in the partnership pool at its mu (a rated
-    match in the pool's stream, as a server would have appended it); their keys, by name."""
+async def give_ratings(
+    storage: Storages, mus: dict[str, float], people: frozenset[str] = frozenset()
+) -> dict[str, str]:
+    """Accounts named as ``mus``'s keys (bots, but ``people``), each rated in the partnership
+    pool at its mu with sigma 4 (a rated match in the pool's stream, as a server would have
+    appended it); their keys, by name."""
     database = storage()
     async with (
         running_server(database, rated_fill_after=0) as server,
         SpadesClient(address(server)) as sdk,
     ):
-        keys = {name: (await sdk.create_account(name, kind="bot")).key for name in mus}
+        keys = {
+            name: (await sdk.create_account(name, kind="person" if name in people else "bot")).key
+            for name in mus
+        }
     match = rating_pb2.MatchRated(table_id="cd" * 10, pool=ratings.PARTNERSHIP)
     for name, mu in mus.items():
         after = ratings.Standing(mu, 4.0, 1).to_proto()
@@ -159,3 +166,50 @@ async def test_the_rated_queue_seats_a_player_at_the_table_nearest_its_rating(
             newcomer = (await sdk.create_account("Newcomer", kind="bot")).key
         async with SpadesClient(address(server), account_key=newcomer) as player:
             assert (await player.quick_match("x", rated=True)).table_id == tables["Middling"]
+
+
+async def test_boards_are_shared_or_separate_by_kind_as_the_operator_sets(
+    storage: Storages,
+) -> None:
+    mus = {"Bot A": 30.0, "Person B": 28.0, "Bot C": 20.0, "Person D": 35.0}
+    await give_ratings(storage, mus, people=frozenset({"Person B", "Person D"}))
+
+    def lines(page: Any) -> list[tuple[int, str]]:
+        return [(line.rank, line.name) for line in page.lines]
+
+    async with (
+        running_server(storage(), rated_fill_after=0) as server,
+        SpadesClient(address(server)) as sdk,
+    ):
+        shared = await sdk.leaderboard("partnership")
+        assert lines(shared) == [(1, "Person D"), (2, "Bot A"), (3, "Person B"), (4, "Bot C")]
+        assert not shared.separate_boards and all(line.rating.provisional for line in shared.lines)
+        # A kind keeps its lines of the shared board, with their ranks there.
+        bots = await sdk.leaderboard("partnership", kind="bot")
+        assert lines(bots) == [(2, "Bot A"), (4, "Bot C")]
+        people = await sdk.leaderboard("partnership", kind="person")
+        assert lines(people) == [(1, "Person D"), (3, "Person B")]
+    async with (
+        running_server(storage(), rated_fill_after=0, leaderboards="separate") as server,
+        SpadesClient(address(server)) as sdk,
+        grpc.aio.insecure_channel(address(server)) as channel,
+    ):
+        bots = await sdk.leaderboard("partnership", kind="bot")
+        assert bots.separate_boards and lines(bots) == [(1, "Bot A"), (2, "Bot C")]
+        people = await sdk.leaderboard("partnership", kind="person", page_size=1)
+        assert lines(people) == [(1, "Person D")] and people.next_page_token
+        rest = await sdk.leaderboard(
+            "partnership", kind="person", page_token=people.next_page_token
+        )
+        assert lines(rest) == [(2, "Person B")]
+        service = rating_pb2_grpc.RatingServiceStub(channel)
+        error = await rpc_error(
+            service.ListLeaderboard(rating_pb2.ListLeaderboardRequest(pool="partnership"))
+        )
+        assert_call_refused(error, Code.INVALID_ARGUMENT, "LEADERBOARD_KIND_REQUIRED", "kind")
+        error = await rpc_error(
+            service.ListLeaderboard(
+                rating_pb2.ListLeaderboardRequest(pool="partnership", kind=7)  # type: ignore[arg-type]
+            )
+        )
+        assert_call_refused(error, Code.INVALID_ARGUMENT, "UNKNOWN_ACCOUNT_KIND", "kind")

@@ -16,9 +16,10 @@ from spades.client import SpadesClient
 from spades.v1 import account_pb2, account_pb2_grpc
 from spades_server import accounts, tokens
 from spades_server.config import Settings
+from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.server import SpadesServer
 from spades_server.v1 import log_pb2
-from tests.backends import Storages, require_postgres
+from tests.backends import POSTGRES_DSN, Storages, drop_schema, require_postgres, schema_for
 from tests.faults.common import free_port
 from tests.server.harness import Client, log_head, rpc_error
 from tests.server.refusals import assert_call_refused
@@ -251,3 +252,80 @@ async def test_the_sdk_retries_an_unanswered_creation_with_its_request_id(tmp_pa
             assert await client.rotate_key(request_id=rotate_request) == rotated
         finally:
             await server.stop()
+
+
+async def test_a_creations_request_id_sent_for_another_name_is_refused_and_makes_nothing(
+    storage: Storages,
+) -> None:
+    database = storage()
+    request = request_id()
+    async with account_service(database) as (server, service):
+        first = await service.CreateAccount(creation("First Name", request))
+        head = await log_head(server)
+        error = await rpc_error(service.CreateAccount(creation("Second Name", request)))
+        assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+        assert await log_head(server) == head
+        missing = await rpc_error(
+            service.GetAccount(account_pb2.GetAccountRequest(name="Second Name"))
+        )
+        assert missing.code() is Code.NOT_FOUND
+        # The first call's retry still gets its account and key.
+        again = await service.CreateAccount(creation("First Name", request))
+        assert again.account == first.account and again.key == first.key
+    async with account_service(database) as (server, service):  # kept in the log
+        head = await log_head(server)
+        error = await rpc_error(service.CreateAccount(creation("Third Name", request)))
+        assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+        assert await log_head(server) == head
+        assert not await server.log.read(accounts.stream_of(accounts.account_id_for("Third Name")))
+
+
+async def test_one_request_id_for_two_names_through_two_replicas_makes_one_account(
+    tmp_path: Path, postgres: None
+) -> None:
+    from tests.replicas.test_replicas import clients, replicas
+
+    async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
+        request = request_id()
+        outcomes = await asyncio.gather(
+            stub(a).CreateAccount(creation("Left Twin", request)),
+            stub(b).CreateAccount(creation("Right Twin", request)),
+            return_exceptions=True,
+        )
+        made = [o for o in outcomes if isinstance(o, account_pb2.CreateAccountResponse)]
+        refused = [o for o in outcomes if isinstance(o, grpc.aio.AioRpcError)]
+        assert len(made) == 1 and len(refused) == 1, outcomes
+        assert_call_refused(refused[0], Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+        other = "Right Twin" if made[0].account.name == "Left Twin" else "Left Twin"
+        assert not await servers[0].log.read(accounts.stream_of(accounts.account_id_for(other)))
+        # Sent to the other replica afterwards, the other name is refused too.
+        for service in (stub(a), stub(b)):
+            error = await rpc_error(service.CreateAccount(creation(other, request)))
+            assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+
+
+async def test_replicas_starting_together_make_each_house_account_once(
+    tmp_path: Path, postgres: None
+) -> None:
+    schema = schema_for(tmp_path)
+    servers = [
+        SpadesServer(
+            Settings(
+                listen="127.0.0.1:0", metrics="off", web="off", house_bots=4, rated_fill_after=30
+            ),
+            PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=4),
+        )
+        for _ in range(2)
+    ]
+    try:
+        await asyncio.gather(*(server.start() for server in servers))
+        houses = [server.house_bots.house_accounts for server in servers]
+        assert houses[0].keys() == houses[1].keys() == {"heuristic", "search", "random"}
+        for kind, account in houses[0].items():
+            assert houses[1][kind].account_id == account.account_id and account.house
+            rows = await servers[0].log.read(accounts.stream_of(account.account_id))
+            assert len(rows) == 1  # one creation (and no key)
+    finally:
+        for server in servers:
+            await server.stop()
+        await drop_schema(schema)

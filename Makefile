@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos web browser engine lint contract test run demo bench-engine bench-server bench-soak fmt clean
+.PHONY: help install-runtime install buf protos web browser engine lint contract test run demo bench-engine bench-server bench-soak bench-ratings fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -148,6 +148,11 @@ bench-server: $(INSTALL_STAMP) ## server benchmark: SQLite vs PostgreSQL 1/2 rep
 SOAK_ARGS ?=
 bench-soak: $(INSTALL_STAMP) ## soak: server RSS per 1,000 finished tables; start-up with 100,000 finished (SOAK_ARGS=--help)
 	$(PY) tests/benchmarks/bench_soak.py $(SOAK_ARGS)
+
+# e.g. RATINGS_ARGS="--matches 500 --every 100"
+RATINGS_ARGS ?=
+bench-ratings: $(INSTALL_STAMP) ## ratings: heuristic vs random accounts over 300 rated matches, both ratings with intervals (RATINGS_ARGS=--help)
+	$(PY) tests/benchmarks/bench_ratings.py $(RATINGS_ARGS)
 
 fmt: $(INSTALL_STAMP) ## ruff format + ruff check --fix
 	$(VENV)/bin/ruff format $(PY_SOURCES)

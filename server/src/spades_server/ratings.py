@@ -188,12 +188,6 @@ def match_result(table: Table) -> MatchResult | None:
     everyone = [account for side in sides for account in side]
     if len(everyone) != len(set(everyone)):
         return None  # one account on two sides: refused at the join, never rated
-    winners = set(ended.winners)
-    keys = [
-        (not winners.intersection(side), -ended.final_scores[index])
-        for index, side in enumerate(table.state.rules.sides)
-    ]
-    distinct = sorted(set(keys))
     substituted = frozenset(
         table.seat_accounts[event.seat]
         for event in table.events
@@ -203,9 +197,26 @@ def match_result(table: Table) -> MatchResult | None:
         table_id=table.table_id,
         pool=pool,
         sides=sides,
-        ranks=[distinct.index(key) for key in keys],
+        ranks=side_ranks(table.state.rules.sides, ended),
         substituted=substituted,
     )
+
+
+def side_ranks(sides: Sequence[Sequence[int]], ended: ev.MatchEnded) -> list[int]:
+    """Each side's rank in a match that ended so, 0 the best: the winners first, then by final
+    score (equal ranks are a draw).
+
+    >>> ended = ev.MatchEnded(ev.EndReason.TARGET_SCORE, winners=(1, 3), final_scores=(320, 510))
+    >>> side_ranks([(0, 2), (1, 3)], ended)
+    [1, 0]
+    """
+    winners = set(ended.winners)
+    keys = [
+        (not winners.intersection(side), -ended.final_scores[index])
+        for index, side in enumerate(sides)
+    ]
+    distinct = sorted(set(keys))
+    return [distinct.index(key) for key in keys]
 
 
 def rate(pool: Pool, result: MatchResult) -> rating_pb2.MatchRated:

@@ -19,15 +19,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from spades_bots.arena.duplicate import all_specs, play_in_process  # noqa: E402
-from spades_server import ratings  # noqa: E402
-from spades_server.lobby import QUICK_MATCH_RULES  # noqa: E402
+from spades_bots.arena.duplicate import all_specs, play_in_process
+from spades_server import ratings
+from spades_server.lobby import QUICK_MATCH_RULES
 
 MAX_MATCHES = 2000
 ACCOUNTS = ("heuristic", "random")

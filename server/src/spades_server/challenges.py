@@ -372,11 +372,11 @@ def decide_acceptance(
     challenge: ChallengeState, account: Account, now: float
 ) -> log_pb2.ChallengeLogEntry:
     opponent = _opponent(challenge, account.account_id)
-    _check_open(challenge, now)
     if opponent.accepted:
         raise errors.refuse(
             Reason.CHALLENGE_ALREADY_ANSWERED, "you have accepted this challenge already"
         )
+    _check_open(challenge, now)
     # The manifest may have changed since the challenge was made.
     accounts.check_declared(account, protocol.rules_from_proto(challenge.message.rules))
     waiting = [o for o in challenge.message.opponents if not o.accepted and o is not opponent]
@@ -393,11 +393,11 @@ def decide_decline(
     now: float,
 ) -> log_pb2.ChallengeLogEntry:
     opponent = _opponent(challenge, account.account_id)
-    _check_open(challenge, now)
     if opponent.accepted:
         raise errors.refuse(
             Reason.CHALLENGE_ALREADY_ANSWERED, "you have accepted this challenge already"
         )
+    _check_open(challenge, now)
     return log_pb2.ChallengeLogEntry(
         declined=log_pb2.ChallengeRefusal(account_id=account.account_id, reason=reason)
     )

@@ -375,7 +375,7 @@ class AcceptChallengeResponse(_message.Message):
     CHALLENGE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def challenge(self) -> Global___Challenge:
-        """The challenge: ACCEPTED (with its table) when this was the last acceptance."""
+        """The challenge after the answer: ACCEPTED (with its table) once every opponent accepted."""
 
     def __init__(
         self,

@@ -109,7 +109,9 @@ class ChallengePage:
     next_page_token: str
 
 
-def seating_to_proto(seating: Mapping[int | str, str]) -> list[challenge_pb2.SeatHolder]:
+def seating_to_proto(
+    seating: Mapping[int, str] | Mapping[str, str],
+) -> list[challenge_pb2.SeatHolder]:
     """Seats (0..3 or "north".."west") -> account ids, as the request wants them."""
     holders = []
     for seat, account_id in seating.items():
@@ -145,7 +147,7 @@ class ChallengeCalls:
         rules: Rules | None = None,
         *,
         rated: bool = False,
-        seating: Mapping[int | str, str] | None = None,
+        seating: Mapping[int, str] | Mapping[str, str] | None = None,
         expiry_seconds: int = 0,
         request_id: str | None = None,
     ) -> ChallengeInfo:

@@ -188,7 +188,7 @@ class SyncSpadesClient:
         rules: Rules | None = None,
         *,
         rated: bool = False,
-        seating: Mapping[int | str, str] | None = None,
+        seating: Mapping[int, str] | Mapping[str, str] | None = None,
         expiry_seconds: int = 0,
         request_id: str | None = None,
     ) -> ChallengeInfo:

@@ -381,3 +381,31 @@ async def test_a_policy_declines_with_its_reason(parties: dict[str, Party]) -> N
         await task
     answer = await ada.client.get_challenge(made.challenge_id)
     assert (answer.state, answer.decline_reason) == ("declined", "rated")
+
+
+async def test_a_rated_challenge_played_to_the_end_is_rated_for_both_accounts(
+    parties: dict[str, Party],
+) -> None:
+    ada, bea = parties["Ada"], parties["Bea"]
+    runners = [AccountRunner(party.client, RandomBot, policy=accept_all) for party in (ada, bea)]
+    tasks = [asyncio.create_task(runner.run()) for runner in runners]
+    try:
+        made = await ada.client.create_challenge([bea.account_id], ONE_HAND, rated=True)
+        async with asyncio.timeout(90):
+            while sum(len(r.stats.outcomes) for r in runners) < 4:
+                await asyncio.sleep(0.2)
+    finally:
+        for runner in runners:
+            runner.stop()
+        await asyncio.gather(*tasks)
+    # Rated once the match ended: every entrant's stream is told (read once the runners are
+    # gone: one stream per account).
+    for party in (ada, bea):
+        changed = await events_of(party, {"rating_changed"}, 1)
+        assert changed[0].rating_changed.match.pool == "partnership"
+    accepted = await ada.client.get_challenge(made.challenge_id)
+    table = await ada.client.get_table(accepted.table_id)
+    assert accepted.rated and table.message.rated
+    for party in (ada, bea):
+        (rating,) = await ada.client.ratings(party.account_id)
+        assert (rating.pool, rating.matches) == ("partnership", 1)

@@ -25,8 +25,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import grpc
-
 from spades.bot.base import Bot
 from spades.bot.runner import Backoff, MatchOutcome, _Retries, play_match
 from spades.client.challenges import ChallengeInfo, ChallengeOpponent
@@ -184,8 +182,6 @@ class AccountRunner:
             case "table_assigned":
                 assigned = event.table_assigned
                 self._start_table(assigned.table_id, [seat_from_proto(s) for s in assigned.seats])
-            case "key_revoked":
-                raise SpadesError(grpc.StatusCode.UNAUTHENTICATED, "the account's key was revoked")
 
     async def _answer(self, challenge_id: str) -> None:
         if challenge_id in self._answered:

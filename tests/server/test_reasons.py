@@ -6,13 +6,14 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from spades.reasons import CODES, DOMAIN, Reason
-from spades.v1 import admin_pb2, lobby_pb2, play_pb2
+from spades.v1 import admin_pb2, challenge_pb2, lobby_pb2, play_pb2
 from spades_server import checks, errors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -170,7 +171,7 @@ def test_a_refusal_carries_its_code_status_field_and_delay_as_a_google_rpc_statu
 PROTOS = ROOT / "protos" / "spades" / "v1"
 REQUESTS = [
     message
-    for module in (lobby_pb2, play_pb2, admin_pb2)
+    for module in (lobby_pb2, play_pb2, admin_pb2, challenge_pb2)
     for message in module.DESCRIPTOR.message_types_by_name.values()
     if message.name.endswith("Request")
 ]
@@ -226,6 +227,15 @@ def test_every_request_string_documents_the_maximum_length_the_server_checks() -
         )
 
 
+def _set_text(request: Any, field: FieldDescriptor, value: object) -> None:
+    """Set a text field (a repeated one, a list of ids: to that one item)."""
+    if field.is_repeated:
+        del getattr(request, field.name)[:]
+        getattr(request, field.name).append(value)
+    else:
+        setattr(request, field.name, value)
+
+
 @pytest.mark.parametrize("request_type", REQUESTS, ids=[r.name for r in REQUESTS])
 def test_an_over_long_field_is_refused_without_echoing_it(request_type: Descriptor) -> None:
     from google.protobuf import message_factory
@@ -237,9 +247,9 @@ def test_an_over_long_field_is_refused_without_echoing_it(request_type: Descript
         limit = checks.max_length(field.name)
         filler = "é" if field.type == FieldDescriptor.TYPE_STRING else b"\x01"
         request = message_class()
-        setattr(request, field.name, filler * limit)
+        _set_text(request, field, filler * limit)
         checks.check_lengths(request)  # at the limit: accepted
-        setattr(request, field.name, filler * 30_000)
+        _set_text(request, field, filler * 30_000)
         with pytest.raises(errors.RequestError) as refused:
             checks.check_lengths(request)
         error = refused.value

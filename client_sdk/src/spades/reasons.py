@@ -313,6 +313,77 @@ class Reason(StrEnum):
         _ABORTED,
         "the rating pool kept changing under the request",
     )
+    # -- manifests and challenges ------------------------------------------------------------
+    INVALID_MANIFEST = (
+        "INVALID_MANIFEST",
+        _INVALID,
+        "a rule-set manifest with a player count, target score bound or option that is not one",
+    )
+    MANIFEST_FOR_BOTS = (
+        "MANIFEST_FOR_BOTS",
+        _PRECONDITION,
+        "SetManifest by a person's account (a person plays any rules)",
+    )
+    RULES_NOT_DECLARED = (
+        "RULES_NOT_DECLARED",
+        _PRECONDITION,
+        "seating a bot (challenge, rated queue) at rules outside its manifest",
+    )
+    CHALLENGE_SELF = (
+        "CHALLENGE_SELF",
+        _INVALID,
+        "a challenge naming the challenger as an opponent",
+    )
+    CHALLENGE_OPPONENTS_INVALID = (
+        "CHALLENGE_OPPONENTS_INVALID",
+        _INVALID,
+        "a challenge with no opponent, one named twice, or more than the table has seats for",
+    )
+    CHALLENGE_SEATING_INVALID = (
+        "CHALLENGE_SEATING_INVALID",
+        _INVALID,
+        "a proposed seating that misses a seat, names one twice or seats a non-party",
+    )
+    CHALLENGE_EXPIRY_OUT_OF_RANGE = (
+        "CHALLENGE_EXPIRY_OUT_OF_RANGE",
+        _INVALID,
+        "a challenge's expiry_seconds over the maximum",
+    )
+    BOT_CHALLENGES_PERSON = (
+        "BOT_CHALLENGES_PERSON",
+        _DENIED,
+        "a bot account challenging a person (people challenge bots, not the other way round)",
+    )
+    CHALLENGE_NOT_ADDRESSED = (
+        "CHALLENGE_NOT_ADDRESSED",
+        _DENIED,
+        "answering a challenge that does not name the caller as an opponent",
+    )
+    CHALLENGE_NOT_YOURS = (
+        "CHALLENGE_NOT_YOURS",
+        _DENIED,
+        "cancelling a challenge another account made",
+    )
+    CHALLENGE_ALREADY_ANSWERED = (
+        "CHALLENGE_ALREADY_ANSWERED",
+        _PRECONDITION,
+        "accepting or declining a challenge the caller has accepted already",
+    )
+    CHALLENGE_CLOSED = (
+        "CHALLENGE_CLOSED",
+        _PRECONDITION,
+        "answering or cancelling a challenge that is accepted, declined, cancelled or expired",
+    )
+    CHALLENGE_NOT_FOUND = (
+        "CHALLENGE_NOT_FOUND",
+        _NOT_FOUND,
+        "a challenge id no challenge has",
+    )
+    CHALLENGE_CONTENDED = (
+        "CHALLENGE_CONTENDED",
+        _ABORTED,
+        "the challenge kept changing under the request",
+    )
     # -- who may call ------------------------------------------------------------------------
     SEAT_TOKEN_MISSING = (
         "SEAT_TOKEN_MISSING",

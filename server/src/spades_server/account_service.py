@@ -110,6 +110,17 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
         log.info("account key revoked", account_id=account.account_id, by_operator=by_operator)
         return account_pb2.RevokeKeyResponse(account=account.to_proto())
 
+    async def SetManifest(
+        self, request: account_pb2.SetManifestRequest, context: Context
+    ) -> account_pb2.SetManifestResponse:
+        account, _ = await self._caller("", context)
+        manifest = request.manifest
+        account = await self._store.execute(
+            account.account_id, lambda latest: accounts.decide_manifest(latest, manifest)
+        )
+        log.info("manifest set", account_id=account.account_id)
+        return account_pb2.SetManifestResponse(account=account.to_proto())
+
     async def Connect(
         self, request: account_pb2.ConnectRequest, context: Context
     ) -> AsyncIterator[account_pb2.ConnectResponse]:

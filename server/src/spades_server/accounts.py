@@ -40,6 +40,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from spades.engine import Rules
+from spades.manifest import manifest_problem, outside
 from spades.reasons import Reason
 from spades.v1 import account_pb2, cards_pb2, rating_pb2
 from spades_server import errors, streams, tokens
@@ -176,6 +178,15 @@ class Account:
     rotated_by_request: dict[bytes, bytes] = field(default_factory=dict)
     #: True for an account the server made for its house bots.
     house: bool = False
+    #: A bot's rule-set manifest (None: none declared).
+    manifest: account_pb2.RuleManifest | None = None
+    #: (challenge id, True when the account made it) of every challenge its stream was told of,
+    #: oldest first (spades_server.challenges).
+    challenges: list[tuple[str, bool]] = field(default_factory=list)
+    #: (challenge id, who answered, accepted) of every answer its stream was told of, and the
+    #: tables it was assigned: each is told once.
+    challenge_answers: set[tuple[str, str, int]] = field(default_factory=set)
+    assigned_tables: set[str] = field(default_factory=set)
 
     def fold(self, entry: AccountEntry) -> None:
         if entry.sequence <= self.version:
@@ -198,6 +209,17 @@ class Account:
             case "rating_changed":
                 match = message.rating_changed.match
                 self.rated_matches.add((match.pool, match.table_id))
+            case "manifest_set":
+                self.manifest = message.manifest_set.manifest
+            case "table_assigned":
+                self.assigned_tables.add(message.table_assigned.table_id)
+            case "challenge_received" | "challenge_issued":
+                outgoing = message.HasField("challenge_issued")
+                made = message.challenge_issued if outgoing else message.challenge_received
+                self.challenges.append((made.challenge.challenge_id, outgoing))
+            case "challenge_answered":
+                answer = message.challenge_answered
+                self.challenge_answers.add((answer.challenge_id, answer.account_id, answer.state))
         self.entries.append(entry)
         self.version = entry.sequence
 
@@ -221,6 +243,7 @@ class Account:
             kind=self.kind,
             create_time=timestamp(self.created_at),
             key_revoked=self.revoked,
+            manifest=self.manifest,
         )
 
     def used_request(self, request_digest: bytes) -> bool:
@@ -395,6 +418,35 @@ def decide_assignment(
     """Tell the account the quick-match queue seated it."""
     assigned = account_pb2.TableAssigned(table_id=table_id, seats=seats, rated=rated)
     return AccountDecided([(account_pb2.AccountEvent(table_assigned=assigned), b"", b"")])
+
+
+def decide_manifest(account: Account, manifest: account_pb2.RuleManifest) -> AccountDecided:
+    """Declare (replace) a bot's rule-set manifest: a person plays any rules."""
+    if not account.bot:
+        raise errors.refuse(
+            Reason.MANIFEST_FOR_BOTS,
+            "only a bot declares a rule-set manifest; a person plays any rules",
+        )
+    problem = manifest_problem(manifest)
+    if problem is not None:
+        raise errors.refuse(Reason.INVALID_MANIFEST, problem, field="manifest")
+    declared = account_pb2.ManifestSet(manifest=manifest)
+    return AccountDecided([(account_pb2.AccountEvent(manifest_set=declared), b"", b"")])
+
+
+def check_declared(account: Account, rules: Rules) -> None:
+    """FAILED_PRECONDITION (RULES_NOT_DECLARED) when ``account`` is a bot whose manifest does
+    not declare ``rules`` (a person plays any rules)."""
+    if not account.bot:
+        return
+    missing = outside(account.manifest, rules)
+    if missing:
+        declared = "its manifest" if account.manifest is not None else "the default rules only"
+        raise errors.refuse(
+            Reason.RULES_NOT_DECLARED,
+            f"{account.name} does not declare these rules ({declared}): {', '.join(missing)}",
+            metadata={"account_id": account.account_id},
+        )
 
 
 AccountDecision = Callable[[Account], AccountDecided | None]

@@ -37,6 +37,9 @@ MAX_LENGTHS: Final[dict[str, int]] = {
     "join_code": 32,
     "page_token": 32,
     "seed": 32,
+    "challenge_id": MAX_ID,
+    "account_id": MAX_ID,
+    "opponent_ids": MAX_ID,
 }
 DEFAULT_MAX_LENGTH = 256
 #: What a field is, for a person, where its name alone does not say.

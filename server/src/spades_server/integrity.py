@@ -39,7 +39,7 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Awaitable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -48,7 +48,7 @@ from google.protobuf.message import DecodeError
 
 from spades import records
 from spades.engine import events as ev
-from spades_server import accounts, journal, ratings, streams
+from spades_server import accounts, challenges, journal, ratings, streams
 from spades_server.eventlog.base import EventLog, LogDamaged, StoredEvent
 from spades_server.eventlog.sqlite import (
     EVENT_COLUMNS,
@@ -262,7 +262,12 @@ def _decode(stream_id: str, version: int, data: bytes) -> tuple[ev.Event | None,
     """The engine event a row holds, read by the journal (the one reader of rows); an account's
     row is read by its own journal, and holds no engine event."""
     if not streams.is_table_stream(stream_id):
-        read = accounts.decode if stream_id.startswith(streams.ACCOUNT_PREFIX) else ratings.decode
+        if stream_id.startswith(streams.ACCOUNT_PREFIX):
+            read: Callable[[StoredEvent], object] = accounts.decode
+        elif stream_id.startswith(streams.CHALLENGE_PREFIX):
+            read = challenges.decode
+        else:
+            read = ratings.decode
         try:
             read(StoredEvent(stream_id, version, 0, 0.0, data))
         except (DecodeError, ValueError) as error:

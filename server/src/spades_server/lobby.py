@@ -28,7 +28,7 @@ from spades.reasons import Reason
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades.wire import house_bot_kind
 from spades_server import accounts, errors, pairing, ratings, tokens
-from spades_server.accounts import Account, AccountStore
+from spades_server.accounts import Account, AccountStore, check_declared
 from spades_server.auth import authenticate, bearer_key_from, seat_token_from
 from spades_server.checks import (
     MAX_PLAYER_NAME,
@@ -284,6 +284,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         account = await self._account_of(context)
         if account is not None:
             name, bot = account.name, account.bot
+            check_declared(account, QUICK_MATCH_RULES)
         else:
             name = check_name(
                 request.player_name, "the player name", MAX_PLAYER_NAME, "player_name"

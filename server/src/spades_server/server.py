@@ -29,6 +29,8 @@ from spades.v1 import (
     account_pb2_grpc,
     admin_pb2,
     admin_pb2_grpc,
+    challenge_pb2,
+    challenge_pb2_grpc,
     lobby_pb2,
     lobby_pb2_grpc,
     play_pb2,
@@ -42,6 +44,12 @@ from spades_server.account_service import AccountServicer
 from spades_server.accounts import AccountStore, decide_rating_change
 from spades_server.admin import AdminServicer
 from spades_server.auth import OperatorGate
+from spades_server.challenges import (
+    Challenges,
+    ChallengeServicer,
+    ChallengeStore,
+    ChallengeSweeper,
+)
 from spades_server.clock import TurnClock
 from spades_server.config import Settings, split_address
 from spades_server.eventlog.base import EventLog
@@ -74,6 +82,7 @@ SERVICE_NAMES = (
     admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
     account_pb2.DESCRIPTOR.services_by_name["AccountService"].full_name,
     rating_pb2.DESCRIPTOR.services_by_name["RatingService"].full_name,
+    challenge_pb2.DESCRIPTOR.services_by_name["ChallengeService"].full_name,
 )
 
 
@@ -226,6 +235,12 @@ class SpadesServer:
         self.ratings = RatingKeeper(self.pools, self._announce_rating)
         self.store.listeners.append(self.ratings.table_changed)
         self.clock = TurnClock(self.store)
+        self.challenges = Challenges(
+            ChallengeStore(self.log), self.accounts, self.store, self.projection
+        )
+        self.challenge_sweeper = ChallengeSweeper(self.challenges)
+        # Every challenge made while it runs (here or on another replica) is known to the sweeper.
+        self.projection.stream_listeners.append(self.challenges.store.observe)
         if not self.log.sole_writer:
             # Other replicas append too: fold what they write into this one's cached tables.
             self.projection.listeners.append(self.store.observe)
@@ -354,6 +369,9 @@ class SpadesServer:
         rating_pb2_grpc.add_RatingServiceServicer_to_server(
             RatingServicer(self.pools, self.accounts, self.settings.leaderboards), self.server
         )
+        challenge_pb2_grpc.add_ChallengeServiceServicer_to_server(
+            ChallengeServicer(self.challenges), self.server
+        )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
             (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
@@ -380,6 +398,7 @@ class SpadesServer:
             # Substitutes are house bots: without any, absent players are left to the clock.
             await self.absent.start()
         await self.unclaimed.start(self.projection.waiting_table_ids())
+        await self.challenge_sweeper.start()
         host = self.settings.listen.rpartition(":")[0]
         log.info(
             "serving",
@@ -416,6 +435,7 @@ class SpadesServer:
         await self.health.enter_graceful_shutdown()
         await self.absent.stop()
         await self.unclaimed.stop()
+        await self.challenge_sweeper.stop()
         await self.house_bots.stop()
         self.shutdown.event.set()
         self.store.wake_all()

@@ -171,11 +171,15 @@ def describe_end(end: ev.MatchEnded, seat: int) -> str:
 class _SeatPlayer:
     """The state of one seat's play across connections."""
 
-    def __init__(self, client: SpadesClient, bot: Bot, token: str, table_id: str) -> None:
+    def __init__(
+        self, client: SpadesClient, bot: Bot, token: str, table_id: str, account_seat: int = -1
+    ) -> None:
         self.client = client
         self.bot = bot
         self.token = token
         self.table_id = table_id
+        #: Without a token: the seat the client's account holds at the table.
+        self.account_seat = account_seat
         self.seat = -1
         self.tracker: SeatTracker | None = None
         self.pending: dict[str, _Pending] = {}
@@ -194,7 +198,12 @@ class _SeatPlayer:
         # last event folded.
         after = self.tracker.sequence if self.tracker is not None else 0
         self.connected = False
-        connection = await self.client.play(self.token, after_sequence=after)
+        if self.token:
+            connection = await self.client.play(self.token, after_sequence=after)
+        else:
+            connection = await self.client.play_account_seat(
+                self.table_id, self.account_seat, after_sequence=after
+            )
         self.connected = True
         try:
             assert connection.snapshot is not None
@@ -317,14 +326,20 @@ async def play_match(
     *,
     table_id: str = "",
     backoff: Backoff | None = None,
+    account_seat: int | None = None,
 ) -> MatchOutcome:
-    """Play the seat of ``seat_token`` with ``bot`` until its match ends.
+    """Play the seat of ``seat_token`` with ``bot`` until its match ends; with an empty
+    ``seat_token``, the seat ``account_seat`` the client's account holds at ``table_id``.
 
     Dropped connections (UNAVAILABLE, a reset stream, a restarting server) are retried with
     exponential back-off; any other refusal raises its :class:`~spades.client.SpadesError`.
     """
     retries = _Retries(backoff or Backoff())
-    player = _SeatPlayer(client, bot, seat_token, table_id)
+    if not seat_token and (account_seat is None or not table_id):
+        raise ValueError("play a seat token, or an account's seat (table_id and account_seat)")
+    player = _SeatPlayer(
+        client, bot, seat_token, table_id, -1 if account_seat is None else account_seat
+    )
     reconnects = 0
     while True:
         try:

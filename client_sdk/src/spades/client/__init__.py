@@ -17,6 +17,7 @@ from spades.client.accounts import (
     RatingInfo,
 )
 from spades.client.admin import OPERATOR_TOKEN_METADATA, AdminClient, TableDetail
+from spades.client.challenges import ChallengeInfo, ChallengeOpponent, ChallengePage
 from spades.client.client import (
     DEFAULT_CHANNEL_OPTIONS,
     CreatedTable,
@@ -70,6 +71,9 @@ __all__ = [
     "ActionResult",
     "AdminClient",
     "AlreadyExists",
+    "ChallengeInfo",
+    "ChallengeOpponent",
+    "ChallengePage",
     "CreatedTable",
     "ErrorDetails",
     "FailedPrecondition",

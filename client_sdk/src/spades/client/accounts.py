@@ -43,6 +43,8 @@ class AccountInfo:
     #: "bot" or "person".
     kind: str
     key_revoked: bool
+    #: A bot's rule-set manifest (None: none declared, the default rules only).
+    manifest: account_pb2.RuleManifest | None = None
 
     @staticmethod
     def from_proto(message: account_pb2.Account) -> AccountInfo:
@@ -52,6 +54,7 @@ class AccountInfo:
             message.name,
             kinds.get(message.kind, "unknown"),
             message.key_revoked,
+            message.manifest if message.HasField("manifest") else None,
         )
 
 
@@ -177,6 +180,16 @@ class AccountCalls:
             self._accounts.RevokeKey(
                 account_pb2.RevokeKeyRequest(), metadata=self._bearer(), timeout=self.timeout
             )
+        )
+        return AccountInfo.from_proto(response.account)
+
+    async def set_manifest(self, manifest: account_pb2.RuleManifest) -> AccountInfo:
+        """Declare (replace) the client's bot account's rule-set manifest (build one with
+        :func:`spades.manifest.manifest_of`): challenges and the rated queue seat it only at
+        rules inside it."""
+        request = account_pb2.SetManifestRequest(manifest=manifest)
+        response = await self._call(
+            self._accounts.SetManifest(request, metadata=self._bearer(), timeout=self.timeout)
         )
         return AccountInfo.from_proto(response.account)
 

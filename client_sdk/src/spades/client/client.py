@@ -21,6 +21,7 @@ import grpc
 
 from spades import protocol
 from spades.client.accounts import AccountCalls
+from spades.client.challenges import ChallengeCalls
 from spades.client.connection import SeatConnection, new_request_id
 from spades.client.errors import from_rpc_error
 from spades.client.messages import WatchMessage, watch_message
@@ -28,7 +29,9 @@ from spades.engine import SEAT_NAMES, Rules, SeatView
 from spades.v1 import cards_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc, record_pb2
 from spades.wire import (
     HOUSE_BOT_KINDS,
+    SEAT_METADATA,
     SEAT_TOKEN_METADATA,
+    TABLE_ID_METADATA,
     TABLE_STATUS_NAMES,
     TABLE_STATUS_VALUES,
 )
@@ -231,7 +234,7 @@ class Channel:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-class SpadesClient(Channel, AccountCalls):
+class SpadesClient(Channel, AccountCalls, ChallengeCalls):
     """An async client for one server. Use it as an async context manager (or call close()).
 
     Every refused call raises a typed :class:`~spades.client.SpadesError` subclass carrying the
@@ -410,6 +413,24 @@ class SpadesClient(Channel, AccountCalls):
         at the table's latest sequence, and every later event follows. The stream ends once
         the match is over."""
         connection = SeatConnection(self.play_service, seat_token)
+        try:
+            await connection.start(after_sequence, latest=latest)
+        except BaseException:
+            await connection.close()
+            raise
+        return connection
+
+    async def play_account_seat(
+        self, table_id: str, seat: int, after_sequence: int = 0, *, latest: bool = False
+    ) -> SeatConnection:
+        """Open the Play stream of a seat the client's account holds at ``table_id`` (its key
+        instead of a seat token); otherwise as :meth:`play`."""
+        metadata = (
+            *self._bearer(),
+            (TABLE_ID_METADATA, table_id),
+            (SEAT_METADATA, SEAT_NAMES[seat].lower()),
+        )
+        connection = SeatConnection(self.play_service, "", metadata)
         try:
             await connection.start(after_sequence, latest=latest)
         except BaseException:

@@ -43,8 +43,16 @@ class SeatConnection:
     reopen from the last sequence).
     """
 
-    def __init__(self, stub: play_pb2_grpc.PlayServiceAsyncStub, seat_token: str) -> None:
-        self._call: Any = stub.Play(metadata=((SEAT_TOKEN_METADATA, seat_token),))  # type: ignore[call-arg]
+    def __init__(
+        self,
+        stub: play_pb2_grpc.PlayServiceAsyncStub,
+        seat_token: str,
+        metadata: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        # The seat token, or (with an empty one) ``metadata`` naming the seat: an account's key
+        # with the table id and the seat (SpadesClient.play_account_seat).
+        metadata = ((SEAT_TOKEN_METADATA, seat_token),) if seat_token else metadata
+        self._call: Any = stub.Play(metadata=metadata)  # type: ignore[call-arg]
         self._dropped = False
         self.snapshot: Snapshot | None = None
 

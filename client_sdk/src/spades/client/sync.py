@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
 from spades.client.accounts import AccountInfo, AccountKey, LeaderboardPage, RatingInfo
+from spades.client.challenges import ChallengeInfo, ChallengePage
 from spades.client.client import (
     CreatedTable,
     HouseBotSeated,
@@ -35,7 +36,7 @@ from spades.client.client import (
 from spades.client.connection import SeatConnection
 from spades.client.messages import PlayMessage, Snapshot, WatchMessage
 from spades.engine import Action, Rules
-from spades.v1 import record_pb2
+from spades.v1 import account_pb2, record_pb2
 
 if TYPE_CHECKING:
     from spades.bot import Backoff, Bot, MatchOutcome
@@ -177,6 +178,56 @@ class SyncSpadesClient:
 
     def revoke_key(self) -> AccountInfo:
         return self._run(self._client.revoke_key())
+
+    def set_manifest(self, manifest: account_pb2.RuleManifest) -> AccountInfo:
+        return self._run(self._client.set_manifest(manifest))
+
+    def create_challenge(
+        self,
+        opponent_ids: Sequence[str],
+        rules: Rules | None = None,
+        *,
+        rated: bool = False,
+        seating: Mapping[int, str] | Mapping[str, str] | None = None,
+        expiry_seconds: int = 0,
+        request_id: str | None = None,
+    ) -> ChallengeInfo:
+        return self._run(
+            self._client.create_challenge(
+                opponent_ids,
+                rules,
+                rated=rated,
+                seating=seating,
+                expiry_seconds=expiry_seconds,
+                request_id=request_id,
+            )
+        )
+
+    def accept_challenge(self, challenge_id: str) -> ChallengeInfo:
+        return self._run(self._client.accept_challenge(challenge_id))
+
+    def decline_challenge(self, challenge_id: str, reason: str = "") -> ChallengeInfo:
+        return self._run(self._client.decline_challenge(challenge_id, reason))
+
+    def cancel_challenge(self, challenge_id: str) -> ChallengeInfo:
+        return self._run(self._client.cancel_challenge(challenge_id))
+
+    def get_challenge(self, challenge_id: str) -> ChallengeInfo:
+        return self._run(self._client.get_challenge(challenge_id))
+
+    def list_challenges(
+        self,
+        direction: str = "",
+        *,
+        pending_only: bool = False,
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> ChallengePage:
+        return self._run(
+            self._client.list_challenges(
+                direction, pending_only=pending_only, page_size=page_size, page_token=page_token
+            )
+        )
 
     def ratings(self, account_id: str) -> tuple[RatingInfo, ...]:
         return self._run(self._client.ratings(account_id))

@@ -5,6 +5,7 @@ spades-bot --bot "exec:node bots/examples/simple.js" --quick-match   # a bot in 
 spades-bot --server 127.0.0.1:50051 --bot heuristic --quick-match --matches 3
 spades-bot --bot random --token SEAT_TOKEN          # resume a seat after a crash
 SPADES_ACCOUNT_KEY=... spades-bot --bot search --quick-match --rated   # rated, as an account
+SPADES_ACCOUNT_KEY=... spades-bot --config mybot.toml   # unattended: challenges, rated queue
 
 The named bots (``random``, ``heuristic``, ``search``) are the spades-bots distribution's,
 found through the ``spades.bots`` entry points it registers (:mod:`spades.bot.loading`), so
@@ -57,6 +58,12 @@ def parser() -> argparse.ArgumentParser:
     where.add_argument("--table", metavar="ID", help="join this table")
     where.add_argument("--token", help="resume the seat this seat token is for")
     where.add_argument("--quick-match", action="store_true", help="join the quick-match queue")
+    where.add_argument(
+        "--config",
+        metavar="FILE.toml",
+        help="run an account unattended as this file says: answer challenges, play every "
+        "table assigned, stay in the rated queue (docs/challenges.md)",
+    )
     parse.add_argument(
         "--seat", choices=["north", "east", "south", "west"], help="with --table: this seat"
     )
@@ -201,6 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s"
     )
+    if args.config:
+        return _run_config(args)
     try:
         return asyncio.run(run(args))
     except SpadesError as error:
@@ -209,6 +218,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:  # a bot that cannot be loaded
         log.error("%s", error)
         return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _run_config(args: argparse.Namespace) -> int:
+    from spades.commands.bot_config import ConfigError, load_config, run_config
+
+    try:
+        config = load_config(args.config, default_server=args.server)
+        make_bot(config.bot, config.think_ms)  # a bot that cannot be loaded fails now
+    except (ConfigError, ValueError) as error:
+        print(f"spades-bot: {error}", file=sys.stderr)
+        return 2
+    backoff = Backoff(give_up_after=args.retry_for)
+    try:
+        return asyncio.run(
+            run_config(
+                config,
+                lambda: make_bot(config.bot, config.think_ms),
+                credentials=channel_credentials(args),
+                backoff=backoff,
+            )
+        )
+    except SpadesError as error:
+        log.error("%s: %s", error.code.name, error.reason)
+        return 1
     except KeyboardInterrupt:
         return 130
 

@@ -10,6 +10,7 @@ from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from spades.v1 import cards_pb2 as _cards_pb2
+from spades.v1 import challenge_pb2 as _challenge_pb2
 from spades.v1 import rating_pb2 as _rating_pb2
 import builtins as _builtins
 import sys
@@ -44,6 +45,60 @@ ACCOUNT_KIND_PERSON: AccountKind.ValueType  # 2
 """A person."""
 Global___AccountKind: _TypeAlias = AccountKind  # noqa: Y015
 
+class _RuleOption:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RuleOptionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RuleOption.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RULE_OPTION_UNSPECIFIED: _RuleOption.ValueType  # 0
+    RULE_OPTION_NIL_DISABLED: _RuleOption.ValueType  # 1
+    """RuleSet.nil_disabled."""
+    RULE_OPTION_NIL_TRICKS_COUNT_FOR_PARTNER: _RuleOption.ValueType  # 2
+    """RuleSet.nil_tricks_count_for_partner."""
+    RULE_OPTION_BLIND_NIL: _RuleOption.ValueType  # 3
+    """RuleSet.blind_nil (with any blind_nil_deficit)."""
+    RULE_OPTION_BLIND_NIL_PASS_CARDS: _RuleOption.ValueType  # 4
+    """RuleSet.blind_nil_pass_cards."""
+    RULE_OPTION_TWO_OF_CLUBS_LEADS: _RuleOption.ValueType  # 5
+    """RuleSet.two_of_clubs_leads."""
+    RULE_OPTION_JOKERS: _RuleOption.ValueType  # 6
+    """RuleSet.jokers."""
+    RULE_OPTION_MINIMUM_TEAM_BID: _RuleOption.ValueType  # 7
+    """RuleSet.minimum_team_bid."""
+    RULE_OPTION_BAGS: _RuleOption.ValueType  # 8
+    """A bag limit or bag penalty other than 10 and 100."""
+    RULE_OPTION_SPADES_LEAD_ANY_TIME: _RuleOption.ValueType  # 9
+    """RuleSet.spades_lead_any_time."""
+    RULE_OPTION_COUNTER_CLOCKWISE: _RuleOption.ValueType  # 10
+    """Counter-clockwise play."""
+
+class RuleOption(_RuleOption, metaclass=_RuleOptionEnumTypeWrapper):
+    """A rule variation beside the default game that a manifest may declare."""
+
+RULE_OPTION_UNSPECIFIED: RuleOption.ValueType  # 0
+RULE_OPTION_NIL_DISABLED: RuleOption.ValueType  # 1
+"""RuleSet.nil_disabled."""
+RULE_OPTION_NIL_TRICKS_COUNT_FOR_PARTNER: RuleOption.ValueType  # 2
+"""RuleSet.nil_tricks_count_for_partner."""
+RULE_OPTION_BLIND_NIL: RuleOption.ValueType  # 3
+"""RuleSet.blind_nil (with any blind_nil_deficit)."""
+RULE_OPTION_BLIND_NIL_PASS_CARDS: RuleOption.ValueType  # 4
+"""RuleSet.blind_nil_pass_cards."""
+RULE_OPTION_TWO_OF_CLUBS_LEADS: RuleOption.ValueType  # 5
+"""RuleSet.two_of_clubs_leads."""
+RULE_OPTION_JOKERS: RuleOption.ValueType  # 6
+"""RuleSet.jokers."""
+RULE_OPTION_MINIMUM_TEAM_BID: RuleOption.ValueType  # 7
+"""RuleSet.minimum_team_bid."""
+RULE_OPTION_BAGS: RuleOption.ValueType  # 8
+"""A bag limit or bag penalty other than 10 and 100."""
+RULE_OPTION_SPADES_LEAD_ANY_TIME: RuleOption.ValueType  # 9
+"""RuleSet.spades_lead_any_time."""
+RULE_OPTION_COUNTER_CLOCKWISE: RuleOption.ValueType  # 10
+"""Counter-clockwise play."""
+Global___RuleOption: _TypeAlias = RuleOption  # noqa: Y015
+
 @_typing.final
 class Account(_message.Message):
     """An account as anyone may see it."""
@@ -55,6 +110,7 @@ class Account(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     KEY_REVOKED_FIELD_NUMBER: _builtins.int
+    MANIFEST_FIELD_NUMBER: _builtins.int
     account_id: _builtins.str
     """The account's id (stable, lowercase hex)."""
     name: _builtins.str
@@ -67,6 +123,12 @@ class Account(_message.Message):
     def create_time(self) -> _timestamp_pb2.Timestamp:
         """When it was created."""
 
+    @_builtins.property
+    def manifest(self) -> Global___RuleManifest:
+        """A bot's rule-set manifest. Unset: none declared, so the bot plays the default rules only
+        (any match length and clock); a person plays any rules.
+        """
+
     def __init__(
         self,
         *,
@@ -75,14 +137,104 @@ class Account(_message.Message):
         kind: Global___AccountKind.ValueType = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
         key_revoked: _builtins.bool = ...,
+        manifest: Global___RuleManifest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "manifest", b"manifest"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "create_time", b"create_time", "key_revoked", b"key_revoked", "kind", b"kind", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "create_time", b"create_time", "key_revoked", b"key_revoked", "kind", b"kind", "manifest", b"manifest", "name", b"name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Account: _TypeAlias = Account  # noqa: Y015
+
+@_typing.final
+class RuleManifest(_message.Message):
+    """The rule sets a bot can play: a rule set is inside when its player count is listed, its
+    target score is in the range, and every variation it uses (beside the default game) is
+    listed. The match's length otherwise (max_hands, loss_threshold) and the clock are free.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    MIN_TARGET_SCORE_FIELD_NUMBER: _builtins.int
+    MAX_TARGET_SCORE_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    min_target_score: _builtins.int
+    """The lowest target score it plays, 100..1000. 0 means 100."""
+    max_target_score: _builtins.int
+    """The highest target score it plays, 100..1000. 0 means 1000."""
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The player counts it plays: 4 (partnerships) and/or 3 (cutthroat). Empty means 4 only."""
+
+    @_builtins.property
+    def options(self) -> _containers.RepeatedScalarFieldContainer[Global___RuleOption.ValueType]:
+        """The variations it plays."""
+
+    def __init__(
+        self,
+        *,
+        players: _abc.Iterable[_builtins.int] | None = ...,
+        min_target_score: _builtins.int = ...,
+        max_target_score: _builtins.int = ...,
+        options: _abc.Iterable[Global___RuleOption.ValueType] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_target_score", b"max_target_score", "min_target_score", b"min_target_score", "options", b"options", "players", b"players"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuleManifest: _TypeAlias = RuleManifest  # noqa: Y015
+
+@_typing.final
+class SetManifestRequest(_message.Message):
+    """Request for AccountService.SetManifest (the key is in the metadata)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MANIFEST_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def manifest(self) -> Global___RuleManifest:
+        """The manifest, replacing any earlier one."""
+
+    def __init__(
+        self,
+        *,
+        manifest: Global___RuleManifest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["manifest", b"manifest"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["manifest", b"manifest"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetManifestRequest: _TypeAlias = SetManifestRequest  # noqa: Y015
+
+@_typing.final
+class SetManifestResponse(_message.Message):
+    """Response for AccountService.SetManifest."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def account(self) -> Global___Account:
+        """The account, with its manifest."""
+
+    def __init__(
+        self,
+        *,
+        account: Global___Account | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["account", b"account"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account", b"account"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetManifestResponse: _TypeAlias = SetManifestResponse  # noqa: Y015
 
 @_typing.final
 class CreateAccountRequest(_message.Message):
@@ -321,6 +473,10 @@ class AccountEvent(_message.Message):
     KEY_REVOKED_FIELD_NUMBER: _builtins.int
     TABLE_ASSIGNED_FIELD_NUMBER: _builtins.int
     RATING_CHANGED_FIELD_NUMBER: _builtins.int
+    CHALLENGE_RECEIVED_FIELD_NUMBER: _builtins.int
+    CHALLENGE_ANSWERED_FIELD_NUMBER: _builtins.int
+    CHALLENGE_ISSUED_FIELD_NUMBER: _builtins.int
+    MANIFEST_SET_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """1-based position in the account's history."""
     @_builtins.property
@@ -341,11 +497,27 @@ class AccountEvent(_message.Message):
 
     @_builtins.property
     def table_assigned(self) -> Global___TableAssigned:
-        """The quick-match queue seated the account at a table."""
+        """The account holds seats at a table (the quick-match queue, an accepted challenge)."""
 
     @_builtins.property
     def rating_changed(self) -> Global___RatingChanged:
         """A rated match changed the account's rating."""
+
+    @_builtins.property
+    def challenge_received(self) -> Global___ChallengeReceived:
+        """Another account challenged this one."""
+
+    @_builtins.property
+    def challenge_answered(self) -> Global___ChallengeAnswered:
+        """A party answered one of the account's challenges (incoming or outgoing), or it expired."""
+
+    @_builtins.property
+    def challenge_issued(self) -> Global___ChallengeIssued:
+        """The account made a challenge."""
+
+    @_builtins.property
+    def manifest_set(self) -> Global___ManifestSet:
+        """The account's rule-set manifest was set."""
 
     def __init__(
         self,
@@ -357,12 +529,16 @@ class AccountEvent(_message.Message):
         key_revoked: Global___KeyRevoked | None = ...,
         table_assigned: Global___TableAssigned | None = ...,
         rating_changed: Global___RatingChanged | None = ...,
+        challenge_received: Global___ChallengeReceived | None = ...,
+        challenge_answered: Global___ChallengeAnswered | None = ...,
+        challenge_issued: Global___ChallengeIssued | None = ...,
+        manifest_set: Global___ManifestSet | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "rating_changed", b"rating_changed", "table_assigned", b"table_assigned", "time", b"time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "challenge_answered", b"challenge_answered", "challenge_issued", b"challenge_issued", "challenge_received", b"challenge_received", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "manifest_set", b"manifest_set", "rating_changed", b"rating_changed", "table_assigned", b"table_assigned", "time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "rating_changed", b"rating_changed", "sequence", b"sequence", "table_assigned", b"table_assigned", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "challenge_answered", b"challenge_answered", "challenge_issued", b"challenge_issued", "challenge_received", b"challenge_received", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "manifest_set", b"manifest_set", "rating_changed", b"rating_changed", "sequence", b"sequence", "table_assigned", b"table_assigned", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["account_created", "key_issued", "key_revoked", "table_assigned", "rating_changed"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["account_created", "key_issued", "key_revoked", "table_assigned", "rating_changed", "challenge_received", "challenge_answered", "challenge_issued", "manifest_set"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -440,7 +616,9 @@ Global___KeyRevoked: _TypeAlias = KeyRevoked  # noqa: Y015
 
 @_typing.final
 class TableAssigned(_message.Message):
-    """The quick-match queue seated the account (it may already have joined with JoinTable's answer)."""
+    """The account holds seats at a table: the quick-match queue seated it (it may already have
+    joined with JoinTable's answer), or a challenge it is party to was accepted.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -469,6 +647,122 @@ class TableAssigned(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TableAssigned: _TypeAlias = TableAssigned  # noqa: Y015
+
+@_typing.final
+class ChallengeReceived(_message.Message):
+    """Another account challenged this one: answer with ChallengeService.AcceptChallenge or
+    DeclineChallenge before `challenge.expire_time`.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHALLENGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def challenge(self) -> _challenge_pb2.Challenge:
+        """The challenge as it was made."""
+
+    def __init__(
+        self,
+        *,
+        challenge: _challenge_pb2.Challenge | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["challenge", b"challenge"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenge", b"challenge"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeReceived: _TypeAlias = ChallengeReceived  # noqa: Y015
+
+@_typing.final
+class ChallengeIssued(_message.Message):
+    """The account made a challenge."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHALLENGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def challenge(self) -> _challenge_pb2.Challenge:
+        """The challenge as it was made."""
+
+    def __init__(
+        self,
+        *,
+        challenge: _challenge_pb2.Challenge | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["challenge", b"challenge"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenge", b"challenge"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeIssued: _TypeAlias = ChallengeIssued  # noqa: Y015
+
+@_typing.final
+class ChallengeAnswered(_message.Message):
+    """Something happened to one of the account's challenges."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHALLENGE_ID_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    ACCEPTED_FIELD_NUMBER: _builtins.int
+    DECLINE_REASON_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    challenge_id: _builtins.str
+    """The challenge."""
+    state: _challenge_pb2.ChallengeState.ValueType
+    """Its state after it (PENDING while other opponents have not answered)."""
+    account_id: _builtins.str
+    """Who answered (empty when it expired)."""
+    accepted: _builtins.bool
+    """True for an acceptance."""
+    decline_reason: _challenge_pb2.DeclineReason.ValueType
+    """For a decline: why."""
+    table_id: _builtins.str
+    """ACCEPTED: the table opened for it (a `table_assigned` event follows)."""
+    def __init__(
+        self,
+        *,
+        challenge_id: _builtins.str = ...,
+        state: _challenge_pb2.ChallengeState.ValueType = ...,
+        account_id: _builtins.str = ...,
+        accepted: _builtins.bool = ...,
+        decline_reason: _challenge_pb2.DeclineReason.ValueType = ...,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "account_id", b"account_id", "challenge_id", b"challenge_id", "decline_reason", b"decline_reason", "state", b"state", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeAnswered: _TypeAlias = ChallengeAnswered  # noqa: Y015
+
+@_typing.final
+class ManifestSet(_message.Message):
+    """The account's rule-set manifest was set."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MANIFEST_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def manifest(self) -> Global___RuleManifest:
+        """The manifest."""
+
+    def __init__(
+        self,
+        *,
+        manifest: Global___RuleManifest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["manifest", b"manifest"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["manifest", b"manifest"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ManifestSet: _TypeAlias = ManifestSet  # noqa: Y015
 
 @_typing.final
 class RatingChanged(_message.Message):

@@ -68,6 +68,11 @@ class AccountServiceStub:
                 request_serializer=spades_dot_v1_dot_account__pb2.ConnectRequest.SerializeToString,
                 response_deserializer=spades_dot_v1_dot_account__pb2.ConnectResponse.FromString,
                 _registered_method=True)
+        self.SetManifest = channel.unary_unary(
+                '/spades.v1.AccountService/SetManifest',
+                request_serializer=spades_dot_v1_dot_account__pb2.SetManifestRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_account__pb2.SetManifestResponse.FromString,
+                _registered_method=True)
 
 
 class AccountServiceServicer:
@@ -127,6 +132,15 @@ class AccountServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetManifest(self, request, context):
+        """Sets (replaces) the bot account's rule-set manifest: the rule sets it can play (its key as
+        Bearer). Challenges and the rated queue never seat a bot at rules outside its manifest
+        (RULES_NOT_DECLARED). Only a bot has one (MANIFEST_FOR_BOTS): a person plays any rules.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AccountServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -154,6 +168,11 @@ def add_AccountServiceServicer_to_server(servicer, server):
                     servicer.Connect,
                     request_deserializer=spades_dot_v1_dot_account__pb2.ConnectRequest.FromString,
                     response_serializer=spades_dot_v1_dot_account__pb2.ConnectResponse.SerializeToString,
+            ),
+            'SetManifest': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetManifest,
+                    request_deserializer=spades_dot_v1_dot_account__pb2.SetManifestRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_account__pb2.SetManifestResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -300,6 +319,33 @@ class AccountService:
             '/spades.v1.AccountService/Connect',
             spades_dot_v1_dot_account__pb2.ConnectRequest.SerializeToString,
             spades_dot_v1_dot_account__pb2.ConnectResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetManifest(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spades.v1.AccountService/SetManifest',
+            spades_dot_v1_dot_account__pb2.SetManifestRequest.SerializeToString,
+            spades_dot_v1_dot_account__pb2.SetManifestResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -66,6 +66,11 @@ class AccountServiceStub:
     seen to miss nothing. One stream per account: a newer Connect closes the older one with
     ABORTED (SUPERSEDED).
     """
+    SetManifest: _grpc.UnaryUnaryMultiCallable[_account_pb2.SetManifestRequest, _account_pb2.SetManifestResponse]
+    """Sets (replaces) the bot account's rule-set manifest: the rule sets it can play (its key as
+    Bearer). Challenges and the rated queue never seat a bot at rules outside its manifest
+    (RULES_NOT_DECLARED). Only a bot has one (MANIFEST_FOR_BOTS): a person plays any rules.
+    """
 
 @_typing.type_check_only
 class AccountServiceAsyncStub(AccountServiceStub):
@@ -104,6 +109,11 @@ class AccountServiceAsyncStub(AccountServiceStub):
     live events (a table assigned to it, its rating changes). Reconnect with the last sequence
     seen to miss nothing. One stream per account: a newer Connect closes the older one with
     ABORTED (SUPERSEDED).
+    """
+    SetManifest: _aio.UnaryUnaryMultiCallable[_account_pb2.SetManifestRequest, _account_pb2.SetManifestResponse]  # type: ignore[assignment]
+    """Sets (replaces) the bot account's rule-set manifest: the rule sets it can play (its key as
+    Bearer). Challenges and the rated queue never seat a bot at rules outside its manifest
+    (RULES_NOT_DECLARED). Only a bot has one (MANIFEST_FOR_BOTS): a person plays any rules.
     """
 
 class AccountServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -170,6 +180,17 @@ class AccountServiceServicer(metaclass=_abc_1.ABCMeta):
         live events (a table assigned to it, its rating changes). Reconnect with the last sequence
         seen to miss nothing. One stream per account: a newer Connect closes the older one with
         ABORTED (SUPERSEDED).
+        """
+
+    @_abc_1.abstractmethod
+    def SetManifest(
+        self,
+        request: _account_pb2.SetManifestRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_account_pb2.SetManifestResponse, _abc.Awaitable[_account_pb2.SetManifestResponse]]:
+        """Sets (replaces) the bot account's rule-set manifest: the rule sets it can play (its key as
+        Bearer). Challenges and the rated queue never seat a bot at rules outside its manifest
+        (RULES_NOT_DECLARED). Only a bot has one (MANIFEST_FOR_BOTS): a person plays any rules.
         """
 
 def add_AccountServiceServicer_to_server(servicer: AccountServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

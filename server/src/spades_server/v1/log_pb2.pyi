@@ -11,6 +11,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from spades.v1 import account_pb2 as _account_pb2
+from spades.v1 import challenge_pb2 as _challenge_pb2
 from spades.v1 import events_pb2 as _events_pb2
 from spades.v1 import lobby_pb2 as _lobby_pb2
 from spades.v1 import rating_pb2 as _rating_pb2
@@ -296,6 +297,129 @@ class AccountLogEntry(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AccountLogEntry: _TypeAlias = AccountLogEntry  # noqa: Y015
+
+@_typing.final
+class ChallengeLogEntry(_message.Message):
+    """One stored event of a challenge's stream (spades_server.challenges)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREATED_FIELD_NUMBER: _builtins.int
+    ACCEPTED_FIELD_NUMBER: _builtins.int
+    DECLINED_FIELD_NUMBER: _builtins.int
+    CANCELLED_FIELD_NUMBER: _builtins.int
+    EXPIRED_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_SHA256_FIELD_NUMBER: _builtins.int
+    request_id_sha256: _builtins.bytes
+    """Created with a client request id: the id's SHA-256, so a retry finds this challenge."""
+    @_builtins.property
+    def created(self) -> _challenge_pb2.Challenge:
+        """The challenge was made: as it was then (PENDING)."""
+
+    @_builtins.property
+    def accepted(self) -> Global___ChallengeAcceptance:
+        """An opponent accepted (the last one's carries the table opened for it)."""
+
+    @_builtins.property
+    def declined(self) -> Global___ChallengeRefusal:
+        """An opponent declined."""
+
+    @_builtins.property
+    def cancelled(self) -> Global___ChallengeEnded:
+        """The challenger withdrew it."""
+
+    @_builtins.property
+    def expired(self) -> Global___ChallengeEnded:
+        """It was not accepted in time."""
+
+    def __init__(
+        self,
+        *,
+        created: _challenge_pb2.Challenge | None = ...,
+        accepted: Global___ChallengeAcceptance | None = ...,
+        declined: Global___ChallengeRefusal | None = ...,
+        cancelled: Global___ChallengeEnded | None = ...,
+        expired: Global___ChallengeEnded | None = ...,
+        request_id_sha256: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "cancelled", b"cancelled", "created", b"created", "declined", b"declined", "expired", b"expired", "kind", b"kind"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "cancelled", b"cancelled", "created", b"created", "declined", b"declined", "expired", b"expired", "kind", b"kind", "request_id_sha256", b"request_id_sha256"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["created", "accepted", "declined", "cancelled", "expired"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___ChallengeLogEntry: _TypeAlias = ChallengeLogEntry  # noqa: Y015
+
+@_typing.final
+class ChallengeAcceptance(_message.Message):
+    """An opponent accepted a challenge."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """Who."""
+    table_id: _builtins.str
+    """The last acceptance: the table the challenge opens."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeAcceptance: _TypeAlias = ChallengeAcceptance  # noqa: Y015
+
+@_typing.final
+class ChallengeRefusal(_message.Message):
+    """An opponent declined a challenge."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """Who."""
+    reason: _challenge_pb2.DeclineReason.ValueType
+    """Why."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        reason: _challenge_pb2.DeclineReason.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeRefusal: _TypeAlias = ChallengeRefusal  # noqa: Y015
+
+@_typing.final
+class ChallengeEnded(_message.Message):
+    """A challenge was cancelled or expired."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeEnded: _TypeAlias = ChallengeEnded  # noqa: Y015
 
 @_typing.final
 class PoolLogEntry(_message.Message):

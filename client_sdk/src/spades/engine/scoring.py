@@ -14,10 +14,11 @@ many tricks their side still needs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from spades.engine.actions import Bid
 from spades.engine.events import NilResult, SeatResult, SideResult
-from spades.engine.rules import Rules
+from spades.engine.rules import MAX_HAND_SIZE, Rules
 
 NIL_POINTS = 100
 BLIND_NIL_POINTS = 200
@@ -38,7 +39,7 @@ def counting_tricks(
     total = 0
     for seat in seats:
         bid = bids[seat]
-        if bid is None or not bid.is_nil:
+        if bid is None or bid.tricks:  # (not bid.is_nil: a plain field, read natively)
             total += tricks[seat]
     return total
 
@@ -53,7 +54,7 @@ def score_side(
 ) -> SideResult:
     """The hand's result for one side, given each seat's bid and tricks and the side's totals."""
     contract = sum(bids[seat].tricks for seat in seats)
-    nil_seats = [seat for seat in seats if bids[seat].is_nil]
+    nil_seats = [seat for seat in seats if not bids[seat].tricks]  # (bid.is_nil)
     team_tricks = sum(tricks[seat] for seat in seats)
     nil_tricks = sum(tricks[seat] for seat in nil_seats)
     counted = counting_tricks(rules, seats, bids, tricks)
@@ -86,7 +87,7 @@ def score_side(
         made = tricks[seat] == 0
         points = value if made else -value
         nil_points += points
-        nil_results.append(NilResult(seat, bids[seat].blind, tricks[seat], made, points))
+        nil_results.append(_nil_result(seat, bids[seat].blind, tricks[seat], made, points))
 
     hand_points = contract_points + nil_points + loose_bags
     total_bags = bags_before + bags
@@ -98,7 +99,7 @@ def score_side(
 
     return SideResult(
         seats=seats,
-        seat_results=tuple(SeatResult(seat, bids[seat], tricks[seat]) for seat in seats),
+        seat_results=tuple(_seat_result(seat, bids[seat], tricks[seat]) for seat in seats),
         contract=contract,
         contract_tricks=counted,
         contract_made=contract_made,
@@ -110,3 +111,32 @@ def score_side(
         total_score=score_before + hand_points,
         total_bags=total_bags,
     )
+
+
+# Every hand scores a result per seat (and per Nil): interned, as they repeat so often. Results
+# are immutable values, so a shared one is the same as a new one. Tables are filled on first use.
+_SEATS = 4
+_TRICKS = MAX_HAND_SIZE + 1
+_SEAT_RESULTS: Final[list[SeatResult | None]] = [None] * (_SEATS * 2 * _TRICKS * _TRICKS)
+_NIL_RESULTS: Final[list[NilResult | None]] = [None] * (_SEATS * 2 * _TRICKS)
+
+
+def _seat_result(seat: int, bid: Bid, tricks: int) -> SeatResult:
+    if not (0 <= seat < _SEATS and 0 <= bid.tricks < _TRICKS and 0 <= tricks < _TRICKS):
+        return SeatResult(seat, bid, tricks)
+    index = ((seat * 2 + (1 if bid.blind else 0)) * _TRICKS + bid.tricks) * _TRICKS + tricks
+    result = _SEAT_RESULTS[index]
+    if result is None:
+        result = _SEAT_RESULTS[index] = SeatResult(seat, bid, tricks)
+    return result
+
+
+def _nil_result(seat: int, blind: bool, tricks: int, made: bool, points: int) -> NilResult:
+    # (made and points follow from blind and tricks)
+    if not (0 <= seat < _SEATS and 0 <= tricks < _TRICKS):
+        return NilResult(seat, blind, tricks, made, points)
+    index = (seat * 2 + (1 if blind else 0)) * _TRICKS + tricks
+    result = _NIL_RESULTS[index]
+    if result is None:
+        result = _NIL_RESULTS[index] = NilResult(seat, blind, tricks, made, points)
+    return result

@@ -42,6 +42,8 @@ def commitment(seed: bytes) -> bytes:
 
 _U32 = struct.Struct(">I")
 _BLOCK_WORDS = struct.Struct(">8I")
+#: ``u32(i)`` of the first blocks, packed once (a deal of 54 cards reads 7 blocks).
+_BLOCK_NUMBERS = tuple(_U32.pack(index) for index in range(16))
 
 
 class RandomStream:
@@ -56,22 +58,28 @@ class RandomStream:
         self._position = 0
         self._block_index = 0
 
-    def _next_word(self) -> int:
-        words = self._words
-        if self._position == len(words):
-            block = self._hash.copy()
-            block.update(_U32.pack(self._block_index))
-            self._block_index += 1
-            words.extend(_BLOCK_WORDS.unpack(block.digest()))
-        word: int = words[self._position]
-        self._position += 1
-        return word
+    def reserve(self, count: int) -> None:
+        """Compute the stream's next ``count`` words now, in one go (a deal knows how many
+        draws it makes, unless one is rejected)."""
+        while len(self._words) - self._position < count:
+            self._add_block()
+
+    def _add_block(self) -> None:
+        index = self._block_index
+        block = self._hash.copy()
+        block.update(_BLOCK_NUMBERS[index] if index < len(_BLOCK_NUMBERS) else _U32.pack(index))
+        self._block_index = index + 1
+        self._words.extend(_BLOCK_WORDS.unpack(block.digest()))
 
     def uniform(self, bound: int) -> int:
         """An integer in ``range(bound)``, every value equally likely."""
         limit = 0x1_0000_0000 - 0x1_0000_0000 % bound
+        words = self._words
         while True:
-            word = self._next_word()
+            if self._position == len(words):
+                self._add_block()
+            word: int = words[self._position]
+            self._position += 1
             if word < limit:
                 return word % bound
 
@@ -85,6 +93,7 @@ def shuffled_deck(seed: bytes, hand_number: int, deck: list[int]) -> list[int]:
     """The deck after the Fisher-Yates shuffle of hand ``hand_number``."""
     stream = RandomStream(seed, hand_number)
     cards = list(deck)
+    stream.reserve(len(cards) - 1)
     for index in range(len(cards) - 1, 0, -1):
         other = stream.uniform(index + 1)
         cards[index], cards[other] = cards[other], cards[index]

@@ -372,7 +372,9 @@ def _finish_hand(state: MatchState, out: Events) -> None:
         for index, side in enumerate(sides)
     )
     automatic = state.automatic_play
-    seats = tuple(seat for seat in state.seating.seats if automatic >> seat & 1)
+    seats = (
+        tuple(seat for seat in state.seating.seats if automatic >> seat & 1) if automatic else ()
+    )
     _emit(state, ev.HandScored(state.hand_number, results, seats), out)
     reason = _end_reason(state)
     if reason is not None:

@@ -53,11 +53,22 @@ def score_side(
     bags_before: int,
 ) -> SideResult:
     """The hand's result for one side, given each seat's bid and tricks and the side's totals."""
-    contract = sum(bids[seat].tricks for seat in seats)
-    nil_seats = [seat for seat in seats if not bids[seat].tricks]  # (bid.is_nil)
-    team_tricks = sum(tricks[seat] for seat in seats)
-    nil_tricks = sum(tricks[seat] for seat in nil_seats)
-    counted = counting_tricks(rules, seats, bids, tricks)
+    # One pass over the side's seats (every hand scores here: plain loops, no generators).
+    contract = team_tricks = nil_tricks = 0
+    nil_seats: list[int] = []
+    seat_results: list[SeatResult] = []
+    for seat in seats:
+        bid = bids[seat]
+        taken = tricks[seat]
+        contract += bid.tricks
+        team_tricks += taken
+        if not bid.tricks:  # (bid.is_nil, read as the field it is)
+            nil_seats.append(seat)
+            nil_tricks += taken
+        seat_results.append(_seat_result(seat, bid, taken))
+    # counting_tricks: a Nil bidder's tricks count only when the rules say so.
+    nil_tricks_count = rules.nil_tricks_count_for_partner
+    counted = team_tricks if nil_tricks_count else team_tricks - nil_tricks
 
     contract_points = 0
     contract_made = False
@@ -72,10 +83,10 @@ def score_side(
             bags += overtricks
         else:
             contract_points = -POINTS_PER_CONTRACT_TRICK * contract
-    elif rules.nil_tricks_count_for_partner:
+    elif nil_tricks_count:
         # No contract to count toward: every trick the side took is a bag.
         loose_bags += team_tricks
-    if not rules.nil_tricks_count_for_partner:
+    if not nil_tricks_count:
         # A Nil bidder's tricks are bags whether or not the partner's contract was made.
         loose_bags += nil_tricks
     bags += loose_bags
@@ -92,14 +103,15 @@ def score_side(
     hand_points = contract_points + nil_points + loose_bags
     total_bags = bags_before + bags
     penalty = 0
-    while total_bags >= rules.bag_limit:
-        total_bags -= rules.bag_limit
+    bag_limit = rules.bag_limit
+    while total_bags >= bag_limit:
+        total_bags -= bag_limit
         penalty -= rules.bag_penalty
     hand_points += penalty
 
     return SideResult(
         seats=seats,
-        seat_results=tuple(_seat_result(seat, bids[seat], tricks[seat]) for seat in seats),
+        seat_results=tuple(seat_results),
         contract=contract,
         contract_tricks=counted,
         contract_made=contract_made,

@@ -7,13 +7,17 @@ bids; each is checked here against the definition it stands for, on every input 
 
 from __future__ import annotations
 
+import hashlib
 import random
+import struct
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spades.engine import (
     BID,
+    PLAY,
     Bid,
     IllegalAction,
     Rules,
@@ -25,7 +29,8 @@ from spades.engine import (
 from spades.engine import events as ev
 from spades.engine.cards import LITTLE_JOKER
 from spades.engine.commands import sorted_cards
-from spades.engine.legal import is_legal_bid, legal_bids
+from spades.engine.legal import is_legal_bid, legal_bids, plays_of
+from spades.engine.shuffle import SHUFFLE_VERSION, RandomStream
 
 from .test_properties import SEARCH_PHASES
 
@@ -75,3 +80,26 @@ def test_a_bid_is_legal_exactly_when_the_legal_bids_list_it(
         # The interned event is the event the bid would make anew.
         assert state.act(seat, BID[chosen]) == [ev.BidMade(seat, Bid(chosen))]
         assert state.bids[seat] == Bid(chosen)
+
+
+@settings(max_examples=200, deadline=None, phases=SEARCH_PHASES)
+@given(st.integers(min_value=0, max_value=(1 << 54) - 1))
+def test_the_plays_of_a_mask_a_suit_at_a_time_are_the_cards_of_the_mask(mask: int) -> None:
+    assert plays_of(mask) == [PLAY[number] for number in cards_of(mask)]
+
+
+@pytest.mark.parametrize("reserved", [0, 1, 8, 9, 51, 53, 70, 200])
+def test_a_stream_that_reserves_its_words_reads_the_documented_words(reserved: int) -> None:
+    seed = b"\x5a" * 32
+    prefix = SHUFFLE_VERSION.encode() + seed + struct.pack(">I", 7)
+    documented = [
+        word
+        for block in range(12)
+        for word in struct.unpack(">8I", hashlib.sha256(prefix + struct.pack(">I", block)).digest())
+    ]
+    stream = RandomStream(seed, 7)
+    stream.reserve(reserved)
+    read = [stream.uniform(2**16) for _ in range(40)]  # (no word is rejected for 2**16)
+    stream.reserve(reserved)
+    read += [stream.uniform(2**16) for _ in range(56)]
+    assert read == [word % 2**16 for word in documented[:96]]

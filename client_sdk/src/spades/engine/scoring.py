@@ -20,9 +20,9 @@ from spades.engine.actions import Bid
 from spades.engine.events import NilResult, SeatResult, SideResult
 from spades.engine.rules import MAX_HAND_SIZE, Rules
 
-NIL_POINTS = 100
-BLIND_NIL_POINTS = 200
-POINTS_PER_CONTRACT_TRICK = 10
+NIL_POINTS: Final = 100
+BLIND_NIL_POINTS: Final = 200
+POINTS_PER_CONTRACT_TRICK: Final = 10
 
 
 def counting_tricks(
@@ -127,8 +127,8 @@ def score_side(
 
 # Every hand scores a result per seat (and per Nil): interned, as they repeat so often. Results
 # are immutable values, so a shared one is the same as a new one. Tables are filled on first use.
-_SEATS = 4
-_TRICKS = MAX_HAND_SIZE + 1
+_SEATS: Final = 4
+_TRICKS: Final = MAX_HAND_SIZE + 1
 _SEAT_RESULTS: Final[list[SeatResult | None]] = [None] * (_SEATS * 2 * _TRICKS * _TRICKS)
 _NIL_RESULTS: Final[list[NilResult | None]] = [None] * (_SEATS * 2 * _TRICKS)
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 import hashlib
 import secrets
 import struct
+from typing import Final
 
 SHUFFLE_VERSION = "spades-shuffle-v1"
-_LABEL = SHUFFLE_VERSION.encode()
-SEED_BYTES = 32
+_LABEL: Final = SHUFFLE_VERSION.encode()
+SEED_BYTES: Final = 32
 
 
 def new_seed() -> bytes:
@@ -40,10 +41,12 @@ def commitment(seed: bytes) -> bytes:
     return hashlib.sha256(seed).digest()
 
 
-_U32 = struct.Struct(">I")
-_BLOCK_WORDS = struct.Struct(">8I")
+_U32: Final = struct.Struct(">I")
+_BLOCK_WORDS: Final = struct.Struct(">8I")
 #: ``u32(i)`` of the first blocks, packed once (a deal of 54 cards reads 7 blocks).
-_BLOCK_NUMBERS = tuple(_U32.pack(index) for index in range(16))
+_BLOCK_NUMBERS: Final = tuple(_U32.pack(index) for index in range(16))
+#: The words of 1, 2, ... 8 blocks read at once.
+_WORDS_OF_BLOCKS: Final = tuple(struct.Struct(f">{8 * blocks}I") for blocks in range(1, 9))
 
 
 class RandomStream:
@@ -60,16 +63,29 @@ class RandomStream:
 
     def reserve(self, count: int) -> None:
         """Compute the stream's next ``count`` words now, in one go (a deal knows how many
-        draws it makes, unless one is rejected)."""
-        while len(self._words) - self._position < count:
-            self._add_block()
+        draws it makes, unless one is rejected): the blocks' digests read as one string."""
+        blocks = (count - (len(self._words) - self._position) + 7) // 8
+        if blocks <= 0:
+            return
+        if blocks > len(_WORDS_OF_BLOCKS):
+            for _ in range(blocks):
+                self._add_block()
+            return
+        first = self._block_index
+        digests = b"".join([self._digest(first + offset) for offset in range(blocks)])
+        self._block_index = first + blocks
+        self._words.extend(_WORDS_OF_BLOCKS[blocks - 1].unpack(digests))
 
     def _add_block(self) -> None:
         index = self._block_index
+        self._block_index = index + 1
+        self._words.extend(_BLOCK_WORDS.unpack(self._digest(index)))
+
+    def _digest(self, index: int) -> bytes:
+        """Block ``index`` of the stream."""
         block = self._hash.copy()
         block.update(_BLOCK_NUMBERS[index] if index < len(_BLOCK_NUMBERS) else _U32.pack(index))
-        self._block_index = index + 1
-        self._words.extend(_BLOCK_WORDS.unpack(block.digest()))
+        return block.digest()
 
     def uniform(self, bound: int) -> int:
         """An integer in ``range(bound)``, every value equally likely."""

@@ -185,8 +185,9 @@ def take_seat(state: MatchState, seat: Seat, name: str, bot: bool = False) -> Ev
     if state.players[seat] is not None:
         raise IllegalAction(Reason.SEAT_TAKEN, f"{seat_name(seat)} is already taken")
     out: Events = []
-    if seat < len(SEAT_NAMES) and name == SEAT_NAMES[seat]:
-        taken = _SEAT_TAKEN[seat][bot]  # a seat named after itself (seated_match's bots)
+    if seat < len(SEAT_NAMES) and name == SEAT_NAMES[seat] and (bot is True or bot is False):
+        # A seat named after itself (seated_match's bots): the interned event.
+        taken = _SEAT_TAKEN[seat][1 if bot else 0]
     else:
         taken = ev.SeatTaken(seat, name, bot)
     _emit(state, taken, out)

@@ -30,7 +30,7 @@ from spades.engine.actions import (
     PlayCard,
 )
 from spades.engine.automatic import automatic_choice
-from spades.engine.cards import CARDS, cards_of, mask_of
+from spades.engine.cards import CARDS, Card, cards_of, mask_of
 from spades.engine.deals import check_preset_deals, hands_of_deal
 from spades.engine.errors import IllegalAction
 from spades.engine.legal import (
@@ -38,17 +38,24 @@ from spades.engine.legal import (
     bid_refusal,
     blind_nil_open,
     impossible,
+    is_legal_bid,
     legal_actions,
-    legal_bids,
     play_mask,
     play_refusal,
     turn_refusal,
 )
-from spades.engine.rules import Rules
+from spades.engine.rules import MAX_HAND_SIZE, Rules
 from spades.engine.scoring import score_side
 from spades.engine.seating import SEAT_NAMES, Seat, seat_name
 from spades.engine.shuffle import SHUFFLE_VERSION, commitment, first_dealer, new_seed
-from spades.engine.state import MatchState, Phase, fold_card_played, fold_trick_won
+from spades.engine.state import (
+    MatchState,
+    Phase,
+    fold_bid,
+    fold_cards_dealt,
+    fold_play,
+    fold_trick,
+)
 from spades.reasons import Reason
 
 Events = list[ev.Event]
@@ -77,10 +84,21 @@ def applied(
 
 def act(state: MatchState, seat: Seat, action: Action) -> Events:
     """Decide and fold ``seat``'s ``action`` in place (``state`` stays as it was on error)."""
-    if type(action) is _PLAY_CARD and seat == state.turn and state.phase is _PLAYING:
-        out: Events = []  # the hot path of search and random play
-        _play(state, seat, action.card, out)
-        return out
+    out: Events
+    turn = state.turn
+    if turn is not None and seat == turn:
+        # The hot paths of search and random play: a card or a bid on turn, in its phase (any
+        # refusal is left to the general path below, which checks in the documented order).
+        if type(action) is _PLAY_CARD and state.phase is _PLAYING:
+            out = []
+            _play(state, seat, action.card, out)
+            return out
+        if type(action) is _MAKE_BID and state.phase is _BIDDING:
+            tricks = action.tricks
+            if is_legal_bid(state, seat, tricks):
+                out = []
+                _bid_made(state, seat, tricks, out)
+                return out
     _check_seat(state, seat)
     refusal = impossible(action)  # input no state could accept is refused first
     if refusal is not None:
@@ -167,7 +185,12 @@ def take_seat(state: MatchState, seat: Seat, name: str, bot: bool = False) -> Ev
     if state.players[seat] is not None:
         raise IllegalAction(Reason.SEAT_TAKEN, f"{seat_name(seat)} is already taken")
     out: Events = []
-    _emit(state, ev.SeatTaken(seat, name, bot), out)
+    if seat < len(SEAT_NAMES) and name == SEAT_NAMES[seat] and (bot is True or bot is False):
+        # A seat named after itself (seated_match's bots): the interned event.
+        taken = _SEAT_TAKEN[seat][1 if bot else 0]
+    else:
+        taken = ev.SeatTaken(seat, name, bot)
+    _emit(state, taken, out)
     if all(player is not None for player in state.players):
         _start_hand(state, out)
     return out
@@ -274,9 +297,17 @@ def _choose_blind(state: MatchState, seat: Seat, blind: bool, out: Events) -> No
 
 
 def _bid(state: MatchState, seat: Seat, tricks: int, out: Events) -> None:
-    if tricks not in legal_bids(state, seat):
+    if not is_legal_bid(state, seat, tricks):
         raise bid_refusal(state, seat, tricks)
-    _emit(state, ev.BidMade(seat, Bid(tricks)), out)
+    _bid_made(state, seat, tricks, out)
+
+
+def _bid_made(state: MatchState, seat: Seat, tricks: int, out: Events) -> None:
+    # A legal bid: the interned event, folded by its evolver directly (what _emit would do).
+    made = _BID_MADE[seat][tricks]
+    out.append(made)
+    state.extension_claimed = False
+    fold_bid(state, seat, _BIDS[tricks])
     _after_bidding_step(state, out)
 
 
@@ -321,14 +352,14 @@ def _play(state: MatchState, seat: Seat, card: int, out: Events) -> None:
     played = _CARD_PLAYED[seat][card]
     out.append(played)
     state.extension_claimed = False
-    fold_card_played(state, played)
+    fold_play(state, seat, card)
     game = state.game
     trick = state.trick
     if len(trick) == game.players:
         winner = game.trick_winner(trick)
         won = _trick_won(len(state.completed_tricks) + 1, winner.seat, winner.card)
         out.append(won)
-        fold_trick_won(state, won)
+        fold_trick(state, winner.seat)
         if len(state.completed_tricks) == game.hand_size:
             _finish_hand(state, out)
 
@@ -342,7 +373,9 @@ def _finish_hand(state: MatchState, out: Events) -> None:
         for index, side in enumerate(sides)
     )
     automatic = state.automatic_play
-    seats = tuple(seat for seat in state.seating.seats if automatic >> seat & 1)
+    seats = (
+        tuple(seat for seat in state.seating.seats if automatic >> seat & 1) if automatic else ()
+    )
     _emit(state, ev.HandScored(state.hand_number, results, seats), out)
     reason = _end_reason(state)
     if reason is not None:
@@ -401,11 +434,18 @@ def _start_hand(state: MatchState, out: Events) -> None:
     else:
         dealer = game.seating.next(state.dealer)
     eligible = _blind_nil_eligible(state, dealer)
-    _emit(state, ev.HandStarted(number, dealer, eligible), out)
+    _emit(state, _hand_started(number, dealer, eligible), out)
     hands = hands_of_deal(game, state.seed, number, state.preset_deals)
     for seat, cards in enumerate(hands):
-        shown = tuple(sorted(CARDS[n] for n in cards))
-        _emit(state, ev.CardsDealt(seat, shown, len(shown), seat in eligible), out)
+        mask = 0
+        for number in cards:  # (mask_of, inlined: cards is not a compiled module)
+            mask |= 1 << number
+        shown = sorted_cards(mask)
+        dealt = ev.CardsDealt(seat, shown, len(shown), seat in eligible)
+        # What _emit does, with the mask the evolver would compute again from the cards.
+        out.append(dealt)
+        state.extension_claimed = False
+        fold_cards_dealt(state, dealt, mask)
 
 
 def _blind_nil_eligible(state: MatchState, dealer: Seat) -> tuple[Seat, ...]:
@@ -422,6 +462,30 @@ def _blind_nil_eligible(state: MatchState, dealer: Seat) -> tuple[Seat, ...]:
     return tuple(eligible)
 
 
+def _hand_started(number: int, dealer: Seat, eligible: tuple[Seat, ...]) -> ev.HandStarted:
+    """The HandStarted event, interned for the first hands with no Blind Nil choice."""
+    if eligible or number >= _INTERNED_HANDS:
+        return ev.HandStarted(number, dealer, eligible)
+    index = number * 4 + dealer
+    started = _HAND_STARTED[index]
+    if started is None:
+        started = _HAND_STARTED[index] = ev.HandStarted(number, dealer, ())
+    return started
+
+
+def sorted_cards(mask: int) -> tuple[Card, ...]:
+    """The cards of a bitmask as a tuple, lowest number first (``tuple(cards_of(mask))``,
+    a byte of the mask at a time)."""
+    found: list[Card] = []
+    chunk = 0
+    while mask:
+        if mask & 0xFF:
+            found += _CARDS_BY_BYTE[chunk][mask & 0xFF]
+        mask >>= 8
+        chunk += 1
+    return tuple(found)
+
+
 def _trick_won(number: int, seat: Seat, card: int) -> ev.TrickWon:
     """The TrickWon event, interned like CardPlayed (13 a hand on the hot path)."""
     index = ((number - 1) * 4 + seat) * 54 + card
@@ -431,12 +495,37 @@ def _trick_won(number: int, seat: Seat, card: int) -> ev.TrickWon:
     return won
 
 
+#: The HandStarted events (no Blind Nil choice) made so far, by hand number and dealer.
+_INTERNED_HANDS: Final = 64
+_HAND_STARTED: Final[list[ev.HandStarted | None]] = [None] * (_INTERNED_HANDS * 4)
+
 #: The TrickWon events made so far, by trick number (1..18), seat and card.
 _TRICK_WON: Final[list[ev.TrickWon | None]] = [None] * (18 * 4 * 54)
 
 # Constants for the hot path (the compiled build reads them without a module lookup).
 _PLAY_CARD: Final = PlayCard
+_MAKE_BID: Final = MakeBid
 _PLAYING: Final = Phase.PLAYING
+_BIDDING: Final = Phase.BIDDING
+
+#: Every bid of a number of tricks (0 is Nil), and its BidMade event by seat, interned.
+_BIDS: Final = (Bid.NIL, *(Bid(tricks) for tricks in range(1, MAX_HAND_SIZE + 1)))
+_BID_MADE: Final = tuple(tuple(ev.BidMade(seat, bid) for bid in _BIDS) for seat in range(4))
+#: The SeatTaken events of seats named after themselves, by seat and whether a bot sits.
+_SEAT_TAKEN: Final = tuple(
+    (ev.SeatTaken(seat, SEAT_NAMES[seat], False), ev.SeatTaken(seat, SEAT_NAMES[seat], True))
+    for seat in range(4)
+)
+#: The cards of every byte of a card mask, so a dealt hand's tuple needs no bit loop.
+_CARDS_BY_BYTE: Final = tuple(
+    tuple(
+        tuple(
+            CARDS[8 * chunk + bit] for bit in range(8) if byte >> bit & 1 and 8 * chunk + bit < 54
+        )
+        for byte in range(256)
+    )
+    for chunk in range(7)
+)
 
 #: Every possible CardPlayed event, interned (events are immutable; plays are the hot path).
 _CARD_PLAYED: Final = tuple(

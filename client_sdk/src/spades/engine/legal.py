@@ -27,9 +27,12 @@ from spades.reasons import Reason
 _SUIT_NAMES: Final = ("clubs", "diamonds", "hearts", "spades")
 _SUIT_SINGULAR: Final = ("a club", "a diamond", "a heart", "a spade")
 #: The cards that must be followed when a card of each effective suit leads (jokers are spades).
-_FOLLOW_MASKS: Final = (SUIT_MASKS[0], SUIT_MASKS[1], SUIT_MASKS[2], TRUMP_MASK)
+_FOLLOW_MASKS: Final[tuple[int, ...]] = (SUIT_MASKS[0], SUIT_MASKS[1], SUIT_MASKS[2], TRUMP_MASK)
 
-_PLAYING: Final = Phase.PLAYING  # (a constant: the compiled build reads it without a lookup)
+# Constants of this module (the compiled build reads them without a lookup in another module).
+_PLAYING: Final = Phase.PLAYING
+_TRUMP_MASK: Final = TRUMP_MASK
+_TWO_OF_CLUBS: Final = TWO_OF_CLUBS
 
 #: What each phase waits for, to say why another kind of action is refused.
 PHASE_WANTS: Final = {
@@ -45,21 +48,17 @@ PHASE_WANTS: Final = {
 def legal_actions(state: MatchState, seat: Seat) -> list[Action]:
     """What ``seat`` may do now: empty when it is not its turn. Conceding is always open
     during a match and is not listed."""
-    if seat != state.turn:
+    turn = state.turn
+    if turn is None or seat != turn:
         return []
     phase = state.phase
     if phase is _PLAYING:
-        mask = play_mask(state, seat)
-        plays: list[Action] = []
-        chunk = 0
-        while mask:
-            if mask & 0xFF:
-                plays += _PLAYS_BY_BYTE[chunk][mask & 0xFF]
-            mask >>= 8
-            chunk += 1
-        return plays
+        return plays_of(play_mask(state, seat))
     if phase is Phase.BIDDING:
-        return [BID[tricks] for tricks in legal_bids(state, seat)]
+        lowest, nil_ok = _bid_range(state, seat)
+        bids: list[Action] = [BID[0]] if nil_ok else []
+        bids += BID[lowest : state.game.hand_size + 1]
+        return bids
     if phase is Phase.BLIND_NIL_CHOICE:
         return [BLIND, LOOK] if blind_nil_open(state, seat) else [LOOK]
     if phase is Phase.PASSING:
@@ -105,17 +104,17 @@ def play_mask(state: MatchState, seat: Seat) -> int:
         follow = hand & _FOLLOW_MASKS[effective_suit(state.trick[0].card)]
         return follow or hand
     if must_lead_two_of_clubs(state, seat):
-        return 1 << TWO_OF_CLUBS
+        return 1 << _TWO_OF_CLUBS
     if state.spades_broken or not state.game.spades_must_be_broken:
         return hand
-    return (hand & ~TRUMP_MASK) or hand
+    return (hand & ~_TRUMP_MASK) or hand
 
 
 def must_lead_two_of_clubs(state: MatchState, seat: Seat) -> bool:
     return (
         state.game.two_of_clubs_leads
         and not state.completed_tricks
-        and bool(state.hands[seat] & (1 << TWO_OF_CLUBS))
+        and bool(state.hands[seat] & (1 << _TWO_OF_CLUBS))
     )
 
 
@@ -131,6 +130,21 @@ def blind_nil_open(state: MatchState, seat: Seat) -> bool:
 
 def legal_bids(state: MatchState, seat: Seat) -> list[int]:
     """The numbers of tricks ``seat`` may bid (0 is Nil)."""
+    lowest, nil_ok = _bid_range(state, seat)
+    numbers = list(range(lowest, state.game.hand_size + 1))
+    return [0, *numbers] if nil_ok else numbers
+
+
+def is_legal_bid(state: MatchState, seat: Seat, tricks: int) -> bool:
+    """Whether ``tricks`` is in :func:`legal_bids` (without making the list: every bid asks)."""
+    lowest, nil_ok = _bid_range(state, seat)
+    if tricks == 0:
+        return nil_ok
+    return lowest <= tricks <= state.game.hand_size
+
+
+def _bid_range(state: MatchState, seat: Seat) -> tuple[int, bool]:
+    """The lowest number of tricks ``seat`` may bid (above Nil), and whether Nil is open."""
     rules = state.rules
     lowest_number = 1
     nil_ok = rules.nil_allowed
@@ -141,8 +155,7 @@ def legal_bids(state: MatchState, seat: Seat) -> list[int]:
         if partner_bid is not None:
             lowest_number = max(1, minimum - partner_bid.tricks)
             nil_ok = nil_ok and partner_bid.tricks >= minimum
-    numbers = list(range(lowest_number, state.game.hand_size + 1))
-    return [0, *numbers] if nil_ok else numbers
+    return lowest_number, nil_ok
 
 
 # ---------------------------------------------------------------------- refusal reasons
@@ -227,11 +240,26 @@ def impossible(action: Action) -> IllegalAction | None:
     return None
 
 
-#: The play actions of every byte of a card mask, so listing legal plays needs no bit loop.
-_PLAYS_BY_BYTE: Final = tuple(
-    tuple(
-        tuple(PLAY[8 * chunk + bit] for bit in range(8) if byte >> bit & 1 and 8 * chunk + bit < 54)
-        for byte in range(256)
-    )
-    for chunk in range(7)
-)
+def plays_of(mask: int) -> list[Action]:
+    """The play actions of the cards of a mask, lowest card first: a suit's thirteen bits at a
+    time (a seat following suit plays from one), each made once (:data:`_SUIT_PLAYS`)."""
+    plays: list[Action] = []
+    group = 0
+    while mask:
+        bits = mask & 0x1FFF
+        if bits:
+            index = group << 13 | bits
+            found = _SUIT_PLAYS[index]
+            if found is None:
+                first = 13 * group
+                found = tuple(PLAY[first + n] for n in range(13) if bits >> n & 1)
+                _SUIT_PLAYS[index] = found
+            plays += found
+        mask >>= 13
+        group += 1
+    return plays
+
+
+#: The play actions of each group of thirteen card numbers (the four suits, then the two
+#: jokers) by the bits of the group held, filled in as they come up.
+_SUIT_PLAYS: Final[list[tuple[Action, ...] | None]] = [None] * (5 << 13)

@@ -14,14 +14,15 @@ many tricks their side still needs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from spades.engine.actions import Bid
 from spades.engine.events import NilResult, SeatResult, SideResult
-from spades.engine.rules import Rules
+from spades.engine.rules import MAX_HAND_SIZE, Rules
 
-NIL_POINTS = 100
-BLIND_NIL_POINTS = 200
-POINTS_PER_CONTRACT_TRICK = 10
+NIL_POINTS: Final = 100
+BLIND_NIL_POINTS: Final = 200
+POINTS_PER_CONTRACT_TRICK: Final = 10
 
 
 def counting_tricks(
@@ -38,7 +39,7 @@ def counting_tricks(
     total = 0
     for seat in seats:
         bid = bids[seat]
-        if bid is None or not bid.is_nil:
+        if bid is None or bid.tricks:  # (not bid.is_nil: a plain field, read natively)
             total += tricks[seat]
     return total
 
@@ -52,11 +53,22 @@ def score_side(
     bags_before: int,
 ) -> SideResult:
     """The hand's result for one side, given each seat's bid and tricks and the side's totals."""
-    contract = sum(bids[seat].tricks for seat in seats)
-    nil_seats = [seat for seat in seats if bids[seat].is_nil]
-    team_tricks = sum(tricks[seat] for seat in seats)
-    nil_tricks = sum(tricks[seat] for seat in nil_seats)
-    counted = counting_tricks(rules, seats, bids, tricks)
+    # One pass over the side's seats (every hand scores here: plain loops, no generators).
+    contract = team_tricks = nil_tricks = 0
+    nil_seats: list[int] = []
+    seat_results: list[SeatResult] = []
+    for seat in seats:
+        bid = bids[seat]
+        taken = tricks[seat]
+        contract += bid.tricks
+        team_tricks += taken
+        if not bid.tricks:  # (bid.is_nil, read as the field it is)
+            nil_seats.append(seat)
+            nil_tricks += taken
+        seat_results.append(_seat_result(seat, bid, taken))
+    # counting_tricks: a Nil bidder's tricks count only when the rules say so.
+    nil_tricks_count = rules.nil_tricks_count_for_partner
+    counted = team_tricks if nil_tricks_count else team_tricks - nil_tricks
 
     contract_points = 0
     contract_made = False
@@ -71,10 +83,10 @@ def score_side(
             bags += overtricks
         else:
             contract_points = -POINTS_PER_CONTRACT_TRICK * contract
-    elif rules.nil_tricks_count_for_partner:
+    elif nil_tricks_count:
         # No contract to count toward: every trick the side took is a bag.
         loose_bags += team_tricks
-    if not rules.nil_tricks_count_for_partner:
+    if not nil_tricks_count:
         # A Nil bidder's tricks are bags whether or not the partner's contract was made.
         loose_bags += nil_tricks
     bags += loose_bags
@@ -86,19 +98,20 @@ def score_side(
         made = tricks[seat] == 0
         points = value if made else -value
         nil_points += points
-        nil_results.append(NilResult(seat, bids[seat].blind, tricks[seat], made, points))
+        nil_results.append(_nil_result(seat, bids[seat].blind, tricks[seat], made, points))
 
     hand_points = contract_points + nil_points + loose_bags
     total_bags = bags_before + bags
     penalty = 0
-    while total_bags >= rules.bag_limit:
-        total_bags -= rules.bag_limit
+    bag_limit = rules.bag_limit
+    while total_bags >= bag_limit:
+        total_bags -= bag_limit
         penalty -= rules.bag_penalty
     hand_points += penalty
 
     return SideResult(
         seats=seats,
-        seat_results=tuple(SeatResult(seat, bids[seat], tricks[seat]) for seat in seats),
+        seat_results=tuple(seat_results),
         contract=contract,
         contract_tricks=counted,
         contract_made=contract_made,
@@ -110,3 +123,32 @@ def score_side(
         total_score=score_before + hand_points,
         total_bags=total_bags,
     )
+
+
+# Every hand scores a result per seat (and per Nil): interned, as they repeat so often. Results
+# are immutable values, so a shared one is the same as a new one. Tables are filled on first use.
+_SEATS: Final = 4
+_TRICKS: Final = MAX_HAND_SIZE + 1
+_SEAT_RESULTS: Final[list[SeatResult | None]] = [None] * (_SEATS * 2 * _TRICKS * _TRICKS)
+_NIL_RESULTS: Final[list[NilResult | None]] = [None] * (_SEATS * 2 * _TRICKS)
+
+
+def _seat_result(seat: int, bid: Bid, tricks: int) -> SeatResult:
+    if not (0 <= seat < _SEATS and 0 <= bid.tricks < _TRICKS and 0 <= tricks < _TRICKS):
+        return SeatResult(seat, bid, tricks)
+    index = ((seat * 2 + (1 if bid.blind else 0)) * _TRICKS + bid.tricks) * _TRICKS + tricks
+    result = _SEAT_RESULTS[index]
+    if result is None:
+        result = _SEAT_RESULTS[index] = SeatResult(seat, bid, tricks)
+    return result
+
+
+def _nil_result(seat: int, blind: bool, tricks: int, made: bool, points: int) -> NilResult:
+    # (made and points follow from blind and tricks)
+    if not (0 <= seat < _SEATS and 0 <= tricks < _TRICKS):
+        return NilResult(seat, blind, tricks, made, points)
+    index = (seat * 2 + (1 if blind else 0)) * _TRICKS + tricks
+    result = _NIL_RESULTS[index]
+    if result is None:
+        result = _NIL_RESULTS[index] = NilResult(seat, blind, tricks, made, points)
+    return result

@@ -19,7 +19,7 @@ from typing import Final
 #: A seat number: 0 North, 1 East, 2 South, 3 West.
 Seat = int
 
-SEAT_NAMES: Final = ("North", "East", "South", "West")
+SEAT_NAMES: Final[tuple[str, ...]] = ("North", "East", "South", "West")
 
 
 def seat_name(seat: Seat) -> str:

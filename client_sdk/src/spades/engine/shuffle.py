@@ -24,10 +24,11 @@ from __future__ import annotations
 import hashlib
 import secrets
 import struct
+from typing import Final
 
 SHUFFLE_VERSION = "spades-shuffle-v1"
-_LABEL = SHUFFLE_VERSION.encode()
-SEED_BYTES = 32
+_LABEL: Final = SHUFFLE_VERSION.encode()
+SEED_BYTES: Final = 32
 
 
 def new_seed() -> bytes:
@@ -40,8 +41,12 @@ def commitment(seed: bytes) -> bytes:
     return hashlib.sha256(seed).digest()
 
 
-_U32 = struct.Struct(">I")
-_BLOCK_WORDS = struct.Struct(">8I")
+_U32: Final = struct.Struct(">I")
+_BLOCK_WORDS: Final = struct.Struct(">8I")
+#: ``u32(i)`` of the first blocks, packed once (a deal of 54 cards reads 7 blocks).
+_BLOCK_NUMBERS: Final = tuple(_U32.pack(index) for index in range(16))
+#: The words of 1, 2, ... 8 blocks read at once.
+_WORDS_OF_BLOCKS: Final = tuple(struct.Struct(f">{8 * blocks}I") for blocks in range(1, 9))
 
 
 class RandomStream:
@@ -56,22 +61,41 @@ class RandomStream:
         self._position = 0
         self._block_index = 0
 
-    def _next_word(self) -> int:
-        words = self._words
-        if self._position == len(words):
-            block = self._hash.copy()
-            block.update(_U32.pack(self._block_index))
-            self._block_index += 1
-            words.extend(_BLOCK_WORDS.unpack(block.digest()))
-        word: int = words[self._position]
-        self._position += 1
-        return word
+    def reserve(self, count: int) -> None:
+        """Compute the stream's next ``count`` words now, in one go (a deal knows how many
+        draws it makes, unless one is rejected): the blocks' digests read as one string."""
+        blocks = (count - (len(self._words) - self._position) + 7) // 8
+        if blocks <= 0:
+            return
+        if blocks > len(_WORDS_OF_BLOCKS):
+            for _ in range(blocks):
+                self._add_block()
+            return
+        first = self._block_index
+        digests = b"".join([self._digest(first + offset) for offset in range(blocks)])
+        self._block_index = first + blocks
+        self._words.extend(_WORDS_OF_BLOCKS[blocks - 1].unpack(digests))
+
+    def _add_block(self) -> None:
+        index = self._block_index
+        self._block_index = index + 1
+        self._words.extend(_BLOCK_WORDS.unpack(self._digest(index)))
+
+    def _digest(self, index: int) -> bytes:
+        """Block ``index`` of the stream."""
+        block = self._hash.copy()
+        block.update(_BLOCK_NUMBERS[index] if index < len(_BLOCK_NUMBERS) else _U32.pack(index))
+        return block.digest()
 
     def uniform(self, bound: int) -> int:
         """An integer in ``range(bound)``, every value equally likely."""
         limit = 0x1_0000_0000 - 0x1_0000_0000 % bound
+        words = self._words
         while True:
-            word = self._next_word()
+            if self._position == len(words):
+                self._add_block()
+            word: int = words[self._position]
+            self._position += 1
             if word < limit:
                 return word % bound
 
@@ -85,6 +109,7 @@ def shuffled_deck(seed: bytes, hand_number: int, deck: list[int]) -> list[int]:
     """The deck after the Fisher-Yates shuffle of hand ``hand_number``."""
     stream = RandomStream(seed, hand_number)
     cards = list(deck)
+    stream.reserve(len(cards) - 1)
     for index in range(len(cards) - 1, 0, -1):
         other = stream.uniform(index + 1)
         cards[index], cards[other] = cards[other], cards[index]

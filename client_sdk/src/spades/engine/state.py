@@ -390,8 +390,14 @@ def _hand_started(state: MatchState, event: ev.HandStarted) -> None:
 
 @_evolver(ev.CardsDealt)
 def _cards_dealt(state: MatchState, event: ev.CardsDealt) -> None:
-    if event.cards is not None:
-        state.hands[event.seat] = mask_of(event.cards)
+    fold_cards_dealt(state, event, None if event.cards is None else mask_of(event.cards))
+
+
+def fold_cards_dealt(state: MatchState, event: ev.CardsDealt, mask: int | None) -> None:
+    """The evolver of CardsDealt, given the mask of ``event.cards`` (the deal of commands
+    calls it directly: it has the mask already)."""
+    if mask is not None:
+        state.hands[event.seat] = mask
     state.visible[event.seat] = not event.face_down
     state.counts_before_play = _with(state.counts_before_play, event.seat, event.card_count)
 
@@ -413,9 +419,15 @@ def _cards_shown(state: MatchState, event: ev.CardsShown) -> None:
 
 @_evolver(ev.BidMade)
 def _bid_made(state: MatchState, event: ev.BidMade) -> None:
-    if state.timeout_streaks[event.seat]:
-        _seat_acted(state, event.seat)
-    state.bids[event.seat] = event.bid
+    fold_bid(state, event.seat, event.bid)
+
+
+def fold_bid(state: MatchState, seat: Seat, bid: Bid) -> None:
+    """The evolver of BidMade, from the event's fields (the bid path of commands calls it
+    directly: a decorated evolver is a Python-level call in the compiled build)."""
+    if state.timeout_streaks[seat]:
+        _seat_acted(state, seat)
+    state.bids[seat] = bid
     _advance(state)
 
 
@@ -436,10 +448,13 @@ def _cards_passed(state: MatchState, event: ev.CardsPassed) -> None:
 
 
 @_evolver(ev.CardPlayed)
-def fold_card_played(state: MatchState, event: ev.CardPlayed) -> None:
-    """The evolver of CardPlayed (public: the play path of commands calls it directly)."""
-    seat = event.seat
-    card = event.card
+def _card_played(state: MatchState, event: ev.CardPlayed) -> None:
+    fold_play(state, event.seat, event.card)
+
+
+def fold_play(state: MatchState, seat: Seat, card: int) -> None:
+    """The evolver of CardPlayed, from the event's fields (the play path of commands calls it
+    directly, with plain ints: the hot path of search and random play)."""
     if state.timeout_streaks[seat]:
         _seat_acted(state, seat)
     trick = state.trick
@@ -447,8 +462,10 @@ def fold_card_played(state: MatchState, event: ev.CardPlayed) -> None:
         # The seat that plays first led (a fold of redacted events may not know who holds
         # the 2♣ that must lead, but it sees who played).
         state.leader = seat
-    state.hands[seat] &= ~(1 << card)
-    state.played |= 1 << card
+    bit = 1 << card
+    hands = state.hands
+    hands[seat] = hands[seat] & ~bit
+    state.played |= bit
     trick.append(PLAYS[seat][card])
     game = state.game
     if game.trump_power[card]:
@@ -460,11 +477,16 @@ def fold_card_played(state: MatchState, event: ev.CardPlayed) -> None:
 
 
 @_evolver(ev.TrickWon)
-def fold_trick_won(state: MatchState, event: ev.TrickWon) -> None:
-    """The evolver of TrickWon (public: the play path of commands calls it directly)."""
-    winner = event.winner
+def _trick_won(state: MatchState, event: ev.TrickWon) -> None:
+    fold_trick(state, event.winner)
+
+
+def fold_trick(state: MatchState, winner: Seat) -> None:
+    """The evolver of TrickWon, from its winner (the play path of commands calls it directly)."""
     state.tricks_won[winner] += 1
-    state.completed_tricks = (*state.completed_tricks, CompletedTrick(tuple(state.trick), winner))
+    # (tuple.__new__ makes the named tuple without the Python-level __new__ it generates)
+    completed = _new_tuple(CompletedTrick, (tuple(state.trick), winner))
+    state.completed_tricks = (*state.completed_tricks, completed)
     state.trick = []
     state.leader = winner
     state.turn = None if len(state.completed_tricks) == state.game.hand_size else winner
@@ -585,6 +607,9 @@ def _first_leader(state: MatchState) -> Seat | None:
             return None
     assert state.dealer is not None  # (a hand has started)
     return state.game.seating.next(state.dealer)
+
+
+_new_tuple: Final = tuple.__new__
 
 
 def _with(values: tuple[_T, ...], index: int, value: _T) -> tuple[_T, ...]:

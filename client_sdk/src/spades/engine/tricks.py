@@ -14,13 +14,19 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from spades.engine.cards import CARDS, LITTLE_JOKER, Card, Suit
+from spades.engine.cards import CARDS, Card
 from spades.engine.seating import Seat
 
 
 def effective_suit(card: int) -> int:
     """The suit a card counts as: its own, or spades for a joker."""
-    return Suit.SPADES if card >= LITTLE_JOKER else card // 13
+    return _SPADES if card >= _LITTLE_JOKER else card // 13
+
+
+# Suit.SPADES and cards.LITTLE_JOKER as constants of this module: the compiled build reads
+# them without a lookup in another module (tests/engine/test_tricks.py checks they agree).
+_SPADES: Final = 3
+_LITTLE_JOKER: Final = 52
 
 
 class Play(NamedTuple):

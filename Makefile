@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos web browser engine lint contract test run demo bench-engine bench-server bench-soak bench-ratings fmt clean
+.PHONY: help install-runtime install buf protos web browser engine lint contract test run demo bench-engine bench-search bench-server bench-soak bench-ratings fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -138,6 +138,13 @@ $(BENCH_STAMP): $(INSTALL_STAMP) client_sdk/pyproject.toml
 
 bench-engine: $(BENCH_STAMP) $(ENGINE_STAMP) ## engine micro-benchmark: the mypyc build vs OpenSpiel (installs the benchmark extra)
 	$(PY) tests/benchmarks/bench_engine.py
+
+# The search bot against the heuristic (issue 12's benchmark: target >= 75% of the matches, at
+# 100 ms a decision), on the mypyc build; e.g. SEARCH_ARGS="--matches 200 --jobs 2 --seed s1"
+# (the arguments replace the defaults: give them all).
+SEARCH_ARGS ?= --matches 1000 --jobs 2
+bench-search: $(INSTALL_STAMP) $(ENGINE_STAMP) ## search bot vs heuristic, 1,000 duplicate matches at 100 ms a decision (SEARCH_ARGS=...)
+	$(VENV)/bin/spades-arena --team-a search --team-b heuristic $(SEARCH_ARGS)
 
 # e.g. BENCH_ARGS="--backends sqlite,postgres --tables 16 --seconds 5"
 BENCH_ARGS ?=

@@ -10,8 +10,20 @@ import pytest
 from spades.bot import Bot, BotView, SeatTracker, run_local_match
 from spades.bot.thinking import turn_seconds
 from spades.commands.bot import make_bot
-from spades.engine import BID, Card, Clock, Phase, Rules, parse_cards, redact, seated_match
+from spades.engine import (
+    BID,
+    PLAY,
+    Card,
+    Clock,
+    MatchState,
+    Phase,
+    Rules,
+    parse_cards,
+    redact,
+    seated_match,
+)
 from spades.engine import events as ev
+from spades.engine.shuffle import first_dealer
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from spades_bots.registry import bot_class
@@ -115,3 +127,44 @@ def test_cards_with_nothing_between_them_are_searched_once() -> None:
         Card.parse("KH"): [Card.parse("KH")],
         Card.parse("AS"): [Card.parse("AS")],
     }
+
+
+def dealt_by_west(hands: dict[int, str], bids: list[int], *plays: str) -> MatchState:
+    """West deals ``hands`` (the rest of the deck in order to fill them), North bids first and
+    leads; the bids and cards are played in turn."""
+    given = {seat: list(parse_cards(text)) for seat, text in hands.items()}
+    rest = [n for n in range(52) if all(n not in cards for cards in given.values())]
+    deal: list[list[int]] = []
+    for seat in range(4):
+        cards: list[int] = list(given.get(seat, []))
+        while len(cards) < 13:
+            cards.append(rest.pop(0))
+        deal.append(cards)
+    seed = next(bytes([b]) * 32 for b in range(256) if first_dealer(bytes([b]) * 32, 4) == 3)
+    state, _ = seated_match(Rules(), seed, preset_deals=[deal])
+    for bid in bids:
+        state, _ = state.apply(state.seat_to_act(), BID[bid])
+    for text in plays:
+        state, _ = state.apply(state.seat_to_act(), PLAY[Card.parse(text)])
+    return state
+
+
+PLAYOUT_HANDS = {0: "AH AC 2D", 1: "2H 2C TD", 2: "3H 3C 3D 9D QD", 3: "4H 4C"}
+
+
+def test_the_playout_sheds_its_highest_loser_once_the_contract_is_made() -> None:
+    # North-South bid 1 and 1 and North has taken two tricks: South ducks East's 10 with its
+    # highest card under it (a bag later is likelier from the 9 than from the 3).
+    made = dealt_by_west(
+        PLAYOUT_HANDS, [1, 4, 1, 4], "AH", "2H", "3H", "4H", "AC", "2C", "3C", "4C", "2D", "TD"
+    )
+    assert made.seat_to_act() == 2 and made.tricks_won[0] == 2
+    assert Playout(Rules()).card(made, 2) == Card.parse("9D")
+
+
+def test_the_playout_stays_under_an_opponents_nil_card() -> None:
+    # East bid Nil and is winning with the 10: South, whose side still needs tricks, stays
+    # under it with the 9 rather than take the trick with the queen.
+    nil = dealt_by_west(PLAYOUT_HANDS, [4, 0, 4, 4], "2D", "TD")
+    assert nil.seat_to_act() == 2
+    assert Playout(Rules()).card(nil, 2) == Card.parse("9D")

@@ -14,8 +14,13 @@ error of that difference, over at least ``MIN_WORLDS`` worlds: the perfect-infor
 playouts are optimistic, and a handful of worlds is mostly noise (overruling the heuristic on
 every small edge lost 45 of 60 duplicate matches to it; with this test the search won 24 of 40).
 
-Bids, the Blind Nil choice and the card pass are the heuristic's (a simple model of the hand);
-a decision with one legal card is instant.
+Bids are simulated too: for each legal number within ``BID_REACH`` of the heuristic's bid, every
+sampled world is bid out (the seats after this one bid their count of tricks) and played out by
+the same policy, and the bid is scored like a card, by the change in the match outcome; the
+heuristic's bid stands unless another measures clearly better (the same test as for cards). A
+Nil the heuristic bids stands (perfect-information playouts make a Nil look easier than it
+is). The Blind Nil choice and the card pass are the heuristic's; a decision with one legal
+action is instant.
 
 Time: ``think_ms`` per decision (100 by default), never more than the turn clock allows
 (:mod:`spades.bot.thinking`); one core. The worlds of a decision come from a generator seeded
@@ -36,9 +41,13 @@ from spades.bot import Bot, BotView
 from spades.bot.thinking import decision_seconds
 from spades.bot.worlds import Holders, sample_world
 from spades.engine import (
+    BID,
     PLAY,
+    Action,
     Card,
+    MakeBid,
     MatchState,
+    Phase,
     Rules,
     card_power,
     cards_of,
@@ -48,7 +57,7 @@ from spades.engine import (
 from spades.engine import events as ev
 from spades.engine.cards import iter_cards
 from spades.engine.legal import play_mask
-from spades_bots.heuristic import HeuristicBot, Powers, estimate_tricks
+from spades_bots.heuristic import HeuristicBot, Powers, estimate_tricks, nearest_legal_bid
 
 #: How far (in tricks) a seat's bid is expected to stray from the heuristic's count.
 BID_SPREAD = 1.5
@@ -61,7 +70,8 @@ MATCH_POINTS = 300.0
 class Playout:
     """A fast greedy policy for all seats of a complete state (it sees every hand): win what
     the side still needs as cheaply as possible, never beat a partner, duck once the contract is
-    made, and as a clean Nil bidder stay under (or be overtaken)."""
+    made (shedding the highest card that loses), stay under an opponent's Nil card, and as a
+    clean Nil bidder stay under (or be overtaken)."""
 
     def __init__(self, rules: Rules) -> None:
         self.players = rules.players
@@ -123,10 +133,14 @@ class Playout:
             if winners and self._clean_nil(state, partner):
                 return min(winners, key=power.__getitem__)  # cover my Nil partner
             return min(losers or legal, key=self._low)
-        if winners and self._side_needs(state, seat):
+        if losers and self._clean_nil(state, best_seat):
+            return max(losers, key=self._shed)  # stay under the Nil bidder's card
+        needs = self._side_needs(state, seat)
+        if winners and needs:
             return min(winners, key=power.__getitem__)
         if losers:
-            return min(losers, key=self._low)
+            # Made: shed the card most likely to take a bag later; else keep the high ones.
+            return min(losers, key=self._low) if needs else max(losers, key=self._shed)
         return min(winners, key=power.__getitem__)
 
     def distinct(self, hand: Sequence[Card], played: Iterable[int]) -> dict[Card, list[Card]]:
@@ -154,6 +168,9 @@ class Playout:
     def _low(self, card: int) -> tuple[bool, int]:
         return (self.strength[card] > 13, self.strength[card])  # keep trumps, shed low
 
+    def _shed(self, card: int) -> tuple[bool, int]:
+        return (self.strength[card] <= 13, self.strength[card])  # side cards first, high first
+
     def _clean_nil(self, state: MatchState, seat: int) -> bool:
         bid = state.bids[seat]
         return bid is not None and bid.tricks == 0 and state.tricks_won[seat] == 0
@@ -178,25 +195,25 @@ def side_values(state: MatchState) -> list[float]:
 
 
 class Measurements:
-    """Each card's outcomes over the sampled worlds, with the worlds' weights."""
+    """Each choice's outcomes (a card, or a bid) over the sampled worlds, with their weights."""
 
-    def __init__(self, cards: Sequence[Card]) -> None:
+    def __init__(self, cards: Sequence[int]) -> None:
         self.cards = list(cards)
         self.weights: list[float] = []
-        self.outcomes: dict[Card, list[float]] = {card: [] for card in cards}
+        self.outcomes: dict[int, list[float]] = {card: [] for card in cards}
 
     def add(self, weight: float, outcomes: Sequence[float]) -> None:
         self.weights.append(weight)
         for card, outcome in zip(self.cards, outcomes, strict=True):
             self.outcomes[card].append(outcome)
 
-    def mean(self, card: Card) -> float:
+    def mean(self, card: int) -> float:
         total = sum(self.weights)
         if not total:
             return 0.0
         return sum(w * x for w, x in zip(self.weights, self.outcomes[card], strict=True)) / total
 
-    def clearly_better(self, card: Card, other: Card, margin: float) -> bool:
+    def clearly_better(self, card: int, other: int, margin: float) -> bool:
         """True when ``card`` beats ``other`` by more than ``margin`` points on average, and by
         more than twice the standard error of that average (the same worlds serve both, so
         their difference is measured world by world), over at least ``MIN_WORLDS`` worlds."""
@@ -241,7 +258,40 @@ class SearchBot(Bot):
         return self.heuristic.choose_blind_nil(view)
 
     def bid(self, view: BotView) -> int:
-        return self.heuristic.bid(view)
+        prior = self.heuristic.bid(view)
+        candidates = bid_candidates(prior, view.legal_bids)
+        if len(candidates) == 1:
+            return prior
+        found = self.measure_bids(view, candidates)
+        best = max(candidates, key=lambda bid: (found.mean(bid), bid == prior))
+        return best if found.clearly_better(best, prior, self.margin) else prior
+
+    def measure_bids(self, view: BotView, bids: Sequence[int]) -> Measurements:
+        """Each bid's outcome in every world sampled within the time: the later seats bid
+        their count of tricks, and the hand is played out by the playout policy."""
+        started = time.perf_counter()
+        self.last_budget = decision_seconds(view.rules, self.think_ms / 1000)
+        stop = started + self.last_budget
+        rng = random.Random(f"{self.seed}:{view.hand_number}:bid:{view.seat}")
+        holders = Holders(view)
+        playout = self._playout(view.rules)
+        powers = Powers(view.rules)
+        found = Measurements(bids)
+        while self.max_worlds is None or len(found.weights) < self.max_worlds:
+            world = sample_world(view, rng, holders)
+            # What the seats still to bid would bid: their count of tricks, at least 1.
+            counts = [
+                max(1, round(estimate_tricks(cards_of(hand), view.rules, powers)))
+                for hand in world.hands
+            ]
+            found.add(
+                bid_likelihood(world, view, powers),
+                [bid_out(world, view.seat, bid, counts, playout) for bid in bids],
+            )
+            if time.perf_counter() > stop:
+                break
+        self.last_worlds = len(found.weights)
+        return found
 
     def pass_cards(self, view: BotView) -> list[Card]:
         return self.heuristic.pass_cards(view)
@@ -316,6 +366,41 @@ def bid_likelihood(world: MatchState, view: BotView, powers: Powers) -> float:
     return weight
 
 
+#: How far from the heuristic's bid the simulation looks.
+BID_REACH = 2
+
+
+def bid_candidates(prior: int, legal: Sequence[int]) -> list[int]:
+    """The bids worth simulating: the legal numbers within ``BID_REACH`` of the heuristic's
+    bid (a Nil the heuristic chose stands: perfect-information playouts make Nil look easy)."""
+    if prior == 0:
+        return [prior]
+    return [bid for bid in legal if bid > 0 and abs(bid - prior) <= BID_REACH] or [prior]
+
+
+def bid_out(
+    world: MatchState, seat: int, bid: int, counts: Sequence[int], playout: Playout
+) -> float:
+    """The change in the match outcome, for ``seat``'s side, of bidding ``bid`` in ``world``:
+    the seats after it bid their ``counts`` (or the nearest legal number), anything else
+    before the play is the clock's default, and the hand is played out by ``playout``."""
+    state = world.clone()
+    before = side_values(state)
+    hand = state.hand_number
+    events = state.act(seat, BID[bid])
+    while state.phase is not Phase.PLAYING and state.hand_number == hand and not state.is_over:
+        turn = state.seat_to_act()
+        if state.phase is Phase.BIDDING:
+            legal = [
+                action.tricks for action in state.legal_actions(turn) if isinstance(action, MakeBid)
+            ]
+            action: Action = BID[nearest_legal_bid(counts[turn], legal)]
+        else:
+            action = state.automatic_action()
+        events = state.act(turn, action)
+    return finish(state, seat, before, hand, events, playout)
+
+
 def play_out(world: MatchState, seat: int, card: int, playout: Playout) -> float:
     """The change in the match outcome, for ``seat``'s side, of playing ``card`` in ``world``
     and the rest of the hand by ``playout``."""
@@ -323,6 +408,19 @@ def play_out(world: MatchState, seat: int, card: int, playout: Playout) -> float
     before = side_values(state)
     hand = state.hand_number
     events = state.act(seat, PLAY[card])
+    return finish(state, seat, before, hand, events, playout)
+
+
+def finish(
+    state: MatchState,
+    seat: int,
+    before: Sequence[float],
+    hand: int,
+    events: list[ev.Event],
+    playout: Playout,
+) -> float:
+    """Play the hand out by ``playout`` (in place) and measure the change in the match
+    outcome for ``seat``'s side since ``before``."""
     while state.hand_number == hand and not state.is_over:
         turn = state.seat_to_act()
         events = state.act(turn, PLAY[playout.card(state, turn)])

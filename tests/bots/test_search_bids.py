@@ -1,0 +1,68 @@
+"""The search bot's bids by simulation: each candidate bid is scored by playing the sampled
+worlds out, so a bid's value is what it would score, bags and sets included."""
+
+from __future__ import annotations
+
+from spades.bot import BotView, SeatTracker
+from spades.engine import BID, MatchState, Phase, Rules, parse_cards, redact, seated_match
+from spades.engine.shuffle import first_dealer
+from spades_bots.heuristic import HeuristicBot
+from spades_bots.search import SearchBot, bid_candidates
+
+NORTH, EAST, SOUTH, WEST = range(4)
+ALL_SPADES = "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS"
+
+
+def north_bids_last(north: str, bids: dict[int, int]) -> BotView:
+    """North deals (so bids last) holding ``north``; the others bid ``bids``. North's view."""
+    mine: list[int] = list(parse_cards(north))
+    rest = [number for number in range(52) if number not in mine]
+    deal = [mine, rest[:13], rest[13:26], rest[26:]]
+    seed = next(bytes([b]) * 32 for b in range(256) if first_dealer(bytes([b]) * 32, 4) == NORTH)
+    state: MatchState
+    state, events = seated_match(Rules(), seed, preset_deals=[deal])
+    while state.seat_to_act() != NORTH:
+        seat = state.seat_to_act()
+        state, more = state.apply(seat, BID[bids[seat]])
+        events += more
+    assert state.phase is Phase.BIDDING
+    tracker = SeatTracker(NORTH)
+    for event in events:
+        tracker.fold(redact(event, NORTH))
+    return tracker.view(state.legal_actions(NORTH))
+
+
+def test_each_bid_scores_what_the_played_out_hand_would() -> None:
+    # North holds every spade, so takes all 13 tricks in every world; South's Nil is made in
+    # every world, and East-West are set in every world, whatever North bids. Each bid short
+    # of 13 then costs its 10 points and a bag (10 points: a tenth of the 100-point penalty).
+    view = north_bids_last(ALL_SPADES, {EAST: 3, SOUTH: 0, WEST: 3})
+    bot = SearchBot(seed=1, think_ms=10_000, max_worlds=4)
+    found = bot.measure_bids(view, [11, 12, 13])
+    assert len(found.weights) == 4 and bot.last_worlds == 4
+    assert round(found.mean(13) - found.mean(12), 6) == 19
+    assert round(found.mean(12) - found.mean(11), 6) == 19
+    assert all(outcome == found.outcomes[13][0] for outcome in found.outcomes[13])
+
+
+def test_the_simulation_overrules_a_heuristic_bid_it_measures_worse() -> None:
+    # The heuristic trims its count of 13 because the table has bid 6 (tricks are fought over)
+    # and bids 9; every world shows North taking all 13, so the simulation bids as high as it
+    # looks (two above the heuristic), for fewer bags.
+    view = north_bids_last(ALL_SPADES, {EAST: 3, SOUTH: 0, WEST: 3})
+    assert HeuristicBot().bid(view) == 9
+    assert SearchBot(seed=3, think_ms=10_000, max_worlds=8).bid(view) == 11
+
+
+def test_bids_are_simulated_near_the_heuristic_and_nil_stands() -> None:
+    legal = list(range(14))
+    assert bid_candidates(4, legal) == [2, 3, 4, 5, 6]
+    assert bid_candidates(1, legal) == [1, 2, 3]
+    assert bid_candidates(0, legal) == [0]  # the heuristic's Nil is not second-guessed
+    assert bid_candidates(12, [*range(10), 12]) == [12]
+
+
+def test_a_simulated_bid_repeats_for_a_seed() -> None:
+    view = north_bids_last("AH KH 5H 2D 3D KD 4C 7C QC 3S 8S QS AS", {EAST: 4, SOUTH: 3, WEST: 3})
+    bids = [SearchBot(seed=7, think_ms=10_000, max_worlds=6).bid(view) for _ in range(2)]
+    assert bids[0] == bids[1] and bids[0] in view.legal_bids

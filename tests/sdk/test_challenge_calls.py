@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
 from spades.client import SyncSpadesClient
 from spades.engine import Rules
 from spades.manifest import manifest_of
+from spades_server import integrity
 from spades_server.server import SpadesServer
 
 
@@ -55,8 +57,15 @@ def _sync_challenges(address: str) -> list[str]:
 
 
 @pytest.mark.asyncio
-async def test_the_sync_client_challenges_answers_and_cancels(server: SpadesServer) -> None:
+async def test_the_sync_client_challenges_answers_and_cancels(
+    server: SpadesServer, database: Path
+) -> None:
     seen = await asyncio.wait_for(
         asyncio.to_thread(_sync_challenges, f"127.0.0.1:{server.port}"), 60
     )
     assert seen == ["cancelled", "seating", "accepted", "0"]
+    # The log with its challenge streams is whole, and every row decodes (the integrity check
+    # reads challenge rows with their own reader).
+    decoded = integrity.decode_everything(database)
+    assert decoded.findings == [] and decoded.events > 20
+    assert integrity.check_database(database).findings == []

@@ -6,6 +6,7 @@ refusal with its status and reason code, changing nothing."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -409,3 +410,32 @@ async def test_a_rated_challenge_played_to_the_end_is_rated_for_both_accounts(
     for party in (ada, bea):
         (rating,) = await ada.client.ratings(party.account_id)
         assert (rating.pool, rating.matches) == ("partnership", 1)
+
+
+async def test_an_acceptance_a_crash_left_without_its_table_is_finished_when_read(
+    server: SpadesServer, parties: dict[str, Party]
+) -> None:
+    ada, bea = parties["Ada"], parties["Bea"]
+    made = await ada.client.create_challenge([bea.account_id], ONE_HAND)
+    # The last acceptance is in the log, but the server "died" before opening the table.
+    bea_account = await server.accounts.load(bea.account_id)
+    await server.challenges.store.execute(
+        made.challenge_id,
+        lambda challenge: challenges.decide_acceptance(challenge, bea_account, time.time()),
+    )
+    assert server.projection.tables == {}
+    # The next read finishes it: the table with its seats, and both parties told.
+    seen = await ada.client.get_challenge(made.challenge_id)
+    assert seen.state == "accepted"
+    table = await ada.client.get_table(seen.table_id)
+    assert [s.account_id for s in table.message.seats] == [
+        ada.account_id,
+        bea.account_id,
+        ada.account_id,
+        bea.account_id,
+    ]
+    for party in (ada, bea):
+        (assigned,) = await events_of(party, {"table_assigned"}, 1)
+        assert assigned.table_assigned.table_id == seen.table_id
+    assert await ada.client.get_challenge(made.challenge_id) == seen  # once: nothing more
+    assert len(server.projection.tables) == 1

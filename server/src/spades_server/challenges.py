@@ -669,11 +669,32 @@ class Challenges:
             )
 
     async def settle(self, challenge_id: str) -> ChallengeState:
-        """The challenge, its expiry appended (and told) if it is due."""
+        """The challenge, its expiry appended (and told) if it is due, its table opened (and
+        told) if a crash came between its last acceptance and the table."""
         before = await self.store.load(challenge_id)
+        if before.message.state == ACCEPTED and not await self._table_ready(before):
+            log.info("finishing an accepted challenge", challenge_id=challenge_id)
+            last = log_pb2.ChallengeAcceptance(table_id=before.message.table_id)
+            await self.answered(before, log_pb2.ChallengeLogEntry(accepted=last))
         if not before.due(time.time()):
             return before
         return await self.expire(challenge_id)
+
+    async def _table_ready(self, challenge: ChallengeState) -> bool:
+        """Whether the accepted challenge's table exists with every seat held, and every
+        party was told of it."""
+        try:
+            table = await self.tables.load(challenge.message.table_id)
+        except errors.RequestError as error:
+            if error.code is grpc.StatusCode.NOT_FOUND:
+                return False
+            raise
+        if len(table.seat_accounts) != len(challenge.message.seating) and not table.started:
+            return False
+        for party in challenge.parties():  # and every party was told
+            if challenge.message.table_id not in (await self.accounts.load(party)).assigned_tables:
+                return False
+        return True
 
     async def expire(self, challenge_id: str) -> ChallengeState:
         expired: list[log_pb2.ChallengeLogEntry] = []
@@ -903,7 +924,7 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
     async def GetChallenge(
         self, request: challenge_pb2.GetChallengeRequest, context: Context
     ) -> challenge_pb2.GetChallengeResponse:
-        challenge = await self._store.load(request.challenge_id)
+        challenge = await self._challenges.settle(request.challenge_id)
         return challenge_pb2.GetChallengeResponse(challenge=challenge.view(time.time()))
 
     async def ListChallenges(

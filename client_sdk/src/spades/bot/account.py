@@ -113,7 +113,14 @@ class AccountRunner:
         return sum(not task.done() for task in self._tables.values())
 
     def stop(self) -> None:
+        """Stop following the stream; :meth:`run` returns once the tables in play end."""
         self.stopping.set()
+
+    def abandon(self) -> None:
+        """Stop, and leave the tables in play now (their seats go to the clock)."""
+        self.stopping.set()
+        for task in self._tables.values():
+            task.cancel()
 
     async def run(self) -> RunnerStats:
         """Follow the stream until :meth:`stop` (then the tables being played are finished),

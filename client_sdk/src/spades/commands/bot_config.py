@@ -280,8 +280,18 @@ async def run_config(
             backoff=backoff,
         )
         loop = asyncio.get_running_loop()
+
+        def on_signal() -> None:
+            # The first signal finishes the games in play; a second leaves them.
+            if runner.stopping.is_set():
+                log.warning("leaving the games in play")
+                runner.abandon()
+            else:
+                log.info("stopping: finishing the games in play (again to leave them)")
+                runner.stop()
+
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, runner.stop)
+            loop.add_signal_handler(signum, on_signal)
         if config.tournaments:
             # TODO(issue 11, tournaments): enter each tournament named here once the
             # TournamentService exists on this branch; its pairings arrive as table_assigned

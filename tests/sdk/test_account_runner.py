@@ -1,0 +1,101 @@
+"""AccountRunner across a server restart (it reconnects, resumes after its last sequence and
+answers a challenge made meanwhile) and beside a newer runner for the same account (it stops:
+one stream per account)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from spades.bot import Backoff
+from spades.bot.account import AccountRunner, Superseded, accept_all
+from spades.client import SpadesClient
+from spades.engine import Rules
+from spades_bots.random_bot import RandomBot
+from spades_server.config import Settings
+from spades_server.server import SpadesServer
+
+pytestmark = pytest.mark.asyncio
+
+
+def settings(database: Path, port: int = 0) -> Settings:
+    return Settings(
+        listen=f"127.0.0.1:{port}",
+        database=str(database),
+        metrics="off",
+        web="off",
+        shutdown_grace=0.2,
+    )
+
+
+async def until(condition: object, seconds: float = 30) -> None:
+    async with asyncio.timeout(seconds):
+        while not condition():  # type: ignore[operator]
+            await asyncio.sleep(0.1)
+
+
+async def test_the_runner_reconnects_after_a_restart_and_answers_what_came_meanwhile(
+    database: Path,
+) -> None:
+    server = SpadesServer(settings(database))
+    port = await server.start()
+    address = f"127.0.0.1:{port}"
+    try:
+        async with SpadesClient(address) as anonymous:
+            host = await anonymous.create_account("Restart Host", kind="person")
+            guest = await anonymous.create_account("Restart Guest", kind="bot")
+        async with (
+            SpadesClient(address, account_key=guest.key) as guest_client,
+            SpadesClient(address, account_key=host.key) as host_client,
+        ):
+            runner = AccountRunner(
+                guest_client, RandomBot, policy=accept_all, backoff=Backoff(initial=0.1)
+            )
+            running = asyncio.create_task(runner.run())
+            await until(lambda: runner.sequence >= 2)  # created, key issued: it follows
+            seen = runner.sequence
+            await server.stop()
+            server = SpadesServer(settings(database, port))
+            await server.start()
+            made = await host_client.create_challenge(
+                [guest.account.account_id], Rules(max_hands=1), expiry_seconds=60
+            )
+            await until(lambda: made.challenge_id in runner.stats.accepted)
+            assert runner.stats.reconnects >= 1 and runner.sequence > seen
+            # The host plays its seats too, so the guest's games end (it finishes them on stop).
+            hosting = AccountRunner(host_client, RandomBot)
+            host_running = asyncio.create_task(hosting.run())
+            await until(lambda: len(runner.stats.outcomes) == 2, 60)
+            for each in (runner, hosting):
+                each.stop()
+            await asyncio.gather(running, host_running)
+            assert (await host_client.get_challenge(made.challenge_id)).state == "accepted"
+    finally:
+        await server.stop()
+
+
+async def test_a_newer_runner_for_the_account_takes_over(database: Path) -> None:
+    server = SpadesServer(settings(database))
+    port = await server.start()
+    address = f"127.0.0.1:{port}"
+    try:
+        async with SpadesClient(address) as anonymous:
+            made = await anonymous.create_account("Twice Run", kind="bot")
+        async with (
+            SpadesClient(address, account_key=made.key) as first_client,
+            SpadesClient(address, account_key=made.key) as second_client,
+        ):
+            first = AccountRunner(first_client, RandomBot)
+            older = asyncio.create_task(first.run())
+            await until(lambda: first.sequence >= 2)
+            second = AccountRunner(second_client, RandomBot)
+            newer = asyncio.create_task(second.run())
+            with pytest.raises(Superseded):
+                await asyncio.wait_for(older, 30)
+            await until(lambda: second.sequence >= 2)
+            second.stop()
+            await newer
+    finally:
+        await server.stop()

@@ -35,6 +35,8 @@ from spades.v1 import (
     play_pb2_grpc,
     rating_pb2,
     rating_pb2_grpc,
+    tournament_pb2,
+    tournament_pb2_grpc,
 )
 from spades_server import errors, integrity, limits, metrics
 from spades_server.absent import AbsentPlayers
@@ -55,6 +57,8 @@ from spades_server.projection import LobbyProjection
 from spades_server.rating_service import RatingServicer
 from spades_server.ratings import POOLS, PoolStore, RatingKeeper
 from spades_server.tables import TableStore
+from spades_server.tournament_service import TournamentServicer
+from spades_server.tournaments import TournamentDriver, TournamentStore
 from spades_server.unclaimed import UnclaimedSeats
 from spades_server.web import Gateway
 
@@ -74,6 +78,7 @@ SERVICE_NAMES = (
     admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
     account_pb2.DESCRIPTOR.services_by_name["AccountService"].full_name,
     rating_pb2.DESCRIPTOR.services_by_name["RatingService"].full_name,
+    tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
 )
 
 
@@ -226,6 +231,11 @@ class SpadesServer:
         self.ratings = RatingKeeper(self.pools, self._announce_rating)
         self.store.listeners.append(self.ratings.table_changed)
         self.clock = TurnClock(self.store)
+        self.tournaments = TournamentStore(self.log)
+        self.tournament_driver = TournamentDriver(
+            self.tournaments, self.store, self.accounts, poll=settings.tournament_poll
+        )
+        self.store.listeners.append(self.tournament_driver.table_changed)
         if not self.log.sole_writer:
             # Other replicas append too: fold what they write into this one's cached tables.
             self.projection.listeners.append(self.store.observe)
@@ -348,6 +358,18 @@ class SpadesServer:
         rating_pb2_grpc.add_RatingServiceServicer_to_server(
             RatingServicer(self.pools, self.accounts), self.server
         )
+        tournament_pb2_grpc.add_TournamentServiceServicer_to_server(
+            TournamentServicer(
+                self.tournaments,
+                self.tournament_driver,
+                self.accounts,
+                self.store,
+                OperatorGate(self.settings.operator_token),
+                self.settings.tournaments,
+                self.shutdown.event,
+            ),
+            self.server,
+        )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
             (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
@@ -374,6 +396,8 @@ class SpadesServer:
             # Substitutes are house bots: without any, absent players are left to the clock.
             await self.absent.start()
         await self.unclaimed.start(self.projection.waiting_table_ids())
+        # Every tournament that is not over goes on from its stream (after a kill too).
+        await self.tournament_driver.start()
         host = self.settings.listen.rpartition(":")[0]
         log.info(
             "serving",
@@ -408,6 +432,7 @@ class SpadesServer:
         """Stop taking calls, let in-flight commands finish, close streams with UNAVAILABLE."""
         self.log_health.stopped = True
         await self.health.enter_graceful_shutdown()
+        await self.tournament_driver.stop()
         await self.absent.stop()
         await self.unclaimed.stop()
         await self.house_bots.stop()

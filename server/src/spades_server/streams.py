@@ -1,4 +1,4 @@
-"""The kinds of stream in the one event log: tables, accounts and rating pools.
+"""The kinds of stream in the one event log: tables, accounts, rating pools, tournaments.
 
 Every aggregate is a stream of the same log, so each has the log's guarantees (expected
 version, survives a kill, replayable). A table's id is lowercase hex; the others' stream ids
@@ -17,7 +17,10 @@ from typing import Final
 ACCOUNT_PREFIX: Final = "account-"
 #: A rating pool's stream: ``ratings-<pool>`` (spades_server.ratings).
 POOL_PREFIX: Final = "ratings-"
+#: A tournament's stream: ``tournament-<tournament id>``, and the index ``tournament-index``
+#: (spades_server.tournaments).
+TOURNAMENT_PREFIX: Final = "tournament-"
 
 
 def is_table_stream(stream_id: str) -> bool:
-    return not stream_id.startswith((ACCOUNT_PREFIX, POOL_PREFIX))
+    return not stream_id.startswith((ACCOUNT_PREFIX, POOL_PREFIX, TOURNAMENT_PREFIX))

@@ -27,15 +27,15 @@ from spades.v1 import cards_pb2 as spades_dot_v1_dot_cards__pb2
 from spades.v1 import rating_pb2 as spades_dot_v1_dot_rating__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17spades/v1/account.proto\x12\tspades.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15spades/v1/cards.proto\x1a\x16spades/v1/rating.proto\"\x97\x01\n\x07\x41\x63\x63ount\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12$\n\x04kind\x18\x03 \x01(\x0e\x32\x16.spades.v1.AccountKind\x12/\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bkey_revoked\x18\x05 \x01(\x08\"^\n\x14\x43reateAccountRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.spades.v1.AccountKind\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"I\n\x15\x43reateAccountResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\x12\x0b\n\x03key\x18\x02 \x01(\t\"5\n\x11GetAccountRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"9\n\x12GetAccountResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\":\n\x10RotateKeyRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"E\n\x11RotateKeyResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\x12\x0b\n\x03key\x18\x02 \x01(\t\"&\n\x10RevokeKeyRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\"8\n\x11RevokeKeyResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\"\xca\x02\n\x0c\x41\x63\x63ountEvent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x34\n\x0f\x61\x63\x63ount_created\x18\n \x01(\x0b\x32\x19.spades.v1.AccountCreatedH\x00\x12*\n\nkey_issued\x18\x0b \x01(\x0b\x32\x14.spades.v1.KeyIssuedH\x00\x12,\n\x0bkey_revoked\x18\x0c \x01(\x0b\x32\x15.spades.v1.KeyRevokedH\x00\x12\x32\n\x0etable_assigned\x18\r \x01(\x0b\x32\x18.spades.v1.TableAssignedH\x00\x12\x32\n\x0erating_changed\x18\x0e \x01(\x0b\x32\x18.spades.v1.RatingChangedH\x00\x42\x06\n\x04kind\"D\n\x0e\x41\x63\x63ountCreated\x12\x0c\n\x04name\x18\x01 \x01(\t\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.spades.v1.AccountKind\" \n\tKeyIssued\x12\x13\n\x0b\x62y_operator\x18\x01 \x01(\x08\"!\n\nKeyRevoked\x12\x13\n\x0b\x62y_operator\x18\x01 \x01(\x08\"P\n\rTableAssigned\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1e\n\x05seats\x18\x02 \x03(\x0e\x32\x0f.spades.v1.Seat\x12\r\n\x05rated\x18\x03 \x01(\x08\"5\n\rRatingChanged\x12$\n\x05match\x18\x01 \x01(\x0b\x32\x15.spades.v1.MatchRated\"(\n\x0e\x43onnectRequest\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\"9\n\x0f\x43onnectResponse\x12&\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.spades.v1.AccountEvent*Z\n\x0b\x41\x63\x63ountKind\x12\x1c\n\x18\x41\x43\x43OUNT_KIND_UNSPECIFIED\x10\x00\x12\x14\n\x10\x41\x43\x43OUNT_KIND_BOT\x10\x01\x12\x17\n\x13\x41\x43\x43OUNT_KIND_PERSON\x10\x02\x32\x83\x03\n\x0e\x41\x63\x63ountService\x12R\n\rCreateAccount\x12\x1f.spades.v1.CreateAccountRequest\x1a .spades.v1.CreateAccountResponse\x12I\n\nGetAccount\x12\x1c.spades.v1.GetAccountRequest\x1a\x1d.spades.v1.GetAccountResponse\x12\x46\n\tRotateKey\x12\x1b.spades.v1.RotateKeyRequest\x1a\x1c.spades.v1.RotateKeyResponse\x12\x46\n\tRevokeKey\x12\x1b.spades.v1.RevokeKeyRequest\x1a\x1c.spades.v1.RevokeKeyResponse\x12\x42\n\x07\x43onnect\x12\x19.spades.v1.ConnectRequest\x1a\x1a.spades.v1.ConnectResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17spades/v1/account.proto\x12\tspades.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15spades/v1/cards.proto\x1a\x16spades/v1/rating.proto\"\x97\x01\n\x07\x41\x63\x63ount\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12$\n\x04kind\x18\x03 \x01(\x0e\x32\x16.spades.v1.AccountKind\x12/\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bkey_revoked\x18\x05 \x01(\x08\"^\n\x14\x43reateAccountRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.spades.v1.AccountKind\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"I\n\x15\x43reateAccountResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\x12\x0b\n\x03key\x18\x02 \x01(\t\"5\n\x11GetAccountRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"9\n\x12GetAccountResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\":\n\x10RotateKeyRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"E\n\x11RotateKeyResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\x12\x0b\n\x03key\x18\x02 \x01(\t\"&\n\x10RevokeKeyRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\"8\n\x11RevokeKeyResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\"\xcd\x03\n\x0c\x41\x63\x63ountEvent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x34\n\x0f\x61\x63\x63ount_created\x18\n \x01(\x0b\x32\x19.spades.v1.AccountCreatedH\x00\x12*\n\nkey_issued\x18\x0b \x01(\x0b\x32\x14.spades.v1.KeyIssuedH\x00\x12,\n\x0bkey_revoked\x18\x0c \x01(\x0b\x32\x15.spades.v1.KeyRevokedH\x00\x12\x32\n\x0etable_assigned\x18\r \x01(\x0b\x32\x18.spades.v1.TableAssignedH\x00\x12\x32\n\x0erating_changed\x18\x0e \x01(\x0b\x32\x18.spades.v1.RatingChangedH\x00\x12\x43\n\x17tournament_round_paired\x18\x15 \x01(\x0b\x32 .spades.v1.TournamentRoundPairedH\x00\x12<\n\x13tournament_finished\x18\x16 \x01(\x0b\x32\x1d.spades.v1.TournamentFinishedH\x00\x42\x06\n\x04kind\"D\n\x0e\x41\x63\x63ountCreated\x12\x0c\n\x04name\x18\x01 \x01(\t\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.spades.v1.AccountKind\" \n\tKeyIssued\x12\x13\n\x0b\x62y_operator\x18\x01 \x01(\x08\"!\n\nKeyRevoked\x12\x13\n\x0b\x62y_operator\x18\x01 \x01(\x08\"P\n\rTableAssigned\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1e\n\x05seats\x18\x02 \x03(\x0e\x32\x0f.spades.v1.Seat\x12\r\n\x05rated\x18\x03 \x01(\x08\"5\n\rRatingChanged\x12$\n\x05match\x18\x01 \x01(\x0b\x32\x15.spades.v1.MatchRated\"(\n\x0e\x43onnectRequest\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\"9\n\x0f\x43onnectResponse\x12&\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.spades.v1.AccountEvent\"m\n\x15TournamentRoundPaired\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12\r\n\x05round\x18\x02 \x01(\r\x12\x1b\n\x13opponent_account_id\x18\x03 \x01(\t\x12\x11\n\ttable_ids\x18\x04 \x03(\t\"9\n\x12TournamentFinished\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12\x0c\n\x04rank\x18\x02 \x01(\r*Z\n\x0b\x41\x63\x63ountKind\x12\x1c\n\x18\x41\x43\x43OUNT_KIND_UNSPECIFIED\x10\x00\x12\x14\n\x10\x41\x43\x43OUNT_KIND_BOT\x10\x01\x12\x17\n\x13\x41\x43\x43OUNT_KIND_PERSON\x10\x02\x32\x83\x03\n\x0e\x41\x63\x63ountService\x12R\n\rCreateAccount\x12\x1f.spades.v1.CreateAccountRequest\x1a .spades.v1.CreateAccountResponse\x12I\n\nGetAccount\x12\x1c.spades.v1.GetAccountRequest\x1a\x1d.spades.v1.GetAccountResponse\x12\x46\n\tRotateKey\x12\x1b.spades.v1.RotateKeyRequest\x1a\x1c.spades.v1.RotateKeyResponse\x12\x46\n\tRevokeKey\x12\x1b.spades.v1.RevokeKeyRequest\x1a\x1c.spades.v1.RevokeKeyResponse\x12\x42\n\x07\x43onnect\x12\x19.spades.v1.ConnectRequest\x1a\x1a.spades.v1.ConnectResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'spades.v1.account_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ACCOUNTKIND']._serialized_start=1496
-  _globals['_ACCOUNTKIND']._serialized_end=1586
+  _globals['_ACCOUNTKIND']._serialized_start=1797
+  _globals['_ACCOUNTKIND']._serialized_end=1887
   _globals['_ACCOUNT']._serialized_start=119
   _globals['_ACCOUNT']._serialized_end=270
   _globals['_CREATEACCOUNTREQUEST']._serialized_start=272
@@ -55,21 +55,25 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REVOKEKEYRESPONSE']._serialized_start=728
   _globals['_REVOKEKEYRESPONSE']._serialized_end=784
   _globals['_ACCOUNTEVENT']._serialized_start=787
-  _globals['_ACCOUNTEVENT']._serialized_end=1117
-  _globals['_ACCOUNTCREATED']._serialized_start=1119
-  _globals['_ACCOUNTCREATED']._serialized_end=1187
-  _globals['_KEYISSUED']._serialized_start=1189
-  _globals['_KEYISSUED']._serialized_end=1221
-  _globals['_KEYREVOKED']._serialized_start=1223
-  _globals['_KEYREVOKED']._serialized_end=1256
-  _globals['_TABLEASSIGNED']._serialized_start=1258
-  _globals['_TABLEASSIGNED']._serialized_end=1338
-  _globals['_RATINGCHANGED']._serialized_start=1340
-  _globals['_RATINGCHANGED']._serialized_end=1393
-  _globals['_CONNECTREQUEST']._serialized_start=1395
-  _globals['_CONNECTREQUEST']._serialized_end=1435
-  _globals['_CONNECTRESPONSE']._serialized_start=1437
-  _globals['_CONNECTRESPONSE']._serialized_end=1494
-  _globals['_ACCOUNTSERVICE']._serialized_start=1589
-  _globals['_ACCOUNTSERVICE']._serialized_end=1976
+  _globals['_ACCOUNTEVENT']._serialized_end=1248
+  _globals['_ACCOUNTCREATED']._serialized_start=1250
+  _globals['_ACCOUNTCREATED']._serialized_end=1318
+  _globals['_KEYISSUED']._serialized_start=1320
+  _globals['_KEYISSUED']._serialized_end=1352
+  _globals['_KEYREVOKED']._serialized_start=1354
+  _globals['_KEYREVOKED']._serialized_end=1387
+  _globals['_TABLEASSIGNED']._serialized_start=1389
+  _globals['_TABLEASSIGNED']._serialized_end=1469
+  _globals['_RATINGCHANGED']._serialized_start=1471
+  _globals['_RATINGCHANGED']._serialized_end=1524
+  _globals['_CONNECTREQUEST']._serialized_start=1526
+  _globals['_CONNECTREQUEST']._serialized_end=1566
+  _globals['_CONNECTRESPONSE']._serialized_start=1568
+  _globals['_CONNECTRESPONSE']._serialized_end=1625
+  _globals['_TOURNAMENTROUNDPAIRED']._serialized_start=1627
+  _globals['_TOURNAMENTROUNDPAIRED']._serialized_end=1736
+  _globals['_TOURNAMENTFINISHED']._serialized_start=1738
+  _globals['_TOURNAMENTFINISHED']._serialized_end=1795
+  _globals['_ACCOUNTSERVICE']._serialized_start=1890
+  _globals['_ACCOUNTSERVICE']._serialized_end=2277
 # @@protoc_insertion_point(module_scope)

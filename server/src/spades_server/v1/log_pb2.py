@@ -26,35 +26,38 @@ from spades.v1 import account_pb2 as spades_dot_v1_dot_account__pb2
 from spades.v1 import events_pb2 as spades_dot_v1_dot_events__pb2
 from spades.v1 import lobby_pb2 as spades_dot_v1_dot_lobby__pb2
 from spades.v1 import rating_pb2 as spades_dot_v1_dot_rating__pb2
+from spades.v1 import tournament_pb2 as spades_dot_v1_dot_tournament__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aspades/server/v1/log.proto\x12\x10spades.server.v1\x1a\x17spades/v1/account.proto\x1a\x16spades/v1/events.proto\x1a\x15spades/v1/lobby.proto\x1a\x16spades/v1/rating.proto\"j\n\x08LogEntry\x12\x1f\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x10.spades.v1.Event\x12\x11\n\taction_id\x18\x02 \x01(\t\x12*\n\x07secrets\x18\x03 \x01(\x0b\x32\x19.spades.server.v1.Secrets\"B\n\rActionRefusal\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x13\n\x0breason_code\x18\x03 \x01(\t\"\xaf\x01\n\x07Secrets\x12\x0c\n\x04seed\x18\x01 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x02 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x03 \x01(\x0c\x12\x19\n\x11seat_token_sha256\x18\x04 \x01(\x0c\x12\x1f\n\x17substitute_token_sha256\x18\x05 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x06 \x01(\x0c\"\xc4\x01\n\x0bLegacyEvent\x12;\n\rtable_created\x18\n \x01(\x0b\x32$.spades.server.v1.LegacyTableCreated\x12\x35\n\nseat_taken\x18\x0b \x01(\x0b\x32!.spades.server.v1.LegacySeatTaken\x12\x41\n\x10seat_substituted\x18\x1b \x01(\x0b\x32\'.spades.server.v1.LegacySeatSubstituted\"c\n\x12LegacyTableCreated\x12\x0c\n\x04seed\x18\x04 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x05 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x08 \x01(\x0c\",\n\x0fLegacySeatTaken\x12\x19\n\x11seat_token_sha256\x18\x02 \x01(\x0c\"8\n\x15LegacySeatSubstituted\x12\x1f\n\x17substitute_token_sha256\x18\x03 \x01(\x0c\"h\n\x0f\x41\x63\x63ountLogEntry\x12&\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.spades.v1.AccountEvent\x12\x12\n\nkey_sha256\x18\x02 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x03 \x01(\x0c\":\n\x0cPoolLogEntry\x12*\n\x0bmatch_rated\x18\x01 \x01(\x0b\x32\x15.spades.v1.MatchRated\"\x8f\x01\n\x0fLobbyCheckpoint\x12 \n\x06tables\x18\x01 \x03(\x0b\x32\x10.spades.v1.Table\x12\x17\n\x0f\x66inished_tables\x18\x02 \x01(\x03\x12\x41\n\x14quick_match_requests\x18\x03 \x03(\x0b\x32#.spades.server.v1.QuickMatchRequest\"N\n\x11QuickMatchRequest\x12\x19\n\x11request_id_sha256\x18\x01 \x01(\x0c\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aspades/server/v1/log.proto\x12\x10spades.server.v1\x1a\x17spades/v1/account.proto\x1a\x16spades/v1/events.proto\x1a\x15spades/v1/lobby.proto\x1a\x16spades/v1/rating.proto\x1a\x1aspades/v1/tournament.proto\"j\n\x08LogEntry\x12\x1f\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x10.spades.v1.Event\x12\x11\n\taction_id\x18\x02 \x01(\t\x12*\n\x07secrets\x18\x03 \x01(\x0b\x32\x19.spades.server.v1.Secrets\"B\n\rActionRefusal\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x13\n\x0breason_code\x18\x03 \x01(\t\"\xaf\x01\n\x07Secrets\x12\x0c\n\x04seed\x18\x01 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x02 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x03 \x01(\x0c\x12\x19\n\x11seat_token_sha256\x18\x04 \x01(\x0c\x12\x1f\n\x17substitute_token_sha256\x18\x05 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x06 \x01(\x0c\"\xc4\x01\n\x0bLegacyEvent\x12;\n\rtable_created\x18\n \x01(\x0b\x32$.spades.server.v1.LegacyTableCreated\x12\x35\n\nseat_taken\x18\x0b \x01(\x0b\x32!.spades.server.v1.LegacySeatTaken\x12\x41\n\x10seat_substituted\x18\x1b \x01(\x0b\x32\'.spades.server.v1.LegacySeatSubstituted\"c\n\x12LegacyTableCreated\x12\x0c\n\x04seed\x18\x04 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x05 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x08 \x01(\x0c\",\n\x0fLegacySeatTaken\x12\x19\n\x11seat_token_sha256\x18\x02 \x01(\x0c\"8\n\x15LegacySeatSubstituted\x12\x1f\n\x17substitute_token_sha256\x18\x03 \x01(\x0c\"h\n\x0f\x41\x63\x63ountLogEntry\x12&\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.spades.v1.AccountEvent\x12\x12\n\nkey_sha256\x18\x02 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x03 \x01(\x0c\":\n\x0cPoolLogEntry\x12*\n\x0bmatch_rated\x18\x01 \x01(\x0b\x32\x15.spades.v1.MatchRated\"\x8f\x01\n\x0fLobbyCheckpoint\x12 \n\x06tables\x18\x01 \x03(\x0b\x32\x10.spades.v1.Table\x12\x17\n\x0f\x66inished_tables\x18\x02 \x01(\x03\x12\x41\n\x14quick_match_requests\x18\x03 \x03(\x0b\x32#.spades.server.v1.QuickMatchRequest\"N\n\x11QuickMatchRequest\x12\x19\n\x11request_id_sha256\x18\x01 \x01(\x0c\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\"\x86\x01\n\x12TournamentLogEntry\x12)\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x1a.spades.v1.TournamentEvent\x12\x0c\n\x04seed\x18\x02 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x03 \x01(\x0c\x12\x1c\n\x14listed_tournament_id\x18\x04 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'spades.server.v1.log_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LOGENTRY']._serialized_start=144
-  _globals['_LOGENTRY']._serialized_end=250
-  _globals['_ACTIONREFUSAL']._serialized_start=252
-  _globals['_ACTIONREFUSAL']._serialized_end=318
-  _globals['_SECRETS']._serialized_start=321
-  _globals['_SECRETS']._serialized_end=496
-  _globals['_LEGACYEVENT']._serialized_start=499
-  _globals['_LEGACYEVENT']._serialized_end=695
-  _globals['_LEGACYTABLECREATED']._serialized_start=697
-  _globals['_LEGACYTABLECREATED']._serialized_end=796
-  _globals['_LEGACYSEATTAKEN']._serialized_start=798
-  _globals['_LEGACYSEATTAKEN']._serialized_end=842
-  _globals['_LEGACYSEATSUBSTITUTED']._serialized_start=844
-  _globals['_LEGACYSEATSUBSTITUTED']._serialized_end=900
-  _globals['_ACCOUNTLOGENTRY']._serialized_start=902
-  _globals['_ACCOUNTLOGENTRY']._serialized_end=1006
-  _globals['_POOLLOGENTRY']._serialized_start=1008
-  _globals['_POOLLOGENTRY']._serialized_end=1066
-  _globals['_LOBBYCHECKPOINT']._serialized_start=1069
-  _globals['_LOBBYCHECKPOINT']._serialized_end=1212
-  _globals['_QUICKMATCHREQUEST']._serialized_start=1214
-  _globals['_QUICKMATCHREQUEST']._serialized_end=1292
+  _globals['_LOGENTRY']._serialized_start=172
+  _globals['_LOGENTRY']._serialized_end=278
+  _globals['_ACTIONREFUSAL']._serialized_start=280
+  _globals['_ACTIONREFUSAL']._serialized_end=346
+  _globals['_SECRETS']._serialized_start=349
+  _globals['_SECRETS']._serialized_end=524
+  _globals['_LEGACYEVENT']._serialized_start=527
+  _globals['_LEGACYEVENT']._serialized_end=723
+  _globals['_LEGACYTABLECREATED']._serialized_start=725
+  _globals['_LEGACYTABLECREATED']._serialized_end=824
+  _globals['_LEGACYSEATTAKEN']._serialized_start=826
+  _globals['_LEGACYSEATTAKEN']._serialized_end=870
+  _globals['_LEGACYSEATSUBSTITUTED']._serialized_start=872
+  _globals['_LEGACYSEATSUBSTITUTED']._serialized_end=928
+  _globals['_ACCOUNTLOGENTRY']._serialized_start=930
+  _globals['_ACCOUNTLOGENTRY']._serialized_end=1034
+  _globals['_POOLLOGENTRY']._serialized_start=1036
+  _globals['_POOLLOGENTRY']._serialized_end=1094
+  _globals['_LOBBYCHECKPOINT']._serialized_start=1097
+  _globals['_LOBBYCHECKPOINT']._serialized_end=1240
+  _globals['_QUICKMATCHREQUEST']._serialized_start=1242
+  _globals['_QUICKMATCHREQUEST']._serialized_end=1320
+  _globals['_TOURNAMENTLOGENTRY']._serialized_start=1323
+  _globals['_TOURNAMENTLOGENTRY']._serialized_end=1457
 # @@protoc_insertion_point(module_scope)

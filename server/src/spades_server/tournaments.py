@@ -220,7 +220,6 @@ def tournament_not_found(tournament_id: str) -> errors.RequestError:
     return errors.refuse(
         Reason.TOURNAMENT_NOT_FOUND,
         f"there is no tournament {tournament_id!r}",
-        field="tournament_id",
     )
 
 

@@ -23,6 +23,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
 
 from spades.engine import Rules
 from spades.engine import events as ev
@@ -373,3 +377,46 @@ def verify_tournament(record: tournament_pb2.TournamentRecord) -> TournamentVeri
     return TournamentVerification(
         created.seed_commitment, checked_tables, checked_boards, recomputed
     )
+
+
+# ---------------------------------------------------------------------------------- files
+
+
+def save_tournament_record(record: tournament_pb2.TournamentRecord, path: str | Path) -> None:
+    """Write a tournament record: protobuf JSON for a ``.json`` path, else binary."""
+    if str(path).endswith(".json"):
+        Path(path).write_text(json_format.MessageToJson(record) + "\n", encoding="utf-8")
+    else:
+        Path(path).write_bytes(record.SerializeToString())
+
+
+def load_tournament_record(path: str | Path) -> tournament_pb2.TournamentRecord:
+    """Read a tournament record (JSON for a ``.json`` path, else binary); RecordError if not."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise RecordError(f"{path}: {error.strerror or error}") from error
+    record = tournament_pb2.TournamentRecord()
+    try:
+        if str(path).endswith(".json"):
+            json_format.Parse(data.decode("utf-8"), record)
+        else:
+            record.ParseFromString(data)
+    except (json_format.ParseError, DecodeError, UnicodeDecodeError) as error:
+        raise RecordError(f"{path}: not a tournament record ({error})") from error
+    return record
+
+
+def render_standings(standings: tournament_pb2.Standings) -> str:
+    """The standings as a plain text table."""
+    lines = [f"{'#':>2}  {'entrant':<24} {'MP':>5} {'W-T-L':>7} {'dup':>6} {'boards':>6}  note"]
+    for line in standings.lines:
+        note = (
+            f"house bot or clock in {line.substituted_matches}" if line.substituted_matches else ""
+        )
+        lines.append(
+            f"{line.rank:>2}  {line.name[:24]:<24} {line.match_points:>5g} "
+            f"{f'{line.won}-{line.tied}-{line.lost}':>7} {line.duplicate_points:>+6} "
+            f"{line.boards:>6}  {note}".rstrip()
+        )
+    return "\n".join(lines) + "\n"

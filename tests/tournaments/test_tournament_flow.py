@@ -118,3 +118,62 @@ async def test_a_round_robin_of_four_accounts_plays_to_the_end_and_verifies(
                 told = player.finished[0]
                 assert told.tournament_id == tid
                 assert told.rank in ranks.values()
+
+
+async def test_a_missing_entrant_is_played_by_house_bots_and_the_standings_say_so(
+    storage: Storages,
+) -> None:
+    # The absent entrant never connects: after the grace a house bot takes each of its seats.
+    async with running_server(
+        storage(), operator_token=OPERATOR, disconnect_grace=0.3, substitute_after_timeouts=1
+    ) as server:
+        address = f"127.0.0.1:{server.port}"
+        async with grpc.aio.insecure_channel(address) as channel:
+            accounts = account_pb2_grpc.AccountServiceStub(channel)
+            service = tournament_pb2_grpc.TournamentServiceStub(channel)
+            cup = settings(2, boards=1)
+            cup.rules.clock.turn_millis = 3000
+            tid = (
+                await service.CreateTournament(
+                    tournament_pb2.CreateTournamentRequest(settings=cup), metadata=operator()
+                )
+            ).tournament.tournament_id
+            keys = []
+            for name in ("Present", "Absent"):
+                key = (
+                    await accounts.CreateAccount(
+                        account_pb2.CreateAccountRequest(
+                            name=name, kind=account_pb2.ACCOUNT_KIND_BOT
+                        )
+                    )
+                ).key
+                keys.append(key)
+                await service.EnterTournament(
+                    tournament_pb2.EnterTournamentRequest(tournament_id=tid), metadata=bearer(key)
+                )
+            present = AccountPlayer(address, keys[0], HeuristicBot)
+            run = asyncio.create_task(present.run())
+            try:
+                async with asyncio.timeout(FINISH_TIMEOUT):
+                    watch = service.WatchTournament(
+                        tournament_pb2.WatchTournamentRequest(tournament_id=tid)
+                    )
+                    async for message in watch:
+                        last = message
+            finally:
+                run.cancel()
+                await present.stop()
+            lines = {line.name: line for line in last.standings.lines}
+            assert lines["Absent"].substituted_matches == 1
+            assert lines["Present"].substituted_matches == 0
+            assert lines["Present"].boards == lines["Absent"].boards >= 1
+            record = (
+                await service.GetTournamentRecord(
+                    tournament_pb2.GetTournamentRecordRequest(tournament_id=tid)
+                )
+            ).record
+            verify_tournament(record)
+            substituted = 0
+            for table in record.tables:
+                substituted += sum(e.WhichOneof("kind") == "seat_substituted" for e in table.events)
+            assert substituted == 4  # both of Absent's seats at both tables

@@ -13,7 +13,11 @@ import pytest
 from spades import protocol
 from spades.bot import Bot
 from spades.engine import Rules
-from spades.records.tournament import standings, verify_tournament
+from spades.records.tournament import (
+    TournamentVerificationError,
+    standings,
+    verify_tournament,
+)
 from spades.v1 import account_pb2, account_pb2_grpc, tournament_pb2, tournament_pb2_grpc
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
@@ -42,6 +46,48 @@ def settings(entrants: int, boards: int = 2) -> tournament_pb2.TournamentSetting
         boards=boards,
         start_when_entrants=entrants,
     )
+
+
+def tampered(
+    record: tournament_pb2.TournamentRecord,
+    change: Callable[[tournament_pb2.TournamentRecord], None],
+) -> tournament_pb2.TournamentRecord:
+    copy = tournament_pb2.TournamentRecord()
+    copy.CopyFrom(record)
+    change(copy)
+    return copy
+
+
+def assert_tampering_is_caught(record: tournament_pb2.TournamentRecord) -> None:
+    """Each change a cheat might make fails the offline check, saying where."""
+
+    def other_seed(r: tournament_pb2.TournamentRecord) -> None:
+        r.events[-1].ended.seed = bytes(32)
+
+    def board_points(r: tournament_pb2.TournamentRecord) -> None:
+        board = next(e for e in r.events if e.WhichOneof("kind") == "board_scored")
+        board.board_scored.duplicate_points += 10
+
+    def lost_table(r: tournament_pb2.TournamentRecord) -> None:
+        del r.tables[3]
+
+    def swapped_standings(r: tournament_pb2.TournamentRecord) -> None:
+        lines = r.events[-1].ended.standings.lines
+        lines[0].match_points, lines[1].match_points = lines[1].match_points + 1, 0
+
+    def other_boards(r: tournament_pb2.TournamentRecord) -> None:
+        # A table whose preset boards came from another round's deals.
+        r.tables[0].preset_deals[0].CopyFrom(r.tables[-1].preset_deals[0])
+
+    for change, says in (
+        (other_seed, "bad commitment"),
+        (board_points, "the scored board differs"),
+        (lost_table, "the record has no table"),
+        (swapped_standings, "final standings differ"),
+        (other_boards, "round 1, pairing 1, table 1"),
+    ):
+        with pytest.raises(TournamentVerificationError, match=says):
+            verify_tournament(tampered(record, change))
 
 
 async def test_a_round_robin_of_four_accounts_plays_to_the_end_and_verifies(
@@ -113,6 +159,7 @@ async def test_a_round_robin_of_four_accounts_plays_to_the_end_and_verifies(
             ).record
             checked = verify_tournament(record)
             assert checked.tables == 12 and checked.boards == 12
+            assert_tampering_is_caught(record)
             ranks = {line.account_id: line.rank for line in final.standings.lines}
             for player in players:
                 told = player.finished[0]

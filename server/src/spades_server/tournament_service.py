@@ -157,6 +157,7 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
             tournaments.stream_of(tournament_id), request.after_sequence
         )
         shutdown = asyncio.ensure_future(self._shutdown.wait())
+        next_row: asyncio.Future[Any] | None = None
         try:
             while True:
                 next_row = asyncio.ensure_future(anext(rows))
@@ -180,6 +181,8 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
                 if entry.message.WhichOneof("kind") == "ended":
                     return
         finally:
+            if next_row is not None:
+                next_row.cancel()  # a client that went away leaves it waiting on the log
             shutdown.cancel()
             with contextlib.suppress(Exception):
                 await rows.aclose()

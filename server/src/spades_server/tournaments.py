@@ -398,6 +398,7 @@ class TournamentStore:
         self._locks: dict[str, asyncio.Lock] = {}
         self._index: list[str] = []
         self._index_version = 0
+        self._index_lock = asyncio.Lock()
 
     async def load(self, tournament_id: str) -> Tournament:
         if not tournament_id or len(tournament_id) > 64 or not tournament_id.isalnum():
@@ -416,10 +417,12 @@ class TournamentStore:
 
     async def index(self) -> list[str]:
         """Every tournament's id, oldest first."""
-        for row in await self.log.read(INDEX_STREAM, after_version=self._index_version):
-            self._index.append(decode_row(row.data).listed_tournament_id)
-            self._index_version = row.version
-        return list(self._index)
+        async with self._index_lock:  # two readers at once would list a row twice
+            for row in await self.log.read(INDEX_STREAM, after_version=self._index_version):
+                if row.version == self._index_version + 1:
+                    self._index.append(decode_row(row.data).listed_tournament_id)
+                    self._index_version = row.version
+            return list(self._index)
 
     async def _list(self, tournament_id: str) -> None:
         for _ in range(MAX_DECIDE_ATTEMPTS):

@@ -520,13 +520,15 @@ class TournamentDriver:
         self._sweeper: asyncio.Task[None] | None = None
         self._active: set[str] = set()
         self._seen_version: dict[str, int] = {}
+        #: (tournament, round) whose tables this driver opened, seated and told of.
+        self._ready: set[tuple[str, int]] = set()
 
     async def start(self) -> None:
         for tournament_id in await self.tournaments.index():
             tournament = await self.tournaments.load(tournament_id)
             if tournament.status != FINISHED:
                 self._active.add(tournament_id)
-                await self.advance(tournament_id)
+                await self._advance_logged(tournament_id)
         self._sweeper = asyncio.create_task(self._sweep(), name="tournament-driver")
 
     async def stop(self) -> None:
@@ -617,6 +619,12 @@ class TournamentDriver:
         )
         table_seed = rules_of_play.round_table_seed(tournament.seed, current.round)
         tables: dict[str, Table] = {}
+        ready = (tournament.tournament_id, current.round)
+        if ready in self._ready:  # opened, seated and told before: only read the tables
+            for pairing in current.pairings:
+                for table_id in pairing.table_ids:
+                    tables[table_id] = await self.tables.load(table_id)
+            return tables
         for pairing in current.pairings:
             home, away = pairing.home_account_id, pairing.away_account_id
             for leg, table_id in enumerate(pairing.table_ids):
@@ -636,6 +644,7 @@ class TournamentDriver:
                     await self._tell_pairing(
                         tournament, current.round, pairing, account_id, opponent
                     )
+        self._ready.add(ready)
         return tables
 
     async def _table(

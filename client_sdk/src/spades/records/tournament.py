@@ -89,7 +89,7 @@ def round_robin(entrants: Sequence[str], round_index: int) -> list[tuple[str, st
     for index in range(count // 2):
         home, away = rotated[index], rotated[count - 1 - index]
         if (round_index + index) % 2 and home and away:
-            home, away = away, home  # each entrant is home about as often as away
+            home, away = away, home  # home only says which table comes first: vary it
         if not home:
             home, away = away, home
         pairs.append((home, away))
@@ -322,6 +322,10 @@ def verify_tournament(record: tournament_pb2.TournamentRecord) -> TournamentVeri
         for pairing in paired.pairings:
             if not pairing.away_account_id:
                 continue
+            if len(pairing.table_ids) != 2:
+                raise TournamentVerificationError(
+                    f"round {paired.round}, pairing {pairing.index + 1}: a pairing has two tables"
+                )
             legs: list[list[ev.Event]] = []
             for leg, table_id in enumerate(pairing.table_ids):
                 where = f"round {paired.round}, pairing {pairing.index + 1}, table {leg + 1}"
@@ -364,7 +368,12 @@ def verify_tournament(record: tournament_pb2.TournamentRecord) -> TournamentVeri
                 )
     if checked_boards != len(recorded):
         raise TournamentVerificationError("the record scores boards no pair of tables played")
-    recomputed = standings(events)
+    try:
+        recomputed = standings(events)
+    except KeyError as error:
+        raise TournamentVerificationError(
+            f"the events score an entrant or pairing the tournament does not have ({error})"
+        ) from error
     final = ended[-1].standings
     without_sequence = tournament_pb2.Standings(lines=final.lines, crosstable=final.crosstable)
     again = tournament_pb2.Standings(lines=recomputed.lines, crosstable=recomputed.crosstable)

@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos web browser engine lint contract test run demo bench-engine bench-search bench-server bench-soak bench-ratings fmt clean
+.PHONY: help install-runtime install buf protos web browser engine lint contract test run demo demo-tournament bench-engine bench-search bench-server bench-soak bench-ratings fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -129,6 +129,11 @@ run: $(RUNTIME_STAMP) $(WEB_STAMP) ## start the table service on var/spades.db (
 DEMO_ARGS ?=
 demo: $(RUNTIME_STAMP) ## a server on a temporary log, four heuristic bots, one match told hand by hand
 	$(PY) -m spades_server.demo $(DEMO_ARGS)
+
+# `make demo-tournament TOURNAMENT_ARGS='--entrants 6 --boards 1'`; the record goes to records/.
+TOURNAMENT_ARGS ?=
+demo-tournament: $(RUNTIME_STAMP) ## a short duplicate tournament of bot accounts, standings live (rich), its record written
+	$(PY) -m spades_server.tournament_demo $(TOURNAMENT_ARGS)
 
 # The SDK's optional `benchmark` extra: OpenSpiel, which bench-engine measures beside the engine.
 BENCH_STAMP := $(VENV)/.installed-benchmark

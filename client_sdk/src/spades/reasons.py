@@ -384,6 +384,46 @@ class Reason(StrEnum):
         _ABORTED,
         "the challenge kept changing under the request",
     )
+    TOURNAMENT_NOT_FOUND = (
+        "TOURNAMENT_NOT_FOUND",
+        _NOT_FOUND,
+        "a tournament id no tournament has",
+    )
+    TOURNAMENT_STARTED = (
+        "TOURNAMENT_STARTED",
+        _PRECONDITION,
+        "entering or withdrawing from a tournament that has started",
+    )
+    ALREADY_ENTERED = (
+        "ALREADY_ENTERED",
+        _ALREADY_EXISTS,
+        "a second entry of an account in a tournament",
+    )
+    NOT_ENTERED = (
+        "NOT_ENTERED",
+        _PRECONDITION,
+        "withdrawing from a tournament the account has not entered",
+    )
+    TOURNAMENT_FULL = (
+        "TOURNAMENT_FULL",
+        _PRECONDITION,
+        "entering a tournament that has its 16 entrants",
+    )
+    INVALID_TOURNAMENT_SETTINGS = (
+        "INVALID_TOURNAMENT_SETTINGS",
+        _INVALID,
+        "tournament settings out of range (format, boards, start, rules)",
+    )
+    ORGANISER_NOT_ALLOWED = (
+        "ORGANISER_NOT_ALLOWED",
+        _DENIED,
+        "CreateTournament by an account on a server where only the operator organises",
+    )
+    TOURNAMENT_CONTENDED = (
+        "TOURNAMENT_CONTENDED",
+        _ABORTED,
+        "the tournament kept changing under the request",
+    )
     # -- who may call ------------------------------------------------------------------------
     SEAT_TOKEN_MISSING = (
         "SEAT_TOKEN_MISSING",

@@ -18,6 +18,7 @@ import type { Action } from "./gen/spades/v1/actions_pb.js";
 import { AdminService } from "./gen/spades/v1/admin_pb.js";
 import { AccountService } from "./gen/spades/v1/account_pb.js";
 import { RatingService } from "./gen/spades/v1/rating_pb.js";
+import { TournamentService } from "./gen/spades/v1/tournament_pb.js";
 import { type RuleSet, RuleSetSchema, PlayDirection } from "./gen/spades/v1/rules_pb.js";
 
 export * from "./cards.js";
@@ -25,6 +26,7 @@ export * from "./deals.js";
 export * from "./errors.js";
 export * from "./ratings.js";
 export * from "./table.js";
+export * from "./tournaments.js";
 export * from "./gen/spades/v1/account_pb.js";
 export * from "./gen/spades/v1/actions_pb.js";
 export * from "./gen/spades/v1/cards_pb.js";
@@ -34,6 +36,7 @@ export * from "./gen/spades/v1/play_pb.js";
 export * from "./gen/spades/v1/rating_pb.js";
 export * from "./gen/spades/v1/record_pb.js";
 export * from "./gen/spades/v1/rules_pb.js";
+export * from "./gen/spades/v1/tournament_pb.js";
 export * from "./gen/spades/v1/view_pb.js";
 export { create, fromBinary, fromJsonString } from "@bufbuild/protobuf";
 export { Code, ConnectError } from "@connectrpc/connect";
@@ -44,6 +47,7 @@ export interface SpadesClients {
   admin: Client<typeof AdminService>;
   account: Client<typeof AccountService>;
   rating: Client<typeof RatingService>;
+  tournament: Client<typeof TournamentService>;
 }
 
 /** Clients for a server's web port (``http://127.0.0.1:8080`` or the page's own origin). */
@@ -55,6 +59,7 @@ export function connectTo(baseUrl: string): SpadesClients {
     admin: createClient(AdminService, transport),
     account: createClient(AccountService, transport),
     rating: createClient(RatingService, transport),
+    tournament: createClient(TournamentService, transport),
   };
 }
 

@@ -143,6 +143,7 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
         rows = self._store.log.subscribe(accounts.stream_of(account_id), request.after_sequence)
         stop = asyncio.ensure_future(superseded.wait())
         shutdown = asyncio.ensure_future(self._shutdown.wait())
+        next_row: asyncio.Future[Any] | None = None
         try:
             while True:
                 next_row = asyncio.ensure_future(anext(rows))
@@ -174,6 +175,8 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
                         "the key this stream was opened with was replaced or revoked",
                     )
         finally:
+            if next_row is not None:
+                next_row.cancel()  # a client that went away leaves it waiting on the log
             stop.cancel()
             shutdown.cancel()
             with contextlib.suppress(Exception):

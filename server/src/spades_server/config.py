@@ -59,6 +59,10 @@ class Settings:
     unclaimed_seat_timeout: float = 300.0
     # Accounts (accounts.py): who may create one, "open" (anyone) or "operator" (its token).
     registration: str = "open"
+    # Tournaments (tournaments.py): who may organise one, "operator" (its token) or "accounts"
+    # (any account too); how often the driver looks at every running tournament, in seconds.
+    tournaments: str = "operator"
+    tournament_poll: float = 1.0
     # Memory (tables.py): tables kept loaded besides those a stream or command holds.
     table_cache_size: int = DEFAULT_CACHE_SIZE
 
@@ -92,6 +96,8 @@ ENVIRONMENT = {
     "disconnect_grace": "SPADES_DISCONNECT_GRACE",
     "unclaimed_seat_timeout": "SPADES_UNCLAIMED_SEAT_TIMEOUT",
     "registration": "SPADES_REGISTRATION",
+    "tournaments": "SPADES_TOURNAMENTS",
+    "tournament_poll": "SPADES_TOURNAMENT_POLL",
     "table_cache_size": "SPADES_TABLE_CACHE_SIZE",
 }
 
@@ -242,6 +248,18 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         choices=["open", "operator"],
     )
     option(
+        "--tournaments",
+        "who may create tournaments: operator (only with the operator token) or accounts "
+        "(any account too)",
+        choices=["operator", "accounts"],
+    )
+    option(
+        "--tournament-poll",
+        "seconds between the tournament driver's looks at every running tournament (it also "
+        "moves on at once when a board ends at a table this server serves)",
+        type=float,
+    )
+    option(
         "--table-cache-size",
         "tables kept in memory, the most recently used (besides those with an open stream);"
         " the others are loaded from the log when needed",
@@ -326,6 +344,8 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         disconnect_grace=float(args.disconnect_grace),
         unclaimed_seat_timeout=float(args.unclaimed_seat_timeout),
         registration=args.registration,
+        tournaments=args.tournaments,
+        tournament_poll=float(args.tournament_poll),
         table_cache_size=int(args.table_cache_size),
     )
 

@@ -48,7 +48,7 @@ from google.protobuf.message import DecodeError
 
 from spades import records
 from spades.engine import events as ev
-from spades_server import accounts, challenges, journal, ratings, streams
+from spades_server import accounts, challenges, journal, ratings, streams, tournaments
 from spades_server.eventlog.base import EventLog, LogDamaged, StoredEvent
 from spades_server.eventlog.sqlite import (
     EVENT_COLUMNS,
@@ -269,7 +269,10 @@ def _decode(stream_id: str, version: int, data: bytes) -> tuple[ev.Event | None,
         else:
             read = ratings.decode
         try:
-            read(StoredEvent(stream_id, version, 0, 0.0, data))
+            if stream_id.startswith(streams.TOURNAMENT_PREFIX):
+                tournaments.decode_row(data)
+            else:
+                read(StoredEvent(stream_id, version, 0, 0.0, data))
         except (DecodeError, ValueError) as error:
             return None, Finding(f"the event does not decode ({error})", stream_id, version)
         return None, None

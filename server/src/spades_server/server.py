@@ -37,6 +37,8 @@ from spades.v1 import (
     play_pb2_grpc,
     rating_pb2,
     rating_pb2_grpc,
+    tournament_pb2,
+    tournament_pb2_grpc,
 )
 from spades_server import errors, house_accounts, integrity, limits, metrics
 from spades_server.absent import AbsentPlayers
@@ -63,6 +65,8 @@ from spades_server.projection import LobbyProjection
 from spades_server.rating_service import RatingServicer
 from spades_server.ratings import POOLS, PoolStore, RatingKeeper
 from spades_server.tables import TableStore
+from spades_server.tournament_service import TournamentServicer
+from spades_server.tournaments import TournamentDriver, TournamentStore
 from spades_server.unclaimed import UnclaimedSeats
 from spades_server.web import Gateway
 
@@ -83,6 +87,7 @@ SERVICE_NAMES = (
     account_pb2.DESCRIPTOR.services_by_name["AccountService"].full_name,
     rating_pb2.DESCRIPTOR.services_by_name["RatingService"].full_name,
     challenge_pb2.DESCRIPTOR.services_by_name["ChallengeService"].full_name,
+    tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
 )
 
 
@@ -241,6 +246,11 @@ class SpadesServer:
         self.challenge_sweeper = ChallengeSweeper(self.challenges)
         # Every challenge made while it runs (here or on another replica) is known to the sweeper.
         self.projection.stream_listeners.append(self.challenges.store.observe)
+        self.tournaments = TournamentStore(self.log)
+        self.tournament_driver = TournamentDriver(
+            self.tournaments, self.store, self.accounts, poll=settings.tournament_poll
+        )
+        self.store.listeners.append(self.tournament_driver.table_changed)
         if not self.log.sole_writer:
             # Other replicas append too: fold what they write into this one's cached tables.
             self.projection.listeners.append(self.store.observe)
@@ -372,6 +382,18 @@ class SpadesServer:
         challenge_pb2_grpc.add_ChallengeServiceServicer_to_server(
             ChallengeServicer(self.challenges), self.server
         )
+        tournament_pb2_grpc.add_TournamentServiceServicer_to_server(
+            TournamentServicer(
+                self.tournaments,
+                self.tournament_driver,
+                self.accounts,
+                self.store,
+                OperatorGate(self.settings.operator_token),
+                self.settings.tournaments,
+                self.shutdown.event,
+            ),
+            self.server,
+        )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
             (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
@@ -399,6 +421,8 @@ class SpadesServer:
             await self.absent.start()
         await self.unclaimed.start(self.projection.waiting_table_ids())
         await self.challenge_sweeper.start()
+        # Every tournament that is not over goes on from its stream (after a kill too).
+        await self.tournament_driver.start()
         host = self.settings.listen.rpartition(":")[0]
         log.info(
             "serving",
@@ -433,6 +457,7 @@ class SpadesServer:
         """Stop taking calls, let in-flight commands finish, close streams with UNAVAILABLE."""
         self.log_health.stopped = True
         await self.health.enter_graceful_shutdown()
+        await self.tournament_driver.stop()
         await self.absent.stop()
         await self.unclaimed.stop()
         await self.challenge_sweeper.stop()

@@ -1,4 +1,5 @@
-"""The kinds of stream in the one event log: tables, accounts, rating pools and challenges.
+"""The kinds of stream in the one event log: tables, accounts, rating pools, challenges and
+tournaments.
 
 Every aggregate is a stream of the same log, so each has the log's guarantees (expected
 version, survives a kill, replayable). A table's id is lowercase hex; the others' stream ids
@@ -19,7 +20,12 @@ ACCOUNT_PREFIX: Final = "account-"
 POOL_PREFIX: Final = "ratings-"
 #: A challenge's stream: ``challenge-<challenge id>`` (spades_server.challenges).
 CHALLENGE_PREFIX: Final = "challenge-"
+#: A tournament's stream: ``tournament-<tournament id>``, and the index ``tournament-index``
+#: (spades_server.tournaments).
+TOURNAMENT_PREFIX: Final = "tournament-"
 
 
 def is_table_stream(stream_id: str) -> bool:
-    return not stream_id.startswith((ACCOUNT_PREFIX, POOL_PREFIX, CHALLENGE_PREFIX))
+    return not stream_id.startswith(
+        (ACCOUNT_PREFIX, POOL_PREFIX, CHALLENGE_PREFIX, TOURNAMENT_PREFIX)
+    )

@@ -1,11 +1,12 @@
 // The web client's entry: a hash router between the lobby, a table, a record, a pool's
-// leaderboard and a player's page.
+// leaderboard, a player's page, the tournaments and a tournament's page.
 
 import { connectTo, isPool } from "@spades/client";
 import { lobbyPage, seatKey } from "./lobby.js";
 import { leaderboardPage, playerPage } from "./ratings.js";
 import { recordPage } from "./record.js";
 import { tablePage } from "./table.js";
+import { tournamentPage, tournamentsListPage } from "./tournaments.js";
 import "./style.css";
 
 const clients = connectTo(window.location.origin);
@@ -20,7 +21,12 @@ function route(): void {
   const table = /^#\/(table|play|record)\/(.+)$/.exec(window.location.hash);
   const board = /^#\/leaderboard(?:\/([^?]*))?(?:\?page-size=(\d+))?$/.exec(window.location.hash);
   const player = /^#\/player\/(by-name\/)?(.+)$/.exec(window.location.hash);
-  if (board) {
+  const tournament = /^#\/tournament\/(.+)$/.exec(window.location.hash);
+  if (window.location.hash === "#/tournaments") {
+    tournamentsListPage(root, clients);
+  } else if (tournament?.[1]) {
+    tournamentPage(root, clients, decodeURIComponent(tournament[1]), leaving.signal);
+  } else if (board) {
     const pool = decodeURIComponent(board[1] ?? "");
     leaderboardPage(root, clients, isPool(pool) ? pool : "partnership", board[2] ? Number(board[2]) : undefined);
   } else if (player?.[2]) {

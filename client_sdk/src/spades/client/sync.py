@@ -36,7 +36,7 @@ from spades.client.client import (
 from spades.client.connection import SeatConnection
 from spades.client.messages import PlayMessage, Snapshot, WatchMessage
 from spades.engine import Action, Rules
-from spades.v1 import account_pb2, record_pb2
+from spades.v1 import account_pb2, record_pb2, tournament_pb2
 
 if TYPE_CHECKING:
     from spades.bot import Backoff, Bot, MatchOutcome
@@ -238,6 +238,53 @@ class SyncSpadesClient:
         return self._run(
             self._client.leaderboard(pool, page_size=page_size, page_token=page_token, kind=kind)
         )
+
+    # Tournaments (see spades.client.tournaments).
+
+    def create_tournament(
+        self,
+        name: str,
+        *,
+        rules: Rules | None = None,
+        boards: int = 2,
+        start_when_entrants: int = 4,
+        rated: bool = False,
+        operator_token: str = "",
+        request_id: str | None = None,
+    ) -> tournament_pb2.Tournament:
+        return self._run(
+            self._client.create_tournament(
+                name,
+                rules=rules,
+                boards=boards,
+                start_when_entrants=start_when_entrants,
+                rated=rated,
+                operator_token=operator_token,
+                request_id=request_id,
+            )
+        )
+
+    def enter_tournament(self, tournament_id: str) -> tournament_pb2.Tournament:
+        return self._run(self._client.enter_tournament(tournament_id))
+
+    def withdraw_tournament(self, tournament_id: str) -> tournament_pb2.Tournament:
+        return self._run(self._client.withdraw_tournament(tournament_id))
+
+    def get_tournament(self, tournament_id: str) -> tournament_pb2.Tournament:
+        return self._run(self._client.get_tournament(tournament_id))
+
+    def list_tournaments(
+        self, *, page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[tournament_pb2.Tournament], str]:
+        return self._run(self._client.list_tournaments(page_size=page_size, page_token=page_token))
+
+    def watch_tournament(
+        self, tournament_id: str, after_sequence: int = 0
+    ) -> Iterator[tournament_pb2.WatchTournamentResponse]:
+        return self._iterate(self._client.watch_tournament(tournament_id, after_sequence))
+
+    def tournament_record(self, tournament_id: str) -> tournament_pb2.TournamentRecord:
+        return self._run(self._client.tournament_record(tournament_id))
 
     def add_house_bot(
         self,

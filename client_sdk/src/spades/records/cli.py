@@ -3,6 +3,7 @@
     spades-record score match.json [--json]   replay the match, then print its score table
     spades-record verify match.pb             check the seed, its commitment and every deal
     spades-record show match.json             print the match hand by hand
+    spades-record tournament cup.json         verify a tournament record (docs/tournaments.md)
 
 Errors (an unreadable file, an illegal action in the record, a bad commitment) print one line
 on stderr and exit with status 1.
@@ -19,6 +20,11 @@ from spades.records.files import load_record
 from spades.records.record import events_of
 from spades.records.render import render_match, render_score_table, score_table, score_table_json
 from spades.records.replay import replay
+from spades.records.tournament import (
+    load_tournament_record,
+    render_standings,
+    verify_tournament,
+)
 from spades.records.verify import verify
 from spades.v1 import record_pb2
 
@@ -43,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
         "verify", parents=[common], help="check the seed commitment, first dealer and deals"
     )
     commands.add_parser("show", parents=[common], help="print the match hand by hand")
+    commands.add_parser(
+        "tournament",
+        help="verify a tournament record: every table, the deals against the revealed seed, "
+        "the standings recomputed",
+    ).add_argument("file", help="the tournament record: .json (protobuf JSON) or binary")
     return parser
 
 
@@ -50,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     arguments = _parser().parse_args(argv)
     try:
+        if arguments.command == "tournament":
+            return _tournament(arguments.file)
         record = load_record(arguments.file, arguments.format)
         if arguments.command == "score":
             return _score(record, as_json=arguments.json)
@@ -64,6 +77,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         reason = " ".join(str(error).splitlines())
         print(f"spades-record: {reason}", file=sys.stderr)
         return 1
+
+
+def _tournament(path: str) -> int:
+    checked = verify_tournament(load_tournament_record(path))
+    print(f"seed commitment {checked.seed_commitment.hex()}: the revealed seed matches")
+    print(f"{checked.tables} tables verified, {checked.boards} boards scored again")
+    print(render_standings(checked.standings), end="")
+    print("verified")
+    return 0
 
 
 def _score(record: record_pb2.GameRecord, *, as_json: bool) -> int:

@@ -28,17 +28,17 @@ from spades.v1 import challenge_pb2 as spades_dot_v1_dot_challenge__pb2
 from spades.v1 import rating_pb2 as spades_dot_v1_dot_rating__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17spades/v1/account.proto\x12\tspades.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15spades/v1/cards.proto\x1a\x19spades/v1/challenge.proto\x1a\x16spades/v1/rating.proto\"\xc2\x01\n\x07\x41\x63\x63ount\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12$\n\x04kind\x18\x03 \x01(\x0e\x32\x16.spades.v1.AccountKind\x12/\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bkey_revoked\x18\x05 \x01(\x08\x12)\n\x08manifest\x18\x06 \x01(\x0b\x32\x17.spades.v1.RuleManifest\"{\n\x0cRuleManifest\x12\x0f\n\x07players\x18\x01 \x03(\r\x12\x18\n\x10min_target_score\x18\x02 \x01(\r\x12\x18\n\x10max_target_score\x18\x03 \x01(\r\x12&\n\x07options\x18\x04 \x03(\x0e\x32\x15.spades.v1.RuleOption\"?\n\x12SetManifestRequest\x12)\n\x08manifest\x18\x01 \x01(\x0b\x32\x17.spades.v1.RuleManifest\":\n\x13SetManifestResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\"^\n\x14\x43reateAccountRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.spades.v1.AccountKind\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"I\n\x15\x43reateAccountResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\x12\x0b\n\x03key\x18\x02 \x01(\t\"5\n\x11GetAccountRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"9\n\x12GetAccountResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\":\n\x10RotateKeyRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"E\n\x11RotateKeyResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\x12\x0b\n\x03key\x18\x02 \x01(\t\"&\n\x10RevokeKeyRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\"8\n\x11RevokeKeyResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\"\xaa\x04\n\x0c\x41\x63\x63ountEvent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x34\n\x0f\x61\x63\x63ount_created\x18\n \x01(\x0b\x32\x19.spades.v1.AccountCreatedH\x00\x12*\n\nkey_issued\x18\x0b \x01(\x0b\x32\x14.spades.v1.KeyIssuedH\x00\x12,\n\x0bkey_revoked\x18\x0c \x01(\x0b\x32\x15.spades.v1.KeyRevokedH\x00\x12\x32\n\x0etable_assigned\x18\r \x01(\x0b\x32\x18.spades.v1.TableAssignedH\x00\x12\x32\n\x0erating_changed\x18\x0e \x01(\x0b\x32\x18.spades.v1.RatingChangedH\x00\x12:\n\x12\x63hallenge_received\x18\x0f \x01(\x0b\x32\x1c.spades.v1.ChallengeReceivedH\x00\x12:\n\x12\x63hallenge_answered\x18\x10 \x01(\x0b\x32\x1c.spades.v1.ChallengeAnsweredH\x00\x12\x36\n\x10\x63hallenge_issued\x18\x11 \x01(\x0b\x32\x1a.spades.v1.ChallengeIssuedH\x00\x12.\n\x0cmanifest_set\x18\x12 \x01(\x0b\x32\x16.spades.v1.ManifestSetH\x00\x42\x06\n\x04kind\"D\n\x0e\x41\x63\x63ountCreated\x12\x0c\n\x04name\x18\x01 \x01(\t\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.spades.v1.AccountKind\" \n\tKeyIssued\x12\x13\n\x0b\x62y_operator\x18\x01 \x01(\x08\"!\n\nKeyRevoked\x12\x13\n\x0b\x62y_operator\x18\x01 \x01(\x08\"P\n\rTableAssigned\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1e\n\x05seats\x18\x02 \x03(\x0e\x32\x0f.spades.v1.Seat\x12\r\n\x05rated\x18\x03 \x01(\x08\"<\n\x11\x43hallengeReceived\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\":\n\x0f\x43hallengeIssued\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\"\xbd\x01\n\x11\x43hallengeAnswered\x12\x14\n\x0c\x63hallenge_id\x18\x01 \x01(\t\x12(\n\x05state\x18\x02 \x01(\x0e\x32\x19.spades.v1.ChallengeState\x12\x12\n\naccount_id\x18\x03 \x01(\t\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x04 \x01(\x08\x12\x30\n\x0e\x64\x65\x63line_reason\x18\x05 \x01(\x0e\x32\x18.spades.v1.DeclineReason\x12\x10\n\x08table_id\x18\x06 \x01(\t\"8\n\x0bManifestSet\x12)\n\x08manifest\x18\x01 \x01(\x0b\x32\x17.spades.v1.RuleManifest\"5\n\rRatingChanged\x12$\n\x05match\x18\x01 \x01(\x0b\x32\x15.spades.v1.MatchRated\"(\n\x0e\x43onnectRequest\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\"9\n\x0f\x43onnectResponse\x12&\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.spades.v1.AccountEvent*Z\n\x0b\x41\x63\x63ountKind\x12\x1c\n\x18\x41\x43\x43OUNT_KIND_UNSPECIFIED\x10\x00\x12\x14\n\x10\x41\x43\x43OUNT_KIND_BOT\x10\x01\x12\x17\n\x13\x41\x43\x43OUNT_KIND_PERSON\x10\x02*\xf3\x02\n\nRuleOption\x12\x1b\n\x17RULE_OPTION_UNSPECIFIED\x10\x00\x12\x1c\n\x18RULE_OPTION_NIL_DISABLED\x10\x01\x12,\n(RULE_OPTION_NIL_TRICKS_COUNT_FOR_PARTNER\x10\x02\x12\x19\n\x15RULE_OPTION_BLIND_NIL\x10\x03\x12$\n RULE_OPTION_BLIND_NIL_PASS_CARDS\x10\x04\x12\"\n\x1eRULE_OPTION_TWO_OF_CLUBS_LEADS\x10\x05\x12\x16\n\x12RULE_OPTION_JOKERS\x10\x06\x12 \n\x1cRULE_OPTION_MINIMUM_TEAM_BID\x10\x07\x12\x14\n\x10RULE_OPTION_BAGS\x10\x08\x12$\n RULE_OPTION_SPADES_LEAD_ANY_TIME\x10\t\x12!\n\x1dRULE_OPTION_COUNTER_CLOCKWISE\x10\n2\xd1\x03\n\x0e\x41\x63\x63ountService\x12R\n\rCreateAccount\x12\x1f.spades.v1.CreateAccountRequest\x1a .spades.v1.CreateAccountResponse\x12I\n\nGetAccount\x12\x1c.spades.v1.GetAccountRequest\x1a\x1d.spades.v1.GetAccountResponse\x12\x46\n\tRotateKey\x12\x1b.spades.v1.RotateKeyRequest\x1a\x1c.spades.v1.RotateKeyResponse\x12\x46\n\tRevokeKey\x12\x1b.spades.v1.RevokeKeyRequest\x1a\x1c.spades.v1.RevokeKeyResponse\x12\x42\n\x07\x43onnect\x12\x19.spades.v1.ConnectRequest\x1a\x1a.spades.v1.ConnectResponse0\x01\x12L\n\x0bSetManifest\x12\x1d.spades.v1.SetManifestRequest\x1a\x1e.spades.v1.SetManifestResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17spades/v1/account.proto\x12\tspades.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15spades/v1/cards.proto\x1a\x19spades/v1/challenge.proto\x1a\x16spades/v1/rating.proto\"\xc2\x01\n\x07\x41\x63\x63ount\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12$\n\x04kind\x18\x03 \x01(\x0e\x32\x16.spades.v1.AccountKind\x12/\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bkey_revoked\x18\x05 \x01(\x08\x12)\n\x08manifest\x18\x06 \x01(\x0b\x32\x17.spades.v1.RuleManifest\"{\n\x0cRuleManifest\x12\x0f\n\x07players\x18\x01 \x03(\r\x12\x18\n\x10min_target_score\x18\x02 \x01(\r\x12\x18\n\x10max_target_score\x18\x03 \x01(\r\x12&\n\x07options\x18\x04 \x03(\x0e\x32\x15.spades.v1.RuleOption\"?\n\x12SetManifestRequest\x12)\n\x08manifest\x18\x01 \x01(\x0b\x32\x17.spades.v1.RuleManifest\":\n\x13SetManifestResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\"^\n\x14\x43reateAccountRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.spades.v1.AccountKind\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"I\n\x15\x43reateAccountResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\x12\x0b\n\x03key\x18\x02 \x01(\t\"5\n\x11GetAccountRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"9\n\x12GetAccountResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\":\n\x10RotateKeyRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"E\n\x11RotateKeyResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\x12\x0b\n\x03key\x18\x02 \x01(\t\"&\n\x10RevokeKeyRequest\x12\x12\n\naccount_id\x18\x01 \x01(\t\"8\n\x11RevokeKeyResponse\x12#\n\x07\x61\x63\x63ount\x18\x01 \x01(\x0b\x32\x12.spades.v1.Account\"\xad\x05\n\x0c\x41\x63\x63ountEvent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x34\n\x0f\x61\x63\x63ount_created\x18\n \x01(\x0b\x32\x19.spades.v1.AccountCreatedH\x00\x12*\n\nkey_issued\x18\x0b \x01(\x0b\x32\x14.spades.v1.KeyIssuedH\x00\x12,\n\x0bkey_revoked\x18\x0c \x01(\x0b\x32\x15.spades.v1.KeyRevokedH\x00\x12\x32\n\x0etable_assigned\x18\r \x01(\x0b\x32\x18.spades.v1.TableAssignedH\x00\x12\x32\n\x0erating_changed\x18\x0e \x01(\x0b\x32\x18.spades.v1.RatingChangedH\x00\x12:\n\x12\x63hallenge_received\x18\x0f \x01(\x0b\x32\x1c.spades.v1.ChallengeReceivedH\x00\x12:\n\x12\x63hallenge_answered\x18\x10 \x01(\x0b\x32\x1c.spades.v1.ChallengeAnsweredH\x00\x12\x36\n\x10\x63hallenge_issued\x18\x11 \x01(\x0b\x32\x1a.spades.v1.ChallengeIssuedH\x00\x12.\n\x0cmanifest_set\x18\x12 \x01(\x0b\x32\x16.spades.v1.ManifestSetH\x00\x12\x43\n\x17tournament_round_paired\x18\x15 \x01(\x0b\x32 .spades.v1.TournamentRoundPairedH\x00\x12<\n\x13tournament_finished\x18\x16 \x01(\x0b\x32\x1d.spades.v1.TournamentFinishedH\x00\x42\x06\n\x04kind\"D\n\x0e\x41\x63\x63ountCreated\x12\x0c\n\x04name\x18\x01 \x01(\t\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.spades.v1.AccountKind\" \n\tKeyIssued\x12\x13\n\x0b\x62y_operator\x18\x01 \x01(\x08\"!\n\nKeyRevoked\x12\x13\n\x0b\x62y_operator\x18\x01 \x01(\x08\"P\n\rTableAssigned\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1e\n\x05seats\x18\x02 \x03(\x0e\x32\x0f.spades.v1.Seat\x12\r\n\x05rated\x18\x03 \x01(\x08\"<\n\x11\x43hallengeReceived\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\":\n\x0f\x43hallengeIssued\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\"\xbd\x01\n\x11\x43hallengeAnswered\x12\x14\n\x0c\x63hallenge_id\x18\x01 \x01(\t\x12(\n\x05state\x18\x02 \x01(\x0e\x32\x19.spades.v1.ChallengeState\x12\x12\n\naccount_id\x18\x03 \x01(\t\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x04 \x01(\x08\x12\x30\n\x0e\x64\x65\x63line_reason\x18\x05 \x01(\x0e\x32\x18.spades.v1.DeclineReason\x12\x10\n\x08table_id\x18\x06 \x01(\t\"8\n\x0bManifestSet\x12)\n\x08manifest\x18\x01 \x01(\x0b\x32\x17.spades.v1.RuleManifest\"5\n\rRatingChanged\x12$\n\x05match\x18\x01 \x01(\x0b\x32\x15.spades.v1.MatchRated\"(\n\x0e\x43onnectRequest\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\"9\n\x0f\x43onnectResponse\x12&\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.spades.v1.AccountEvent\"m\n\x15TournamentRoundPaired\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12\r\n\x05round\x18\x02 \x01(\r\x12\x1b\n\x13opponent_account_id\x18\x03 \x01(\t\x12\x11\n\ttable_ids\x18\x04 \x03(\t\"9\n\x12TournamentFinished\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12\x0c\n\x04rank\x18\x02 \x01(\r*Z\n\x0b\x41\x63\x63ountKind\x12\x1c\n\x18\x41\x43\x43OUNT_KIND_UNSPECIFIED\x10\x00\x12\x14\n\x10\x41\x43\x43OUNT_KIND_BOT\x10\x01\x12\x17\n\x13\x41\x43\x43OUNT_KIND_PERSON\x10\x02*\xf3\x02\n\nRuleOption\x12\x1b\n\x17RULE_OPTION_UNSPECIFIED\x10\x00\x12\x1c\n\x18RULE_OPTION_NIL_DISABLED\x10\x01\x12,\n(RULE_OPTION_NIL_TRICKS_COUNT_FOR_PARTNER\x10\x02\x12\x19\n\x15RULE_OPTION_BLIND_NIL\x10\x03\x12$\n RULE_OPTION_BLIND_NIL_PASS_CARDS\x10\x04\x12\"\n\x1eRULE_OPTION_TWO_OF_CLUBS_LEADS\x10\x05\x12\x16\n\x12RULE_OPTION_JOKERS\x10\x06\x12 \n\x1cRULE_OPTION_MINIMUM_TEAM_BID\x10\x07\x12\x14\n\x10RULE_OPTION_BAGS\x10\x08\x12$\n RULE_OPTION_SPADES_LEAD_ANY_TIME\x10\t\x12!\n\x1dRULE_OPTION_COUNTER_CLOCKWISE\x10\n2\xd1\x03\n\x0e\x41\x63\x63ountService\x12R\n\rCreateAccount\x12\x1f.spades.v1.CreateAccountRequest\x1a .spades.v1.CreateAccountResponse\x12I\n\nGetAccount\x12\x1c.spades.v1.GetAccountRequest\x1a\x1d.spades.v1.GetAccountResponse\x12\x46\n\tRotateKey\x12\x1b.spades.v1.RotateKeyRequest\x1a\x1c.spades.v1.RotateKeyResponse\x12\x46\n\tRevokeKey\x12\x1b.spades.v1.RevokeKeyRequest\x1a\x1c.spades.v1.RevokeKeyResponse\x12\x42\n\x07\x43onnect\x12\x19.spades.v1.ConnectRequest\x1a\x1a.spades.v1.ConnectResponse0\x01\x12L\n\x0bSetManifest\x12\x1d.spades.v1.SetManifestRequest\x1a\x1e.spades.v1.SetManifestResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'spades.v1.account_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ACCOUNTKIND']._serialized_start=2412
-  _globals['_ACCOUNTKIND']._serialized_end=2502
-  _globals['_RULEOPTION']._serialized_start=2505
-  _globals['_RULEOPTION']._serialized_end=2876
+  _globals['_ACCOUNTKIND']._serialized_start=2713
+  _globals['_ACCOUNTKIND']._serialized_end=2803
+  _globals['_RULEOPTION']._serialized_start=2806
+  _globals['_RULEOPTION']._serialized_end=3177
   _globals['_ACCOUNT']._serialized_start=146
   _globals['_ACCOUNT']._serialized_end=340
   _globals['_RULEMANIFEST']._serialized_start=342
@@ -64,29 +64,33 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REVOKEKEYRESPONSE']._serialized_start=1048
   _globals['_REVOKEKEYRESPONSE']._serialized_end=1104
   _globals['_ACCOUNTEVENT']._serialized_start=1107
-  _globals['_ACCOUNTEVENT']._serialized_end=1661
-  _globals['_ACCOUNTCREATED']._serialized_start=1663
-  _globals['_ACCOUNTCREATED']._serialized_end=1731
-  _globals['_KEYISSUED']._serialized_start=1733
-  _globals['_KEYISSUED']._serialized_end=1765
-  _globals['_KEYREVOKED']._serialized_start=1767
-  _globals['_KEYREVOKED']._serialized_end=1800
-  _globals['_TABLEASSIGNED']._serialized_start=1802
-  _globals['_TABLEASSIGNED']._serialized_end=1882
-  _globals['_CHALLENGERECEIVED']._serialized_start=1884
-  _globals['_CHALLENGERECEIVED']._serialized_end=1944
-  _globals['_CHALLENGEISSUED']._serialized_start=1946
-  _globals['_CHALLENGEISSUED']._serialized_end=2004
-  _globals['_CHALLENGEANSWERED']._serialized_start=2007
-  _globals['_CHALLENGEANSWERED']._serialized_end=2196
-  _globals['_MANIFESTSET']._serialized_start=2198
-  _globals['_MANIFESTSET']._serialized_end=2254
-  _globals['_RATINGCHANGED']._serialized_start=2256
-  _globals['_RATINGCHANGED']._serialized_end=2309
-  _globals['_CONNECTREQUEST']._serialized_start=2311
-  _globals['_CONNECTREQUEST']._serialized_end=2351
-  _globals['_CONNECTRESPONSE']._serialized_start=2353
-  _globals['_CONNECTRESPONSE']._serialized_end=2410
-  _globals['_ACCOUNTSERVICE']._serialized_start=2879
-  _globals['_ACCOUNTSERVICE']._serialized_end=3344
+  _globals['_ACCOUNTEVENT']._serialized_end=1792
+  _globals['_ACCOUNTCREATED']._serialized_start=1794
+  _globals['_ACCOUNTCREATED']._serialized_end=1862
+  _globals['_KEYISSUED']._serialized_start=1864
+  _globals['_KEYISSUED']._serialized_end=1896
+  _globals['_KEYREVOKED']._serialized_start=1898
+  _globals['_KEYREVOKED']._serialized_end=1931
+  _globals['_TABLEASSIGNED']._serialized_start=1933
+  _globals['_TABLEASSIGNED']._serialized_end=2013
+  _globals['_CHALLENGERECEIVED']._serialized_start=2015
+  _globals['_CHALLENGERECEIVED']._serialized_end=2075
+  _globals['_CHALLENGEISSUED']._serialized_start=2077
+  _globals['_CHALLENGEISSUED']._serialized_end=2135
+  _globals['_CHALLENGEANSWERED']._serialized_start=2138
+  _globals['_CHALLENGEANSWERED']._serialized_end=2327
+  _globals['_MANIFESTSET']._serialized_start=2329
+  _globals['_MANIFESTSET']._serialized_end=2385
+  _globals['_RATINGCHANGED']._serialized_start=2387
+  _globals['_RATINGCHANGED']._serialized_end=2440
+  _globals['_CONNECTREQUEST']._serialized_start=2442
+  _globals['_CONNECTREQUEST']._serialized_end=2482
+  _globals['_CONNECTRESPONSE']._serialized_start=2484
+  _globals['_CONNECTRESPONSE']._serialized_end=2541
+  _globals['_TOURNAMENTROUNDPAIRED']._serialized_start=2543
+  _globals['_TOURNAMENTROUNDPAIRED']._serialized_end=2652
+  _globals['_TOURNAMENTFINISHED']._serialized_start=2654
+  _globals['_TOURNAMENTFINISHED']._serialized_end=2711
+  _globals['_ACCOUNTSERVICE']._serialized_start=3180
+  _globals['_ACCOUNTSERVICE']._serialized_end=3645
 # @@protoc_insertion_point(module_scope)

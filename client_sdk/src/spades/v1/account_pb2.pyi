@@ -477,6 +477,8 @@ class AccountEvent(_message.Message):
     CHALLENGE_ANSWERED_FIELD_NUMBER: _builtins.int
     CHALLENGE_ISSUED_FIELD_NUMBER: _builtins.int
     MANIFEST_SET_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ROUND_PAIRED_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_FINISHED_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """1-based position in the account's history."""
     @_builtins.property
@@ -519,6 +521,16 @@ class AccountEvent(_message.Message):
     def manifest_set(self) -> Global___ManifestSet:
         """The account's rule-set manifest was set."""
 
+    @_builtins.property
+    def tournament_round_paired(self) -> Global___TournamentRoundPaired:
+        """A round of a tournament the account entered was paired (its tables follow as
+        TableAssigned).
+        """
+
+    @_builtins.property
+    def tournament_finished(self) -> Global___TournamentFinished:
+        """A tournament the account played in ended."""
+
     def __init__(
         self,
         *,
@@ -533,12 +545,14 @@ class AccountEvent(_message.Message):
         challenge_answered: Global___ChallengeAnswered | None = ...,
         challenge_issued: Global___ChallengeIssued | None = ...,
         manifest_set: Global___ManifestSet | None = ...,
+        tournament_round_paired: Global___TournamentRoundPaired | None = ...,
+        tournament_finished: Global___TournamentFinished | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "challenge_answered", b"challenge_answered", "challenge_issued", b"challenge_issued", "challenge_received", b"challenge_received", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "manifest_set", b"manifest_set", "rating_changed", b"rating_changed", "table_assigned", b"table_assigned", "time", b"time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "challenge_answered", b"challenge_answered", "challenge_issued", b"challenge_issued", "challenge_received", b"challenge_received", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "manifest_set", b"manifest_set", "rating_changed", b"rating_changed", "table_assigned", b"table_assigned", "time", b"time", "tournament_finished", b"tournament_finished", "tournament_round_paired", b"tournament_round_paired"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "challenge_answered", b"challenge_answered", "challenge_issued", b"challenge_issued", "challenge_received", b"challenge_received", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "manifest_set", b"manifest_set", "rating_changed", b"rating_changed", "sequence", b"sequence", "table_assigned", b"table_assigned", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "challenge_answered", b"challenge_answered", "challenge_issued", b"challenge_issued", "challenge_received", b"challenge_received", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "manifest_set", b"manifest_set", "rating_changed", b"rating_changed", "sequence", b"sequence", "table_assigned", b"table_assigned", "time", b"time", "tournament_finished", b"tournament_finished", "tournament_round_paired", b"tournament_round_paired"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["account_created", "key_issued", "key_revoked", "table_assigned", "rating_changed", "challenge_received", "challenge_answered", "challenge_issued", "manifest_set"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["account_created", "key_issued", "key_revoked", "table_assigned", "rating_changed", "challenge_received", "challenge_answered", "challenge_issued", "manifest_set", "tournament_round_paired", "tournament_finished"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -833,3 +847,67 @@ class ConnectResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ConnectResponse: _TypeAlias = ConnectResponse  # noqa: Y015
+
+@_typing.final
+class TournamentRoundPaired(_message.Message):
+    """A round of a tournament the account entered was paired (TournamentService)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    OPPONENT_ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    TABLE_IDS_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    """The tournament (at most 64 characters)."""
+    round: _builtins.int
+    """The round (1-based)."""
+    opponent_account_id: _builtins.str
+    """The opponent's account; empty for a bye."""
+    @_builtins.property
+    def table_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The pairing's two tables (the account holds North-South at the first, East-West at the
+        second, or the other way round when it is the away entrant).
+        """
+
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        round: _builtins.int = ...,
+        opponent_account_id: _builtins.str = ...,
+        table_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["opponent_account_id", b"opponent_account_id", "round", b"round", "table_ids", b"table_ids", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentRoundPaired: _TypeAlias = TournamentRoundPaired  # noqa: Y015
+
+@_typing.final
+class TournamentFinished(_message.Message):
+    """A tournament the account played in ended."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    RANK_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    """The tournament (at most 64 characters)."""
+    rank: _builtins.int
+    """The account's final rank (1 for the winner)."""
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        rank: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["rank", b"rank", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentFinished: _TypeAlias = TournamentFinished  # noqa: Y015

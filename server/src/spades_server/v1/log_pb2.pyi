@@ -15,6 +15,7 @@ from spades.v1 import challenge_pb2 as _challenge_pb2
 from spades.v1 import events_pb2 as _events_pb2
 from spades.v1 import lobby_pb2 as _lobby_pb2
 from spades.v1 import rating_pb2 as _rating_pb2
+from spades.v1 import tournament_pb2 as _tournament_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -514,3 +515,41 @@ class QuickMatchRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___QuickMatchRequest: _TypeAlias = QuickMatchRequest  # noqa: Y015
+
+@_typing.final
+class TournamentLogEntry(_message.Message):
+    """One stored event of a tournament's stream (spades_server.tournaments), or of the index of
+    tournaments (the stream "tournament-index", whose rows name a tournament each).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENT_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_SHA256_FIELD_NUMBER: _builtins.int
+    LISTED_TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    seed: _builtins.bytes
+    """TournamentCreated: the seed every deal is derived from (secret until TournamentEnded)."""
+    request_id_sha256: _builtins.bytes
+    """TournamentCreated: SHA-256 of the call's client request id (a retry finds it)."""
+    listed_tournament_id: _builtins.str
+    """In the index: the tournament listed."""
+    @_builtins.property
+    def event(self) -> _tournament_pb2.TournamentEvent:
+        """The event, without sequence or time (the log holds those); unset in the index."""
+
+    def __init__(
+        self,
+        *,
+        event: _tournament_pb2.TournamentEvent | None = ...,
+        seed: _builtins.bytes = ...,
+        request_id_sha256: _builtins.bytes = ...,
+        listed_tournament_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "listed_tournament_id", b"listed_tournament_id", "request_id_sha256", b"request_id_sha256", "seed", b"seed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentLogEntry: _TypeAlias = TournamentLogEntry  # noqa: Y015

@@ -1,0 +1,431 @@
+"""Duplicate tournaments, the pure part: deals from the seed, pairings, scores, standings, and
+the offline check of a tournament record (``spades-record tournament FILE``).
+
+The server runs tournaments with these very functions (``spades_server.tournaments``), so what
+the verifier recomputes is what the server computed (docs/tournaments.md).
+
+Deals (``spades-tournament-v1``): round ``r`` (from 1) of a tournament with seed ``S`` deals its
+boards from the round's deal seed ``SHA-256("spades-tournament-v1/deals" || S || u32(r))``:
+board ``b`` is hand ``b`` of the ``spades-shuffle-v1`` shuffle of that seed (docs/deals.md).
+The round's tables are given those boards as preset deals and the table seed
+``SHA-256("spades-tournament-v1/table" || S || u32(r))`` (so both tables of a pairing have the
+same first dealer; a table reveals its own seed when it ends, which says nothing of the boards).
+
+>>> seed = bytes(32)
+>>> round_deal_seed(seed, 1) != round_deal_seed(seed, 2) != round_table_seed(seed, 1)
+True
+>>> round_robin(["a", "b", "c", "d"], 0), len(rounds_for(["a", "b", "c"]))
+([('a', 'd'), ('c', 'b')], 3)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+
+from spades.engine import Rules
+from spades.engine import events as ev
+from spades.engine.cards import iter_cards
+from spades.engine.shuffle import SEED_BYTES, commitment, deal
+from spades.protocol import rules_from_proto
+from spades.records.record import RecordError, events_of
+from spades.records.verify import verify
+from spades.v1 import tournament_pb2
+
+#: The derivation of a tournament's deals from its seed.
+DERIVATION = "spades-tournament-v1"
+#: The home entrant's seats at the first table of a pairing, and at the second.
+HOME_SEATS: tuple[tuple[int, int], tuple[int, int]] = ((0, 2), (1, 3))
+#: The away entrant's.
+AWAY_SEATS: tuple[tuple[int, int], tuple[int, int]] = ((1, 3), (0, 2))
+
+
+class TournamentVerificationError(RecordError):
+    """A tournament record that does not check out."""
+
+
+def _derive(label: bytes, seed: bytes, round_number: int) -> bytes:
+    return hashlib.sha256(label + seed + round_number.to_bytes(4, "big")).digest()[:SEED_BYTES]
+
+
+def round_deal_seed(seed: bytes, round_number: int) -> bytes:
+    """The seed the boards of round ``round_number`` (from 1) are shuffled from."""
+    return _derive(b"spades-tournament-v1/deals", seed, round_number)
+
+
+def round_table_seed(seed: bytes, round_number: int) -> bytes:
+    """The seed of every table of the round (its first dealer)."""
+    return _derive(b"spades-tournament-v1/table", seed, round_number)
+
+
+def round_boards(
+    seed: bytes, round_number: int, rules: Rules, boards: int
+) -> list[list[list[int]]]:
+    """The round's boards: one deal (each seat's cards) per board."""
+    deck = list(iter_cards(rules.deck_mask))
+    deal_seed = round_deal_seed(seed, round_number)
+    return [
+        deal(deal_seed, board, deck, rules.players, rules.hand_size)
+        for board in range(1, boards + 1)
+    ]
+
+
+def round_robin(entrants: Sequence[str], round_index: int) -> list[tuple[str, str]]:
+    """The pairings (home, away) of round ``round_index`` (from 0) by the circle method; with
+    an odd field one entrant has a bye each round (away empty)."""
+    players = list(entrants) + ([""] if len(entrants) % 2 else [])
+    count = len(players)
+    if count < 2:
+        return []
+    others = players[1:]
+    shift = round_index % (count - 1)
+    rotated = [players[0], *others[len(others) - shift :], *others[: len(others) - shift]]
+    pairs = []
+    for index in range(count // 2):
+        home, away = rotated[index], rotated[count - 1 - index]
+        if (round_index + index) % 2 and home and away:
+            home, away = away, home  # home only says which table comes first: vary it
+        if not home:
+            home, away = away, home
+        pairs.append((home, away))
+    return pairs
+
+
+def rounds_for(entrants: Sequence[str]) -> list[list[tuple[str, str]]]:
+    """Every round of a round robin of ``entrants``."""
+    count = len(entrants) + len(entrants) % 2
+    return [round_robin(entrants, index) for index in range(max(count - 1, 0))]
+
+
+# ---------------------------------------------------------------------------------- scoring
+
+
+def _hand_points(hand: ev.HandScored, seats: tuple[int, int]) -> int:
+    for side in hand.sides:
+        if set(seats) <= set(side.seats):
+            return side.hand_points
+    return 0
+
+
+@dataclass
+class PairingScore:
+    """What a pairing's two tables say so far."""
+
+    boards: list[tournament_pb2.BoardScored] = field(default_factory=list)
+    match: tournament_pb2.MatchScored | None = None
+
+
+def score_pairing(
+    round_number: int,
+    pairing: int,
+    first: Sequence[ev.Event],
+    second: Sequence[ev.Event],
+) -> PairingScore:
+    """The boards both tables have scored, and the match once both ended."""
+    hands = [
+        {event.hand_number: event for event in table if isinstance(event, ev.HandScored)}
+        for table in (first, second)
+    ]
+    score = PairingScore()
+    total = 0
+    for board in sorted(set(hands[0]) & set(hands[1])):
+        home = [_hand_points(hands[leg][board], HOME_SEATS[leg]) for leg in (0, 1)]
+        away = [_hand_points(hands[leg][board], AWAY_SEATS[leg]) for leg in (0, 1)]
+        points = sum(home) - sum(away)
+        total += points
+        score.boards.append(
+            tournament_pb2.BoardScored(
+                round=round_number,
+                pairing=pairing,
+                board=board,
+                home_scores=home,
+                away_scores=away,
+                duplicate_points=points,
+            )
+        )
+    ended = [any(isinstance(event, ev.MatchEnded) for event in table) for table in (first, second)]
+    if all(ended):
+        helped = [_helped(table) for table in (first, second)]
+        score.match = tournament_pb2.MatchScored(
+            round=round_number,
+            pairing=pairing,
+            duplicate_points=total,
+            home_substituted=any(set(HOME_SEATS[leg]) & helped[leg] for leg in (0, 1)),
+            away_substituted=any(set(AWAY_SEATS[leg]) & helped[leg] for leg in (0, 1)),
+        )
+    return score
+
+
+def _helped(events: Iterable[ev.Event]) -> set[int]:
+    """The seats a house bot (or the clock) played some turns of."""
+    seats: set[int] = set()
+    for event in events:
+        if isinstance(event, ev.SeatSubstituted):
+            seats.add(event.seat)
+        elif isinstance(event, ev.HandScored):
+            seats.update(event.automatic_play)
+    return seats
+
+
+# ---------------------------------------------------------------------------------- standings
+
+
+@dataclass
+class _Line:
+    entrant: tournament_pb2.Entrant
+    order: int
+    match_points: float = 0.0
+    won: int = 0
+    tied: int = 0
+    lost: int = 0
+    duplicate_points: int = 0
+    boards: int = 0
+    substituted: int = 0
+    cells: list[tournament_pb2.CrosstableCell] = field(default_factory=list)
+
+
+def standings(events: Iterable[tournament_pb2.TournamentEvent]) -> tournament_pb2.Standings:
+    """The standings a tournament's events lead to.
+
+    Ranked by match points, then duplicate points, then matches won, then fewer substituted
+    matches, then the order of entry (docs/tournaments.md, "Tie-breaks")."""
+    lines: dict[str, _Line] = {}
+    pairings: dict[tuple[int, int], tournament_pb2.Pairing] = {}
+    sequence = 0
+    for event in events:
+        sequence = event.sequence or sequence + 1
+        kind = event.WhichOneof("kind")
+        if kind == "entered":
+            lines[event.entered.account_id] = _Line(event.entered, len(lines))
+        elif kind == "withdrew":
+            lines.pop(event.withdrew.account_id, None)
+        elif kind == "started":
+            lines = {e.account_id: _Line(e, n) for n, e in enumerate(event.started.entrants)}
+        elif kind == "round_paired":
+            for pairing in event.round_paired.pairings:
+                pairings[(event.round_paired.round, pairing.index)] = pairing
+        elif kind == "board_scored":
+            board = event.board_scored
+            paired = pairings[(board.round, board.pairing)]
+            for account, sign in ((paired.home_account_id, 1), (paired.away_account_id, -1)):
+                line = lines[account]
+                line.duplicate_points += sign * board.duplicate_points
+                line.boards += 1
+        elif kind == "match_scored":
+            match = event.match_scored
+            paired = pairings[(match.round, match.pairing)]
+            sides = (
+                (paired.home_account_id, paired.away_account_id, 1, match.home_substituted),
+                (paired.away_account_id, paired.home_account_id, -1, match.away_substituted),
+            )
+            for account, opponent, sign, substituted in sides:
+                line = lines[account]
+                points = sign * match.duplicate_points
+                won = 1.0 if points > 0 else 0.5 if points == 0 else 0.0
+                line.match_points += won
+                line.won += points > 0
+                line.tied += points == 0
+                line.lost += points < 0
+                line.substituted += substituted
+                line.cells.append(
+                    tournament_pb2.CrosstableCell(
+                        opponent_account_id=opponent, duplicate_points=points, match_points=won
+                    )
+                )
+    ranked = sorted(
+        lines.values(),
+        key=lambda line: (
+            -line.match_points,
+            -line.duplicate_points,
+            -line.won,
+            line.substituted,
+            line.order,
+        ),
+    )
+    result = tournament_pb2.Standings(sequence=sequence)
+    for rank, line in enumerate(ranked, start=1):
+        result.lines.append(
+            tournament_pb2.StandingsLine(
+                rank=rank,
+                account_id=line.entrant.account_id,
+                name=line.entrant.name,
+                match_points=line.match_points,
+                won=line.won,
+                tied=line.tied,
+                lost=line.lost,
+                duplicate_points=line.duplicate_points,
+                boards=line.boards,
+                substituted_matches=line.substituted,
+            )
+        )
+        result.crosstable.append(
+            tournament_pb2.CrosstableRow(account_id=line.entrant.account_id, cells=line.cells)
+        )
+    return result
+
+
+# ---------------------------------------------------------------------------------- verification
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentVerification:
+    """What a verified tournament record showed."""
+
+    seed_commitment: bytes
+    tables: int
+    boards: int
+    standings: tournament_pb2.Standings
+
+
+def verify_tournament(record: tournament_pb2.TournamentRecord) -> TournamentVerification:
+    """Check a finished tournament's record offline: the seed against its commitment, every
+    table's GameRecord (seed, commitment, deals), each table's boards against the deals the
+    seed derives, every scored board and match against the tables, and the standings.
+
+    Raises :class:`TournamentVerificationError` at the first check that fails."""
+    events = list(record.events)
+    if not events or events[0].WhichOneof("kind") != "created":
+        raise TournamentVerificationError("the record does not start with TournamentCreated")
+    created = events[0].created
+    ended = [e.ended for e in events if e.WhichOneof("kind") == "ended"]
+    if not ended:
+        raise TournamentVerificationError("the tournament has not ended: its seed is not revealed")
+    seed = ended[-1].seed
+    if commitment(seed) != created.seed_commitment:
+        raise TournamentVerificationError(
+            f"bad commitment: SHA-256 of the revealed seed is {commitment(seed).hex()}, "
+            f"but the tournament published {created.seed_commitment.hex()}"
+        )
+    rules = rules_from_proto(created.settings.rules)
+    boards = created.settings.boards
+    tables = {table.table_id: table for table in record.tables}
+    recorded: dict[tuple[int, int, int], tournament_pb2.BoardScored] = {}
+    matches: dict[tuple[int, int], tournament_pb2.MatchScored] = {}
+    for event in events:
+        if event.WhichOneof("kind") == "board_scored":
+            b = event.board_scored
+            recorded[(b.round, b.pairing, b.board)] = b
+        elif event.WhichOneof("kind") == "match_scored":
+            matches[(event.match_scored.round, event.match_scored.pairing)] = event.match_scored
+    checked_tables = 0
+    checked_boards = 0
+    for event in events:
+        if event.WhichOneof("kind") != "round_paired":
+            continue
+        paired = event.round_paired
+        expected_deals = round_boards(seed, paired.round, rules, boards)
+        for pairing in paired.pairings:
+            if not pairing.away_account_id:
+                continue
+            if len(pairing.table_ids) != 2:
+                raise TournamentVerificationError(
+                    f"round {paired.round}, pairing {pairing.index + 1}: a pairing has two tables"
+                )
+            legs: list[list[ev.Event]] = []
+            for leg, table_id in enumerate(pairing.table_ids):
+                where = f"round {paired.round}, pairing {pairing.index + 1}, table {leg + 1}"
+                table = tables.get(table_id)
+                if table is None:
+                    raise TournamentVerificationError(
+                        f"{where}: the record has no table {table_id}"
+                    )
+                try:
+                    verify(table)
+                except RecordError as error:
+                    raise TournamentVerificationError(f"{where}: {error}") from error
+                table_events = events_of(table)
+                first = table_events[0]
+                assert isinstance(first, ev.TableCreated)
+                preset = [[sorted(cards) for cards in d] for d in first.preset_deals or ()]
+                if preset != [[sorted(cards) for cards in d] for d in expected_deals]:
+                    raise TournamentVerificationError(
+                        f"{where}: its boards are not the ones the revealed seed derives"
+                    )
+                if first.seed_commitment != commitment(round_table_seed(seed, paired.round)):
+                    raise TournamentVerificationError(
+                        f"{where}: its seed is not the one the revealed seed derives"
+                    )
+                legs.append(table_events)
+                checked_tables += 1
+            score = score_pairing(paired.round, pairing.index, legs[0], legs[1])
+            for board in score.boards:
+                key = (board.round, board.pairing, board.board)
+                if recorded.get(key) != board:
+                    raise TournamentVerificationError(
+                        f"round {board.round}, pairing {board.pairing + 1}, board {board.board}: "
+                        "the scored board differs from the tables' scores"
+                    )
+                checked_boards += 1
+            if score.match != matches.get((paired.round, pairing.index)):
+                raise TournamentVerificationError(
+                    f"round {paired.round}, pairing {pairing.index + 1}: the scored match "
+                    "differs from the tables'"
+                )
+    if checked_boards != len(recorded):
+        raise TournamentVerificationError("the record scores boards no pair of tables played")
+    try:
+        recomputed = standings(events)
+    except KeyError as error:
+        raise TournamentVerificationError(
+            f"the events score an entrant or pairing the tournament does not have ({error})"
+        ) from error
+    final = ended[-1].standings
+    without_sequence = tournament_pb2.Standings(lines=final.lines, crosstable=final.crosstable)
+    again = tournament_pb2.Standings(lines=recomputed.lines, crosstable=recomputed.crosstable)
+    if without_sequence != again:
+        raise TournamentVerificationError(
+            "the final standings differ from those the scored boards and matches give"
+        )
+    if record.HasField("standings") and record.standings.lines != recomputed.lines:
+        raise TournamentVerificationError("the record's standings differ from the recomputed ones")
+    return TournamentVerification(
+        created.seed_commitment, checked_tables, checked_boards, recomputed
+    )
+
+
+# ---------------------------------------------------------------------------------- files
+
+
+def save_tournament_record(record: tournament_pb2.TournamentRecord, path: str | Path) -> None:
+    """Write a tournament record: protobuf JSON for a ``.json`` path, else binary."""
+    if str(path).endswith(".json"):
+        Path(path).write_text(json_format.MessageToJson(record) + "\n", encoding="utf-8")
+    else:
+        Path(path).write_bytes(record.SerializeToString())
+
+
+def load_tournament_record(path: str | Path) -> tournament_pb2.TournamentRecord:
+    """Read a tournament record (JSON for a ``.json`` path, else binary); RecordError if not."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise RecordError(f"{path}: {error.strerror or error}") from error
+    record = tournament_pb2.TournamentRecord()
+    try:
+        if str(path).endswith(".json"):
+            json_format.Parse(data.decode("utf-8"), record)
+        else:
+            record.ParseFromString(data)
+    except (json_format.ParseError, DecodeError, UnicodeDecodeError) as error:
+        raise RecordError(f"{path}: not a tournament record ({error})") from error
+    return record
+
+
+def render_standings(standings: tournament_pb2.Standings) -> str:
+    """The standings as a plain text table."""
+    lines = [f"{'#':>2}  {'entrant':<24} {'MP':>5} {'W-T-L':>7} {'dup':>6} {'boards':>6}  note"]
+    for line in standings.lines:
+        note = (
+            f"house bot or clock in {line.substituted_matches}" if line.substituted_matches else ""
+        )
+        lines.append(
+            f"{line.rank:>2}  {line.name[:24]:<24} {line.match_points:>5g} "
+            f"{f'{line.won}-{line.tied}-{line.lost}':>7} {line.duplicate_points:>+6} "
+            f"{line.boards:>6}  {note}".rstrip()
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,226 @@
+"""A tournament through the public API, in process, on both backends: accounts enter, the
+server pairs, opens the tables, seats the accounts and tells them; every board is scored; the
+record verifies offline."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import grpc
+import pytest
+
+from spades import protocol
+from spades.bot import Bot
+from spades.engine import Rules
+from spades.records.tournament import (
+    TournamentVerificationError,
+    standings,
+    verify_tournament,
+)
+from spades.v1 import account_pb2, account_pb2_grpc, tournament_pb2, tournament_pb2_grpc
+from spades_bots.heuristic import HeuristicBot
+from spades_bots.random_bot import RandomBot
+from tests.backends import Storages
+from tests.server.harness import running_server
+from tests.tournaments.players import AccountPlayer
+
+pytestmark = pytest.mark.asyncio
+OPERATOR = "operator-token-for-tournament-tests-0123456789"
+FINISH_TIMEOUT = 90.0
+
+
+def operator() -> tuple[tuple[str, str], ...]:
+    return (("spades-operator-token", OPERATOR),)
+
+
+def bearer(key: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {key}"),)
+
+
+def settings(entrants: int, boards: int = 2) -> tournament_pb2.TournamentSettings:
+    return tournament_pb2.TournamentSettings(
+        name="Test Cup",
+        format=tournament_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN,
+        rules=protocol.rules_to_proto(Rules()),
+        boards=boards,
+        start_when_entrants=entrants,
+    )
+
+
+def tampered(
+    record: tournament_pb2.TournamentRecord,
+    change: Callable[[tournament_pb2.TournamentRecord], None],
+) -> tournament_pb2.TournamentRecord:
+    copy = tournament_pb2.TournamentRecord()
+    copy.CopyFrom(record)
+    change(copy)
+    return copy
+
+
+def assert_tampering_is_caught(record: tournament_pb2.TournamentRecord) -> None:
+    """Each change a cheat might make fails the offline check, saying where."""
+
+    def other_seed(r: tournament_pb2.TournamentRecord) -> None:
+        r.events[-1].ended.seed = bytes(32)
+
+    def board_points(r: tournament_pb2.TournamentRecord) -> None:
+        board = next(e for e in r.events if e.WhichOneof("kind") == "board_scored")
+        board.board_scored.duplicate_points += 10
+
+    def lost_table(r: tournament_pb2.TournamentRecord) -> None:
+        del r.tables[3]
+
+    def swapped_standings(r: tournament_pb2.TournamentRecord) -> None:
+        lines = r.events[-1].ended.standings.lines
+        lines[0].match_points, lines[1].match_points = lines[1].match_points + 1, 0
+
+    def other_boards(r: tournament_pb2.TournamentRecord) -> None:
+        # A table whose preset boards came from another round's deals.
+        r.tables[0].preset_deals[0].CopyFrom(r.tables[-1].preset_deals[0])
+
+    for change, says in (
+        (other_seed, "bad commitment"),
+        (board_points, "the scored board differs"),
+        (lost_table, "the record has no table"),
+        (swapped_standings, "final standings differ"),
+        (other_boards, "round 1, pairing 1, table 1"),
+    ):
+        with pytest.raises(TournamentVerificationError, match=says):
+            verify_tournament(tampered(record, change))
+
+
+async def test_a_round_robin_of_four_accounts_plays_to_the_end_and_verifies(
+    storage: Storages,
+) -> None:
+    async with running_server(storage(), operator_token=OPERATOR) as server:
+        address = f"127.0.0.1:{server.port}"
+        async with grpc.aio.insecure_channel(address) as channel:
+            accounts = account_pb2_grpc.AccountServiceStub(channel)
+            service = tournament_pb2_grpc.TournamentServiceStub(channel)
+            created = await service.CreateTournament(
+                tournament_pb2.CreateTournamentRequest(settings=settings(4)), metadata=operator()
+            )
+            tid = created.tournament.tournament_id
+            assert created.tournament.status == tournament_pb2.TOURNAMENT_STATUS_ENTERING
+            bots: list[tuple[str, Callable[[], Bot]]] = [
+                ("Heuristic A", HeuristicBot),
+                ("Random A", lambda: RandomBot(seed=1)),
+                ("Heuristic B", HeuristicBot),
+                ("Random B", lambda: RandomBot(seed=2)),
+            ]
+            players = []
+            for name, make in bots:
+                key = (
+                    await accounts.CreateAccount(
+                        account_pb2.CreateAccountRequest(
+                            name=name, kind=account_pb2.ACCOUNT_KIND_BOT
+                        )
+                    )
+                ).key
+                players.append(AccountPlayer(address, key, make))
+                await service.EnterTournament(
+                    tournament_pb2.EnterTournamentRequest(tournament_id=tid), metadata=bearer(key)
+                )
+            runs = [asyncio.create_task(player.run()) for player in players]
+            watch = service.WatchTournament(
+                tournament_pb2.WatchTournamentRequest(tournament_id=tid)
+            )
+            seen: list[tournament_pb2.WatchTournamentResponse] = []
+            try:
+                async with asyncio.timeout(FINISH_TIMEOUT):
+                    async for message in watch:
+                        seen.append(message)
+                    # Each entrant's stream is told its rank once the tournament ended.
+                    while not all(player.finished for player in players):
+                        await asyncio.sleep(0.05)
+            finally:
+                for run in runs:
+                    run.cancel()
+                for player in players:
+                    await player.stop()
+            kinds = [m.event.WhichOneof("kind") for m in seen]
+            assert kinds[0] == "created" and kinds[-1] == "ended"
+            assert kinds.count("round_paired") == 3 and kinds.count("match_scored") == 6
+            assert kinds.count("board_scored") == 12  # 3 rounds x 2 pairings x 2 boards
+            # Every message's standings are those of the events up to it.
+            events = [m.event for m in seen]
+            for number, message in enumerate(seen, start=1):
+                assert message.standings == standings(events[:number])
+            final = (
+                await service.GetTournament(tournament_pb2.GetTournamentRequest(tournament_id=tid))
+            ).tournament
+            assert final.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
+            assert final.seed and len(final.standings.lines) == 4
+            record = (
+                await service.GetTournamentRecord(
+                    tournament_pb2.GetTournamentRecordRequest(tournament_id=tid)
+                )
+            ).record
+            checked = verify_tournament(record)
+            assert checked.tables == 12 and checked.boards == 12
+            assert_tampering_is_caught(record)
+            ranks = {line.account_id: line.rank for line in final.standings.lines}
+            for player in players:
+                told = player.finished[0]
+                assert told.tournament_id == tid
+                assert told.rank in ranks.values()
+
+
+async def test_a_missing_entrant_is_played_by_house_bots_and_the_standings_say_so(
+    storage: Storages,
+) -> None:
+    # The absent entrant never connects: after the grace a house bot takes each of its seats.
+    async with running_server(
+        storage(), operator_token=OPERATOR, disconnect_grace=0.3, substitute_after_timeouts=1
+    ) as server:
+        address = f"127.0.0.1:{server.port}"
+        async with grpc.aio.insecure_channel(address) as channel:
+            accounts = account_pb2_grpc.AccountServiceStub(channel)
+            service = tournament_pb2_grpc.TournamentServiceStub(channel)
+            cup = settings(2, boards=1)
+            cup.rules.clock.turn_millis = 3000
+            tid = (
+                await service.CreateTournament(
+                    tournament_pb2.CreateTournamentRequest(settings=cup), metadata=operator()
+                )
+            ).tournament.tournament_id
+            keys = []
+            for name in ("Present", "Absent"):
+                key = (
+                    await accounts.CreateAccount(
+                        account_pb2.CreateAccountRequest(
+                            name=name, kind=account_pb2.ACCOUNT_KIND_BOT
+                        )
+                    )
+                ).key
+                keys.append(key)
+                await service.EnterTournament(
+                    tournament_pb2.EnterTournamentRequest(tournament_id=tid), metadata=bearer(key)
+                )
+            present = AccountPlayer(address, keys[0], HeuristicBot)
+            run = asyncio.create_task(present.run())
+            try:
+                async with asyncio.timeout(FINISH_TIMEOUT):
+                    watch = service.WatchTournament(
+                        tournament_pb2.WatchTournamentRequest(tournament_id=tid)
+                    )
+                    async for message in watch:
+                        last = message
+            finally:
+                run.cancel()
+                await present.stop()
+            lines = {line.name: line for line in last.standings.lines}
+            assert lines["Absent"].substituted_matches == 1
+            assert lines["Present"].substituted_matches == 0
+            assert lines["Present"].boards == lines["Absent"].boards >= 1
+            record = (
+                await service.GetTournamentRecord(
+                    tournament_pb2.GetTournamentRecordRequest(tournament_id=tid)
+                )
+            ).record
+            verify_tournament(record)
+            substituted = 0
+            for table in record.tables:
+                substituted += sum(e.WhichOneof("kind") == "seat_substituted" for e in table.events)
+            assert substituted == 4  # both of Absent's seats at both tables

@@ -1,0 +1,107 @@
+"""The tournament pages in a real browser (Debian's chromium through Playwright), after a
+duplicate round robin of three bot accounts played through the public API: the list (status,
+entrants, leader), and a tournament's page with the server's standings in its order, the
+crosstable, and each round's pairings linked to their tables. Screenshots go to
+``test-artifacts/web/``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser
+
+from spades.client import SpadesClient
+from spades.engine import Rules
+from spades.v1 import tournament_pb2
+from spades_bots.heuristic import HeuristicBot
+from spades_bots.random_bot import RandomBot
+from tests.tournaments.players import AccountPlayer
+from tests.web.conftest import web_server
+from tests.web.test_browser import browser, require_site, shoot
+from tests.web.test_rating_pages import texts
+
+__all__ = ["browser"]
+OPERATOR = "operator-token-for-tournament-tests-0123456789"
+
+
+@pytest.mark.asyncio
+async def test_the_tournament_pages_show_the_standings_and_the_rounds(
+    tmp_path: Path, browser: Browser
+) -> None:
+    require_site()
+    async with web_server(tmp_path / "cup.db", operator_token=OPERATOR) as server:
+        address = f"127.0.0.1:{server.port}"
+        async with SpadesClient(address) as client:
+            cup = await client.create_tournament(
+                "Web Cup", rules=Rules(), boards=1, start_when_entrants=3, operator_token=OPERATOR
+            )
+            players = []
+            for name, make in (("Heuristic A", HeuristicBot), ("Random A", RandomBot)):
+                key = (await client.create_account(name)).key
+                async with SpadesClient(address, account_key=key) as own:
+                    await own.enter_tournament(cup.tournament_id)
+                players.append(AccountPlayer(address, key, make))
+            runs = [asyncio.create_task(player.run()) for player in players]
+            page = await browser.new_page(viewport={"width": 1100, "height": 900})
+            failures: list[str] = []
+            page.on("pageerror", lambda error: failures.append(str(error)))
+            try:
+                # Entering: listed with its two entrants.
+                await page.goto(server.web_url + "#/tournaments")
+                row = page.locator(f"tr.tournament[data-tournament-id='{cup.tournament_id}']")
+                await row.wait_for()
+                assert "entering" in await row.inner_text()
+                assert await row.locator("td.entrants").inner_text() == "2"
+                key = (await client.create_account("Heuristic B")).key
+                async with SpadesClient(address, account_key=key) as own:
+                    await own.enter_tournament(cup.tournament_id)  # the third starts it
+                players.append(AccountPlayer(address, key, HeuristicBot))
+                runs.append(asyncio.create_task(players[-1].run()))
+                async with asyncio.timeout(90):
+                    async for update in client.watch_tournament(cup.tournament_id):
+                        if update.event.WhichOneof("kind") == "ended":
+                            break
+                final = await client.get_tournament(cup.tournament_id)
+            finally:
+                for run in runs:
+                    run.cancel()
+                for player in players:
+                    await player.stop()
+
+            await page.reload()
+            row = page.locator(f"tr.tournament[data-tournament-id='{cup.tournament_id}']")
+            await row.wait_for()
+            assert "finished" in await row.inner_text()
+            await row.locator("a").click()
+            heading = page.locator(f"h1[data-tournament-id='{cup.tournament_id}']")
+            await heading.wait_for()
+            assert "Web Cup" in await heading.inner_text()
+            await page.locator(".standings tr.line").nth(2).wait_for()
+            lines = final.standings.lines
+            assert await texts(page, ".standings tr.line td.name") == [line.name for line in lines]
+            assert await texts(page, ".standings tr.line td.match-points") == [
+                f"{line.match_points:g}" for line in lines
+            ]
+            assert await texts(page, ".standings tr.line td.record") == [
+                f"{line.won}-{line.tied}-{line.lost}" for line in lines
+            ]
+            # Three entrants: three rounds, a bye in each, one pairing with two tables.
+            assert await page.locator(".rounds .round").count() == 3
+            assert await page.locator(".rounds li.pairing", has_text="bye").count() == 3
+            links = await page.locator(".rounds a.table-link").evaluate_all(
+                "links => links.map(link => link.getAttribute('href'))"
+            )
+            expected = [
+                f"#/table/{table_id}"
+                for paired in final.pairings
+                for pairing in paired.pairings
+                for table_id in pairing.table_ids
+            ]
+            assert links == expected and len(links) == 6
+            assert await page.locator(".crosstable tbody tr").count() == 3
+            assert "seed revealed" in await page.locator(".seed").inner_text()
+            assert final.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
+            await shoot(page, "tournament")
+            assert failures == []

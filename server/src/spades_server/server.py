@@ -32,11 +32,10 @@ from spades.v1 import (
     lobby_pb2,
     lobby_pb2_grpc,
     play_pb2,
-    play_pb2_grpc,
     rating_pb2,
     rating_pb2_grpc,
 )
-from spades_server import errors, integrity, limits, metrics
+from spades_server import errors, integrity, limits, metrics, play
 from spades_server.absent import AbsentPlayers
 from spades_server.account_service import AccountServicer
 from spades_server.accounts import AccountStore, decide_rating_change
@@ -322,7 +321,7 @@ class SpadesServer:
             LobbyServicer(self.store, self.projection, self.limits, self.house_bots, self.accounts),
             self.server,
         )
-        play_pb2_grpc.add_PlayServiceServicer_to_server(
+        play.add_to_server(
             PlayServicer(
                 self.store,
                 self.shutdown,

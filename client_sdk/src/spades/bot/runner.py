@@ -194,7 +194,7 @@ class _SeatPlayer:
         # last event folded.
         after = self.tracker.sequence if self.tracker is not None else 0
         self.connected = False
-        connection = await self.client.play(self.token, after_sequence=after)
+        connection = await self.client.play(self.token, after_sequence=after, batched=True)
         self.connected = True
         try:
             assert connection.snapshot is not None

@@ -91,6 +91,9 @@ class Outbox:
         #: Set while no action is being decided.
         self.idle = asyncio.Event()
         self.idle.set()
+        #: True while the stream's feed waits for the table to change: a queued result must
+        #: wake it (TableStore.poke); at any other moment the feed finds the result itself.
+        self.waiting = False
 
     def begin(self) -> None:
         """An action was read: its result is owed."""
@@ -177,9 +180,7 @@ class SpectatorFeed:
                 return
             if self._shutdown.is_set():
                 raise errors.refuse(Reason.SHUTTING_DOWN, SHUTTING_DOWN)
-            await self._store.wait_for_change(
-                self.table_id, self.position, self._outgoing(), self._shutdown
-            )
+            await self._wait()
 
     # The hooks a seat's feed fills in: a spectator may see everything public, always.
 
@@ -211,8 +212,9 @@ class SpectatorFeed:
         # Nothing follows the match's end (MatchEnded and SeedRevealed come in one append).
         return table.finished and self.position >= table.version
 
-    def _outgoing(self) -> asyncio.Queue[play_pb2.PlayResponse] | None:
-        return None
+    async def _wait(self) -> None:
+        """Wait for the table to change (or the server to shut down)."""
+        await self._store.wait_for_change(self.table_id, self.position, None, self._shutdown)
 
 
 class SeatFeed(SpectatorFeed):
@@ -318,5 +320,13 @@ class SeatFeed(SpectatorFeed):
             return True  # the client closed its side
         return self._sent_the_end(table)
 
-    def _outgoing(self) -> asyncio.Queue[play_pb2.PlayResponse] | None:
-        return self._queue
+    async def _wait(self) -> None:
+        # Or for a result to send: the reader pokes the table only while the feed waits here
+        # (Outbox.waiting); a running feed finds the result before it waits again.
+        self._outbox.waiting = True
+        try:
+            await self._store.wait_for_change(
+                self.table_id, self.position, self._queue, self._shutdown
+            )
+        finally:
+            self._outbox.waiting = False

@@ -290,7 +290,9 @@ class PlayServicer:
                     await outbox.queue.put(play_pb2.PlayResponse(action_result=result))
                 finally:
                     outbox.end()
-                self._store.poke(table_id)
+                if outbox.waiting:
+                    # Only then: a poke wakes every stream of the table, for nothing to send.
+                    self._store.poke(table_id)
                 if replaced:
                     return  # a replaced stream reads no more: it closes once it owes nothing
         finally:

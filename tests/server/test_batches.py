@@ -17,7 +17,7 @@ import pytest_asyncio
 import structlog
 
 from spades import protocol
-from spades.engine import Rules, new_match
+from spades.engine import Phase, Rules, new_match
 from spades.v1 import events_pb2, play_pb2
 from spades_server import frames, tokens
 from spades_server.decisions import ActionRequest, decide_action, decide_join, decide_new_table
@@ -409,3 +409,15 @@ def test_the_serializer_writes_bytes_as_they_are() -> None:
     assert serialize(b"\x12\x00") == b"\x12\x00"
     message = play_pb2.PlayResponse(prompt=play_pb2.TurnPrompt(sequence=4))
     assert serialize(message) == message.SerializeToString()
+
+
+@pytest.mark.asyncio
+async def test_a_finished_table_keeps_no_serialised_events(store: TableStore) -> None:
+    table = await seated_table(store)
+    frames.event_payload(table, table.version - 1, None)
+    assert table.wire
+    table.state.phase = Phase.ENDED  # as MatchEnded leaves it
+    assert table.finished
+    payload = frames.event_payload(table, table.version - 1, None)
+    assert not table.wire  # emptied, and nothing added: a finished table may stay cached
+    assert events_pb2.Event.FromString(payload) == frames.redacted(table, table.version - 1, None)

@@ -37,9 +37,10 @@ BATCH_PROMPT_TAG: Final = b"\x1a"  # Batch.prompt = 3
 
 #: At most this many events in one Batch (play.proto promises 256).
 MAX_BATCH_EVENTS: Final = 256
-#: Serialised events are kept for a table's latest this-many sequences (a catch-up further
-#: back serialises as it goes: only one stream reads that far back at a time).
-CACHED_SEQUENCES: Final = 64
+#: Serialised events are kept for a table's latest this-many sequences, while it is in play
+#: (every stream of the table reads a new event within moments of each other; a catch-up
+#: further back serialises as it goes: only one stream reads that far back at a time).
+CACHED_SEQUENCES: Final = 32
 #: The cache is pruned once it holds this many (sequence, viewer) entries.
 _PRUNE_AT: Final = 5 * CACHED_SEQUENCES * 2
 
@@ -91,6 +92,12 @@ def event_payload(table: Table, index: int, viewer: Viewer) -> bytes:
     """Stored event number ``index`` (0-based) redacted for ``viewer``, serialised: once per
     viewer while it is among the table's latest sequences, then from the cache."""
     sequence = index + 1
+    if table.finished:
+        # Nothing follows the end: what is left is the last events' catch-up, and a finished
+        # table may stay cached for long (as many as --table-cache-size): keep nothing.
+        if table.wire:
+            table.wire.clear()
+        return redacted(table, index, viewer).SerializeToString()
     recent = sequence > table.version - CACHED_SEQUENCES
     key = (sequence, _PUBLIC if viewer is None else viewer)
     if recent:

@@ -22,9 +22,11 @@ going to a file, metrics on):
 
 Client processes (``--client-procs``, default 1) create the N tables (default rules), seat four
 bots at each and open the four Play streams over loopback (grpc.aio, one channel per table and
-replica). Once every client process is ready, all start together and play for ``--seconds``
-seconds: each seat answers each of its prompts at once with a random legal action. A match that
-ends (rare with random bids) is replaced by a new table from the same clients.
+replica), batched (``StartPlay.batched``: one message per change of the table for each seat;
+``--unbatched`` opens them as clients before batches did, one message per event, prompt and
+result, to compare). Once every client process is ready, all start together and play for
+``--seconds`` seconds: each seat answers each of its prompts at once with a random legal action.
+A match that ends (rare with random bids) is replaced by a new table from the same clients.
 
 The reference: a raw grpc.aio ping-pong
 --------------------------------------
@@ -185,7 +187,11 @@ class Window:
 
 
 async def open_table(
-    channels: dict[int, grpc.aio.Channel], home: int, seat_replicas: list[int], name: str
+    channels: dict[int, grpc.aio.Channel],
+    home: int,
+    seat_replicas: list[int],
+    name: str,
+    batched: bool = True,
 ) -> list[Any]:
     """Create a table on replica ``home``; seat ``i`` joins and plays on ``seat_replicas[i]``."""
     created = await lobby_pb2_grpc.LobbyServiceStub(channels[home]).CreateTable(
@@ -200,7 +206,7 @@ async def open_table(
         )
         play = play_pb2_grpc.PlayServiceStub(channels[replica])
         call = play.Play(metadata=((TOKEN_KEY, joined.seat_token),))  # type: ignore[call-arg]
-        await call.write(play_pb2.PlayRequest(start=play_pb2.StartPlay()))
+        await call.write(play_pb2.PlayRequest(start=play_pb2.StartPlay(batched=batched)))
         calls.append(call)
     return calls
 
@@ -216,41 +222,50 @@ async def play_seat(
             return
         kind = message.WhichOneof("kind")
         now = time.perf_counter()
-        if kind == "event":
-            event = message.event
-            if event.action_id:
-                at = sent.pop(event.action_id, None)
-                if at is not None and window.inside(at):
-                    stats.latencies.append(now - at)
-            what = event.WhichOneof("kind")
-            if what == "hand_scored" and seat == 0 and window.inside(now):
-                stats.hands += 1
-            elif what == "seed_revealed":
-                if seat == 0:
-                    stats.matches_ended += 1
-                return
-        elif kind == "prompt":
-            if not started.is_set():
-                await started.wait()
-            if time.perf_counter() >= window.stop:
-                return
-            action_id = uuid.uuid4().hex[:16]
-            action = rng.choice(list(message.prompt.legal_actions))
-            sent[action_id] = time.perf_counter()
-            await call.write(
-                play_pb2.PlayRequest(
-                    action=play_pb2.ActionRequest(
-                        action_id=action_id, sequence=message.prompt.sequence, action=action
+        if kind == "batch":  # a batched stream (the default): its parts in order
+            batch = message.batch
+            parts: list[tuple[str, Any]] = [("event", event) for event in batch.events]
+            parts += [("action_result", result) for result in batch.action_results]
+            if batch.HasField("prompt"):
+                parts.append(("prompt", batch.prompt))
+        else:
+            parts = [(kind, getattr(message, kind))]
+        for kind, value in parts:
+            if kind == "event":
+                event = value
+                if event.action_id:
+                    at = sent.pop(event.action_id, None)
+                    if at is not None and window.inside(at):
+                        stats.latencies.append(now - at)
+                what = event.WhichOneof("kind")
+                if what == "hand_scored" and seat == 0 and window.inside(now):
+                    stats.hands += 1
+                elif what == "seed_revealed":
+                    if seat == 0:
+                        stats.matches_ended += 1
+                    return
+            elif kind == "prompt":
+                if not started.is_set():
+                    await started.wait()
+                if time.perf_counter() >= window.stop:
+                    return
+                action_id = uuid.uuid4().hex[:16]
+                action = rng.choice(list(value.legal_actions))
+                sent[action_id] = time.perf_counter()
+                await call.write(
+                    play_pb2.PlayRequest(
+                        action=play_pb2.ActionRequest(
+                            action_id=action_id, sequence=value.sequence, action=action
+                        )
                     )
                 )
-            )
-        elif kind == "action_result":
-            if not window.inside(now):
-                continue
-            if message.action_result.accepted:
-                stats.actions += 1
-            else:
-                stats.refused += 1
+            elif kind == "action_result":
+                if not window.inside(now):
+                    continue
+                if value.accepted:
+                    stats.actions += 1
+                else:
+                    stats.refused += 1
 
 
 async def run_table(
@@ -263,6 +278,7 @@ async def run_table(
     started: asyncio.Event,
     stats: Stats,
     open_calls: list[Any],
+    batched: bool = True,
 ) -> None:
     rng = random.Random(seed)
     replicas = len(addresses)
@@ -273,7 +289,7 @@ async def run_table(
             replica: await stack.enter_async_context(grpc.aio.insecure_channel(addresses[replica]))
             for replica in sorted(set(seat_replicas))
         }
-        calls = await open_table(channels, home, seat_replicas, f"bench {index}")
+        calls = await open_table(channels, home, seat_replicas, f"bench {index}", batched)
         open_calls.extend(calls)
         ready.set()
         while True:
@@ -287,7 +303,7 @@ async def run_table(
                 return
             for call in calls:
                 call.cancel()
-            calls = await open_table(channels, home, seat_replicas, f"bench {index}")
+            calls = await open_table(channels, home, seat_replicas, f"bench {index}", batched)
             open_calls.extend(calls)
 
 
@@ -297,6 +313,7 @@ async def client_main(
     tables: list[int],
     seconds: float,
     barrier: Barrier | None,
+    batched: bool = True,
 ) -> Stats:
     stats = Stats()
     window = Window()
@@ -316,6 +333,7 @@ async def client_main(
                 started,
                 stats,
                 open_calls,
+                batched,
             )
         )
         for index, ready in zip(tables, readies, strict=True)
@@ -346,8 +364,9 @@ def client_process(
     seconds: float,
     barrier: Barrier,
     results: multiprocessing.Queue[Stats],
+    batched: bool = True,
 ) -> None:
-    results.put(asyncio.run(client_main(addresses, split_seats, tables, seconds, barrier)))
+    results.put(asyncio.run(client_main(addresses, split_seats, tables, seconds, barrier, batched)))
 
 
 # -- what the processes spend ------------------------------------------------------------------
@@ -580,7 +599,15 @@ def run_one(
         workers = [
             context.Process(
                 target=client_process,
-                args=(addresses, backend.split_seats, share, args.seconds, barrier, results),
+                args=(
+                    addresses,
+                    backend.split_seats,
+                    share,
+                    args.seconds,
+                    barrier,
+                    results,
+                    not args.unbatched,
+                ),
                 daemon=True,
             )
             for share in shares
@@ -871,6 +898,12 @@ def main() -> None:
     )
     parse.add_argument("--client-procs", type=int, default=1, help="client processes")
     parse.add_argument(
+        "--unbatched",
+        action="store_true",
+        help="open the bench's Play streams without StartPlay.batched (one message per event, "
+        "prompt and result, as clients before batches): to compare",
+    )
+    parse.add_argument(
         "--no-reference",
         action="store_true",
         help="skip the raw grpc.aio ping-pong run that the ratios are taken against",
@@ -902,7 +935,8 @@ def main() -> None:
     print(
         f"spades-server benchmark: {args.seconds:g} s per run, SQLite durability"
         f" {args.durability}, log level {args.log_level}, {args.client_procs} client"
-        f" process(es), {os.cpu_count()} CPUs",
+        f" process(es), {'unbatched' if args.unbatched else 'batched'} Play streams,"
+        f" {os.cpu_count()} CPUs",
         flush=True,
     )
     if any(BACKENDS[name].postgres for name in names):

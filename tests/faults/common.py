@@ -149,13 +149,18 @@ class RecordingClient(SpadesClient):
         self.journals: defaultdict[str, SeatJournal] = defaultdict(SeatJournal)
 
     async def play(
-        self, seat_token: str, after_sequence: int = 0, *, latest: bool = False
+        self,
+        seat_token: str,
+        after_sequence: int = 0,
+        *,
+        latest: bool = False,
+        batched: bool = True,
     ) -> SeatConnection:
         journal = self.journals[seat_token]
         connection = RecordingConnection(self, seat_token, journal)
         journal.streams_opened.append(connection.opened_at)
         try:
-            await connection.start(after_sequence, latest=latest)
+            await connection.start(after_sequence, latest=latest, batched=batched)
         except BaseException:
             await connection.close()
             raise

@@ -54,3 +54,29 @@ async def test_bots_and_spectators_start_from_the_beginning_and_stop_at_the_end(
     latest = [message async for message in client.watch(table_id, latest=True)]
     assert len(latest) == 1 and isinstance(latest[0], Snapshot)
     assert latest[0].sequence == events[-1].sequence
+
+
+@pytest.mark.asyncio
+async def test_batched_and_unbatched_sdk_streams_yield_the_same_messages(
+    client: SpadesClient,
+) -> None:
+    """The SDK asks for batches by default and hands each one out message by message: what a
+    caller iterates is what an unbatched stream yields (after a finished match, both replay
+    it whole from the beginning, prompts excepted: the match is over)."""
+    table_id, tokens = await seat_bots(client, Rules(max_hands=1))
+    await play_all(client, [RandomBot(seed) for seed in range(4)], tokens, table_id)
+    watched = {
+        batched: [message async for message in client.watch(table_id, batched=batched)]
+        for batched in (True, False)
+    }
+    assert watched[True] == watched[False] and len(watched[True]) > 50
+    for token in tokens[:2]:
+        played = {}
+        for batched in (True, False):
+            connection = await client.play(token, batched=batched)
+            played[batched] = [message async for message in connection]
+            await connection.close()
+        assert played[True] == played[False]
+        events = [m for m in played[True] if isinstance(m, StreamEvent)]
+        assert [m.sequence for m in events] == list(range(1, len(events) + 1))
+        assert any(m.action_id for m in events)  # the seat's own actions' ids, in both

@@ -101,22 +101,41 @@ class Client:
             tokens.append(joined.seat_token)
         return tokens
 
-    def seat_stream(self, token: str) -> SeatStream:
-        return SeatStream(self.play.Play(metadata=((TOKEN_KEY, token),)))  # type: ignore[call-arg]
+    def seat_stream(self, token: str, *, batched: bool = False) -> SeatStream:
+        call = self.play.Play(metadata=((TOKEN_KEY, token),))  # type: ignore[call-arg]
+        return SeatStream(call, batched=batched)
+
+
+def unbatched(batch: play_pb2.Batch) -> list[play_pb2.PlayResponse]:
+    """A batch's contents as the messages an unbatched stream sends (events, results, prompt)."""
+    parts = [play_pb2.PlayResponse(event=event) for event in batch.events]
+    parts += [play_pb2.PlayResponse(action_result=result) for result in batch.action_results]
+    if batch.HasField("prompt"):
+        parts.append(play_pb2.PlayResponse(prompt=batch.prompt))
+    assert parts, "an empty batch"
+    return parts
 
 
 class SeatStream:
-    """One seat's Play stream, with the messages it received."""
+    """One seat's Play stream, with the messages it received.
 
-    def __init__(self, call: Any) -> None:
+    ``batched``: the stream is opened with StartPlay.batched; each batch read is kept in
+    ``batches`` and handed out (and kept in ``received``) as the messages it holds.
+    """
+
+    def __init__(self, call: Any, *, batched: bool = False) -> None:
         self.call = call
+        self.batched = batched
         self.received: list[play_pb2.PlayResponse] = []
+        self.batches: list[play_pb2.PlayResponse] = []
         self._pending: list[play_pb2.PlayResponse] = []
 
     async def start(self, after_sequence: int | None = None) -> play_pb2.Snapshot:
         """Send ``start``: after ``after_sequence`` (0: from the beginning), or from the
         latest sequence for None."""
-        await self.call.write(play_pb2.PlayRequest(start=start_at(after_sequence)))
+        start = start_at(after_sequence)
+        start.batched = self.batched
+        await self.call.write(play_pb2.PlayRequest(start=start))
         message = await self.next()
         assert message.WhichOneof("kind") == "snapshot", message
         return message.snapshot
@@ -127,6 +146,15 @@ class SeatStream:
         message = await asyncio.wait_for(self.call.read(), timeout)
         if message is grpc.aio.EOF:  # type: ignore[attr-defined]
             raise EOFError("the server closed the stream")
+        kind = message.WhichOneof("kind")
+        if kind == "batch":
+            assert self.batched, f"a batch on an unbatched stream: {message}"
+            self.batches.append(message)
+            parts = unbatched(message.batch)
+            self.received.extend(parts)
+            self._pending.extend(parts[1:])
+            return parts[0]
+        assert not self.batched or kind == "snapshot", f"not a batch on a batched stream: {kind}"
         self.received.append(message)
         return cast(play_pb2.PlayResponse, message)
 
@@ -325,16 +353,33 @@ async def create_admin_table(
 
 
 class WatchStream:
-    """A spectator's Watch stream, with the messages it received."""
+    """A spectator's Watch stream, with the messages it received (a batch's events one by one,
+    as for :class:`SeatStream`; the batches themselves in ``batches``)."""
 
-    def __init__(self, call: Any) -> None:
+    def __init__(self, call: Any, *, batched: bool = False) -> None:
         self.call = call
+        self.batched = batched
         self.received: list[play_pb2.WatchResponse] = []
+        self.batches: list[play_pb2.WatchResponse] = []
+        self._pending: list[play_pb2.WatchResponse] = []
 
     async def next(self, timeout: float = READ_TIMEOUT) -> play_pb2.WatchResponse:
+        if self._pending:
+            return self._pending.pop(0)
         message = await asyncio.wait_for(self.call.read(), timeout)
         if message is grpc.aio.EOF:  # type: ignore[attr-defined]
             raise EOFError("the server closed the stream")
+        kind = message.WhichOneof("kind")
+        if kind == "batch":
+            assert self.batched, f"a batch on an unbatched stream: {message}"
+            batch = message.batch
+            assert batch.events and not batch.action_results and not batch.HasField("prompt")
+            self.batches.append(message)
+            parts = [play_pb2.WatchResponse(event=event) for event in batch.events]
+            self.received.extend(parts)
+            self._pending.extend(parts[1:])
+            return parts[0]
+        assert not self.batched or kind == "snapshot", f"not a batch on a batched stream: {kind}"
         self.received.append(message)
         return cast(play_pb2.WatchResponse, message)
 
@@ -372,15 +417,21 @@ def start_at(after_sequence: int | None) -> play_pb2.StartPlay:
     return play_pb2.StartPlay(after_sequence=after_sequence)
 
 
-def watch(client: Client, table_id: str, after_sequence: int | None = None) -> WatchStream:
+def watch(
+    client: Client, table_id: str, after_sequence: int | None = None, *, batched: bool = False
+) -> WatchStream:
     """A Watch stream: after ``after_sequence`` (0: from the beginning), or the latest (None)."""
     start = start_at(after_sequence)
     return WatchStream(
         client.play.Watch(
             play_pb2.WatchRequest(
-                table_id=table_id, after_sequence=start.after_sequence, latest=start.latest
+                table_id=table_id,
+                after_sequence=start.after_sequence,
+                latest=start.latest,
+                batched=batched,
             )
-        )
+        ),
+        batched=batched,
     )
 
 

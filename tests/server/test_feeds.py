@@ -16,7 +16,7 @@ from spades.v1 import play_pb2
 from spades_server import errors, tokens
 from spades_server.decisions import decide_join, decide_new_table
 from spades_server.eventlog.sqlite import SqliteEventLog
-from spades_server.feeds import Outbox, SeatFeed, SeatSession, SpectatorFeed
+from spades_server.feeds import Outbox, Outgoing, SeatFeed, SeatSession, SpectatorFeed
 from spades_server.tables import Decided, Table, TableStore
 
 TOKENS = [f"t.{'s' * 20}{seat}" for seat in range(4)]
@@ -51,10 +51,17 @@ async def client_side_open() -> None:
     await asyncio.Event().wait()
 
 
-async def take(feed: AsyncIterator[play_pb2.PlayResponse], count: int) -> list[str]:
+def parsed(message: Outgoing) -> play_pb2.PlayResponse:
+    """A feed's message as the client reads it (events go out pre-serialised)."""
+    if isinstance(message, bytes):
+        return play_pb2.PlayResponse.FromString(message)
+    return message
+
+
+async def take(feed: AsyncIterator[Outgoing], count: int) -> list[str]:
     kinds = []
     for _ in range(count):
-        message = await asyncio.wait_for(anext(feed), 5)
+        message = parsed(await asyncio.wait_for(anext(feed), 5))
         kinds.append(str(message.WhichOneof("kind")))
     return kinds
 

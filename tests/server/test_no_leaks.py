@@ -223,6 +223,27 @@ class Audit:
             self.checked_while_pending += 1
             assert not shown, f"{where}: seat {viewer} saw cards before its Blind Nil choice"
 
+    def check_batch(self, viewer: int | None, message: Message, where: str) -> None:
+        """A batch whole: no secret digest anywhere in it, the seed not before the end, and
+        each part checked as the message it stands for."""
+        batch = message.batch  # type: ignore[attr-defined]
+        data = message.SerializeToString()
+        for digest in (self.secrets.join_code_digest, *self.secrets.token_digests):
+            if digest:
+                assert digest not in data, f"{where}: a secret digest leaked: {message}"
+        sequences = [event.sequence for event in batch.events]
+        assert sequences == sorted(sequences), f"{where}: events out of order"
+        if batch.events and batch.events[-1].sequence < self.knowledge.ended_at:
+            assert self.secrets.seed not in data, f"{where}: the seed before the end: {message}"
+        for event in batch.events:
+            self.check(viewer, play_pb2.PlayResponse(event=event), f"{where} event")
+        for result in batch.action_results:
+            self.check(viewer, play_pb2.PlayResponse(action_result=result), f"{where} result")
+        if batch.HasField("prompt"):
+            last = sequences[-1] if sequences else batch.prompt.sequence
+            assert batch.prompt.sequence == last, f"{where}: a prompt not after the last event"
+            self.check(viewer, play_pb2.PlayResponse(prompt=batch.prompt), f"{where} prompt")
+
     def check_record(self, record: Message, finished: bool, where: str) -> None:
         """A record fetched during the match is public; the final one is whole."""
         self.checked += 1
@@ -301,11 +322,14 @@ async def play_seat(
 async def spectate(
     client: Client,
     table_id: str,
-    records_seen: list[tuple[play_pb2.GetRecordResponse, int]],
+    records_seen: list[tuple[play_pb2.GetRecordResponse, int]] | None,
     views: Views,
+    *,
+    batched: bool = False,
 ) -> list[play_pb2.WatchResponse]:
-    """A spectator from the table's creation to the end, fetching the record now and then."""
-    stream = watch(client, table_id)
+    """A spectator from the table's creation to the end, fetching the record now and then
+    (unless ``records_seen`` is None); its every message, and each batch whole."""
+    stream = watch(client, table_id, batched=batched)
     await stream.snapshot()
     try:
         while True:
@@ -313,12 +337,19 @@ async def spectate(
             if message.WhichOneof("kind") != "event":
                 continue
             kind = message.event.WhichOneof("kind")
-            if kind in ("hand_started", "trick_won", "bid_made", "cards_passed"):
+            if records_seen is not None and kind in (
+                "hand_started",
+                "trick_won",
+                "bid_made",
+                "cards_passed",
+            ):
                 response = await client.play.GetRecord(play_pb2.GetRecordRequest(table_id=table_id))
                 records_seen.append((response, message.event.sequence))
                 views.append((None, await view_now(client, table_id, None)))
             if kind == "seed_revealed":
-                return stream.received
+                if batched:
+                    assert stream.batches
+                return stream.received + stream.batches
     finally:
         stream.close()
 
@@ -346,6 +377,10 @@ async def snapshots_at(
     return taken
 
 
+def variation_index(name: str) -> int:
+    return list(VARIATIONS).index(name)
+
+
 @pytest.mark.asyncio
 @pytest.mark.parametrize("name", list(VARIATIONS))
 async def test_no_viewer_ever_sees_what_it_may_not(
@@ -366,6 +401,10 @@ async def test_no_viewer_ever_sees_what_it_may_not(
     records_seen: list[tuple[play_pb2.GetRecordResponse, int]] = []
     views: Views = []
     spectator = asyncio.create_task(spectate(client, table_id, records_seen, views))
+    # Batched streams too (play.proto's Batch): half the seats (which half alternates with the
+    # variation, so every seat is covered both ways) and a second spectator.
+    batched_spectator = asyncio.create_task(spectate(client, table_id, None, [], batched=True))
+    batched_seats = {seat for seat in range(rules.players) if seat % 2 == variation_index(name) % 2}
     await asyncio.sleep(0)
     rng = random.Random(name)
     streams: list[SeatStream] = []
@@ -378,7 +417,7 @@ async def test_no_viewer_ever_sees_what_it_may_not(
         )
         assert protocol.seat_from_proto(joined.seat) == seat
         tokens.append(joined.seat_token)
-        stream = client.seat_stream(joined.seat_token)
+        stream = client.seat_stream(joined.seat_token, batched=seat in batched_seats)
         await stream.start()  # before the others sit down: it sees them join and the deal
         streams.append(stream)
     players = [
@@ -394,6 +433,7 @@ async def test_no_viewer_ever_sees_what_it_may_not(
     ]
     await asyncio.wait_for(asyncio.gather(*players), 30)
     watched = await asyncio.wait_for(spectator, 10)
+    watched_batched = await asyncio.wait_for(batched_spectator, 10)
 
     logged = await log_events(server, table_id)
     entries = await log_entries(server, table_id)
@@ -416,8 +456,27 @@ async def test_no_viewer_ever_sees_what_it_may_not(
     for seat, stream in enumerate(streams):
         for index, received in enumerate(stream.received):
             audit.check(seat, received, f"seat {seat} message {index}")
+        # Each batch whole, too: no secret in it, and its events (a prompt, too) are the ones
+        # checked above, in order.
+        assert bool(stream.batches) == (seat in batched_seats)
+        for index, batch in enumerate(stream.batches):
+            audit.check_batch(seat, batch, f"seat {seat} batch {index}")
     for index, public in enumerate(watched):
         audit.check(None, public, f"spectator message {index}")
+    for index, public in enumerate(watched_batched):
+        if public.WhichOneof("kind") == "batch":
+            audit.check_batch(None, public, f"batched spectator batch {index}")
+        else:
+            audit.check(None, public, f"batched spectator message {index}")
+    # The batched spectator saw what the other one did, from where both had started (each at
+    # the latest sequence, a moment apart), to the end.
+    seen_batched = [m.event for m in watched_batched if m.WhichOneof("kind") == "event"]
+    seen_unbatched = [m.event for m in watched if m.WhichOneof("kind") == "event"]
+    assert seen_batched[-1].HasField("seed_revealed")
+    common = max(seen_batched[0].sequence, seen_unbatched[0].sequence)
+    assert [e for e in seen_batched if e.sequence >= common] == [
+        e for e in seen_unbatched if e.sequence >= common
+    ]
     for viewer, snapshot in await snapshots_at(client, table_id, tokens, logged):
         audit.check(viewer, snapshot, f"snapshot for {viewer}")
     assert {viewer for viewer, _ in views} == {None, *range(rules.players)}

@@ -45,12 +45,17 @@ class AccountClient(SpadesClient):
     """A client whose ``play(token)`` takes ``"<table id>/<seat name>"`` for an account seat."""
 
     async def play(
-        self, seat_token: str, after_sequence: int = 0, *, latest: bool = False
+        self,
+        seat_token: str,
+        after_sequence: int = 0,
+        *,
+        latest: bool = False,
+        batched: bool = True,
     ) -> SeatConnection:
         table_id, _, seat = seat_token.partition("/")
         connection = AccountSeatConnection(self.play_service, self.account_key, table_id, seat)
         try:
-            await connection.start(after_sequence, latest=latest)
+            await connection.start(after_sequence, latest=latest, batched=batched)
         except BaseException:
             await connection.close()
             raise

@@ -125,19 +125,34 @@ export interface WatchOptions {
 type StreamMessage = WatchResponse | SeatResponse;
 
 /** Where a Watch or Seat stream starts (StartPlay in play.proto): ``latest`` for the current
- * view, else after ``afterSequence`` (0: from the table's first event). */
+ * view, else after ``afterSequence`` (0: from the table's first event). ``batched`` asks for
+ * batches (play.proto's Batch: what one change of the table brings, in one message). */
 export interface StreamStart {
   afterSequence: bigint;
   latest: boolean;
+  batched: boolean;
+}
+
+/** A batch's contents as the messages an unbatched stream sends: its events in sequence, then
+ * (Seat) its prompt. Any other message as it is. */
+function unbatched<M extends StreamMessage>(message: M): M[] {
+  const what = message.kind;
+  if (what.case !== "batch") return [message];
+  const parts: M[] = what.value.events.map((event) => ({ ...message, kind: { case: "event", value: event } }) as M);
+  const prompt = what.value.prompt;
+  if (prompt !== undefined) parts.push({ ...message, kind: { case: "prompt", value: prompt } } as M);
+  return parts;
 }
 
 /**
  * Every message of a stream opened by ``open(start)``: first at the table's latest sequence
  * (the current view), then, whenever the connection drops, resumed after the last sequence seen
- * (with a growing pause). It ends when the server ends the stream with OK (it does so once the
- * match is over, after SeedRevealed: no reconnect follows), or ``signal`` aborts. A resumed
- * stream's snapshot repeats what was seen, so only the first is passed on. Refusals (NOT_FOUND,
- * ABORTED when a newer stream for the seat took over, ...) are thrown.
+ * (with a growing pause). The stream is opened batched (one message per change of the table, the
+ * cheaper for the server); each batch is passed on as the events and prompt it holds, so a
+ * caller sees the messages of an unbatched stream. It ends when the server ends the stream with
+ * OK (it does so once the match is over, after SeedRevealed: no reconnect follows), or ``signal``
+ * aborts. A resumed stream's snapshot repeats what was seen, so only the first is passed on.
+ * Refusals (NOT_FOUND, ABORTED when a newer stream for the seat took over, ...) are thrown.
  */
 async function* resuming<M extends StreamMessage>(
   open: (start: StreamStart) => AsyncIterable<M>,
@@ -147,17 +162,22 @@ async function* resuming<M extends StreamMessage>(
   let attempt = 0;
   for (;;) {
     try {
-      const start = after === undefined ? { afterSequence: 0n, latest: true } : { afterSequence: after, latest: false };
-      for await (const message of open(start)) {
+      const start =
+        after === undefined
+          ? { afterSequence: 0n, latest: true, batched: true }
+          : { afterSequence: after, latest: false, batched: true };
+      for await (const received of open(start)) {
         attempt = 0;
-        const what = message.kind;
-        if (what.case === "snapshot") {
-          if (after === undefined) yield message;
-          after = what.value.sequence;
-          continue;
+        for (const message of unbatched(received)) {
+          const what = message.kind;
+          if (what.case === "snapshot") {
+            if (after === undefined) yield message;
+            after = what.value.sequence;
+            continue;
+          }
+          if (what.case === "event") after = what.value.sequence;
+          yield message;
         }
-        if (what.case === "event") after = what.value.sequence;
-        yield message;
       }
       return; // ended with OK: the match is over
 

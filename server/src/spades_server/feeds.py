@@ -17,7 +17,7 @@ results it owes, then ends with ABORTED. Either ends with UNAVAILABLE when the s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import structlog
@@ -28,18 +28,24 @@ from spades.engine import (
     may_claim_extension,
     may_concede,
     pass_choice,
-    redact,
     view,
     visible_legal_actions,
 )
 from spades.engine.events import SubstitutionReason
 from spades.reasons import Reason
-from spades.v1 import events_pb2, play_pb2, view_pb2
-from spades_server import errors
+from spades.v1 import play_pb2, view_pb2
+from spades_server import errors, frames
 from spades_server.auth import check_holder
 from spades_server.clock import deadline_of
 from spades_server.decisions import SUPERSEDED
+from spades_server.frames import redacted
 from spades_server.tables import Table, TableStore, timestamp
+
+__all__ = ["Outbox", "Outgoing", "SeatFeed", "SeatSession", "SpectatorFeed", "redacted", "snapshot"]
+
+#: What a feed sends: a message, or one pre-serialised (:mod:`spades_server.frames`: an event or
+#: a batch, the same bytes in a PlayResponse, WatchResponse or SeatResponse).
+Outgoing = play_pb2.PlayResponse | bytes
 
 SHUTTING_DOWN = "the server is shutting down; reconnect and resume from your last sequence"
 
@@ -57,30 +63,6 @@ class SeatSession:
     #: Set when a newer stream for the seat replaces this one.
     superseded: asyncio.Event
     log: structlog.BoundLogger
-
-
-def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
-    """Stored event number ``index`` (0-based) as ``viewer`` may see it.
-
-    The engine's redaction decides; when it hides nothing, the entry's public message itself
-    goes out (no conversion per viewer). No server secret is in it (the journal keeps them
-    apart), and the action id goes only to the seat that acted.
-    """
-    entry = table.entries[index]
-    shown = redact(entry.event, viewer)
-    own_action = bool(entry.action_id) and viewer is not None and entry.actor == viewer
-    if shown is entry.event:
-        if not own_action:
-            return entry.message
-        out = events_pb2.Event()
-        out.CopyFrom(entry.message)
-    else:
-        out = protocol.event_to_proto(shown)
-        out.sequence = entry.message.sequence
-        out.time.CopyFrom(entry.message.time)
-    if own_action:
-        out.action_id = entry.action_id
-    return out
 
 
 def snapshot(table: Table, sequence: int, viewer: Viewer) -> play_pb2.Snapshot:
@@ -106,6 +88,23 @@ class Outbox:
         self.queue: asyncio.Queue[play_pb2.PlayResponse] = asyncio.Queue(size)
         #: Actions read whose result is not queued yet.
         self.deciding = 0
+        #: Set while no action is being decided.
+        self.idle = asyncio.Event()
+        self.idle.set()
+        #: True while the stream's feed waits for the table to change: a queued result must
+        #: wake it (TableStore.poke); at any other moment the feed finds the result itself.
+        self.waiting = False
+
+    def begin(self) -> None:
+        """An action was read: its result is owed."""
+        self.deciding += 1
+        self.idle.clear()
+
+    def end(self) -> None:
+        """The action's result is queued (or it never will be: the stream is going)."""
+        self.deciding -= 1
+        if not self.deciding:
+            self.idle.set()
 
     @property
     def settled(self) -> bool:
@@ -113,47 +112,75 @@ class Outbox:
 
 
 class SpectatorFeed:
-    """A spectator's stream: snapshot, catch-up, live events (the public view)."""
+    """A spectator's stream: snapshot, catch-up, live events (the public view).
+
+    ``batched``: after the snapshot, everything one change of the table brings goes out as one
+    Batch (play.proto), else each event, prompt and result is its own message.
+    """
 
     viewer: Viewer = None
 
     def __init__(
-        self, store: TableStore, table_id: str, after: int | None, shutdown: asyncio.Event
+        self,
+        store: TableStore,
+        table_id: str,
+        after: int | None,
+        shutdown: asyncio.Event,
+        *,
+        batched: bool = False,
     ):
         self._store = store
         self.table_id = table_id
         #: The sequence the client has seen (0: none, from the beginning; None: from the latest).
         self.after = after
         self._shutdown = shutdown
+        self.batched = batched
         #: The sequence of the last event sent.
         self.position = 0
 
-    async def __aiter__(self) -> AsyncIterator[play_pb2.PlayResponse]:
+    async def __aiter__(self) -> AsyncIterator[Outgoing]:
         # The table stays cached while the stream is open (the store evicts only idle tables).
         async with self._store.holding(self.table_id) as table:
             async for message in self._messages(table):
                 yield message
 
-    async def _messages(self, table: Table) -> AsyncIterator[play_pb2.PlayResponse]:
+    async def _messages(self, table: Table) -> AsyncIterator[Outgoing]:
         self._check_access(table)
         self.position = table.version if self.after is None else self.after
         yield play_pb2.PlayResponse(snapshot=snapshot(table, self.position, self.viewer))
+        viewer = self.viewer
         while True:
+            if self.batched:
+                await self._settle()
             table = self._store.cached(self.table_id)
             if await self._changed_hands(table):
                 continue  # the table changed under us: look again before sending
-            while self.position < table.version:
-                self.position += 1
-                yield play_pb2.PlayResponse(event=redacted(table, self.position - 1, self.viewer))
-            for message in self._news(table):
-                yield message
+            if self.batched:
+                while True:
+                    start = self.position
+                    end = self.position = min(table.version, start + frames.MAX_BATCH_EVENTS)
+                    if end < table.version:  # a long catch-up: the rest follows at once
+                        yield frames.batch(table, start, end, viewer)
+                        continue
+                    results = self._results()
+                    prompt = self._prompt(table)
+                    if end > start or results or prompt is not None:
+                        yield frames.batch(table, start, end, viewer, results, prompt)
+                    break
+            else:
+                while self.position < table.version:
+                    self.position += 1
+                    yield frames.event(table, self.position - 1, viewer)
+                prompt = self._prompt(table)
+                if prompt is not None:
+                    yield play_pb2.PlayResponse(prompt=prompt)
+                for result in self._results():
+                    yield play_pb2.PlayResponse(action_result=result)
             if self._finished(self._store.cached(self.table_id)):
                 return
             if self._shutdown.is_set():
                 raise errors.refuse(Reason.SHUTTING_DOWN, SHUTTING_DOWN)
-            await self._store.wait_for_change(
-                self.table_id, self.position, self._outgoing(), self._shutdown
-            )
+            await self._wait()
 
     # The hooks a seat's feed fills in: a spectator may see everything public, always.
 
@@ -165,9 +192,16 @@ class SpectatorFeed:
         looked at again."""
         return False
 
-    def _news(self, table: Table) -> Iterator[play_pb2.PlayResponse]:
-        """What the viewer gets after the events: prompts, action results."""
-        return iter(())
+    async def _settle(self) -> None:
+        """Wait until what is on its way to the viewer is ready to go in one batch."""
+
+    def _prompt(self, table: Table) -> play_pb2.TurnPrompt | None:
+        """The viewer's prompt after the events, if it gets one now."""
+        return None
+
+    def _results(self) -> list[play_pb2.ActionResult]:
+        """The results of the viewer's actions ready to send, in the order read."""
+        return []
 
     def _finished(self, table: Table) -> bool:
         """True when the stream ends normally (raise to end it with a status): the match is
@@ -178,8 +212,9 @@ class SpectatorFeed:
         # Nothing follows the match's end (MatchEnded and SeedRevealed come in one append).
         return table.finished and self.position >= table.version
 
-    def _outgoing(self) -> asyncio.Queue[play_pb2.PlayResponse] | None:
-        return None
+    async def _wait(self) -> None:
+        """Wait for the table to change (or the server to shut down)."""
+        await self._store.wait_for_change(self.table_id, self.position, None, self._shutdown)
 
 
 class SeatFeed(SpectatorFeed):
@@ -195,8 +230,9 @@ class SeatFeed(SpectatorFeed):
         outbox: Outbox,
         actions: asyncio.Task[None],
         reclaim: Callable[[], Awaitable[None]],
+        batched: bool = False,
     ) -> None:
-        super().__init__(store, session.table_id, after, shutdown)
+        super().__init__(store, session.table_id, after, shutdown, batched=batched)
         self.session = session
         self.viewer = session.seat
         self._outbox = outbox
@@ -228,12 +264,18 @@ class SeatFeed(SpectatorFeed):
             return True
         return False
 
-    def _news(self, table: Table) -> Iterator[play_pb2.PlayResponse]:
-        prompt = self._prompt(table)
-        if prompt is not None:
-            yield play_pb2.PlayResponse(prompt=prompt)
-        while not self._queue.empty():
-            yield self._queue.get_nowait()
+    async def _settle(self) -> None:
+        # An action of this stream being decided has (most likely) just changed the table:
+        # its result goes out in the same batch as the events it caused.
+        while self._outbox.deciding:
+            await self._outbox.idle.wait()
+
+    def _results(self) -> list[play_pb2.ActionResult]:
+        queue = self._queue
+        results = []
+        while not queue.empty():
+            results.append(queue.get_nowait().action_result)
+        return results
 
     def _prompt(self, table: Table) -> play_pb2.TurnPrompt | None:
         """The seat's prompt, once per position, when it is the seat's turn and this stream
@@ -278,5 +320,13 @@ class SeatFeed(SpectatorFeed):
             return True  # the client closed its side
         return self._sent_the_end(table)
 
-    def _outgoing(self) -> asyncio.Queue[play_pb2.PlayResponse] | None:
-        return self._queue
+    async def _wait(self) -> None:
+        # Or for a result to send: the reader pokes the table only while the feed waits here
+        # (Outbox.waiting); a running feed finds the result before it waits again.
+        self._outbox.waiting = True
+        try:
+            await self._store.wait_for_change(
+                self.table_id, self.position, self._queue, self._shutdown
+            )
+        finally:
+            self._outbox.waiting = False

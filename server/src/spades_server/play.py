@@ -30,9 +30,9 @@ import structlog
 from spades import protocol, records
 from spades.engine import legal
 from spades.reasons import Reason
-from spades.v1 import play_pb2, play_pb2_grpc
+from spades.v1 import play_pb2
 from spades.wire import SEAT_TOKEN_METADATA
-from spades_server import errors, metrics
+from spades_server import errors, frames, metrics
 from spades_server.absent import AbsentPlayers
 from spades_server.accounts import AccountStore
 from spades_server.auth import authenticate, metadata_value, seat_holder
@@ -44,7 +44,14 @@ from spades_server.decisions import (
     decide_action,
     decide_reclaim,
 )
-from spades_server.feeds import Outbox, SeatFeed, SeatSession, SpectatorFeed, snapshot
+from spades_server.feeds import (
+    Outbox,
+    Outgoing,
+    SeatFeed,
+    SeatSession,
+    SpectatorFeed,
+    snapshot,
+)
 from spades_server.journal import Refusal
 from spades_server.limits import Limits
 from spades_server.tables import Table, TableStore, refused_again
@@ -64,7 +71,10 @@ class Shutdown:
         self.event = asyncio.Event()
 
 
-class PlayServicer(play_pb2_grpc.PlayServiceServicer):
+class PlayServicer:
+    """PlayService's methods; register them with :func:`add_to_server` (the streams write
+    pre-serialised messages, see :mod:`spades_server.frames`)."""
+
     def __init__(
         self,
         store: TableStore,
@@ -88,7 +98,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         self,
         request_iterator: AsyncIterator[play_pb2.PlayRequest],
         context: Context,
-    ) -> AsyncIterator[play_pb2.PlayResponse]:
+    ) -> AsyncIterator[Outgoing]:
         opened = await self._open_seat(context)
         first = await anext(aiter(request_iterator), None)
         if first is None or first.WhichOneof("kind") != "start":
@@ -97,19 +107,23 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             )
         start = first.start
         async for message in self._seat_stream(
-            opened, start.after_sequence, start.latest, request_iterator
+            opened, start.after_sequence, start.latest, request_iterator, start.batched
         ):
             yield message
 
     async def Seat(
         self, request: play_pb2.SeatRequest, context: Context
-    ) -> AsyncIterator[play_pb2.SeatResponse]:
+    ) -> AsyncIterator[play_pb2.SeatResponse | bytes]:
         # Play's stream for a client that cannot stream to the server: its actions come
         # through Act, so nothing but the call itself ends this side.
         opened = await self._open_seat(context)
         async for message in self._seat_stream(
-            opened, request.after_sequence, request.latest, None
+            opened, request.after_sequence, request.latest, None, request.batched
         ):
+            if type(message) is bytes:
+                yield message  # an event or a batch: the same bytes as in a SeatResponse
+                continue
+            assert isinstance(message, play_pb2.PlayResponse)
             kind = message.WhichOneof("kind")
             if kind == "snapshot":
                 yield play_pb2.SeatResponse(snapshot=message.snapshot)
@@ -140,7 +154,8 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         after_sequence: int,
         latest: bool,
         request_iterator: AsyncIterator[play_pb2.PlayRequest] | None,
-    ) -> AsyncIterator[play_pb2.PlayResponse]:
+        batched: bool,
+    ) -> AsyncIterator[Outgoing]:
         """One seat's stream (Play's, or Seat's with ``request_iterator`` None)."""
         table, seat, holder, substitute = opened
         after = _start_at(table, after_sequence, latest)
@@ -180,6 +195,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
             outbox=outbox,
             actions=actions,
             reclaim=lambda: self._reclaim(table.table_id, seat, holder, bound),
+            batched=batched,
         )
         try:
             async for message in feed:
@@ -197,14 +213,22 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
 
     async def Watch(
         self, request: play_pb2.WatchRequest, context: Context
-    ) -> AsyncIterator[play_pb2.WatchResponse]:
+    ) -> AsyncIterator[play_pb2.WatchResponse | bytes]:
         table = await self._store.load(request.table_id)
         after = _start_at(table, request.after_sequence, request.latest)
         metrics.OPEN_STREAMS.labels("watch").inc()
         try:
             async for message in SpectatorFeed(
-                self._store, table.table_id, after, self._shutdown.event
+                self._store,
+                table.table_id,
+                after,
+                self._shutdown.event,
+                batched=request.batched,
             ):
+                if type(message) is bytes:
+                    yield message  # an event or a batch: the same bytes as in a WatchResponse
+                    continue
+                assert isinstance(message, play_pb2.PlayResponse)
                 kind = message.WhichOneof("kind")
                 if kind == "snapshot":
                     yield play_pb2.WatchResponse(snapshot=message.snapshot)
@@ -250,7 +274,7 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         # The feed waits on the table; poking it when the client closes its side ends it.
         try:
             async for request in request_iterator:
-                outbox.deciding += 1
+                outbox.begin()
                 try:
                     kind = request.WhichOneof("kind")
                     replaced = session.superseded.is_set()
@@ -265,8 +289,10 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
                         )
                     await outbox.queue.put(play_pb2.PlayResponse(action_result=result))
                 finally:
-                    outbox.deciding -= 1
-                self._store.poke(table_id)
+                    outbox.end()
+                if outbox.waiting:
+                    # Only then: a poke wakes every stream of the table, for nothing to send.
+                    self._store.poke(table_id)
                 if replaced:
                     return  # a replaced stream reads no more: it closes once it owes nothing
         finally:
@@ -379,6 +405,49 @@ class PlayServicer(play_pb2_grpc.PlayServiceServicer):
         )
         if stored:
             bound.info("seat reclaimed", seat=seat, sequence=stored[0].sequence)
+
+
+SERVICE_NAME = play_pb2.DESCRIPTOR.services_by_name["PlayService"].full_name
+
+
+def add_to_server(servicer: PlayServicer, server: grpc.aio.Server) -> None:
+    """Register PlayService's methods on ``server``, as the generated
+    ``add_PlayServiceServicer_to_server`` does, except that a stream's response serializer
+    writes a pre-serialised message (``bytes``, from :mod:`spades_server.frames`) as it is."""
+    handlers = {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            servicer.Play,
+            request_deserializer=play_pb2.PlayRequest.FromString,
+            response_serializer=frames.serializer(play_pb2.PlayResponse),
+        ),
+        "Watch": grpc.unary_stream_rpc_method_handler(
+            servicer.Watch,
+            request_deserializer=play_pb2.WatchRequest.FromString,
+            response_serializer=frames.serializer(play_pb2.WatchResponse),
+        ),
+        "Seat": grpc.unary_stream_rpc_method_handler(
+            servicer.Seat,
+            request_deserializer=play_pb2.SeatRequest.FromString,
+            response_serializer=frames.serializer(play_pb2.SeatResponse),
+        ),
+        "GetRecord": grpc.unary_unary_rpc_method_handler(
+            servicer.GetRecord,
+            request_deserializer=play_pb2.GetRecordRequest.FromString,
+            response_serializer=play_pb2.GetRecordResponse.SerializeToString,
+        ),
+        "Act": grpc.unary_unary_rpc_method_handler(
+            servicer.Act,
+            request_deserializer=play_pb2.ActRequest.FromString,
+            response_serializer=play_pb2.ActResponse.SerializeToString,
+        ),
+        "GetView": grpc.unary_unary_rpc_method_handler(
+            servicer.GetView,
+            request_deserializer=play_pb2.GetViewRequest.FromString,
+            response_serializer=play_pb2.GetViewResponse.SerializeToString,
+        ),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+    server.add_registered_method_handlers(SERVICE_NAME, handlers)  # type: ignore[attr-defined]
 
 
 async def _until_cancelled() -> None:

@@ -34,13 +34,12 @@ from spades.v1 import (
     lobby_pb2,
     lobby_pb2_grpc,
     play_pb2,
-    play_pb2_grpc,
     rating_pb2,
     rating_pb2_grpc,
     tournament_pb2,
     tournament_pb2_grpc,
 )
-from spades_server import errors, house_accounts, integrity, limits, metrics
+from spades_server import errors, house_accounts, integrity, limits, metrics, play
 from spades_server.absent import AbsentPlayers
 from spades_server.account_service import AccountServicer
 from spades_server.accounts import AccountStore, decide_rating_change
@@ -353,7 +352,7 @@ class SpadesServer:
             kinds = house_accounts.available_kinds(house_accounts.RATED_FILL_KINDS)
             self.house_bots.house_accounts = await house_accounts.ensure(self.accounts, kinds)
             self.house_bots.seat_account = lobby.seat_house_account
-        play_pb2_grpc.add_PlayServiceServicer_to_server(
+        play.add_to_server(
             PlayServicer(
                 self.store,
                 self.shutdown,

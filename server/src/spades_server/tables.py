@@ -80,6 +80,9 @@ class Table:
     joined_requests: dict[bytes, int] = field(default_factory=dict)
     #: Every stored event, in order (entry ``n`` has sequence ``n + 1``).
     entries: list[Entry] = field(default_factory=list)
+    #: (sequence, viewer: seat or -1 for the public) -> the event as that viewer's streams send
+    #: it, serialised once for all of them (spades_server.frames; the latest sequences only).
+    wire: dict[tuple[int, int], bytes] = field(default_factory=dict, repr=False, compare=False)
 
     def fold(self, entry: Entry) -> None:
         """Add the table's next entry, folding its event into the match state."""

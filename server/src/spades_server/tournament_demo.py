@@ -64,12 +64,17 @@ class _AccountClient(SpadesClient):
     """``play("<table id>/<seat>")`` opens the account's seat (play_match plays it)."""
 
     async def play(
-        self, seat_token: str, after_sequence: int = 0, *, latest: bool = False
+        self,
+        seat_token: str,
+        after_sequence: int = 0,
+        *,
+        latest: bool = False,
+        batched: bool = True,
     ) -> SeatConnection:
         table_id, _, seat = seat_token.partition("/")
         connection = _AccountSeat(self.play_service, self.account_key, table_id, seat)
         try:
-            await connection.start(after_sequence, latest=latest)
+            await connection.start(after_sequence, latest=latest, batched=batched)
         except BaseException:
             await connection.close()
             raise

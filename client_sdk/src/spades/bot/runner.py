@@ -199,10 +199,10 @@ class _SeatPlayer:
         after = self.tracker.sequence if self.tracker is not None else 0
         self.connected = False
         if self.token:
-            connection = await self.client.play(self.token, after_sequence=after)
+            connection = await self.client.play(self.token, after_sequence=after, batched=True)
         else:
             connection = await self.client.play_account_seat(
-                self.table_id, self.account_seat, after_sequence=after
+                self.table_id, self.account_seat, after_sequence=after, batched=True
             )
         self.connected = True
         try:

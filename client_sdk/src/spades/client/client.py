@@ -24,7 +24,7 @@ from spades.client.accounts import AccountCalls
 from spades.client.challenges import ChallengeCalls
 from spades.client.connection import SeatConnection, new_request_id
 from spades.client.errors import from_rpc_error
-from spades.client.messages import WatchMessage, watch_message
+from spades.client.messages import WatchMessage, watch_messages
 from spades.client.tournaments import TournamentCalls
 from spades.engine import SEAT_NAMES, Rules, SeatView
 from spades.v1 import cards_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc, record_pb2
@@ -407,22 +407,35 @@ class SpadesClient(Channel, AccountCalls, ChallengeCalls, TournamentCalls):
     # ------------------------------------------------------------------ play
 
     async def play(
-        self, seat_token: str, after_sequence: int = 0, *, latest: bool = False
+        self,
+        seat_token: str,
+        after_sequence: int = 0,
+        *,
+        latest: bool = False,
+        batched: bool = True,
     ) -> SeatConnection:
         """Open the seat's Play stream; its ``snapshot`` is the view at ``after_sequence``
         (0: before the first event, so every event of the table follows) or, with ``latest``,
         at the table's latest sequence, and every later event follows. The stream ends once
-        the match is over."""
+        the match is over. ``batched`` (the default) has the server send what one change of the
+        table brings in one message, which the connection hands out one by one (the same
+        messages either way; batches cost the server less)."""
         connection = SeatConnection(self.play_service, seat_token)
         try:
-            await connection.start(after_sequence, latest=latest)
+            await connection.start(after_sequence, latest=latest, batched=batched)
         except BaseException:
             await connection.close()
             raise
         return connection
 
     async def play_account_seat(
-        self, table_id: str, seat: int, after_sequence: int = 0, *, latest: bool = False
+        self,
+        table_id: str,
+        seat: int,
+        after_sequence: int = 0,
+        *,
+        latest: bool = False,
+        batched: bool = True,
     ) -> SeatConnection:
         """Open the Play stream of a seat the client's account holds at ``table_id`` (its key
         instead of a seat token); otherwise as :meth:`play`."""
@@ -433,24 +446,33 @@ class SpadesClient(Channel, AccountCalls, ChallengeCalls, TournamentCalls):
         )
         connection = SeatConnection(self.play_service, "", metadata)
         try:
-            await connection.start(after_sequence, latest=latest)
+            await connection.start(after_sequence, latest=latest, batched=batched)
         except BaseException:
             await connection.close()
             raise
         return connection
 
     async def watch(
-        self, table_id: str, after_sequence: int = 0, *, latest: bool = False
+        self,
+        table_id: str,
+        after_sequence: int = 0,
+        *,
+        latest: bool = False,
+        batched: bool = True,
     ) -> AsyncIterator[WatchMessage]:
         """A spectator's stream: a :class:`Snapshot` (at ``after_sequence``, 0 for before the
         first event, or the latest with ``latest``), then every public :class:`StreamEvent`
-        after it; it ends once the match is over and its last event was sent."""
+        after it; it ends once the match is over and its last event was sent. ``batched`` as
+        for :meth:`play`: the same messages either way."""
         call = self.play_service.Watch(
-            play_pb2.WatchRequest(table_id=table_id, after_sequence=after_sequence, latest=latest)
+            play_pb2.WatchRequest(
+                table_id=table_id, after_sequence=after_sequence, latest=latest, batched=batched
+            )
         )
         try:
             async for message in cast(AsyncIterator[play_pb2.WatchResponse], call):
-                yield watch_message(message)
+                for part in watch_messages(message):
+                    yield part
         except grpc.RpcError as error:
             raise from_rpc_error(error) from error
         finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
@@ -17,7 +18,7 @@ import grpc
 
 from spades import protocol
 from spades.client.errors import SpadesError, Unavailable, from_rpc_error
-from spades.client.messages import PlayMessage, Snapshot, play_message
+from spades.client.messages import PlayMessage, Snapshot, batch_messages, play_message
 from spades.engine import Action
 from spades.v1 import play_pb2, play_pb2_grpc
 from spades.wire import SEAT_TOKEN_METADATA
@@ -41,6 +42,11 @@ class SeatConnection:
     the stream with OK (the match is over and its last event, SeedRevealed, was sent), and a
     failure raises the typed :class:`SpadesError` (``Unavailable`` when the connection dropped:
     reopen from the last sequence).
+
+    Opened ``batched`` (the default), the server sends what one change of the table brings in
+    one message (play.proto's Batch); the connection hands its contents out one by one, in the
+    order an unbatched stream sends them (events, then results, then the prompt), so iterating
+    it looks the same either way.
     """
 
     def __init__(
@@ -54,13 +60,17 @@ class SeatConnection:
         metadata = ((SEAT_TOKEN_METADATA, seat_token),) if seat_token else metadata
         self._call: Any = stub.Play(metadata=metadata)  # type: ignore[call-arg]
         self._dropped = False
+        #: The rest of the batch last read.
+        self._pending: deque[PlayMessage] = deque()
         self.snapshot: Snapshot | None = None
 
-    async def start(self, after_sequence: int = 0, *, latest: bool = False) -> Snapshot:
+    async def start(
+        self, after_sequence: int = 0, *, latest: bool = False, batched: bool = True
+    ) -> Snapshot:
         """Send ``start`` and return the snapshot the server answers with: the view at
         ``after_sequence`` (0: before the first event, which follows), or at the table's
-        latest sequence with ``latest``."""
-        start = play_pb2.StartPlay(after_sequence=after_sequence, latest=latest)
+        latest sequence with ``latest``; ``batched`` asks for batches (see the class)."""
+        start = play_pb2.StartPlay(after_sequence=after_sequence, latest=latest, batched=batched)
         await self._write(play_pb2.PlayRequest(start=start))
         first = await self.receive()
         if not isinstance(first, Snapshot):
@@ -79,8 +89,19 @@ class SeatConnection:
 
     async def receive(self) -> PlayMessage | None:
         """The next message, or None when the server ended the stream."""
-        if self._dropped:
-            raise Unavailable(grpc.StatusCode.UNAVAILABLE, "the connection was dropped")
+        while True:
+            if self._dropped:
+                raise Unavailable(grpc.StatusCode.UNAVAILABLE, "the connection was dropped")
+            if self._pending:
+                return self._pending.popleft()
+            message = await self._read()
+            if message is None:
+                return None
+            if message.WhichOneof("kind") != "batch":
+                return play_message(message)
+            self._pending.extend(batch_messages(message.batch))
+
+    async def _read(self) -> play_pb2.PlayResponse | None:
         try:
             message = await self._call.read()
         except asyncio.CancelledError:
@@ -93,7 +114,7 @@ class SeatConnection:
             raise from_rpc_error(error) from error
         if message is grpc.aio.EOF:  # type: ignore[attr-defined]
             return None
-        return play_message(cast(play_pb2.PlayResponse, message))
+        return cast(play_pb2.PlayResponse, message)
 
     async def __aiter__(self) -> AsyncIterator[PlayMessage]:
         while (message := await self.receive()) is not None:
@@ -102,6 +123,7 @@ class SeatConnection:
     def drop(self) -> None:
         """Cut the stream at once, as a network failure would (later reads raise Unavailable)."""
         self._dropped = True
+        self._pending.clear()
         self._call.cancel()
 
     async def close(self) -> None:

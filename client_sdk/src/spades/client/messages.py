@@ -99,16 +99,34 @@ def play_message(message: play_pb2.PlayResponse) -> PlayMessage:
     if kind == "prompt":
         return prompt_message(message.prompt)
     if kind == "action_result":
-        result = message.action_result
-        return ActionResult(
-            result.action_id,
-            result.accepted,
-            grpc.StatusCode.OK if result.accepted else status_code(result.code),
-            result.reason,
-            result.sequence,
-            ErrorDetails.from_status(result.status) if result.HasField("status") else NO_DETAILS,
+        return result_message(message.action_result)
+    if kind == "batch":
+        raise protocol.ProtocolError(
+            "PlayResponse.kind", "a batch is several messages: read it with batch_messages"
         )
     raise protocol.ProtocolError("PlayResponse.kind", "the server sent an empty message")
+
+
+def batch_messages(batch: play_pb2.Batch) -> list[PlayMessage]:
+    """A batch's contents as the messages an unbatched stream sends: its events in sequence,
+    then its action results, then its prompt (play.proto's Batch)."""
+    parts: list[PlayMessage] = [event_message(event) for event in batch.events]
+    parts.extend(result_message(result) for result in batch.action_results)
+    if batch.HasField("prompt"):
+        parts.append(prompt_message(batch.prompt))
+    return parts
+
+
+def result_message(result: play_pb2.ActionResult) -> ActionResult:
+    """The engine-valued form of an ActionResult."""
+    return ActionResult(
+        result.action_id,
+        result.accepted,
+        grpc.StatusCode.OK if result.accepted else status_code(result.code),
+        result.reason,
+        result.sequence,
+        ErrorDetails.from_status(result.status) if result.HasField("status") else NO_DETAILS,
+    )
 
 
 def prompt_message(prompt: play_pb2.TurnPrompt) -> Prompt:
@@ -132,7 +150,14 @@ def prompt_message(prompt: play_pb2.TurnPrompt) -> Prompt:
 
 
 def watch_message(message: play_pb2.WatchResponse) -> WatchMessage:
-    """The engine-valued form of a WatchResponse."""
+    """The engine-valued form of a WatchResponse (not a batch: see :func:`watch_messages`)."""
     if message.WhichOneof("kind") == "snapshot":
         return Snapshot(message.snapshot.sequence, message.snapshot.view)
     return event_message(message.event)
+
+
+def watch_messages(message: play_pb2.WatchResponse) -> list[WatchMessage]:
+    """The engine-valued form of a WatchResponse: one message, or each event of a batch."""
+    if message.WhichOneof("kind") == "batch":
+        return [event_message(event) for event in message.batch.events]
+    return [watch_message(message)]

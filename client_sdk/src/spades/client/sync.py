@@ -305,19 +305,34 @@ class SyncSpadesClient:
         return self._run(self._client.get_view(table_id, seat_token))
 
     def watch(
-        self, table_id: str, after_sequence: int = 0, *, latest: bool = False
+        self,
+        table_id: str,
+        after_sequence: int = 0,
+        *,
+        latest: bool = False,
+        batched: bool = True,
     ) -> Iterator[WatchMessage]:
         """A spectator's stream as an iterator: a :class:`Snapshot`, then every public event
-        (where it starts: as :meth:`SpadesClient.watch`). Each step blocks until the next
-        message; it stops when the match's stream ends, and closing the iterator (or leaving a
-        ``for`` loop early) cancels the stream."""
-        return self._iterate(self._client.watch(table_id, after_sequence, latest=latest))
+        (where it starts, and ``batched``: as :meth:`SpadesClient.watch`). Each step blocks
+        until the next message; it stops when the match's stream ends, and closing the iterator
+        (or leaving a ``for`` loop early) cancels the stream."""
+        return self._iterate(
+            self._client.watch(table_id, after_sequence, latest=latest, batched=batched)
+        )
 
     def play(
-        self, seat_token: str, after_sequence: int = 0, *, latest: bool = False
+        self,
+        seat_token: str,
+        after_sequence: int = 0,
+        *,
+        latest: bool = False,
+        batched: bool = True,
     ) -> SyncSeatConnection:
-        """Open the seat's Play stream (as :meth:`SpadesClient.play`), blocking."""
-        connection = self._run(self._client.play(seat_token, after_sequence, latest=latest))
+        """Open the seat's Play stream (as :meth:`SpadesClient.play`, ``batched`` too),
+        blocking."""
+        connection = self._run(
+            self._client.play(seat_token, after_sequence, latest=latest, batched=batched)
+        )
         return SyncSeatConnection(self, connection)
 
     def _iterate(self, stream: AsyncIterator[T]) -> Iterator[T]:

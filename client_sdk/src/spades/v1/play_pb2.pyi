@@ -46,19 +46,26 @@ class StartPlay(_message.Message):
 
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
     LATEST_FIELD_NUMBER: _builtins.int
+    BATCHED_FIELD_NUMBER: _builtins.int
     after_sequence: _builtins.int
     """The last sequence number the client has seen; 0 for none (from the beginning)."""
     latest: _builtins.bool
     """Start from the table's latest sequence (the current view) instead of after_sequence."""
+    batched: _builtins.bool
+    """Send everything after the snapshot in batches (PlayResponse.batch, see Batch): what one
+    change of the table brings the seat is one message. False (the default): each event,
+    prompt and result is its own message, as before batches existed.
+    """
     def __init__(
         self,
         *,
         after_sequence: _builtins.int = ...,
         latest: _builtins.bool = ...,
+        batched: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "latest", b"latest"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "batched", b"batched", "latest", b"latest"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -321,6 +328,7 @@ class PlayResponse(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     PROMPT_FIELD_NUMBER: _builtins.int
     ACTION_RESULT_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def snapshot(self) -> Global___Snapshot:
         """The seat's view, sent first."""
@@ -337,6 +345,12 @@ class PlayResponse(_message.Message):
     def action_result(self) -> Global___ActionResult:
         """The result of an action."""
 
+    @_builtins.property
+    def batch(self) -> Global___Batch:
+        """Everything one change of the table brings the seat (streams opened with `batched`
+        only; they get no other kind after the snapshot).
+        """
+
     def __init__(
         self,
         *,
@@ -344,16 +358,70 @@ class PlayResponse(_message.Message):
         event: _events_pb2.Event | None = ...,
         prompt: Global___TurnPrompt | None = ...,
         action_result: Global___ActionResult | None = ...,
+        batch: Global___Batch | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action_result", b"action_result", "event", b"event", "kind", b"kind", "prompt", b"prompt", "snapshot", b"snapshot"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action_result", b"action_result", "batch", b"batch", "event", b"event", "kind", b"kind", "prompt", b"prompt", "snapshot", b"snapshot"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_result", b"action_result", "event", b"event", "kind", b"kind", "prompt", b"prompt", "snapshot", b"snapshot"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_result", b"action_result", "batch", b"batch", "event", b"event", "kind", b"kind", "prompt", b"prompt", "snapshot", b"snapshot"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "prompt", "action_result"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "prompt", "action_result", "batch"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___PlayResponse: _TypeAlias = PlayResponse  # noqa: Y015
+
+@_typing.final
+class Batch(_message.Message):
+    """What one change of the table brings one viewer, in one message: the stream's answer to
+    `batched` (StartPlay, WatchRequest, SeatRequest). A batched stream sends its snapshot alone
+    first, then only batches.
+
+    A batch holds, in this order: the events the viewer has not been sent yet, in sequence,
+    redacted for the viewer exactly as the `event` messages of an unbatched stream are (the
+    acting seat's own events carry its action id); then the results of the seat's actions whose
+    decision finished (Play only, in the order the actions were read; an action's result comes in
+    the batch with the events it caused, or in a later one, never an earlier one); then the
+    seat's prompt when it is the seat's turn after the last of those events (Play and Seat only;
+    it answers `prompt.sequence`, the sequence of the last event sent so far).
+
+    A batch never spans a prompt: a prompt is always the last thing in its batch, and the
+    events after it come in a later batch (which withdraws it, as an event after a prompt does on
+    an unbatched stream). A batch holds at most 256 events: a longer catch-up (a stream resumed
+    far behind) comes as several batches, and only the last may carry results or a prompt. Every
+    batch holds at least one event, result or prompt.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENTS_FIELD_NUMBER: _builtins.int
+    ACTION_RESULTS_FIELD_NUMBER: _builtins.int
+    PROMPT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]:
+        """The events, in sequence order, each redacted for the viewer."""
+
+    @_builtins.property
+    def action_results(self) -> _containers.RepeatedCompositeFieldContainer[Global___ActionResult]:
+        """The results of the seat's actions, in the order they were read (Play only)."""
+
+    @_builtins.property
+    def prompt(self) -> Global___TurnPrompt:
+        """The seat's turn after the events: unset when it is not (never on Watch)."""
+
+    def __init__(
+        self,
+        *,
+        events: _abc.Iterable[_events_pb2.Event] | None = ...,
+        action_results: _abc.Iterable[Global___ActionResult] | None = ...,
+        prompt: Global___TurnPrompt | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["prompt", b"prompt"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_results", b"action_results", "events", b"events", "prompt", b"prompt"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Batch: _TypeAlias = Batch  # noqa: Y015
 
 @_typing.final
 class WatchRequest(_message.Message):
@@ -364,6 +432,7 @@ class WatchRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
     LATEST_FIELD_NUMBER: _builtins.int
+    BATCHED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table's id (at most 64 characters)."""
     after_sequence: _builtins.int
@@ -372,16 +441,19 @@ class WatchRequest(_message.Message):
     """
     latest: _builtins.bool
     """Start from the table's latest sequence instead, as StartPlay.latest."""
+    batched: _builtins.bool
+    """Send the events after the snapshot in batches (WatchResponse.batch), as StartPlay.batched."""
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         after_sequence: _builtins.int = ...,
         latest: _builtins.bool = ...,
+        batched: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "latest", b"latest", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "batched", b"batched", "latest", b"latest", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -395,6 +467,7 @@ class WatchResponse(_message.Message):
 
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     EVENT_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def snapshot(self) -> Global___Snapshot:
         """The public view, sent first."""
@@ -403,17 +476,24 @@ class WatchResponse(_message.Message):
     def event(self) -> _events_pb2.Event:
         """A public event."""
 
+    @_builtins.property
+    def batch(self) -> Global___Batch:
+        """The public events one change of the table brings (streams opened with `batched`
+        only): events, never a result or a prompt. The same number as PlayResponse.batch.
+        """
+
     def __init__(
         self,
         *,
         snapshot: Global___Snapshot | None = ...,
         event: _events_pb2.Event | None = ...,
+        batch: Global___Batch | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "event", b"event", "kind", b"kind", "snapshot", b"snapshot"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "event", b"event", "kind", b"kind", "snapshot", b"snapshot"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "batch"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -473,21 +553,25 @@ class SeatRequest(_message.Message):
 
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
     LATEST_FIELD_NUMBER: _builtins.int
+    BATCHED_FIELD_NUMBER: _builtins.int
     after_sequence: _builtins.int
     """The last sequence number the client has seen; 0 for none (from the beginning), as
     StartPlay.after_sequence.
     """
     latest: _builtins.bool
     """Start from the table's latest sequence instead, as StartPlay.latest."""
+    batched: _builtins.bool
+    """Send everything after the snapshot in batches (SeatResponse.batch), as StartPlay.batched."""
     def __init__(
         self,
         *,
         after_sequence: _builtins.int = ...,
         latest: _builtins.bool = ...,
+        batched: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "latest", b"latest"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "batched", b"batched", "latest", b"latest"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -504,6 +588,7 @@ class SeatResponse(_message.Message):
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     EVENT_FIELD_NUMBER: _builtins.int
     PROMPT_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def snapshot(self) -> Global___Snapshot:
         """The seat's view, sent first."""
@@ -516,18 +601,25 @@ class SeatResponse(_message.Message):
     def prompt(self) -> Global___TurnPrompt:
         """The seat's turn."""
 
+    @_builtins.property
+    def batch(self) -> Global___Batch:
+        """Everything one change of the table brings the seat (streams opened with `batched`
+        only), as PlayResponse.batch: events and the prompt, never a result (those come from Act).
+        """
+
     def __init__(
         self,
         *,
         snapshot: Global___Snapshot | None = ...,
         event: _events_pb2.Event | None = ...,
         prompt: Global___TurnPrompt | None = ...,
+        batch: Global___Batch | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "prompt", b"prompt", "snapshot", b"snapshot"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "event", b"event", "kind", b"kind", "prompt", b"prompt", "snapshot", b"snapshot"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "prompt", b"prompt", "snapshot", b"snapshot"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "event", b"event", "kind", b"kind", "prompt", b"prompt", "snapshot", b"snapshot"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "prompt"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "prompt", "batch"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

@@ -1,0 +1,156 @@
+"""Stream messages as bytes: each event serialised once per class of viewer, shared by streams.
+
+Every stream of a table that shows an event to the same viewer (seat 0..3, or the public) sends
+the same bytes: the event redacted for that viewer (:func:`redacted`) and
+serialised once, kept on the table (:attr:`Table.wire <spades_server.tables.Table.wire>`) for
+its latest sequences, then framed into the stream's message by joining bytes, with no protobuf
+work per stream. The frames are plain protobuf encoding (a field's tag, its length as a varint,
+its bytes), so a client parses them as the messages play.proto declares:
+
+* ``event = 2`` of PlayResponse, WatchResponse and SeatResponse (the same number in all three,
+  so one frame serves every kind of stream);
+* ``batch = 5`` of the three, a Batch of ``events = 1``, ``action_results = 2`` and
+  ``prompt = 3``.
+
+The gRPC method handlers write a ``bytes`` message as it is (:func:`serializer`); everything
+else is serialised by its class as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from google.protobuf.message import Message
+
+from spades import protocol
+from spades.engine import Viewer, redact
+from spades.v1 import events_pb2, play_pb2
+from spades_server.tables import Table
+
+#: Tags (field number << 3 | 2, length-delimited) of the fields the frames are made of.
+EVENT_TAG: Final = b"\x12"  # PlayResponse / WatchResponse / SeatResponse .event = 2
+BATCH_TAG: Final = b"\x2a"  # PlayResponse / WatchResponse / SeatResponse .batch = 5
+BATCH_EVENT_TAG: Final = b"\x0a"  # Batch.events = 1
+BATCH_RESULT_TAG: Final = b"\x12"  # Batch.action_results = 2
+BATCH_PROMPT_TAG: Final = b"\x1a"  # Batch.prompt = 3
+
+#: At most this many events in one Batch (play.proto promises 256).
+MAX_BATCH_EVENTS: Final = 256
+#: Serialised events are kept for a table's latest this-many sequences, while it is in play
+#: (every stream of the table reads a new event within moments of each other; a catch-up
+#: further back serialises as it goes: only one stream reads that far back at a time).
+CACHED_SEQUENCES: Final = 32
+#: The cache is pruned once it holds this many (sequence, viewer) entries.
+_PRUNE_AT: Final = 5 * CACHED_SEQUENCES * 2
+
+#: The public viewer's key in the cache (seats are 0..3).
+_PUBLIC: Final = -1
+
+
+def _varint(value: int) -> bytes:
+    if value < 0x80:
+        return bytes((value,))
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def framed(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited field: its tag, the payload's length, the payload."""
+    return tag + _varint(len(payload)) + payload
+
+
+def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
+    """Stored event number ``index`` (0-based) as ``viewer`` may see it.
+
+    The engine's redaction decides; when it hides nothing, the entry's public message itself
+    goes out (no conversion per viewer). No server secret is in it (the journal keeps them
+    apart), and the action id goes only to the seat that acted.
+    """
+    entry = table.entries[index]
+    shown = redact(entry.event, viewer)
+    own_action = bool(entry.action_id) and viewer is not None and entry.actor == viewer
+    if shown is entry.event:
+        if not own_action:
+            return entry.message
+        out = events_pb2.Event()
+        out.CopyFrom(entry.message)
+    else:
+        out = protocol.event_to_proto(shown)
+        out.sequence = entry.message.sequence
+        out.time.CopyFrom(entry.message.time)
+    if own_action:
+        out.action_id = entry.action_id
+    return out
+
+
+def event_payload(table: Table, index: int, viewer: Viewer) -> bytes:
+    """Stored event number ``index`` (0-based) redacted for ``viewer``, serialised: once per
+    viewer while it is among the table's latest sequences, then from the cache."""
+    sequence = index + 1
+    if table.finished:
+        # Nothing follows the end: what is left is the last events' catch-up, and a finished
+        # table may stay cached for long (as many as --table-cache-size): keep nothing.
+        if table.wire:
+            table.wire.clear()
+        return redacted(table, index, viewer).SerializeToString()
+    recent = sequence > table.version - CACHED_SEQUENCES
+    key = (sequence, _PUBLIC if viewer is None else viewer)
+    if recent:
+        cached = table.wire.get(key)
+        if cached is not None:
+            return cached
+    payload = redacted(table, index, viewer).SerializeToString()
+    if recent:
+        cache = table.wire
+        if len(cache) >= _PRUNE_AT:
+            oldest = table.version - CACHED_SEQUENCES
+            for stale in [k for k in cache if k[0] <= oldest]:
+                del cache[stale]
+        cache[key] = payload
+    return payload
+
+
+def event(table: Table, index: int, viewer: Viewer) -> bytes:
+    """The ``event`` message (of any of the three responses) for stored event ``index``."""
+    return framed(EVENT_TAG, event_payload(table, index, viewer))
+
+
+def batch(
+    table: Table,
+    start: int,
+    end: int,
+    viewer: Viewer,
+    results: Sequence[play_pb2.ActionResult] = (),
+    prompt: play_pb2.TurnPrompt | None = None,
+) -> bytes:
+    """The ``batch`` message (of any of the three responses): the events after sequence
+    ``start`` up to ``end`` for ``viewer``, then ``results``, then ``prompt``."""
+    parts = []
+    for index in range(start, end):
+        parts.append(BATCH_EVENT_TAG)
+        payload = event_payload(table, index, viewer)
+        parts.append(_varint(len(payload)))
+        parts.append(payload)
+    for result in results:
+        parts.append(framed(BATCH_RESULT_TAG, result.SerializeToString()))
+    if prompt is not None:
+        parts.append(framed(BATCH_PROMPT_TAG, prompt.SerializeToString()))
+    return framed(BATCH_TAG, b"".join(parts))
+
+
+def serializer(message_class: type[Message]) -> Callable[[Message | bytes], bytes]:
+    """A gRPC response serializer that writes pre-serialised ``bytes`` as they are and
+    serialises a ``message_class`` message as the generated code does."""
+    serialize = message_class.SerializeToString
+
+    def write(message: Message | bytes) -> bytes:
+        if type(message) is bytes:
+            return message
+        return serialize(message)  # type: ignore[arg-type]
+
+    return write

@@ -99,3 +99,25 @@ async def test_a_newer_runner_for_the_account_takes_over(database: Path) -> None
             await newer
     finally:
         await server.stop()
+
+
+async def test_a_stopped_runner_gives_up_its_seat_in_the_rated_queue(database: Path) -> None:
+    server = SpadesServer(settings(database))
+    port = await server.start()
+    address = f"127.0.0.1:{port}"
+    try:
+        async with SpadesClient(address) as anonymous:
+            made = await anonymous.create_account("Queued Bot", kind="bot")
+        async with SpadesClient(address, account_key=made.key) as client:
+            runner = AccountRunner(client, RandomBot)
+            running = asyncio.create_task(runner.run())
+            queueing = asyncio.create_task(runner.queue_rated("Queued Bot"))
+            # Seated (the stream's table_assigned): the runner waits there for players.
+            await until(lambda: runner.playing == 1)
+            (table_id,) = runner._tables
+            runner.stop()
+            await asyncio.wait_for(asyncio.gather(running, queueing), 30)
+            table = await client.get_table(table_id)
+            assert table.status == "waiting" and not any(s.occupied for s in table.seats)
+    finally:
+        await server.stop()

@@ -439,3 +439,20 @@ async def test_an_acceptance_a_crash_left_without_its_table_is_finished_when_rea
         assert assigned.table_assigned.table_id == seen.table_id
     assert await ada.client.get_challenge(made.challenge_id) == seen  # once: nothing more
     assert len(server.projection.tables) == 1
+
+
+async def test_the_sweeper_expires_once_and_forgets_what_ended(
+    server: SpadesServer, parties: dict[str, Party], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ada, bea = parties["Ada"], parties["Bea"]
+    made = await ada.client.create_challenge([bea.account_id], expiry_seconds=1)
+    await asyncio.sleep(1.1)
+    await asyncio.gather(server.challenge_sweeper.sweep(), server.challenge_sweeper.sweep())
+    rows = await server.log.read(challenges.stream_of(made.challenge_id))
+    assert [challenges.decode(row).WhichOneof("kind") for row in rows] == ["created", "expired"]
+    cached = {c.challenge_id for c in server.challenges.store.cached()}
+    assert made.challenge_id in cached
+    monkeypatch.setattr(challenges, "FORGET_AFTER", 0.0)
+    await server.challenge_sweeper.sweep()
+    assert made.challenge_id not in {c.challenge_id for c in server.challenges.store.cached()}
+    assert (await bea.client.get_challenge(made.challenge_id)).state == "expired"  # from the log

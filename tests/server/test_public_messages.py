@@ -58,6 +58,8 @@ ALLOWED = {
     "spades.v1.GetRatingsResponse.next_page_token": "a cursor",
     "spades.v1.ListLeaderboardRequest.page_token": "a cursor",
     "spades.v1.ListLeaderboardResponse.next_page_token": "a cursor",
+    "spades.v1.ListChallengesRequest.page_token": "a cursor",
+    "spades.v1.ListChallengesResponse.next_page_token": "a cursor",
 }
 
 

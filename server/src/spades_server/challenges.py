@@ -66,6 +66,8 @@ DEFAULT_PAGE_SIZE: Final = 20
 MAX_PAGE_SIZE: Final = 100
 #: How often the sweeper looks for challenges past their expiry.
 SWEEP_INTERVAL: Final = 1.0
+#: Seconds past its expiry after which an ended challenge leaves the cache.
+FORGET_AFTER: Final = 60.0
 
 PENDING = challenge_pb2.CHALLENGE_STATE_PENDING
 ACCEPTED = challenge_pb2.CHALLENGE_STATE_ACCEPTED
@@ -463,6 +465,13 @@ class ChallengeStore:
     def cached(self) -> list[ChallengeState]:
         return list(self._cache.values())
 
+    def forget(self, challenge_id: str) -> None:
+        """Drop a challenge from the cache (the next load reads it from the log)."""
+        self._cache.pop(challenge_id, None)
+        lock = self._locks.get(challenge_id)
+        if lock is not None and not lock.locked():
+            del self._locks[challenge_id]
+
     def observe(self, stored: StoredEvent) -> None:
         """Fold a row (this replica's or another's) into the cached challenge, or remember a
         new one (so the sweeper knows to expire it)."""
@@ -741,11 +750,15 @@ class ChallengeSweeper:
         self._task = None
 
     async def sweep(self) -> int:
-        """Expire every cached challenge that is due; how many it expired."""
+        """Expire every cached challenge that is due, forget those ended long ago; how many
+        it expired."""
         now = time.time()
         expired = 0
         for challenge in self._challenges.store.cached():
-            if challenge.due(now):
+            if challenge.message.state != PENDING and now > challenge.expires_at + FORGET_AFTER:
+                # Ended long ago: nothing left to sweep (a later read loads it again).
+                self._challenges.store.forget(challenge.challenge_id)
+            elif challenge.due(now):
                 try:
                     await self._challenges.expire(challenge.challenge_id)
                     expired += 1

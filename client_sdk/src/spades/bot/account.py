@@ -103,6 +103,8 @@ class AccountRunner:
         self._games = asyncio.Semaphore(max_games)
         self._tables: dict[str, asyncio.Task[list[MatchOutcome]]] = {}
         self._answered: set[str] = set()
+        #: Seat tokens of the rated queue's seats, by table.
+        self._queued: dict[str, str] = {}
         #: Set whenever a table's games end (the rated queue waits on it).
         self.table_done = asyncio.Event()
         self.stopping = asyncio.Event()
@@ -153,10 +155,23 @@ class AccountRunner:
         return self.stats
 
     async def finish(self) -> None:
-        """Wait for the tables being played."""
-        tasks = [task for task in self._tables.values() if not task.done()]
+        """Wait for the tables being played; leave those still waiting for players (a queued
+        seat is given up: nobody waits on a bot that stopped)."""
+        tasks = {tid: task for tid, task in self._tables.items() if not task.done()}
+        for table_id, task in tasks.items():
+            try:
+                waiting = (await self.client.get_table(table_id)).status == "waiting"
+            except SpadesError:
+                continue
+            if waiting:
+                task.cancel()
+                queued = self._queued.pop(table_id, None)
+                if queued is not None:
+                    with contextlib.suppress(SpadesError):
+                        await self.client.leave_table(queued)
+                        log.info("left the rated queue's table %s", table_id)
         if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*tasks.values(), return_exceptions=True)
 
     async def _follow(self, retries: _Retries) -> None:
         stream = self.client.connect(after_sequence=self.sequence)
@@ -274,6 +289,7 @@ class AccountRunner:
         ``table_assigned``.)"""
         while not self.stopping.is_set():
             seat = await self.client.quick_match(name, bot=True, rated=True)
+            self._queued[seat.table_id] = seat.token  # to give the seat up on stop
             log.info("in the rated queue: seated at table %s", seat.table_id)
             while not self.stopping.is_set():
                 task = self._tables.get(seat.table_id)

@@ -16,6 +16,7 @@ going to a file, metrics on):
   schema per run chosen through the DSN (``options=-c search_path=bench_...``), dropped after;
 * ``postgres-2``: two processes on one such schema; table *i* lives on replica *i mod 2* (all
   four seats create, join and play through it), so the load is split evenly;
+* ``postgres-4``: four processes on one schema, table *i* on replica *i mod 4*;
 * ``postgres-2-split``: two processes, and every table's seats alternate between them (seats
   0 and 2 on one replica, 1 and 3 on the other): every action's effect reaches the next seat's
   stream through the other replica (LISTEN/NOTIFY and a read), the worst case for replicas.
@@ -145,6 +146,7 @@ BACKENDS = {
         Backend("sqlite", postgres=False, replicas=1),
         Backend("postgres", postgres=True, replicas=1),
         Backend("postgres-2", postgres=True, replicas=2),
+        Backend("postgres-4", postgres=True, replicas=4),
         Backend("postgres-2-split", postgres=True, replicas=2, split_seats=True),
     )
 }
@@ -688,6 +690,7 @@ def run_one(
         "append_p50_ms": histogram_quantile(0.50, append[2]),
         "append_p99_ms": histogram_quantile(0.99, append[2]),
         "server_ms_per_action": per_action_ms(sum(server_cpu)),
+        "seconds": elapsed,
         "pg_ms_per_action": per_action_ms(pg_ours + pg_other) if backend.postgres else math.nan,
         "client_ms_per_action": per_action_ms(total.cpu_seconds),
         "setup_s": total.setup_seconds,
@@ -805,6 +808,31 @@ COSTS_HEADER = (
     f" {'srv':>8} {'PG':>8} {'cli':>5} {'other':>5} {'mach':>5}"
     f" {'srv':>6} {'PG':>6} {'cli':>6}"
 )
+
+
+SCALING_HEADER = (
+    f"{'backend':<16} {'N':>3} {'replicas':>8} {'actions/s':>9} {'srv CPU ms/action':>17}"
+    f" {'vs 1 replica':>12}  each replica's CPU ms per action"
+)
+
+
+def scaling_row(row: dict[str, Any], one: dict[str, Any] | None) -> str:
+    """Server CPU per action summed over the replicas (and each replica's part of it)."""
+    replicas = len(row["server_cpu"])
+    per_action = row["server_ms_per_action"]
+    share = (
+        f"{per_action / one['server_ms_per_action']:.2f}x"
+        if one and one["server_ms_per_action"]
+        else "-"
+    )
+    each = [
+        cpu * row["seconds"] / row["actions"] * 1000 if row["actions"] else math.nan
+        for cpu in row["server_cpu"]
+    ]
+    return (
+        f"{row['backend']:<16} {row['tables']:>3} {replicas:>8} {row['actions_per_s']:>9,.0f}"
+        f" {per_action:>17.2f} {share:>12}  {joined(each, '.2f')}"
+    )
 
 
 REFERENCE_HEADER = (
@@ -930,6 +958,17 @@ def main() -> None:
     print(COSTS_HEADER)
     for row in rows:
         print(costs_row(row))
+    scaling = [row for row in rows if row["postgres"] and row["backend"] != "postgres-2-split"]
+    if len({row["backend"] for row in scaling}) > 1:
+        print("\nServer CPU per action by replica count (one PostgreSQL; each table on one")
+        print("replica; issue 16's target: it does not grow with the replicas):")
+        print(SCALING_HEADER)
+        for row in scaling:
+            one = next(
+                (r for r in scaling if r["tables"] == row["tables"] and r["backend"] == "postgres"),
+                None,
+            )
+            print(scaling_row(row, one))
     if references:
         print("\nThe reference: a raw grpc.aio ping-pong, one stream per table (same window):")
         print(REFERENCE_HEADER)

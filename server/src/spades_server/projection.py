@@ -10,8 +10,13 @@ start folds only the events after it instead of the whole history. A checkpoint 
 reach (a log restored from an older copy) is dropped and the lobby rebuilt from every event.
 
 It is the table directory the house bots look tables up in
-(:class:`spades_server.house.TableDirectory`), and its listeners get every entry it follows
-(decoded once, by the journal), so other replicas' events reach this one's cached tables.
+(:class:`spades_server.house.TableDirectory`).
+
+Most events change nothing a summary shows but its sequence (bids, cards, tricks): while no
+listener wants every entry, those are not decoded into entries at all; only their kind is read
+(``journal.kind_of``) and the summary's sequence moved. So a replica that follows the whole log
+for its lobby spends little on the tables other replicas serve (those tables' entries are
+folded only by the replicas that serve them, see :class:`spades_server.tables.TableStore`).
 """
 
 from __future__ import annotations
@@ -104,7 +109,7 @@ class LobbyProjection:
             for stored in batch:
                 if not is_table_stream(stored.stream_id):
                     self.position = max(self.position, stored.position)
-                else:
+                elif not await self._fold_unseen(stored):
                     await self._fold(journal.decode(stored))
         if self.position != self._checkpointed:
             await self._save()
@@ -161,6 +166,8 @@ class LobbyProjection:
                     self.position = max(self.position, stored.position)
                     for stream_listener in self.stream_listeners:
                         stream_listener(stored)
+                elif not self.listeners and await self._fold_unseen(stored):
+                    pass  # nothing the lobby shows but the sequence: not decoded
                 else:
                     entry = journal.decode(stored)  # once, for the lobby and every listener
                     if await self._fold(entry):
@@ -180,6 +187,21 @@ class LobbyProjection:
         """Wait until the projection has folded the event at ``position``."""
         async with self._advanced:
             await self._advanced.wait_for(lambda: self.position >= position)
+
+    async def _fold_unseen(self, stored: StoredEvent) -> bool:
+        """Fold an event of a table in memory whose kind changes nothing the lobby shows but
+        the sequence, without decoding it; False (nothing done) for any other event."""
+        summary = self.tables.get(stored.stream_id)
+        if summary is None or stored.version != summary.sequence + 1:
+            return False
+        if journal.kind_of(stored) in _SHOWN_KINDS:
+            return False
+        summary.sequence = stored.version
+        if summary.status == FINISHED:
+            self._finished[stored.stream_id] = stored.position
+        self.position = max(self.position, stored.position)
+        await self._checkpoint_when_due()
+        return True
 
     async def _fold(self, entry: Entry) -> bool:
         """Fold one entry; True when it changed what the gauges count (seats or a status)."""
@@ -430,6 +452,12 @@ def _apply(summary: lobby_pb2.Table, entry: Entry) -> bool:
             summary.status = lobby_pb2.TABLE_STATUS_FINISHED
     return isinstance(entry.event, _COUNTED_TYPES)
 
+
+#: The kinds of event that change more of a summary than its sequence (see ``_apply``, and
+#: the quick-match index), by their ``spades.v1.Event`` oneof names.
+_SHOWN_KINDS = frozenset(
+    {"table_created", "seat_taken", "seat_left", "hand_started", "hand_scored", "match_ended"}
+)
 
 #: The events that change a table's status or seats, the things the gauges count.
 _COUNTED_TYPES = (ev.SeatTaken, ev.SeatLeft, ev.HandStarted, ev.MatchEnded)

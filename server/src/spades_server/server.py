@@ -227,8 +227,9 @@ class SpadesServer:
         self.store.listeners.append(self.ratings.table_changed)
         self.clock = TurnClock(self.store)
         if not self.log.sole_writer:
-            # Other replicas append too: fold what they write into this one's cached tables.
-            self.projection.listeners.append(self.store.observe)
+            # Other replicas append too. The tables this one serves follow their own streams
+            # (TableStore: only those, not every table of the log); accounts and rating pools,
+            # few and small, are folded as the lobby projection passes them.
             self.projection.stream_listeners.append(self.accounts.observe)
             self.projection.stream_listeners.append(self.pools.observe)
         self.shutdown = Shutdown()

@@ -359,6 +359,9 @@ class _WatchedStream:
 
     subscribers: int = 0
     head: int = 0  # highest version published since the stream was first watched
+    #: Highest version another process was heard to commit (``advance_stream``), which this
+    #: process's own appends did not bring: what a follower of the stream must read.
+    foreign: int = 0
     recent: list[StoredEvent] = field(default_factory=list)  # contiguous versions
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -457,6 +460,7 @@ class AppendNotifier:
         if watched is not None:
             watched.recent.clear()
             watched.head = max(watched.head, version)
+            watched.foreign = max(watched.foreign, version)
             _wake(watched)
         self._wake_all()
 
@@ -494,7 +498,11 @@ class AppendNotifier:
         if self._closed:
             return
         watched = self._watched.get(stream_id)
-        if watched is not None and version > watched.head:
+        if watched is None:
+            return
+        if version > watched.foreign:
+            watched.foreign = version
+        if version > watched.head:
             watched.recent.clear()
             watched.head = version
             _wake(watched)
@@ -509,6 +517,22 @@ class AppendNotifier:
         if self._complete_after is not None:
             self._complete_after = max(self._complete_after, position)
         self._wake_all()
+
+    def foreign_head(self, stream_id: str) -> int:
+        """The highest version of a watched stream that another process was heard to commit
+        (0 when none was, or the stream is not watched)."""
+        watched = self._watched.get(stream_id)
+        return watched.foreign if watched is not None else 0
+
+    async def wait_for_foreign(self, stream_id: str, after_version: int) -> None:
+        """Return once another process was heard to commit a version of the (watched) stream
+        above ``after_version`` (this process's own appends do not end the wait)."""
+        watched = self._watched[stream_id]
+        while True:
+            self.check_open()
+            if watched.foreign > after_version:
+                return
+            await watched.wakeup.wait()
 
     def watched_streams(self) -> list[str]:
         """The streams that currently have subscribers."""

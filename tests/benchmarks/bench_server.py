@@ -17,6 +17,8 @@ going to a file, metrics on):
 * ``postgres-2``: two processes on one such schema; table *i* lives on replica *i mod 2* (all
   four seats create, join and play through it), so the load is split evenly;
 * ``postgres-4``: four processes on one schema, table *i* on replica *i mod 4*;
+* ``postgres-2-idle``: two processes, every table on the first: what following the log
+  costs a replica that serves none of them (its CPU per action elsewhere);
 * ``postgres-2-split``: two processes, and every table's seats alternate between them (seats
   0 and 2 on one replica, 1 and 3 on the other): every action's effect reaches the next seat's
   stream through the other replica (LISTEN/NOTIFY and a read), the worst case for replicas.
@@ -138,6 +140,8 @@ class Backend:
     postgres: bool
     replicas: int
     split_seats: bool = False
+    #: Every table on the first replica; the others serve nothing (what following costs them).
+    idle_others: bool = False
 
 
 BACKENDS = {
@@ -148,6 +152,7 @@ BACKENDS = {
         Backend("postgres-2", postgres=True, replicas=2),
         Backend("postgres-4", postgres=True, replicas=4),
         Backend("postgres-2-split", postgres=True, replicas=2, split_seats=True),
+        Backend("postgres-2-idle", postgres=True, replicas=2, idle_others=True),
     )
 }
 
@@ -533,9 +538,17 @@ def fresh_schema(dsn: str) -> Iterator[str]:
 
 
 def run_one(
-    backend: Backend, tables: int, args: argparse.Namespace, folder: Path
+    backend: Backend,
+    tables: int,
+    args: argparse.Namespace,
+    folder: Path,
+    source: str | None = None,
+    fanout: str = "",
 ) -> dict[str, Any]:
-    tag = f"{backend.name}-{tables}"
+    """One backend at N tables; ``source``: run the server from that source folder instead
+    (``--baseline``); ``fanout``: the replicas' --fanout (a NATS URL; default LISTEN/NOTIFY)."""
+    name = backend.name + ("-nats" if fanout else "") + ("@base" if source else "")
+    tag = f"{name}-{tables}"
     note = wait_for_quiet(args.quiet_wait)
     common = [
         "--listen",
@@ -548,12 +561,15 @@ def run_one(
         args.log_level,
     ]
     with contextlib.ExitStack() as stack:
+        extra = {"PYTHONPATH": source} if source else {}
+        if fanout:
+            extra["SPADES_FANOUT"] = fanout
         if backend.postgres:
             dsn = stack.enter_context(fresh_schema(args.postgres_dsn))
-            env = clean_environment(SPADES_POSTGRES_DSN=dsn)
+            env = clean_environment(SPADES_POSTGRES_DSN=dsn, **extra)
             server_args = common
         else:
-            env = clean_environment()
+            env = clean_environment(**extra)
             server_args = [
                 *common,
                 "--database",
@@ -582,7 +598,14 @@ def run_one(
         workers = [
             context.Process(
                 target=client_process,
-                args=(addresses, backend.split_seats, share, args.seconds, barrier, results),
+                args=(
+                    addresses[:1] if backend.idle_others else addresses,
+                    backend.split_seats,
+                    share,
+                    args.seconds,
+                    barrier,
+                    results,
+                ),
                 daemon=True,
             )
             for share in shares
@@ -665,7 +688,7 @@ def run_one(
         return seconds / total.actions * 1000 if total.actions else float("nan")
 
     return {
-        "backend": backend.name,
+        "backend": name,
         "postgres": backend.postgres,
         "tables": tables,
         "actions": total.actions,
@@ -914,6 +937,18 @@ def main() -> None:
     )
     parse.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
     parse.add_argument(
+        "--baseline",
+        metavar="SRC",
+        help="also run each backend, right after it, on the server source in SRC (for example "
+        "DIR/server/src after `git archive REV server/src | tar -x -C DIR`), as BACKEND@base",
+    )
+    parse.add_argument(
+        "--nats",
+        metavar="URL",
+        help="also run each backend of several replicas with --fanout URL (a NATS server, "
+        "for example nats://127.0.0.1:4222), as BACKEND-nats",
+    )
+    parse.add_argument(
         "--py-spy",
         metavar="PREFIX",
         help="profile each server with py-spy during each window into "
@@ -947,25 +982,51 @@ def main() -> None:
         for tables in (int(n) for n in args.tables.split(",")):
             if not args.no_reference:
                 references[tables] = run_reference(tables, args)
-            sqlite: dict[str, Any] | None = None
+            sqlite: dict[str | None, dict[str, Any]] = {}
             for name in names:
-                row = run_one(BACKENDS[name], tables, args, Path(folder))
-                if name == "sqlite":
-                    sqlite = row
-                rows.append(row)
-                print(figures_row(row, sqlite), flush=True)
+                # Interleaved: each backend on this source, then on the baseline's, then NATS.
+                variants: list[tuple[str | None, str]] = [(None, "")]
+                if args.baseline:
+                    variants.append((args.baseline, ""))
+                if args.nats and BACKENDS[name].replicas > 1:
+                    variants.append((None, args.nats))
+                for source, fanout in variants:
+                    row = run_one(BACKENDS[name], tables, args, Path(folder), source, fanout)
+                    if name == "sqlite":
+                        sqlite[source] = row
+                    rows.append(row)
+                    print(figures_row(row, sqlite.get(source)), flush=True)
     print("\nWhere the time goes (the window only):")
     print(COSTS_HEADER)
     for row in rows:
         print(costs_row(row))
-    scaling = [row for row in rows if row["postgres"] and row["backend"] != "postgres-2-split"]
+    idle = [row for row in rows if "idle" in row["backend"]]
+    if idle:
+        print("\nWhat following the log costs a replica that serves none of the tables")
+        print("(postgres-2-idle: every table on the first replica):")
+        for row in idle:
+            served, follower = (
+                cpu * row["seconds"] / row["actions"] * 1000 if row["actions"] else math.nan
+                for cpu in row["server_cpu"]
+            )
+            print(
+                f"{row['backend']:<16} {row['tables']:>3} {row['actions_per_s']:>9,.0f} actions/s:"
+                f" serving replica {served:.2f} ms CPU per action, idle replica {follower:.3f} ms"
+                f" per action elsewhere ({row['server_cpu'][1]:.0%} of a core)"
+            )
+    scaling = [
+        row
+        for row in rows
+        if row["postgres"] and "split" not in row["backend"] and "idle" not in row["backend"]
+    ]
     if len({row["backend"] for row in scaling}) > 1:
         print("\nServer CPU per action by replica count (one PostgreSQL; each table on one")
         print("replica; issue 16's target: it does not grow with the replicas):")
         print(SCALING_HEADER)
         for row in scaling:
+            base = "postgres@base" if row["backend"].endswith("@base") else "postgres"
             one = next(
-                (r for r in scaling if r["tables"] == row["tables"] and r["backend"] == "postgres"),
+                (r for r in scaling if r["tables"] == row["tables"] and r["backend"] == base),
                 None,
             )
             print(scaling_row(row, one))

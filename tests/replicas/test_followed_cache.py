@@ -30,7 +30,15 @@ from spades_server.decisions import decide_join, decide_new_table
 from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.server import SpadesServer
 from spades_server.tables import Decided, Table, TableStore
-from tests.backends import POOL_SIZE, POSTGRES_DSN, drop_schema, require_postgres, schema_for
+from tests.backends import (
+    NATS_URL,
+    POOL_SIZE,
+    POSTGRES_DSN,
+    drop_schema,
+    require_nats,
+    require_postgres,
+    schema_for,
+)
 from tests.server.harness import Client, play_turns
 
 pytestmark = pytest.mark.asyncio
@@ -115,11 +123,18 @@ async def test_a_command_on_a_cache_that_is_behind_is_decided_again(tmp_path: Pa
             assert await log_b.stream_version("t-behind") == entries[-1].sequence
 
 
+@pytest.mark.parametrize("fanout", ["notify", "nats"])
 async def test_a_followed_table_hears_the_other_replica_and_skips_the_read(
-    tmp_path: Path,
+    tmp_path: Path, fanout: str
 ) -> None:
+    if fanout == "nats":
+        require_nats()
     schema = schema_for(tmp_path)
-    logs = [PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=POOL_SIZE) for _ in range(2)]
+    url = NATS_URL if fanout == "nats" else ""
+    logs = [
+        PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=POOL_SIZE, fanout=url)
+        for _ in range(2)
+    ]
     a, b = TableStore(logs[0]), TableStore(logs[1])
     try:
         for log in logs:

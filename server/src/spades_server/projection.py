@@ -17,6 +17,12 @@ listener wants every entry, those are not decoded into entries at all; only thei
 (``journal.kind_of``) and the summary's sequence moved. So a replica that follows the whole log
 for its lobby spends little on the tables other replicas serve (those tables' entries are
 folded only by the replicas that serve them, see :class:`spades_server.tables.TableStore`).
+On such a shared log the lobby also reads in bursts: once caught up and woken, it waits up to
+``LINGER`` (50 ms) so one read takes what every replica committed meanwhile, unless a caller
+waits for it (``caught_up``: a CreateTable, a JoinTable, a GetTable of a table this replica
+serves). So the lobby lags other replicas' commits by design by at most that, plus the log's
+own delay in proving positions final (milliseconds; up to its re-read interval, 2 s, for a lost
+notification).
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ log = structlog.get_logger(__name__)
 #: The lobby's name in the log's projection store (a new one if the summaries change meaning).
 LOBBY = "lobby"
 FINISHED = lobby_pb2.TABLE_STATUS_FINISHED
+#: Seconds the lobby may lag behind other replicas' commits by design (see ``linger``).
+LINGER = 0.05
 
 
 class LobbyProjection:
@@ -69,6 +77,7 @@ class LobbyProjection:
         checkpoint_interval: float = 1.0,
         settle_positions: int = 64,
         move_after: int = 256,
+        linger: float = LINGER,
     ) -> None:
         self._log = log_
         #: The tables not finished, and the finished ones not moved to the log's rows yet.
@@ -91,6 +100,10 @@ class LobbyProjection:
         #: listing never sees a table in both places or in neither.
         self._moving = asyncio.Lock()
         self._advanced = asyncio.Condition()
+        #: On a log others append to: seconds the lobby may wait, once caught up and woken, to
+        #: read what other replicas commit in one go (a caller of ``caught_up`` cuts it short).
+        self.linger = linger
+        self._hurry = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         #: Called with every entry as the projection follows the log (after the rebuild).
         self.listeners: list[Callable[[Entry], None]] = []
@@ -160,7 +173,12 @@ class LobbyProjection:
         return bool(found) and found[0].position == position
 
     async def _follow(self) -> None:
-        async for stored in self._log.subscribe_all(self.position):
+        # On a log others append to, most events are other replicas' and arrive in bursts:
+        # read them at most every ``linger`` seconds, unless a caller waits (``caught_up``).
+        linger = 0.0 if self._log.sole_writer else self.linger
+        async for stored in self._log.subscribe_all(
+            self.position, linger=linger, hurry=self._hurry
+        ):
             try:
                 if not is_table_stream(stored.stream_id):
                     self.position = max(self.position, stored.position)
@@ -185,6 +203,8 @@ class LobbyProjection:
 
     async def caught_up(self, position: int) -> None:
         """Wait until the projection has folded the event at ``position``."""
+        if self.position < position:
+            self._hurry.set()
         async with self._advanced:
             await self._advanced.wait_for(lambda: self.position >= position)
 

@@ -209,7 +209,8 @@ def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
 def open_event_log(settings: Settings) -> EventLog:
     """The PostgreSQL log when a DSN is set, else the embedded SQLite file."""
     if settings.postgres_dsn:
-        return PostgresEventLog(settings.postgres_dsn)
+        fanout = "" if settings.fanout == "postgres" else settings.fanout
+        return PostgresEventLog(settings.postgres_dsn, fanout=fanout)
     return SqliteEventLog(settings.database, durability=settings.durability)
 
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import bisect
+import contextlib
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Self
@@ -331,9 +332,18 @@ class EventLog(abc.ABC):
         finally:
             notifier.unwatch_stream(stream_id)
 
-    async def subscribe_all(self, after_position: int = 0) -> AsyncGenerator[StoredEvent, None]:
+    async def subscribe_all(
+        self,
+        after_position: int = 0,
+        *,
+        linger: float = 0.0,
+        hurry: asyncio.Event | None = None,
+    ) -> AsyncGenerator[StoredEvent, None]:
         """Every event of every stream after ``after_position``, by position, then live ones.
 
+        ``linger``: once caught up and woken by a new event, wait up to that many seconds
+        (unless ``hurry`` is set, which it then clears) so that one read takes everything
+        committed meanwhile: fewer, larger reads for a follower that may lag that long.
         Raises :class:`LogClosed` when the log closes.
         """
         _check_not_negative("after_position", after_position)
@@ -346,6 +356,15 @@ class EventLog(abc.ABC):
                 batch = await self.read_all(cursor, self.subscription_batch_size)
             if not batch:
                 await notifier.wait_for_position(cursor)
+                if linger > 0:
+                    if hurry is None:
+                        await asyncio.sleep(linger)
+                    elif not hurry.is_set():
+                        with contextlib.suppress(TimeoutError):
+                            async with asyncio.timeout(linger):
+                                await hurry.wait()
+                    if hurry is not None:
+                        hurry.clear()
                 continue
             for event in batch:
                 if event.position > cursor:

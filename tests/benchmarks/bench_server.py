@@ -64,8 +64,15 @@ Second table, where the time goes (printed once every run is done):
 * **CPU ms/action** for the servers, PostgreSQL and the clients: CPU seconds spent in the window
   divided by the actions played, the cost that decides how far each part scales.
 
+Issue 16 changed what follows (figures and commands in ``docs/scaling.md``): a replica now
+follows only the tables it serves and commands them from that cache without the read before
+every command; its lobby no longer decodes every other table's events. A third table prints
+server CPU per action by replica count, and ``postgres-2-idle`` what following costs a replica
+that serves nothing. ``--baseline SRC`` runs each backend again on an older server source, and
+``--nats URL`` each backend of several replicas with ``--fanout URL``, interleaved in one run.
+
 Where the time goes (2-CPU development machine, PostgreSQL 15 on the same host with
-``synchronous_commit=on``; figures in the closing note of issue 6)
+``synchronous_commit=on``; figures in the closing note of issue 6, before issue 16)
 ---------------------------------------------------------------------------------------
 Every configuration is CPU-bound, so read the CPU ms per action. SQLite: the one server process
 is at ~105% (event loop + gRPC poller + log writer threads) and spends ~0.9-1.1 ms of CPU per

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -28,7 +29,7 @@ from spades_server import errors, tokens
 from spades_server.config import Settings
 from spades_server.decisions import decide_join, decide_new_table
 from spades_server.eventlog.postgres import PostgresEventLog
-from spades_server.server import SpadesServer
+from spades_server.server import SpadesServer, StartupError
 from spades_server.tables import Decided, Table, TableStore
 from tests.backends import (
     NATS_URL,
@@ -203,4 +204,20 @@ async def test_a_replica_does_not_follow_tables_it_does_not_serve(tmp_path: Path
     finally:
         for server in servers:
             await server.stop()
+        await drop_schema(schema)
+
+
+async def test_a_replica_that_cannot_reach_nats_does_not_start(tmp_path: Path) -> None:
+    schema = schema_for(tmp_path)
+    unreachable = "nats://127.0.0.1:1"  # port 1: nothing listens there
+    server = SpadesServer(
+        Settings(listen="127.0.0.1:0", metrics="off", web="off", house_bots=0),
+        PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=2, fanout=unreachable),
+    )
+    try:
+        with pytest.raises(
+            StartupError, match=re.escape(f"cannot reach the NATS server {unreachable}")
+        ):
+            await asyncio.wait_for(server.start(), 30)
+    finally:
         await drop_schema(schema)

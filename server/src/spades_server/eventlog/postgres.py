@@ -290,6 +290,7 @@ SELECT stream_id, max(version) FROM events WHERE stream_id = ANY($1::text[]) GRO
 """
 _NOTIFY = "SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload"
 
+_NATS_START_ATTEMPTS = 2  # further tries to reach NATS when the log opens
 _NOTIFY_LIMIT = 7900  # bytes per payload; PostgreSQL refuses 8000 and more
 _TRACK_BATCH = 10_000
 _TRACK_GRACE = 0.002  # seconds a hole may stand before the tracker queries
@@ -881,7 +882,9 @@ class PostgresEventLog(EventLog):
                 no_echo=True,  # this instance's own notifications need not come back
                 connect_timeout=5,
                 allow_reconnect=True,
-                max_reconnect_attempts=-1,
+                # A few tries to start (then the server refuses to start, saying why); once
+                # connected, the option is raised to "forever" below.
+                max_reconnect_attempts=_NATS_START_ATTEMPTS,
                 reconnect_time_wait=max(self.reconnect_delay, 0.1),
                 reconnected_cb=reconnected,
                 disconnected_cb=disconnected,
@@ -890,6 +893,8 @@ class PostgresEventLog(EventLog):
             self._subject = _subject_for(schema)
             await self._nats.subscribe(self._subject, cb=received)
             await self._nats.flush()
+            # nats-py reads this option at each reconnect: from now on, never give up.
+            self._nats.options["max_reconnect_attempts"] = -1
         except Exception as problem:  # nats' own errors: no server, a refused connection
             if self._nats is not None:
                 with contextlib.suppress(Exception):

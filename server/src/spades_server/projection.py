@@ -20,7 +20,8 @@ folded only by the replicas that serve them, see :class:`spades_server.tables.Ta
 On such a shared log the lobby also reads in bursts: once caught up and woken, it waits up to
 ``LINGER`` (50 ms) so one read takes what every replica committed meanwhile, unless a caller
 waits for it (``caught_up``: a CreateTable, a JoinTable, a GetTable of a table this replica
-serves). So the lobby lags other replicas' commits by design by at most that, plus the log's
+serves); the log's tracker gathers for as long (``EventLog.lag_allowed``, set here). So the
+lobby lags other replicas' commits by design by at most that, plus the log's
 own delay in proving positions final (milliseconds; up to its re-read interval, 2 s, for a lost
 notification).
 """
@@ -176,6 +177,7 @@ class LobbyProjection:
         # On a log others append to, most events are other replicas' and arrive in bursts:
         # read them at most every ``linger`` seconds, unless a caller waits (``caught_up``).
         linger = 0.0 if self._log.sole_writer else self.linger
+        self._log.lag_allowed = linger
         async for stored in self._log.subscribe_all(
             self.position, linger=linger, hurry=self._hurry
         ):
@@ -205,6 +207,7 @@ class LobbyProjection:
         """Wait until the projection has folded the event at ``position``."""
         if self.position < position:
             self._hurry.set()
+            self._log.hurry()
         async with self._advanced:
             await self._advanced.wait_for(lambda: self.position >= position)
 

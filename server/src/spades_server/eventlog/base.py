@@ -193,10 +193,17 @@ class EventLog(abc.ABC):
     #: True when no process but this one can append (the embedded file, locked on open): a
     #: cache of a stream is then exact, and need not be checked against storage.
     sole_writer: bool = False
+    #: Seconds ``subscribe_all`` may lag behind other processes' commits, so that a backend may
+    #: gather the work of following them (a follower that reads in bursts sets it); ``hurry``
+    #: cuts a wait short when someone waits for a position.
+    lag_allowed: float = 0.0
 
     def __init__(self) -> None:
         self.notifier = AppendNotifier()
         self.write_health = WriteHealth()
+
+    def hurry(self) -> None:  # noqa: B027 (a backend that gathers nothing needs no override)
+        """Someone waits for ``subscribe_all`` to reach a position: stop gathering now."""
 
     # -- lifecycle ----------------------------------------------------------------------------
 

@@ -361,6 +361,7 @@ class PostgresEventLog(EventLog):
         self._target = 0  # newest position known committed (by this or another instance)
         self._known: set[int] = set()  # positions above _final this instance saw committed
         self._track_wakeup = asyncio.Event()
+        self._track_hurry = asyncio.Event()
         # Coalesced NOTIFY outbox: stream -> (version, position).
         self._outbox: dict[str, tuple[int, int]] = {}
         self._outbox_wakeup = asyncio.Event()
@@ -794,7 +795,13 @@ class PostgresEventLog(EventLog):
             # A hole below the target: most are appends still in flight here or NOTIFYs on
             # their way, which fill it without a query. Query only if it stays put.
             stuck = self._final
-            await asyncio.sleep(delay or _TRACK_GRACE)
+            # A follower that allows a lag (the lobby) lets foreign commits gather: one query
+            # then proves many positions final instead of one query per notification.
+            if not self._track_hurry.is_set():
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(delay or max(_TRACK_GRACE, self.lag_allowed)):
+                        await self._track_hurry.wait()
+            self._track_hurry.clear()
             if self._final != stuck:
                 delay = 0.0
                 continue
@@ -820,6 +827,9 @@ class PostgresEventLog(EventLog):
                     self._track_wakeup.set()
             else:
                 self.notifier.advance_stream(row["stream_id"], row["head"])
+
+    def hurry(self) -> None:
+        self._track_hurry.set()
 
     # -- NOTIFY out, LISTEN in ----------------------------------------------------------------
 

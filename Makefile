@@ -153,7 +153,7 @@ bench-search: $(INSTALL_STAMP) $(ENGINE_STAMP) ## search bot vs heuristic, 1,000
 
 # e.g. BENCH_ARGS="--backends sqlite,postgres --tables 16 --seconds 5"
 BENCH_ARGS ?=
-bench-server: $(INSTALL_STAMP) ## server benchmark: SQLite vs PostgreSQL 1/2 replicas, N=1,16,64 (BENCH_ARGS=--help)
+bench-server: $(INSTALL_STAMP) ## server benchmark: SQLite vs PostgreSQL 1/2/4 replicas, N=1,16,64 (BENCH_ARGS=--help)
 	$(PY) tests/benchmarks/bench_server.py $(BENCH_ARGS)
 
 # e.g. SOAK_ARGS="--backends sqlite,postgres --matches 3000 --history 100000"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,9 @@ POSTGRES_DSN = os.environ.get("SPADES_TEST_POSTGRES_DSN", DEFAULT_POSTGRES_DSN)
 #: Connections per in-process PostgreSQL log: enough for the tests, few enough that many
 #: servers (and other test runs on the same PostgreSQL) stay under its connection limit.
 POOL_SIZE = 4
+
+#: The NATS server a PostgreSQL log may fan out through (``--fanout``), for the replica tests.
+NATS_URL = os.environ.get("SPADES_TEST_NATS_URL", "nats://127.0.0.1:4222")
 
 BackendName = Literal["sqlite", "postgres"]
 BACKENDS: tuple[BackendName, ...] = ("sqlite", "postgres")
@@ -82,6 +86,34 @@ def require_postgres(reason: str | None = None, environ: Mapping[str, str] = os.
     pytest.skip(
         f"PostgreSQL tests skipped: {reason}; start one there (trust auth, database 'test') or"
         " point SPADES_TEST_POSTGRES_DSN at one to run them"
+    )
+
+
+_nats_status: list[str | None] = []
+
+
+def nats_unavailable() -> str | None:
+    """Why no NATS server answers at NATS_URL (checked once per session), or None."""
+    if not _nats_status:
+        parts = urlsplit(NATS_URL)
+        try:
+            with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 4222), 3):
+                _nats_status.append(None)
+        except OSError as error:
+            _nats_status.append(f"no NATS server at {NATS_URL!r}: {error}")
+    return _nats_status[0]
+
+
+def require_nats(environ: Mapping[str, str] = os.environ) -> None:
+    """Go on when NATS answers; else fail under CI, skip elsewhere (saying how to run)."""
+    reason = nats_unavailable()
+    if reason is None:
+        return
+    if in_ci(environ):
+        pytest.fail(f"NATS is required under CI (CI={environ.get('CI')!r}), but {reason}")
+    pytest.skip(
+        f"NATS fan-out tests skipped: {reason}; start one (nats-server) or point "
+        "SPADES_TEST_NATS_URL at one to run them"
     )
 
 

@@ -16,6 +16,9 @@ going to a file, metrics on):
   schema per run chosen through the DSN (``options=-c search_path=bench_...``), dropped after;
 * ``postgres-2``: two processes on one such schema; table *i* lives on replica *i mod 2* (all
   four seats create, join and play through it), so the load is split evenly;
+* ``postgres-4``: four processes on one schema, table *i* on replica *i mod 4*;
+* ``postgres-2-idle``: two processes, every table on the first: what following the log
+  costs a replica that serves none of them (its CPU per action elsewhere);
 * ``postgres-2-split``: two processes, and every table's seats alternate between them (seats
   0 and 2 on one replica, 1 and 3 on the other): every action's effect reaches the next seat's
   stream through the other replica (LISTEN/NOTIFY and a read), the worst case for replicas.
@@ -63,8 +66,15 @@ Second table, where the time goes (printed once every run is done):
 * **CPU ms/action** for the servers, PostgreSQL and the clients: CPU seconds spent in the window
   divided by the actions played, the cost that decides how far each part scales.
 
+Issue 16 changed what follows (figures and commands in ``docs/scaling.md``): a replica now
+follows only the tables it serves and commands them from that cache without the read before
+every command; its lobby no longer decodes every other table's events. A third table prints
+server CPU per action by replica count, and ``postgres-2-idle`` what following costs a replica
+that serves nothing. ``--baseline SRC`` runs each backend again on an older server source, and
+``--nats URL`` each backend of several replicas with ``--fanout URL``, interleaved in one run.
+
 Where the time goes (2-CPU development machine, PostgreSQL 15 on the same host with
-``synchronous_commit=on``; figures in the closing note of issue 6)
+``synchronous_commit=on``; figures in the closing note of issue 6, before issue 16)
 ---------------------------------------------------------------------------------------
 Every configuration is CPU-bound, so read the CPU ms per action. SQLite: the one server process
 is at ~105% (event loop + gRPC poller + log writer threads) and spends ~0.9-1.1 ms of CPU per
@@ -139,6 +149,8 @@ class Backend:
     postgres: bool
     replicas: int
     split_seats: bool = False
+    #: Every table on the first replica; the others serve nothing (what following costs them).
+    idle_others: bool = False
 
 
 BACKENDS = {
@@ -147,7 +159,9 @@ BACKENDS = {
         Backend("sqlite", postgres=False, replicas=1),
         Backend("postgres", postgres=True, replicas=1),
         Backend("postgres-2", postgres=True, replicas=2),
+        Backend("postgres-4", postgres=True, replicas=4),
         Backend("postgres-2-split", postgres=True, replicas=2, split_seats=True),
+        Backend("postgres-2-idle", postgres=True, replicas=2, idle_others=True),
     )
 }
 
@@ -550,9 +564,17 @@ def fresh_schema(dsn: str) -> Iterator[str]:
 
 
 def run_one(
-    backend: Backend, tables: int, args: argparse.Namespace, folder: Path
+    backend: Backend,
+    tables: int,
+    args: argparse.Namespace,
+    folder: Path,
+    source: str | None = None,
+    fanout: str = "",
 ) -> dict[str, Any]:
-    tag = f"{backend.name}-{tables}"
+    """One backend at N tables; ``source``: run the server from that source folder instead
+    (``--baseline``); ``fanout``: the replicas' --fanout (a NATS URL; default LISTEN/NOTIFY)."""
+    name = backend.name + ("-nats" if fanout else "") + ("@base" if source else "")
+    tag = f"{name}-{tables}"
     note = wait_for_quiet(args.quiet_wait)
     common = [
         "--listen",
@@ -565,12 +587,15 @@ def run_one(
         args.log_level,
     ]
     with contextlib.ExitStack() as stack:
+        extra = {"PYTHONPATH": source} if source else {}
+        if fanout:
+            extra["SPADES_FANOUT"] = fanout
         if backend.postgres:
             dsn = stack.enter_context(fresh_schema(args.postgres_dsn))
-            env = clean_environment(SPADES_POSTGRES_DSN=dsn)
+            env = clean_environment(SPADES_POSTGRES_DSN=dsn, **extra)
             server_args = common
         else:
-            env = clean_environment()
+            env = clean_environment(**extra)
             server_args = [
                 *common,
                 "--database",
@@ -600,7 +625,7 @@ def run_one(
             context.Process(
                 target=client_process,
                 args=(
-                    addresses,
+                    addresses[:1] if backend.idle_others else addresses,
                     backend.split_seats,
                     share,
                     args.seconds,
@@ -690,7 +715,7 @@ def run_one(
         return seconds / total.actions * 1000 if total.actions else float("nan")
 
     return {
-        "backend": backend.name,
+        "backend": name,
         "postgres": backend.postgres,
         "tables": tables,
         "actions": total.actions,
@@ -715,6 +740,7 @@ def run_one(
         "append_p50_ms": histogram_quantile(0.50, append[2]),
         "append_p99_ms": histogram_quantile(0.99, append[2]),
         "server_ms_per_action": per_action_ms(sum(server_cpu)),
+        "seconds": elapsed,
         "pg_ms_per_action": per_action_ms(pg_ours + pg_other) if backend.postgres else math.nan,
         "client_ms_per_action": per_action_ms(total.cpu_seconds),
         "setup_s": total.setup_seconds,
@@ -834,6 +860,31 @@ COSTS_HEADER = (
 )
 
 
+SCALING_HEADER = (
+    f"{'backend':<16} {'N':>3} {'replicas':>8} {'actions/s':>9} {'srv CPU ms/action':>17}"
+    f" {'vs 1 replica':>12}  each replica's CPU ms per action"
+)
+
+
+def scaling_row(row: dict[str, Any], one: dict[str, Any] | None) -> str:
+    """Server CPU per action summed over the replicas (and each replica's part of it)."""
+    replicas = len(row["server_cpu"])
+    per_action = row["server_ms_per_action"]
+    share = (
+        f"{per_action / one['server_ms_per_action']:.2f}x"
+        if one and one["server_ms_per_action"]
+        else "-"
+    )
+    each = [
+        cpu * row["seconds"] / row["actions"] * 1000 if row["actions"] else math.nan
+        for cpu in row["server_cpu"]
+    ]
+    return (
+        f"{row['backend']:<16} {row['tables']:>3} {replicas:>8} {row['actions_per_s']:>9,.0f}"
+        f" {per_action:>17.2f} {share:>12}  {joined(each, '.2f')}"
+    )
+
+
 REFERENCE_HEADER = (
     f"{'':<16} {'N':>3} {'round trips/s':>13} {'srv CPU':>7} {'srv ms/rt':>9} {'p99 ms':>6}"
 )
@@ -919,6 +970,18 @@ def main() -> None:
     )
     parse.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
     parse.add_argument(
+        "--baseline",
+        metavar="SRC",
+        help="also run each backend, right after it, on the server source in SRC (for example "
+        "DIR/server/src after `git archive REV server/src | tar -x -C DIR`), as BACKEND@base",
+    )
+    parse.add_argument(
+        "--nats",
+        metavar="URL",
+        help="also run each backend of several replicas with --fanout URL (a NATS server, "
+        "for example nats://127.0.0.1:4222), as BACKEND-nats",
+    )
+    parse.add_argument(
         "--py-spy",
         metavar="PREFIX",
         help="profile each server with py-spy during each window into "
@@ -953,17 +1016,54 @@ def main() -> None:
         for tables in (int(n) for n in args.tables.split(",")):
             if not args.no_reference:
                 references[tables] = run_reference(tables, args)
-            sqlite: dict[str, Any] | None = None
+            sqlite: dict[str | None, dict[str, Any]] = {}
             for name in names:
-                row = run_one(BACKENDS[name], tables, args, Path(folder))
-                if name == "sqlite":
-                    sqlite = row
-                rows.append(row)
-                print(figures_row(row, sqlite), flush=True)
+                # Interleaved: each backend on this source, then on the baseline's, then NATS.
+                variants: list[tuple[str | None, str]] = [(None, "")]
+                if args.baseline:
+                    variants.append((args.baseline, ""))
+                if args.nats and BACKENDS[name].replicas > 1:
+                    variants.append((None, args.nats))
+                for source, fanout in variants:
+                    row = run_one(BACKENDS[name], tables, args, Path(folder), source, fanout)
+                    if name == "sqlite":
+                        sqlite[source] = row
+                    rows.append(row)
+                    print(figures_row(row, sqlite.get(source)), flush=True)
     print("\nWhere the time goes (the window only):")
     print(COSTS_HEADER)
     for row in rows:
         print(costs_row(row))
+    idle = [row for row in rows if "idle" in row["backend"]]
+    if idle:
+        print("\nWhat following the log costs a replica that serves none of the tables")
+        print("(postgres-2-idle: every table on the first replica):")
+        for row in idle:
+            served, follower = (
+                cpu * row["seconds"] / row["actions"] * 1000 if row["actions"] else math.nan
+                for cpu in row["server_cpu"]
+            )
+            print(
+                f"{row['backend']:<16} {row['tables']:>3} {row['actions_per_s']:>9,.0f} actions/s:"
+                f" serving replica {served:.2f} ms CPU per action, idle replica {follower:.3f} ms"
+                f" per action elsewhere ({row['server_cpu'][1]:.0%} of a core)"
+            )
+    scaling = [
+        row
+        for row in rows
+        if row["postgres"] and "split" not in row["backend"] and "idle" not in row["backend"]
+    ]
+    if len({row["backend"] for row in scaling}) > 1:
+        print("\nServer CPU per action by replica count (one PostgreSQL; each table on one")
+        print("replica; issue 16's target: it does not grow with the replicas):")
+        print(SCALING_HEADER)
+        for row in scaling:
+            base = "postgres@base" if row["backend"].endswith("@base") else "postgres"
+            one = next(
+                (r for r in scaling if r["tables"] == row["tables"] and r["backend"] == base),
+                None,
+            )
+            print(scaling_row(row, one))
     if references:
         print("\nThe reference: a raw grpc.aio ping-pong, one stream per table (same window):")
         print(REFERENCE_HEADER)

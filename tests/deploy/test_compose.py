@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from spades_server import config
 from tests.deploy.files import (
     DEPLOY,
     dockerfile_stages,
@@ -44,7 +45,14 @@ def has_healthcheck(name: str, service: dict[str, Any]) -> bool:
 
 
 def test_the_stack_is_complete() -> None:
-    assert set(services()) == {*SERVER_REPLICAS, "postgres", "envoy", "prometheus", "grafana"}
+    assert set(services()) == {
+        *SERVER_REPLICAS,
+        "postgres",
+        "nats",
+        "envoy",
+        "prometheus",
+        "grafana",
+    }
     assert services()["postgres"]["image"].startswith("postgres:15")
 
 
@@ -63,7 +71,7 @@ def test_replicas_share_one_image_and_differ_only_by_name() -> None:
     assert first.pop("hostname") == SERVER_REPLICAS[0]
     assert second.pop("hostname") == SERVER_REPLICAS[1]
     assert first == second
-    assert depends_on(first) == {"postgres": "service_healthy"}
+    assert depends_on(first) == {"postgres": "service_healthy", "nats": "service_healthy"}
     build = first["build"]
     assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
 
@@ -85,6 +93,18 @@ def test_replicas_use_postgres_and_listen_on_every_interface() -> None:
         assert "SPADES_OPERATOR_TOKEN" in env
     assert any(v.endswith(":/var/lib/postgresql/data") for v in postgres["volumes"])
     assert "pg_isready" in " ".join(postgres["healthcheck"]["test"])
+
+
+def test_replicas_fan_out_through_the_nats_service() -> None:
+    nats = services()["nats"]
+    assert nats["image"].startswith("nats:2.")
+    assert "4222" in [str(port) for port in nats["expose"]]
+    assert "healthz" in " ".join(nats["healthcheck"]["test"])
+    for name in SERVER_REPLICAS:
+        fanout = services()[name]["environment"]["SPADES_FANOUT"]
+        assert fanout == "nats://nats:4222", fanout
+        # The server takes it (a bad value is refused at start).
+        assert config.from_args(["--fanout", fanout]).fanout == fanout
 
 
 def test_bind_mounts_exist_and_named_volumes_are_declared() -> None:

@@ -76,11 +76,19 @@ def test_api_versions() -> None:
     assert one("PodDisruptionBudget")["apiVersion"] == "policy/v1"
 
 
+def server_services() -> list[dict[str, Any]]:
+    """The Services of the server's pods (not NATS's)."""
+    return [s for s in objects("Service") if s["metadata"]["labels"].get(NAME) == "spades-server"]
+
+
+NAME = "app.kubernetes.io/name"
+
+
 def test_selectors_match_the_pod_template() -> None:
     labels = deployment()["spec"]["template"]["metadata"]["labels"]
     selector = deployment()["spec"]["selector"]["matchLabels"]
     assert selector.items() <= labels.items()
-    for service in objects("Service"):
+    for service in server_services():
         assert service["spec"]["selector"].items() <= labels.items(), service["metadata"]["name"]
     assert one("PodDisruptionBudget")["spec"]["selector"]["matchLabels"].items() <= labels.items()
     monitor = one("ServiceMonitor", KUBERNETES / "monitoring")
@@ -109,7 +117,7 @@ def test_probes_are_grpc_on_the_service_port() -> None:
 def test_services_target_the_container_ports() -> None:
     ports = container_ports()
     by_number = set(ports.values())
-    for service in objects("Service"):
+    for service in server_services():
         for port in service["spec"]["ports"]:
             target = port.get("targetPort", port["port"])
             assert target in ports or target in by_number, (service["metadata"]["name"], port)
@@ -118,6 +126,26 @@ def test_services_target_the_container_ports() -> None:
     assert ports["metrics"] == port_of(configmap_data()["SPADES_METRICS"])
     annotations = deployment()["spec"]["template"]["metadata"]["annotations"]
     assert annotations["prometheus.io/port"] == str(ports["metrics"])
+
+
+def test_replicas_fan_out_through_the_nats_service() -> None:
+    fanout = configmap_data()["SPADES_FANOUT"]
+    assert config.from_args(["--fanout", fanout]).fanout == fanout
+    host, _, port = fanout.removeprefix("nats://").partition(":")
+    (nats,) = [s for s in objects("Service") if s["metadata"]["name"] == host]
+    (statefulset,) = objects("StatefulSet")
+    pod = statefulset["spec"]["template"]
+    assert (
+        statefulset["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+    )
+    assert nats["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+    (container_,) = pod["spec"]["containers"]
+    client = {p["name"]: p["containerPort"] for p in container_["ports"]}["client"]
+    (service_port,) = nats["spec"]["ports"]
+    assert service_port["port"] == int(port) and service_port["targetPort"] == "client"
+    assert client == 4222 and container_["image"].startswith("nats:2.")
+    assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
+    assert container_["securityContext"]["readOnlyRootFilesystem"] is True
 
 
 def test_replicas_autoscaling_and_resources() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -22,15 +22,32 @@ from spades.v1 import actions_pb2, lobby_pb2, play_pb2
 from spades_server.config import Settings
 from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.server import SpadesServer
-from tests.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
+from tests.backends import (
+    NATS_URL,
+    POSTGRES_DSN,
+    drop_schema,
+    require_nats,
+    require_postgres,
+    schema_for,
+)
 from tests.server.harness import Client, SeatStream, log_events, play_until_over
 
 pytestmark = pytest.mark.asyncio
 
 
-@pytest.fixture(autouse=True)
-def _needs_postgres() -> None:
+#: How the replicas of the running test hear of each other's commits: "" LISTEN/NOTIFY, or a
+#: NATS URL. Every test of this module runs on both (other modules' tests on LISTEN/NOTIFY).
+_fanout = [""]
+
+
+@pytest.fixture(autouse=True, params=["notify", "nats"])
+def _fanout_of_the_test(request: pytest.FixtureRequest) -> Iterator[None]:
     require_postgres()
+    if request.param == "nats":
+        require_nats()
+    _fanout[0] = NATS_URL if request.param == "nats" else ""
+    yield
+    _fanout[0] = ""
 
 
 @asynccontextmanager
@@ -42,7 +59,7 @@ async def replicas(
     servers = [
         SpadesServer(
             Settings(listen="127.0.0.1:0", metrics="off", web="off", **settings),
-            PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=4),
+            PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=4, fanout=_fanout[0]),
         )
         for _ in range(count)
     ]

@@ -301,10 +301,10 @@ async def lobby_caught_up(server: SpadesServer, table_ids: Iterable[str] | None 
 
     The lobby is a projection of the log, and GetTable/ListTables serve it. On PostgreSQL it
     follows the log's final prefix (``subscribe_all``), a few milliseconds behind an action the
-    client already saw acknowledged on its Play stream, so a GetTable right after that action
-    may still show the table as it was (test_lobby.py has the test that says so); on SQLite it
-    has always caught up by then. Tests whose point is what the lobby says about a table, not
-    how soon, wait here first."""
+    client already saw acknowledged on its Play stream: GetTable waits for it to reach what the
+    replica's table cache has (test_lobby.py), ListTables does not; on SQLite it has always
+    caught up by then. Tests whose point is what the lobby says about a table, not how soon,
+    wait here first."""
 
     async def folded(table_id: str) -> None:
         version = await server.log.stream_version(table_id)

@@ -24,6 +24,9 @@ class Settings:
     durability: Durability = "normal"
     #: A PostgreSQL DSN selects the PostgreSQL event log (for several replicas) over the file.
     postgres_dsn: str = field(default="", repr=False)
+    #: How PostgreSQL replicas tell each other of commits: "postgres" (LISTEN/NOTIFY) or a NATS
+    #: server's URL (nats://host:port, core subjects; the log of record stays PostgreSQL).
+    fanout: str = "postgres"
     metrics: str = "127.0.0.1:9464"
     #: The web port: gRPC-Web for browsers and the web client's files (web.py); "off" for none.
     web: str = "127.0.0.1:8080"
@@ -72,6 +75,7 @@ ENVIRONMENT = {
     "listen": "SPADES_LISTEN",
     "database": "SPADES_DATABASE",
     "postgres_dsn": "SPADES_POSTGRES_DSN",
+    "fanout": "SPADES_FANOUT",
     "durability": "SPADES_DURABILITY",
     "metrics": "SPADES_METRICS",
     "web": "SPADES_WEB",
@@ -130,6 +134,11 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         "--postgres-dsn",
         "PostgreSQL DSN: use a PostgreSQL event log instead of the file (several replicas "
         "may share it)",
+    )
+    option(
+        "--fanout",
+        "how replicas on one PostgreSQL hear of each other's commits: postgres (LISTEN/NOTIFY) "
+        "or a NATS server, nats://host:port (core subjects; PostgreSQL stays the log)",
     )
     option(
         "--durability",
@@ -285,6 +294,12 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
     if args.web != "off":
         split_address(args.web, parse, "--web/SPADES_WEB")
     split_address(args.listen, parse, "--listen/SPADES_LISTEN")
+    if args.fanout != "postgres" and not args.fanout.startswith(("nats://", "tls://")):
+        refuse(
+            parse,
+            f"--fanout/SPADES_FANOUT {args.fanout!r} is neither postgres nor a NATS URL "
+            "(nats://host:port)",
+        )
     if args.shutdown_grace < 0:
         refuse(parse, "--shutdown-grace/SPADES_SHUTDOWN_GRACE must not be negative")
     for dest in (
@@ -320,6 +335,7 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         listen=args.listen,
         database=args.database,
         postgres_dsn=args.postgres_dsn,
+        fanout=args.fanout,
         durability=cast(Durability, args.durability),
         metrics=args.metrics,
         web=args.web,

@@ -189,6 +189,23 @@ def appended(stored: StoredEvent, draft: Draft) -> Entry:
     return _entry(stored, draft.event, draft.message, draft.action_id, draft.secrets)
 
 
+def kind_of(stored: StoredEvent) -> str:
+    """The name of the stored event's kind (``spades.v1.Event``'s oneof, such as
+    "card_played"), without making an entry: for a reader that needs only some kinds.
+
+    >>> from spades.engine import Rules, new_match
+    >>> _, events = new_match(Rules(), seed=bytes(32))
+    >>> kind_of(StoredEvent("t1", 1, 1, 0.0, encode(Draft(events[0]))))
+    'table_created'
+    """
+    data = stored.data
+    if data.startswith(ENVELOPE_MARKER):
+        message = log_pb2.LogEntry.FromString(data[len(ENVELOPE_MARKER) :]).event
+    else:
+        message = events_pb2.Event.FromString(data)
+    return message.WhichOneof("kind") or ""
+
+
 def decode(stored: StoredEvent) -> Entry:
     """The entry a stored row holds, written with the envelope or before it."""
     data = stored.data

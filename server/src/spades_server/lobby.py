@@ -16,6 +16,7 @@ beside its SeatTaken, so the table's own log says whether it was answered.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Any
 
@@ -58,6 +59,9 @@ MAX_PAGE_SIZE = 100
 
 #: How many rows past the lobby's position a replica reads to learn the log's head.
 _CATCH_UP_BATCH = 1000
+#: Seconds a table's summary waits, on a log others append to, for the lobby to reach what this
+#: replica's cache has of the table (the lobby follows the whole log a moment behind).
+LOBBY_LAG = 2.0
 
 
 class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
@@ -149,10 +153,25 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         return table
 
     async def _summary(self, table_id: str) -> lobby_pb2.Table:
+        await self._lobby_reaches_cache(table_id)
         summary = await self._projection.find(table_id)
         if summary is None:
             raise errors.table_not_found(table_id)
         return summary
+
+    async def _lobby_reaches_cache(self, table_id: str) -> None:
+        """On a log others append to, this replica's streams hear of a table it serves before
+        its lobby may (the lobby follows every table's events a few milliseconds behind, up to
+        the log's re-read interval when a notification is lost): wait, at most ``LOBBY_LAG``
+        seconds, until the lobby has what this replica's cache has of the table, so a summary
+        is never behind what this replica's streams have shown."""
+        if self._store.log.sole_writer or self._store.cached_version(table_id) <= 0:
+            return
+        entries = self._store.cached(table_id).entries
+        if entries and self._projection.position < entries[-1].position:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(LOBBY_LAG):
+                    await self._projection.caught_up(entries[-1].position)
 
     async def ListTables(
         self, request: lobby_pb2.ListTablesRequest, context: Context

@@ -10,8 +10,20 @@ start folds only the events after it instead of the whole history. A checkpoint 
 reach (a log restored from an older copy) is dropped and the lobby rebuilt from every event.
 
 It is the table directory the house bots look tables up in
-(:class:`spades_server.house.TableDirectory`), and its listeners get every entry it follows
-(decoded once, by the journal), so other replicas' events reach this one's cached tables.
+(:class:`spades_server.house.TableDirectory`).
+
+Most events change nothing a summary shows but its sequence (bids, cards, tricks): while no
+listener wants every entry, those are not decoded into entries at all; only their kind is read
+(``journal.kind_of``) and the summary's sequence moved. So a replica that follows the whole log
+for its lobby spends little on the tables other replicas serve (those tables' entries are
+folded only by the replicas that serve them, see :class:`spades_server.tables.TableStore`).
+On such a shared log the lobby also reads in bursts: once caught up and woken, it waits up to
+``LINGER`` (50 ms) so one read takes what every replica committed meanwhile, unless a caller
+waits for it (``caught_up``: a CreateTable, a JoinTable, a GetTable of a table this replica
+serves); the log's tracker gathers for as long (``EventLog.lag_allowed``, set here). So the
+lobby lags other replicas' commits by design by at most that, plus the log's
+own delay in proving positions final (milliseconds; up to its re-read interval, 2 s, for a lost
+notification).
 """
 
 from __future__ import annotations
@@ -51,6 +63,8 @@ log = structlog.get_logger(__name__)
 #: The lobby's name in the log's projection store (a new one if the summaries change meaning).
 LOBBY = "lobby"
 FINISHED = lobby_pb2.TABLE_STATUS_FINISHED
+#: Seconds the lobby may lag behind other replicas' commits by design (see ``linger``).
+LINGER = 0.05
 
 
 class LobbyProjection:
@@ -64,6 +78,7 @@ class LobbyProjection:
         checkpoint_interval: float = 1.0,
         settle_positions: int = 64,
         move_after: int = 256,
+        linger: float = LINGER,
     ) -> None:
         self._log = log_
         #: The tables not finished, and the finished ones not moved to the log's rows yet.
@@ -86,6 +101,10 @@ class LobbyProjection:
         #: listing never sees a table in both places or in neither.
         self._moving = asyncio.Lock()
         self._advanced = asyncio.Condition()
+        #: On a log others append to: seconds the lobby may wait, once caught up and woken, to
+        #: read what other replicas commit in one go (a caller of ``caught_up`` cuts it short).
+        self.linger = linger
+        self._hurry = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         #: Called with every entry as the projection follows the log (after the rebuild).
         self.listeners: list[Callable[[Entry], None]] = []
@@ -104,7 +123,7 @@ class LobbyProjection:
             for stored in batch:
                 if not is_table_stream(stored.stream_id):
                     self.position = max(self.position, stored.position)
-                else:
+                elif not await self._fold_unseen(stored):
                     await self._fold(journal.decode(stored))
         if self.position != self._checkpointed:
             await self._save()
@@ -155,12 +174,20 @@ class LobbyProjection:
         return bool(found) and found[0].position == position
 
     async def _follow(self) -> None:
-        async for stored in self._log.subscribe_all(self.position):
+        # On a log others append to, most events are other replicas' and arrive in bursts:
+        # read them at most every ``linger`` seconds, unless a caller waits (``caught_up``).
+        linger = 0.0 if self._log.sole_writer else self.linger
+        self._log.lag_allowed = linger
+        async for stored in self._log.subscribe_all(
+            self.position, linger=linger, hurry=self._hurry
+        ):
             try:
                 if not is_table_stream(stored.stream_id):
                     self.position = max(self.position, stored.position)
                     for stream_listener in self.stream_listeners:
                         stream_listener(stored)
+                elif not self.listeners and await self._fold_unseen(stored):
+                    pass  # nothing the lobby shows but the sequence: not decoded
                 else:
                     entry = journal.decode(stored)  # once, for the lobby and every listener
                     if await self._fold(entry):
@@ -178,8 +205,26 @@ class LobbyProjection:
 
     async def caught_up(self, position: int) -> None:
         """Wait until the projection has folded the event at ``position``."""
+        if self.position < position:
+            self._hurry.set()
+            self._log.hurry()
         async with self._advanced:
             await self._advanced.wait_for(lambda: self.position >= position)
+
+    async def _fold_unseen(self, stored: StoredEvent) -> bool:
+        """Fold an event of a table in memory whose kind changes nothing the lobby shows but
+        the sequence, without decoding it; False (nothing done) for any other event."""
+        summary = self.tables.get(stored.stream_id)
+        if summary is None or stored.version != summary.sequence + 1:
+            return False
+        if journal.kind_of(stored) in _SHOWN_KINDS:
+            return False
+        summary.sequence = stored.version
+        if summary.status == FINISHED:
+            self._finished[stored.stream_id] = stored.position
+        self.position = max(self.position, stored.position)
+        await self._checkpoint_when_due()
+        return True
 
     async def _fold(self, entry: Entry) -> bool:
         """Fold one entry; True when it changed what the gauges count (seats or a status)."""
@@ -430,6 +475,12 @@ def _apply(summary: lobby_pb2.Table, entry: Entry) -> bool:
             summary.status = lobby_pb2.TABLE_STATUS_FINISHED
     return isinstance(entry.event, _COUNTED_TYPES)
 
+
+#: The kinds of event that change more of a summary than its sequence (see ``_apply``, and
+#: the quick-match index), by their ``spades.v1.Event`` oneof names.
+_SHOWN_KINDS = frozenset(
+    {"table_created", "seat_taken", "seat_left", "hand_started", "hand_scored", "match_ended"}
+)
 
 #: The events that change a table's status or seats, the things the gauges count.
 _COUNTED_TYPES = (ev.SeatTaken, ev.SeatLeft, ev.HandStarted, ev.MatchEnded)

@@ -222,7 +222,8 @@ def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
 def open_event_log(settings: Settings) -> EventLog:
     """The PostgreSQL log when a DSN is set, else the embedded SQLite file."""
     if settings.postgres_dsn:
-        return PostgresEventLog(settings.postgres_dsn)
+        fanout = "" if settings.fanout == "postgres" else settings.fanout
+        return PostgresEventLog(settings.postgres_dsn, fanout=fanout)
     return SqliteEventLog(settings.database, durability=settings.durability)
 
 
@@ -251,8 +252,9 @@ class SpadesServer:
         )
         self.store.listeners.append(self.tournament_driver.table_changed)
         if not self.log.sole_writer:
-            # Other replicas append too: fold what they write into this one's cached tables.
-            self.projection.listeners.append(self.store.observe)
+            # Other replicas append too. The tables this one serves follow their own streams
+            # (TableStore: only those, not every table of the log); accounts and rating pools,
+            # few and small, are folded as the lobby projection passes them.
             self.projection.stream_listeners.append(self.accounts.observe)
             self.projection.stream_listeners.append(self.pools.observe)
         self.shutdown = Shutdown()

@@ -13,6 +13,17 @@ write-once claim (``journal.action_claim_key``): an acceptance claims it in the 
 as its events, a refusal claims it alone (taking no table version, so no seat's sequence goes
 stale). Whichever claim is first, on any replica, is the answer to every repeat of the id.
 
+On a log other processes append to (PostgreSQL, several replicas), a table that a stream or a
+command holds here is *followed*: the log's notifications say when another replica committed to
+it, and the store then reads and folds just those events. While a followed table's cache has
+every version another replica was heard to commit, a command trusts it and does not read the log
+first: its append still names the expected version, so an event the cache missed (a notification
+still on its way) is a conflict, after which the store reads and decides again. A command the
+trusted cache would refuse, or that would do nothing, is decided again after a read, so no
+refusal rests on a cache that was behind. A table no stream or command holds here is not
+followed: it is read before every command, as before. A replica so follows only the tables it
+serves, not every table of the log.
+
 The cache is bounded (``--table-cache-size``): the least recently used tables leave it, finished
 or idle alike, unless a stream has the table open or a command is running on it (those are
 *pinned*, so every stream and command of a table shares one object). A table that left is
@@ -31,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+import structlog
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from spades.engine import IllegalAction, MatchState, Phase
@@ -40,13 +52,18 @@ from spades_server import errors, journal, metrics
 from spades_server.eventlog.base import (
     ClaimTaken,
     EventLog,
+    LogClosed,
     LogUnavailable,
     StoredEvent,
     VersionConflict,
 )
 from spades_server.journal import Draft, Entry, Listing, Refusal, Secrets, drafts
 
+log = structlog.get_logger(__name__)
+
 MAX_DECIDE_ATTEMPTS = 20
+#: Seconds a table's follower waits before it follows again after the log failed it.
+FOLLOW_RETRY = 0.5
 #: Tables the store keeps in memory by default (besides the pinned ones).
 DEFAULT_CACHE_SIZE = 512
 
@@ -208,6 +225,12 @@ class TableStore:
         self._locks: dict[str, asyncio.Lock] = {}
         self._signals: dict[str, asyncio.Event] = {}
         self._refreshing: set[asyncio.Task[None]] = set()
+        #: On a log others append to: the follower of each held table, and the tables whose
+        #: follower is watching (their cache has every version others were heard to commit).
+        self._followers: dict[str, asyncio.Task[None]] = {}
+        self._followed: set[str] = set()
+        #: Reads of the log a command skipped because the followed cache was current.
+        self.reads_skipped = 0
         #: Called with a table each time new events were folded into it.
         self.listeners: list[Callable[[Table], None]] = []
 
@@ -219,15 +242,32 @@ class TableStore:
 
     async def load(self, table_id: str) -> Table:
         """The table as of the log's latest version; NOT_FOUND when there is none."""
+        table, _ = await self._load(table_id)
+        return table
+
+    def _current(self, table_id: str) -> Table | None:
+        """The cached table when it needs no read: on the sole writer's log always; on a shared
+        log when it is followed and has every version others were heard to commit."""
+        table = self._cache.get(table_id)
+        if table is None:
+            return None
+        if self.log.sole_writer:
+            return table  # every append to this log went through this store and was folded
+        if table_id in self._followed and self.log.notifier.foreign_head(table_id) <= table.version:
+            return table
+        return None
+
+    async def _load(self, table_id: str) -> tuple[Table, bool]:
+        """The table, and whether it came from the cache without reading the log."""
         if not table_id:
             raise errors.refuse(Reason.MISSING_FIELD, "table_id is required", field="table_id")
         if "\x00" in table_id:  # PostgreSQL text cannot hold one (it refuses the query): none has
             raise errors.table_not_found(table_id)
-        table = self._cache.get(table_id)
-        if table is not None and self.log.sole_writer:
+        current = self._current(table_id)
+        if current is not None:
             self._cache.move_to_end(table_id)
-            return table  # every append to this log went through this store and was folded
-        table = table or Table(table_id)
+            return current, True
+        table = self._cache.get(table_id) or Table(table_id)
         stored = await self.log.read(table_id, after_version=table.version)
         # Another load may have cached this table while we read: keep one object per table,
         # or commands and streams would fold into different copies.
@@ -239,7 +279,7 @@ class TableStore:
         self._keep(table)
         if stored:
             self._changed(table)
-        return table
+        return table, False
 
     def _keep(self, table: Table) -> None:
         """Cache the table as the most recently used, and evict past the bound."""
@@ -271,13 +311,54 @@ class TableStore:
         of a table must stay the one object commands fold into."""
         self._pins[table_id] = self._pins.get(table_id, 0) + 1
         try:
-            yield await self.load(table_id)
+            table = await self.load(table_id)
+            if not self.log.sole_writer and table_id not in self._followers:
+                self._followers[table_id] = asyncio.get_running_loop().create_task(
+                    self._follow(table_id), name=f"follow-{table_id}"
+                )
+            yield table
         finally:
             left = self._pins.pop(table_id) - 1
             if left > 0:
                 self._pins[table_id] = left
             else:
+                follower = self._followers.pop(table_id, None)
+                if follower is not None:
+                    follower.cancel()
+                    self._followed.discard(table_id)
                 self._evict()
+
+    async def _follow(self, table_id: str) -> None:
+        """Fold what other processes commit to a held table as they are heard to (until the
+        last stream lets it go): the cache then serves its commands without a read."""
+        notifier = self.log.notifier
+        while True:
+            try:
+                notifier.watch_stream(table_id)
+            except LogClosed:
+                return
+            try:
+                # Watching: every commit heard of from now on raises the foreign head. One read
+                # covers what others committed before, then the cache is current.
+                table = self._cache[table_id]
+                await self._refresh(table)
+                self._followed.add(table_id)
+                while True:
+                    await notifier.wait_for_foreign(table_id, table.version)
+                    table = self._cache[table_id]
+                    if notifier.foreign_head(table_id) > table.version:
+                        await self._refresh(table)
+                        if notifier.foreign_head(table_id) > table.version:
+                            await asyncio.sleep(0.01)  # not visible to this read yet
+            except (LogClosed, asyncio.CancelledError):
+                return
+            except Exception as error:  # the log failed a read: follow again a moment later
+                log.warning("table not followed", table_id=table_id, reason=str(error))
+            finally:
+                if self._followers.get(table_id) is asyncio.current_task():
+                    self._followed.discard(table_id)  # (else it was let go, or follows anew)
+                notifier.unwatch_stream(table_id)
+            await asyncio.sleep(FOLLOW_RETRY)
 
     async def _refresh(self, table: Table) -> None:
         """Fold whatever the log has past the cached table (after a conflict: always read)."""
@@ -288,8 +369,8 @@ class TableStore:
             self._changed(table)
 
     def observe(self, entry: Entry) -> None:
-        """Fold an entry another process appended into the cached table (the log's followers
-        call this with every entry; entries this store appended are already folded)."""
+        """Fold an entry another process appended into the cached table, if it is cached
+        (entries this store appended are already folded)."""
         table = self._cache.get(entry.table_id)
         if table is None or entry.sequence <= table.version:
             return
@@ -300,6 +381,10 @@ class TableStore:
             task = asyncio.get_running_loop().create_task(self._refresh(table))
             self._refreshing.add(task)
             task.add_done_callback(self._refreshing.discard)
+
+    def following(self, table_id: str) -> bool:
+        """Whether the table is followed here (held, on a log others append to, and watched)."""
+        return table_id in self._followed
 
     def cached(self, table_id: str) -> Table:
         """The table as last loaded (call :meth:`load` once first)."""
@@ -383,13 +468,22 @@ class TableStore:
     ) -> tuple[Table, list[Entry]]:
         async with self._lock(table_id):
             for _ in range(MAX_DECIDE_ATTEMPTS):
-                table = await self.load(table_id)
+                table, trusted = await self._load(table_id)
                 try:
-                    decided = decide(table)
-                except IllegalAction as error:
-                    raise errors.from_illegal(error) from error
+                    try:
+                        decided = decide(table)
+                    except IllegalAction as error:
+                        raise errors.from_illegal(error) from error
+                except errors.RequestError:
+                    if trusted and await self._moved_on(table):
+                        continue  # refused on a cache that was behind: decide on the latest
+                    raise
                 if decided is None or not decided.drafts:
+                    if trusted and await self._moved_on(table):
+                        continue
                     return table, []
+                if trusted:
+                    self.reads_skipped += 1
                 try:
                     stored = await self._append(
                         table_id, table.version, decided.drafts, _action_claim(decided)
@@ -413,6 +507,12 @@ class TableStore:
         raise errors.refuse(
             Reason.TABLE_BUSY, "the table kept changing under this request; try again"
         )
+
+    async def _moved_on(self, table: Table) -> bool:
+        """Read the log past the (trusted) cached table: whether it had moved on."""
+        version = table.version
+        await self._refresh(table)
+        return table.version != version
 
     async def first_result(
         self, table_id: str, seat: int, action_id: str, refusal: Refusal

@@ -43,6 +43,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import bisect
+import contextlib
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Self
@@ -192,10 +193,17 @@ class EventLog(abc.ABC):
     #: True when no process but this one can append (the embedded file, locked on open): a
     #: cache of a stream is then exact, and need not be checked against storage.
     sole_writer: bool = False
+    #: Seconds ``subscribe_all`` may lag behind other processes' commits, so that a backend may
+    #: gather the work of following them (a follower that reads in bursts sets it); ``hurry``
+    #: cuts a wait short when someone waits for a position.
+    lag_allowed: float = 0.0
 
     def __init__(self) -> None:
         self.notifier = AppendNotifier()
         self.write_health = WriteHealth()
+
+    def hurry(self) -> None:  # noqa: B027 (a backend that gathers nothing needs no override)
+        """Someone waits for ``subscribe_all`` to reach a position: stop gathering now."""
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -331,9 +339,18 @@ class EventLog(abc.ABC):
         finally:
             notifier.unwatch_stream(stream_id)
 
-    async def subscribe_all(self, after_position: int = 0) -> AsyncGenerator[StoredEvent, None]:
+    async def subscribe_all(
+        self,
+        after_position: int = 0,
+        *,
+        linger: float = 0.0,
+        hurry: asyncio.Event | None = None,
+    ) -> AsyncGenerator[StoredEvent, None]:
         """Every event of every stream after ``after_position``, by position, then live ones.
 
+        ``linger``: once caught up and woken by a new event, wait up to that many seconds
+        (unless ``hurry`` is set, which it then clears) so that one read takes everything
+        committed meanwhile: fewer, larger reads for a follower that may lag that long.
         Raises :class:`LogClosed` when the log closes.
         """
         _check_not_negative("after_position", after_position)
@@ -346,6 +363,15 @@ class EventLog(abc.ABC):
                 batch = await self.read_all(cursor, self.subscription_batch_size)
             if not batch:
                 await notifier.wait_for_position(cursor)
+                if linger > 0:
+                    if hurry is None:
+                        await asyncio.sleep(linger)
+                    elif not hurry.is_set():
+                        with contextlib.suppress(TimeoutError):
+                            async with asyncio.timeout(linger):
+                                await hurry.wait()
+                    if hurry is not None:
+                        hurry.clear()
                 continue
             for event in batch:
                 if event.position > cursor:
@@ -359,6 +385,9 @@ class _WatchedStream:
 
     subscribers: int = 0
     head: int = 0  # highest version published since the stream was first watched
+    #: Highest version another process was heard to commit (``advance_stream``), which this
+    #: process's own appends did not bring: what a follower of the stream must read.
+    foreign: int = 0
     recent: list[StoredEvent] = field(default_factory=list)  # contiguous versions
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -457,6 +486,7 @@ class AppendNotifier:
         if watched is not None:
             watched.recent.clear()
             watched.head = max(watched.head, version)
+            watched.foreign = max(watched.foreign, version)
             _wake(watched)
         self._wake_all()
 
@@ -494,7 +524,11 @@ class AppendNotifier:
         if self._closed:
             return
         watched = self._watched.get(stream_id)
-        if watched is not None and version > watched.head:
+        if watched is None:
+            return
+        if version > watched.foreign:
+            watched.foreign = version
+        if version > watched.head:
             watched.recent.clear()
             watched.head = version
             _wake(watched)
@@ -509,6 +543,22 @@ class AppendNotifier:
         if self._complete_after is not None:
             self._complete_after = max(self._complete_after, position)
         self._wake_all()
+
+    def foreign_head(self, stream_id: str) -> int:
+        """The highest version of a watched stream that another process was heard to commit
+        (0 when none was, or the stream is not watched)."""
+        watched = self._watched.get(stream_id)
+        return watched.foreign if watched is not None else 0
+
+    async def wait_for_foreign(self, stream_id: str, after_version: int) -> None:
+        """Return once another process was heard to commit a version of the (watched) stream
+        above ``after_version`` (this process's own appends do not end the wait)."""
+        watched = self._watched[stream_id]
+        while True:
+            self.check_open()
+            if watched.foreign > after_version:
+                return
+            await watched.wakeup.wait()
 
     def watched_streams(self) -> list[str]:
         """The streams that currently have subscribers."""

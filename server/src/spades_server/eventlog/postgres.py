@@ -82,6 +82,18 @@ the newest position, so subscribers catch up on whatever was missed; the same re
 every ``poll_interval`` seconds as a safety net (a replica that died between its commit and its
 NOTIFY).
 
+Fan-out over NATS instead
+-------------------------
+With ``fanout="nats://host:port"`` the same payloads go over a core NATS subject
+(``spades.eventlog.<schema>``, no JetStream: nothing is stored there) instead of NOTIFY, and
+each instance subscribes to that subject instead of LISTENing; PostgreSQL stays the log of
+record, and the periodic re-read stays the safety net (NATS delivers at most once: a message
+published while a replica is cut off is never seen by it, which the re-read covers, as it
+covers a replica that died between its commit and its publish). After the NATS client
+reconnects, the watched streams and the newest position are re-read, as after a LISTEN
+reconnect. Measured here (``tests/benchmarks/bench_fanout.py``, see ``docs/scaling.md``): a
+core subject delivers several times the notifications of NOTIFY at a fraction of the CPU.
+
 Schema
 ------
 Created or migrated on ``open`` inside one transaction under an advisory lock, so several
@@ -99,6 +111,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import re
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypeVar
@@ -277,6 +290,7 @@ SELECT stream_id, max(version) FROM events WHERE stream_id = ANY($1::text[]) GRO
 """
 _NOTIFY = "SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload"
 
+_NATS_START_ATTEMPTS = 2  # further tries to reach NATS when the log opens
 _NOTIFY_LIMIT = 7900  # bytes per payload; PostgreSQL refuses 8000 and more
 _TRACK_BATCH = 10_000
 _TRACK_GRACE = 0.002  # seconds a hole may stand before the tracker queries
@@ -305,10 +319,16 @@ class PostgresEventLog(EventLog):
         poll_interval: float = 2.0,
         reconnect_delay: float = 0.05,
         notify: bool = True,
+        fanout: str = "",
     ) -> None:
         super().__init__()
         if pool_size < 1:
             raise ValueError(f"pool_size must be 1 or more, not {pool_size}")
+        if fanout and not fanout.startswith(NATS_SCHEMES):
+            raise ValueError(
+                f"fanout must be empty (LISTEN/NOTIFY) or a NATS URL (nats://host:port), "
+                f"not {fanout!r}"
+            )
         if schema is not None and not schema:
             raise ValueError("schema must be a non-empty name or None")
         self.dsn = dsn
@@ -318,6 +338,8 @@ class PostgresEventLog(EventLog):
         self.reconnect_delay = reconnect_delay
         #: Send NOTIFYs for this instance's appends (off only to measure their cost).
         self.notify = notify
+        #: "" for LISTEN/NOTIFY, else the NATS server that carries the notifications.
+        self.fanout = fanout
         #: Counters for metrics and tests.
         self.appends = 0
         self.notifications_sent = 0
@@ -339,6 +361,7 @@ class PostgresEventLog(EventLog):
         self._target = 0  # newest position known committed (by this or another instance)
         self._known: set[int] = set()  # positions above _final this instance saw committed
         self._track_wakeup = asyncio.Event()
+        self._track_hurry = asyncio.Event()
         # Coalesced NOTIFY outbox: stream -> (version, position).
         self._outbox: dict[str, tuple[int, int]] = {}
         self._outbox_wakeup = asyncio.Event()
@@ -347,6 +370,8 @@ class PostgresEventLog(EventLog):
         self._sender: asyncpg.Connection | None = None
         self._listener: asyncpg.Connection | None = None
         self._listener_lost = asyncio.Event()
+        self._nats: Any = None  # a nats.aio.client.Client, when fanout is NATS
+        self._subject = ""
 
     def __repr__(self) -> str:
         return f"PostgresEventLog(schema={self.schema!r}, pool_size={self.pool_size})"
@@ -383,9 +408,12 @@ class PostgresEventLog(EventLog):
             if head:
                 self._bound = (head, xid)  # final once every older writer has finished
             self._target = head
-            if self.notify:
-                self._sender = await self._connect("spades-eventlog-notify")
-            await self._listen()
+            if self.fanout:
+                await self._connect_nats(schema)
+            else:
+                if self.notify:
+                    self._sender = await self._connect("spades-eventlog-notify")
+                await self._listen()
         except BaseException:
             await self._shut_down()
             raise
@@ -428,6 +456,9 @@ class PostgresEventLog(EventLog):
             if connection is not None:
                 with contextlib.suppress(Exception):
                     await connection.close(timeout=2.0)
+        if self._nats is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._nats.drain(), 2.0)  # sends what is buffered
         if self._pool is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._pool.close(), 10.0)
@@ -764,7 +795,13 @@ class PostgresEventLog(EventLog):
             # A hole below the target: most are appends still in flight here or NOTIFYs on
             # their way, which fill it without a query. Query only if it stays put.
             stuck = self._final
-            await asyncio.sleep(delay or _TRACK_GRACE)
+            # A follower that allows a lag (the lobby) lets foreign commits gather: one query
+            # then proves many positions final instead of one query per notification.
+            if not self._track_hurry.is_set():
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(delay or max(_TRACK_GRACE, self.lag_allowed)):
+                        await self._track_hurry.wait()
+            self._track_hurry.clear()
             if self._final != stuck:
                 delay = 0.0
                 continue
@@ -791,6 +828,9 @@ class PostgresEventLog(EventLog):
             else:
                 self.notifier.advance_stream(row["stream_id"], row["head"])
 
+    def hurry(self) -> None:
+        self._track_hurry.set()
+
     # -- NOTIFY out, LISTEN in ----------------------------------------------------------------
 
     async def _send_notifications(self) -> None:
@@ -804,6 +844,14 @@ class PostgresEventLog(EventLog):
                 continue
             batch, self._outbox = self._outbox, {}
             payloads = _payloads(self.instance_id, batch)
+            if self._nats is not None:
+                try:
+                    for payload in payloads:  # buffered by the client: no round trip each
+                        await self._nats.publish(self._subject, payload.encode())
+                    self.notifications_sent += len(payloads)
+                except Exception as error:  # the client's errors: cut off, buffer full
+                    _log.warning("event log: NATS publish failed: %s", error)
+                continue
             for attempt in range(2):
                 try:
                     if self._sender is None or self._sender.is_closed():
@@ -817,6 +865,52 @@ class PostgresEventLog(EventLog):
                         self._sender.terminate()
                     self._sender = None
                     # Other replicas still catch up through their periodic re-read.
+
+    async def _connect_nats(self, schema: str) -> None:
+        """Connect to the NATS server and subscribe to this schema's subject."""
+        import nats  # only a NATS fan-out needs the client
+
+        async def reconnected() -> None:
+            self.listener_reconnects += 1
+            _log.info("event log: NATS reconnected; re-reading the heads")
+            await self._guarded(self._resync())
+
+        async def disconnected() -> None:
+            if self._state == "open":
+                _log.warning("event log: NATS connection lost; reconnecting")
+
+        async def error(problem: Exception) -> None:
+            _log.warning("event log: NATS: %s", problem)
+
+        async def received(message: Any) -> None:
+            self._on_notification(None, 0, self._subject, message.data.decode())
+
+        try:
+            self._nats = await nats.connect(
+                self.fanout,
+                name="spades-eventlog",
+                no_echo=True,  # this instance's own notifications need not come back
+                connect_timeout=5,
+                allow_reconnect=True,
+                # A few tries to start (then the server refuses to start, saying why); once
+                # connected, the option is raised to "forever" below.
+                max_reconnect_attempts=_NATS_START_ATTEMPTS,
+                reconnect_time_wait=max(self.reconnect_delay, 0.1),
+                reconnected_cb=reconnected,
+                disconnected_cb=disconnected,
+                error_cb=error,
+            )
+            self._subject = _subject_for(schema)
+            await self._nats.subscribe(self._subject, cb=received)
+            await self._nats.flush()
+            # nats-py reads this option at each reconnect: from now on, never give up.
+            self._nats.options["max_reconnect_attempts"] = -1
+        except Exception as problem:  # nats' own errors: no server, a refused connection
+            if self._nats is not None:
+                with contextlib.suppress(Exception):
+                    await self._nats.close()
+                self._nats = None
+            raise OSError(f"cannot reach the NATS server {self.fanout}: {problem}") from None
 
     async def _listen(self) -> None:
         connection = await self._connect("spades-eventlog-listen")
@@ -991,6 +1085,17 @@ def _payloads(instance_id: str, batch: dict[str, tuple[int, int]]) -> list[str]:
     if parts:
         payloads.append(head + ",".join(parts) + "]}")
     return payloads
+
+
+#: How a NATS server's URL starts (``fanout=``).
+NATS_SCHEMES = ("nats://", "tls://")
+
+
+def _subject_for(schema: str) -> str:
+    """The NATS subject of a schema's notifications (a name NATS takes as one token)."""
+    if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", schema):
+        return f"spades.eventlog.{schema}"
+    return "spades.eventlog." + hashlib.sha256(schema.encode()).hexdigest()[:32]
 
 
 def _channel_for(schema: str) -> str:

@@ -45,9 +45,7 @@ async def test_a_lone_rated_player_gets_house_accounts_and_everyone_is_rated(
     async with running_server(storage(), shutdown_grace=0.2, rated_fill_after=0.3) as server:
         # The heuristic and the random bot: a quick match (the search bot thinks 100 ms a card).
         server.house_bots.rated_kinds = ("heuristic", "random")
-        house = server.house_bots.house_accounts
-        assert {kind: account.name for kind, account in house.items()} == house_accounts.NAMES
-        assert all(account.house and account.bot for account in house.values())
+        assert server.house_bots.house_accounts == {}  # made when first needed
         async with SpadesClient(address(server)) as sdk:
             key = (await sdk.create_account("Lonely Rated", kind="person")).key
         async with SpadesClient(address(server), account_key=key) as player:
@@ -79,9 +77,16 @@ async def test_a_lone_rated_player_gets_house_accounts_and_everyone_is_rated(
         assert lines["House Heuristic"].house and lines["House Random"].house
         assert not lines["Lonely Rated"].house and not lines["Lonely Rated"].bot
         assert all(line.rating.provisional for line in board.lines)
+        house = server.house_bots.house_accounts
+        assert {kind: account.name for kind, account in house.items()} == house_accounts.NAMES
+        assert all(account.house and account.bot for account in house.values())
     # Started again: the house accounts are found, not made twice (nor refused as taken).
     async with running_server(storage(), rated_fill_after=0.3) as again:
-        for account in again.house_bots.house_accounts.values():
+        found = await again.house_bots.ensure_house_accounts()
+        assert {account.account_id for account in found.values()} == {
+            account.account_id for account in house.values()
+        }
+        for account in found.values():
             rows = await again.log.read(accounts.stream_of(account.account_id))
             created = [r for r in rows if accounts.decode(r).message.HasField("account_created")]
             assert len(created) == 1
@@ -92,7 +97,7 @@ async def test_house_names_are_the_servers_and_a_squatted_name_is_not_the_houses
 ) -> None:
     database = storage()
     async with running_server(database, rated_fill_after=0) as server:
-        assert server.house_bots.house_accounts == {}  # no rated filling: no house accounts
+        assert server.house_bots.make_house_accounts is None  # no rated filling: no house accounts
         async with grpc.aio.insecure_channel(address(server)) as channel:
             service = account_pb2_grpc.AccountServiceStub(channel)
             head = await log_head(server)
@@ -105,7 +110,7 @@ async def test_house_names_are_the_servers_and_a_squatted_name_is_not_the_houses
         made = await server.accounts.create("House Search", account_pb2.ACCOUNT_KIND_PERSON)
         assert not made[0].house
     async with running_server(database, rated_fill_after=5) as server:
-        house = server.house_bots.house_accounts
+        house = await server.house_bots.ensure_house_accounts()
         assert "search" not in house  # a person's account is never taken for the house's
         assert house["heuristic"].house and house["random"].house
 

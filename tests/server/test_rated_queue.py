@@ -218,3 +218,28 @@ async def test_boards_are_shared_or_separate_by_kind_as_the_operator_sets(
             )
         )
         assert_call_refused(error, Code.INVALID_ARGUMENT, "UNKNOWN_ACCOUNT_KIND", "kind")
+
+
+async def test_the_fill_plan_gives_each_side_one_house_account_of_no_other_side() -> None:
+    names = house_accounts.NAMES
+    house = {kind: accounts.account_id_for(name) for kind, name in names.items()}
+    sides = [(0, 2), (1, 3)]
+    kinds = ["heuristic", "search", "random"]
+    # Two players of one side: both opponents' seats go to the first house account.
+    assert house_accounts.fill_plan(["a", "", "b", ""], sides, kinds, names) == [
+        (1, "heuristic"),
+        (3, "heuristic"),
+    ]
+    # A side half filled by a house account keeps it; the other side gets the next one.
+    seats = ["a", house["heuristic"], "", ""]
+    assert house_accounts.fill_plan(seats, sides, kinds, names) == [
+        (2, "search"),
+        (3, "heuristic"),
+    ]
+    # With one house account only, and it on the other side, a side is left for later.
+    assert house_accounts.fill_plan(seats, sides, ["heuristic"], names) == [(3, "heuristic")]
+    # Cutthroat: every seat is a side, each its own house account.
+    assert house_accounts.fill_plan(["a", "", ""], [(0,), (1,), (2,)], kinds, names) == [
+        (1, "heuristic"),
+        (2, "search"),
+    ]

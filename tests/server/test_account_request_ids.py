@@ -304,7 +304,7 @@ async def test_one_request_id_for_two_names_through_two_replicas_makes_one_accou
             assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
 
 
-async def test_replicas_starting_together_make_each_house_account_once(
+async def test_replicas_needing_them_together_make_each_house_account_once(
     tmp_path: Path, postgres: None
 ) -> None:
     schema = schema_for(tmp_path)
@@ -319,7 +319,9 @@ async def test_replicas_starting_together_make_each_house_account_once(
     ]
     try:
         await asyncio.gather(*(server.start() for server in servers))
-        houses = [server.house_bots.house_accounts for server in servers]
+        houses = await asyncio.gather(
+            *(server.house_bots.ensure_house_accounts() for server in servers)
+        )
         assert houses[0].keys() == houses[1].keys() == {"heuristic", "search", "random"}
         for kind, account in houses[0].items():
             assert houses[1][kind].account_id == account.account_id and account.house

@@ -45,9 +45,7 @@ async def test_a_lone_rated_player_gets_house_accounts_and_everyone_is_rated(
     async with running_server(storage(), shutdown_grace=0.2, rated_fill_after=0.3) as server:
         # The heuristic and the random bot: a quick match (the search bot thinks 100 ms a card).
         server.house_bots.rated_kinds = ("heuristic", "random")
-        house = server.house_bots.house_accounts
-        assert {kind: account.name for kind, account in house.items()} == house_accounts.NAMES
-        assert all(account.house and account.bot for account in house.values())
+        assert server.house_bots.house_accounts == {}  # made when first needed
         async with SpadesClient(address(server)) as sdk:
             key = (await sdk.create_account("Lonely Rated", kind="person")).key
         async with SpadesClient(address(server), account_key=key) as player:
@@ -79,9 +77,16 @@ async def test_a_lone_rated_player_gets_house_accounts_and_everyone_is_rated(
         assert lines["House Heuristic"].house and lines["House Random"].house
         assert not lines["Lonely Rated"].house and not lines["Lonely Rated"].bot
         assert all(line.rating.provisional for line in board.lines)
+        house = server.house_bots.house_accounts
+        assert {kind: account.name for kind, account in house.items()} == house_accounts.NAMES
+        assert all(account.house and account.bot for account in house.values())
     # Started again: the house accounts are found, not made twice (nor refused as taken).
     async with running_server(storage(), rated_fill_after=0.3) as again:
-        for account in again.house_bots.house_accounts.values():
+        found = await again.house_bots.ensure_house_accounts()
+        assert {account.account_id for account in found.values()} == {
+            account.account_id for account in house.values()
+        }
+        for account in found.values():
             rows = await again.log.read(accounts.stream_of(account.account_id))
             created = [r for r in rows if accounts.decode(r).message.HasField("account_created")]
             assert len(created) == 1
@@ -92,7 +97,7 @@ async def test_house_names_are_the_servers_and_a_squatted_name_is_not_the_houses
 ) -> None:
     database = storage()
     async with running_server(database, rated_fill_after=0) as server:
-        assert server.house_bots.house_accounts == {}  # no rated filling: no house accounts
+        assert server.house_bots.make_house_accounts is None  # no rated filling: no house accounts
         async with grpc.aio.insecure_channel(address(server)) as channel:
             service = account_pb2_grpc.AccountServiceStub(channel)
             head = await log_head(server)
@@ -105,7 +110,7 @@ async def test_house_names_are_the_servers_and_a_squatted_name_is_not_the_houses
         made = await server.accounts.create("House Search", account_pb2.ACCOUNT_KIND_PERSON)
         assert not made[0].house
     async with running_server(database, rated_fill_after=5) as server:
-        house = server.house_bots.house_accounts
+        house = await server.house_bots.ensure_house_accounts()
         assert "search" not in house  # a person's account is never taken for the house's
         assert house["heuristic"].house and house["random"].house
 
@@ -213,3 +218,28 @@ async def test_boards_are_shared_or_separate_by_kind_as_the_operator_sets(
             )
         )
         assert_call_refused(error, Code.INVALID_ARGUMENT, "UNKNOWN_ACCOUNT_KIND", "kind")
+
+
+async def test_the_fill_plan_gives_each_side_one_house_account_of_no_other_side() -> None:
+    names = house_accounts.NAMES
+    house = {kind: accounts.account_id_for(name) for kind, name in names.items()}
+    sides = [(0, 2), (1, 3)]
+    kinds = ["heuristic", "search", "random"]
+    # Two players of one side: both opponents' seats go to the first house account.
+    assert house_accounts.fill_plan(["a", "", "b", ""], sides, kinds, names) == [
+        (1, "heuristic"),
+        (3, "heuristic"),
+    ]
+    # A side half filled by a house account keeps it; the other side gets the next one.
+    seats = ["a", house["heuristic"], "", ""]
+    assert house_accounts.fill_plan(seats, sides, kinds, names) == [
+        (2, "search"),
+        (3, "heuristic"),
+    ]
+    # With one house account only, and it on the other side, a side is left for later.
+    assert house_accounts.fill_plan(seats, sides, ["heuristic"], names) == [(3, "heuristic")]
+    # Cutthroat: every seat is a side, each its own house account.
+    assert house_accounts.fill_plan(["a", "", ""], [(0,), (1,), (2,)], kinds, names) == [
+        (1, "heuristic"),
+        (2, "search"),
+    ]

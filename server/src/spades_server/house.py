@@ -45,7 +45,7 @@ from spades.reasons import Reason
 from spades.v1 import lobby_pb2
 from spades.wire import DEFAULT_HOUSE_BOT_KIND
 from spades_server import errors, house_accounts, tokens
-from spades_server.accounts import Account
+from spades_server.accounts import Account, account_id_for
 from spades_server.limits import LimitExceeded
 
 log = structlog.get_logger(__name__)
@@ -114,7 +114,7 @@ class HousePool:
     ``capacity`` bounds how many bots play at once (0: no house bots); ``fill_after`` is how long
     a quick-match player waits before house bots complete the table (0: never), and
     ``rated_fill_after`` how long a rated one waits before house accounts do (0: never; it also
-    needs ``house_accounts`` and ``seat_account``, which the server sets at start).
+    needs ``make_house_accounts`` and ``seat_account``, which the server sets at start).
     """
 
     def __init__(
@@ -131,8 +131,10 @@ class HousePool:
         self.capacity = capacity
         self.fill_after = fill_after
         self.rated_fill_after = rated_fill_after
-        #: The house account of each kind (set at start), and the kinds that fill rated tables.
+        #: The house account of each kind (made when first needed, by ``make_house_accounts``,
+        #: which the server sets), and the kinds that fill rated tables, in order.
         self.house_accounts: dict[str, Account] = {}
+        self.make_house_accounts: Callable[[], Awaitable[dict[str, Account]]] | None = None
         self.rated_kinds: tuple[str, ...] = house_accounts.RATED_FILL_KINDS
         self.seat_account: AccountSeating | None = None
         self.make_bot = make_bot
@@ -429,18 +431,16 @@ class HousePool:
     async def fill_rated_tables(self) -> None:
         """Complete, with house accounts, every rated quick-match table whose first player has
         waited ``rated_fill_after`` seconds."""
-        if self.seat_account is None or not self.house_accounts:
+        if self.seat_account is None:
             return
         now = time.monotonic()
         open_tables = self._directory.open_quick_match_tables(rated=True)
         still_open = {summary.table_id for summary in open_tables}
         for table_id in set(self._rated_waiting_since) - still_open:
             del self._rated_waiting_since[table_id]
-        kinds = [kind for kind in self.rated_kinds if kind in self.house_accounts]
-        names = {kind: self.house_accounts[kind].name for kind in kinds}
+        house_ids = {account_id_for(name) for name in house_accounts.NAMES.values()}
         for summary in open_tables:
             table_id = summary.table_id
-            house_ids = {account.account_id for account in self.house_accounts.values()}
             waiting = [seat.account_id for seat in summary.seats if seat.account_id]
             if not any(account_id not in house_ids for account_id in waiting):
                 self._rated_waiting_since.pop(table_id, None)  # nobody waits (or only the house)
@@ -448,6 +448,9 @@ class HousePool:
             since = self._rated_waiting_since.setdefault(table_id, now)
             if now - since < self.rated_fill_after:
                 continue
+            made = await self.ensure_house_accounts()
+            kinds = [kind for kind in self.rated_kinds if kind in made]
+            names = {kind: made[kind].name for kind in kinds}
             sides = protocol.rules_from_proto(summary.rules).sides
             plan = house_accounts.fill_plan(
                 [seat.account_id if seat.occupied else "" for seat in summary.seats],
@@ -458,7 +461,7 @@ class HousePool:
             log.info("completing a rated table", table_id=table_id, house_seats=len(plan))
             for seat, kind in plan:
                 try:
-                    await self.add_account(table_id, seat, kind, self.house_accounts[kind])
+                    await self.add_account(table_id, seat, kind, made[kind])
                 except errors.RequestError as error:
                     if error.code is not grpc.StatusCode.FAILED_PRECONDITION:
                         log.warning(
@@ -467,6 +470,13 @@ class HousePool:
                         break
                     # Taken meanwhile (a player, or another replica's house account): the next
                     # pass plans again from what the table then holds.
+
+    async def ensure_house_accounts(self) -> dict[str, Account]:
+        """The house accounts, made (or found) through ``make_house_accounts`` the first time
+        they are needed: a log that never sees a rated table filled holds none."""
+        if not self.house_accounts and self.make_house_accounts is not None:
+            self.house_accounts = await self.make_house_accounts()
+        return self.house_accounts
 
     async def fill_waiting_tables(self) -> None:
         """Complete every quick-match table whose first player has waited long enough."""

@@ -1,9 +1,10 @@
 """House-bot accounts: the rated accounts the server's house bots play the rated queue with.
 
 The server owns one bot account per house-bot kind, ``House Heuristic``, ``House Search`` and
-``House Random`` (:data:`NAMES`), made at start when the rated queue is filled
-(``--rated-fill-after``): each is created with its stream's expected version 0, so the first
-replica to start makes it and every other one finds it there (:meth:`AccountStore.create_house`).
+``House Random`` (:data:`NAMES`), made when the rated queue first needs them (a rated table has
+waited ``--rated-fill-after``; a log that never sees one holds none): each is created with its
+stream's expected version 0, so the first replica to make it does and every other one finds it
+there (:meth:`AccountStore.create_house`), on every start after that too.
 Their creation rows say ``house``, so an account someone else made under such a name (before
 names starting with "House " were kept for the server) is never taken for the house's. They have
 no key: the pool seats them in-process (the lobby's own join, with all its checks) and each

@@ -11,6 +11,7 @@ which (LEADERBOARD_KIND_REQUIRED). House-bot accounts are bots, marked ``house``
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -18,8 +19,8 @@ import grpc
 from spades.reasons import Reason
 from spades.v1 import rating_pb2, rating_pb2_grpc
 from spades_server import errors, paging, ratings
-from spades_server.accounts import Account, AccountStore
-from spades_server.ratings import PoolStore, Standing
+from spades_server.accounts import AccountStore
+from spades_server.ratings import PoolStore
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -35,6 +36,9 @@ class RatingServicer(rating_pb2_grpc.RatingServiceServicer):
         self._pools = pools
         self._accounts = accounts
         self._separate = boards == "separate"
+        #: Each account's name, kind and house mark, which never change once it is created:
+        #: kept, so a board filtered by kind reads each account's stream once, not per request.
+        self._identities: dict[str, Identity] = {}
 
     async def GetRatings(
         self, request: rating_pb2.GetRatingsRequest, context: Context
@@ -86,14 +90,18 @@ class RatingServicer(rating_pb2_grpc.RatingServiceServicer):
                 field="kind",
             )
         pool = await self._pools.load(request.pool or ratings.PARTNERSHIP)
-        lines = []
-        for account_id, standing in pool.leaderboard():
-            account = await self._accounts.load(account_id)
-            lines.append((account, standing))
-        if self._separate or kind == rating_pb2.LEADERBOARD_KIND_UNSPECIFIED:
-            ranked = list(enumerate(_of_kind(lines, kind), start=1))
-        else:  # a shared board's lines of one kind keep their ranks on the shared board
-            ranked = [line for line in enumerate(lines, start=1) if _is_kind(line[1][0], kind)]
+        board = pool.leaderboard()
+        if kind == rating_pb2.LEADERBOARD_KIND_UNSPECIFIED:
+            ranked = list(enumerate(board, start=1))
+        else:
+            bots = kind == rating_pb2.LEADERBOARD_KIND_BOTS
+            ranked = [
+                line
+                for line in enumerate(board, start=1)
+                if (await self._identity(line[1][0])).bot == bots
+            ]
+            if self._separate:  # the kind's own board: ranked among themselves
+                ranked = [(rank, line) for rank, (_, line) in enumerate(ranked, start=1)]
         page, next_token = paging.page(
             ranked,
             page_size=request.page_size,
@@ -104,25 +112,31 @@ class RatingServicer(rating_pb2_grpc.RatingServiceServicer):
         response = rating_pb2.ListLeaderboardResponse(
             next_page_token=next_token, separate_boards=self._separate
         )
-        for rank, (account, standing) in page:
+        for rank, (account_id, standing) in page:
+            identity = await self._identity(account_id)
             response.entries.add(
                 rank=rank,
-                account_id=account.account_id,
-                name=account.name,
-                bot=account.bot,
+                account_id=account_id,
+                name=identity.name,
+                bot=identity.bot,
                 rating=standing.to_proto(),
-                house=account.house,
+                house=identity.house,
             )
         return response
 
+    async def _identity(self, account_id: str) -> Identity:
+        identity = self._identities.get(account_id)
+        if identity is None:
+            account = await self._accounts.load(account_id)
+            identity = Identity(account.name, account.bot, account.house)
+            self._identities[account_id] = identity
+        return identity
 
-def _is_kind(account: Account, kind: rating_pb2.LeaderboardKind.ValueType) -> bool:
-    if kind == rating_pb2.LEADERBOARD_KIND_UNSPECIFIED:
-        return True
-    return account.bot == (kind == rating_pb2.LEADERBOARD_KIND_BOTS)
 
+@dataclass(frozen=True)
+class Identity:
+    """What a leaderboard line says of its account besides the rating."""
 
-def _of_kind(
-    lines: list[tuple[Account, Standing]], kind: rating_pb2.LeaderboardKind.ValueType
-) -> list[tuple[Account, Standing]]:
-    return [line for line in lines if _is_kind(line[0], kind)]
+    name: str
+    bot: bool
+    house: bool

@@ -350,9 +350,11 @@ class SpadesServer:
         )
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, self.server)
         if self.house_bots.capacity > 0 and self.settings.rated_fill_after > 0:
-            # The rated queue's house-bot accounts: made once, whichever replica starts first.
+            # The rated queue's house-bot accounts: made once, whichever replica needs them first.
             kinds = house_accounts.available_kinds(house_accounts.RATED_FILL_KINDS)
-            self.house_bots.house_accounts = await house_accounts.ensure(self.accounts, kinds)
+            self.house_bots.make_house_accounts = lambda: house_accounts.ensure(
+                self.accounts, kinds
+            )
             self.house_bots.seat_account = lobby.seat_house_account
         play.add_to_server(
             PlayServicer(

@@ -154,7 +154,8 @@ function leaderboardRow(entry: LeaderboardEntry): HTMLElement {
   return h("tr", { "data-account-id": entry.accountId, class: provisional ? "entry provisional" : "entry" },
     h("td", { class: "rank" }, String(entry.rank)),
     h("td", { class: "name" }, h("a", { href: playerHref(entry.accountId), class: "player" }, entry.name)),
-    h("td", { class: "kind" }, kindBadge(entry.bot)),
+    h("td", { class: "kind" }, kindBadge(entry.bot),
+      ...(entry.house ? [h("span", { class: "badge house", title: "one of the server's house-bot accounts" }, "house")] : [])),
     ...ratingCells(entry.rating),
   );
 }

@@ -84,7 +84,7 @@ def test_a_bid_is_legal_exactly_when_the_legal_bids_list_it(
 
 @settings(max_examples=200, deadline=None, phases=SEARCH_PHASES)
 @given(st.integers(min_value=0, max_value=(1 << 54) - 1))
-def test_the_plays_of_a_mask_a_suit_at_a_time_are_the_cards_of_the_mask(mask: int) -> None:
+def test_the_plays_of_a_mask_a_byte_at_a_time_are_the_cards_of_the_mask(mask: int) -> None:
     assert plays_of(mask) == [PLAY[number] for number in cards_of(mask)]
 
 

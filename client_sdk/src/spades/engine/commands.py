@@ -438,8 +438,8 @@ def _start_hand(state: MatchState, out: Events) -> None:
     hands = hands_of_deal(game, state.seed, number, state.preset_deals)
     for seat, cards in enumerate(hands):
         mask = 0
-        for number in cards:  # (mask_of, inlined: cards is not a compiled module)
-            mask |= 1 << number
+        for card in cards:  # (mask_of, inlined: cards is not a compiled module)
+            mask |= 1 << card
         shown = sorted_cards(mask)
         dealt = ev.CardsDealt(seat, shown, len(shown), seat in eligible)
         # What _emit does, with the mask the evolver would compute again from the cards.

@@ -241,25 +241,24 @@ def impossible(action: Action) -> IllegalAction | None:
 
 
 def plays_of(mask: int) -> list[Action]:
-    """The play actions of the cards of a mask, lowest card first: a suit's thirteen bits at a
-    time (a seat following suit plays from one), each made once (:data:`_SUIT_PLAYS`)."""
+    """The play actions of the cards of a mask, lowest card first (a byte of the mask at a
+    time: the table is small enough to stay in the cache, where one entry per suit's 8,192
+    bit patterns measured no faster)."""
     plays: list[Action] = []
-    group = 0
+    chunk = 0
     while mask:
-        bits = mask & 0x1FFF
-        if bits:
-            index = group << 13 | bits
-            found = _SUIT_PLAYS[index]
-            if found is None:
-                first = 13 * group
-                found = tuple(PLAY[first + n] for n in range(13) if bits >> n & 1)
-                _SUIT_PLAYS[index] = found
-            plays += found
-        mask >>= 13
-        group += 1
+        if mask & 0xFF:
+            plays += _PLAYS_BY_BYTE[chunk][mask & 0xFF]
+        mask >>= 8
+        chunk += 1
     return plays
 
 
-#: The play actions of each group of thirteen card numbers (the four suits, then the two
-#: jokers) by the bits of the group held, filled in as they come up.
-_SUIT_PLAYS: Final[list[tuple[Action, ...] | None]] = [None] * (5 << 13)
+#: The play actions of every byte of a card mask, so listing legal plays needs no bit loop.
+_PLAYS_BY_BYTE: Final = tuple(
+    tuple(
+        tuple(PLAY[8 * chunk + bit] for bit in range(8) if byte >> bit & 1 and 8 * chunk + bit < 54)
+        for byte in range(256)
+    )
+    for chunk in range(7)
+)

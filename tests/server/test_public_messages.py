@@ -60,6 +60,13 @@ ALLOWED = {
     "spades.v1.ListLeaderboardResponse.next_page_token": "a cursor",
     "spades.v1.ListChallengesRequest.page_token": "a cursor",
     "spades.v1.ListChallengesResponse.next_page_token": "a cursor",
+    "spades.v1.ListTournamentsRequest.page_token": "a cursor",
+    "spades.v1.ListTournamentsResponse.next_page_token": "a cursor",
+    # A tournament's seed: committed at creation, revealed when it ends (docs/tournaments.md).
+    "spades.v1.Tournament.seed_commitment": "a hash published so every board can be verified",
+    "spades.v1.Tournament.seed": "only once the tournament has ended (revealed)",
+    "spades.v1.TournamentCreated.seed_commitment": "as Tournament's",
+    "spades.v1.TournamentEnded.seed": "the seed revealed when the tournament ends",
 }
 
 

@@ -18,7 +18,14 @@ from spades.records.tournament import (
     standings,
     verify_tournament,
 )
-from spades.v1 import account_pb2, account_pb2_grpc, tournament_pb2, tournament_pb2_grpc
+from spades.v1 import (
+    account_pb2,
+    account_pb2_grpc,
+    rating_pb2,
+    rating_pb2_grpc,
+    tournament_pb2,
+    tournament_pb2_grpc,
+)
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from tests.backends import Storages
@@ -98,8 +105,10 @@ async def test_a_round_robin_of_four_accounts_plays_to_the_end_and_verifies(
         async with grpc.aio.insecure_channel(address) as channel:
             accounts = account_pb2_grpc.AccountServiceStub(channel)
             service = tournament_pb2_grpc.TournamentServiceStub(channel)
+            rated_cup = settings(4)
+            rated_cup.rated = True  # every table is rated in the partnership pool
             created = await service.CreateTournament(
-                tournament_pb2.CreateTournamentRequest(settings=settings(4)), metadata=operator()
+                tournament_pb2.CreateTournamentRequest(settings=rated_cup), metadata=operator()
             )
             tid = created.tournament.tournament_id
             assert created.tournament.status == tournament_pb2.TOURNAMENT_STATUS_ENTERING
@@ -160,6 +169,17 @@ async def test_a_round_robin_of_four_accounts_plays_to_the_end_and_verifies(
             checked = verify_tournament(record)
             assert checked.tables == 12 and checked.boards == 12
             assert_tampering_is_caught(record)
+            # Rated: each entrant played six rated tables (three matches, two tables each).
+            ratings = rating_pb2_grpc.RatingServiceStub(channel)
+            for line in final.standings.lines:
+                for _ in range(200):
+                    got = await ratings.GetRatings(
+                        rating_pb2.GetRatingsRequest(account_id=line.account_id)
+                    )
+                    if got.ratings and got.ratings[0].rating.matches == 6:
+                        break
+                    await asyncio.sleep(0.05)
+                assert [(r.pool, r.rating.matches) for r in got.ratings] == [("partnership", 6)]
             ranks = {line.account_id: line.rank for line in final.standings.lines}
             for player in players:
                 told = player.finished[0]

@@ -132,7 +132,7 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
         listed_ids, next_token = paging.page(
             newest_all,
             page_size=request.page_size,
-            page_token=request.page_token[:33],
+            page_token=request.page_token,
             default_size=DEFAULT_PAGE_SIZE,
             max_size=MAX_PAGE_SIZE,
         )

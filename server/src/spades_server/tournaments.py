@@ -243,8 +243,17 @@ def check_settings(
         raise errors.refuse(Reason.MISSING_FIELD, "the tournament name is required", field="name")
     if len(name) > MAX_TOURNAMENT_NAME or not name.isprintable():
         raise bad(f"the name must be 1..{MAX_TOURNAMENT_NAME} printable characters", "name")
-    if settings.format != tournament_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN:
-        raise bad("choose a format: TOURNAMENT_FORMAT_ROUND_ROBIN", "format")
+    if settings.format not in (
+        tournament_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN,
+        tournament_pb2.TOURNAMENT_FORMAT_SWISS,
+    ):
+        raise bad(
+            "choose a format: TOURNAMENT_FORMAT_ROUND_ROBIN or TOURNAMENT_FORMAT_SWISS", "format"
+        )
+    if settings.format == tournament_pb2.TOURNAMENT_FORMAT_SWISS and not (
+        1 <= settings.rounds <= MAX_ENTRANTS - 1
+    ):
+        raise bad(f"a Swiss plays 1..{MAX_ENTRANTS - 1} rounds", "rounds")
     if not 1 <= settings.boards <= MAX_BOARDS:
         raise bad(f"boards per round must be 1..{MAX_BOARDS}", "boards")
     start_when = settings.start_when_entrants
@@ -311,9 +320,14 @@ def decide_withdrawal(tournament: Tournament, account_id: str) -> Decided:
     return [(tournament_pb2.TournamentEvent(withdrew=entrant), b"", b"")]
 
 
-def _pair(tournament: Tournament, round_number: int) -> tournament_pb2.TournamentEvent:
+def _pair(
+    tournament: Tournament,
+    round_number: int,
+    events: list[tournament_pb2.TournamentEvent] | None = None,
+) -> tournament_pb2.TournamentEvent:
     ids = [e.account_id for e in tournament.entrants]
-    pairs = rules_of_play.round_robin(ids, round_number - 1)
+    so_far = tournament.events if events is None else events
+    pairs = rules_of_play.pair_round(tournament.settings.format, ids, round_number, so_far)
     paired = tournament_pb2.RoundPairings(round=round_number)
     for index, (home, away) in enumerate(pairs):
         tables = (
@@ -348,7 +362,11 @@ def decide_progress(tournament: Tournament, tables: dict[str, Table], now: float
     if tournament.status == ENTERING:
         if not should_start(tournament, now):
             return None
-        rounds = len(rules_of_play.rounds_for([e.account_id for e in tournament.entrants]))
+        count = len(tournament.entrants)
+        if tournament.settings.format == tournament_pb2.TOURNAMENT_FORMAT_SWISS:
+            rounds = rules_of_play.swiss_rounds(count, tournament.settings.rounds)
+        else:
+            rounds = len(rules_of_play.rounds_for([e.account_id for e in tournament.entrants]))
         started = tournament_pb2.TournamentStarted(entrants=tournament.entrants, rounds=rounds)
         return [
             (tournament_pb2.TournamentEvent(started=started), b"", b""),
@@ -375,10 +393,10 @@ def decide_progress(tournament: Tournament, tables: dict[str, Table], now: float
         elif (current.round, pairing.index) not in tournament.matches_scored:
             events.append((tournament_pb2.TournamentEvent(match_scored=score.match), b"", b""))
     if round_over:
+        so_far = [*tournament.events, *(event for event, _, _ in events)]
         if current.round < tournament.rounds:
-            events.append((_pair(tournament, current.round + 1), b"", b""))
+            events.append((_pair(tournament, current.round + 1, so_far), b"", b""))
         else:
-            so_far = [*tournament.events, *(event for event, _, _ in events)]
             final = rules_of_play.standings(so_far)
             ended = tournament_pb2.TournamentEnded(seed=tournament.seed, standings=final)
             events.append((tournament_pb2.TournamentEvent(ended=ended), b"", b""))

@@ -249,6 +249,7 @@ class SyncSpadesClient:
         boards: int = 2,
         start_when_entrants: int = 4,
         rated: bool = False,
+        swiss_rounds: int = 0,
         operator_token: str = "",
         request_id: str | None = None,
     ) -> tournament_pb2.Tournament:
@@ -259,6 +260,7 @@ class SyncSpadesClient:
                 boards=boards,
                 start_when_entrants=start_when_entrants,
                 rated=rated,
+                swiss_rounds=swiss_rounds,
                 operator_token=operator_token,
                 request_id=request_id,
             )

@@ -56,19 +56,26 @@ class TournamentCalls:
         boards: int = 2,
         start_when_entrants: int = 4,
         rated: bool = False,
+        swiss_rounds: int = 0,
         operator_token: str = "",
         request_id: str | None = None,
     ) -> tournament_pb2.Tournament:
-        """A new duplicate round robin; ``operator_token`` for the operator, else the client's
-        account organises it (where the server allows that). Sent with ``request_id`` (a fresh
-        one if None) and tried again with it while the server is unreachable."""
+        """A new duplicate round robin (or, with ``swiss_rounds``, a Swiss of that many
+        rounds); ``operator_token`` for the operator, else the client's account organises it
+        (where the server allows that). Sent with ``request_id`` (a fresh one if None) and
+        tried again with it while the server is unreachable."""
         settings = tournament_pb2.TournamentSettings(
             name=name,
-            format=tournament_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN,
+            format=(
+                tournament_pb2.TOURNAMENT_FORMAT_SWISS
+                if swiss_rounds
+                else tournament_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN
+            ),
             rules=protocol.rules_to_proto(rules or Rules()),
             boards=boards,
             start_when_entrants=start_when_entrants,
             rated=rated,
+            rounds=swiss_rounds,
         )
         request = tournament_pb2.CreateTournamentRequest(
             settings=settings, request_id=request_id or new_request_id()

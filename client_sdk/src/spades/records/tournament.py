@@ -102,6 +102,69 @@ def rounds_for(entrants: Sequence[str]) -> list[list[tuple[str, str]]]:
     return [round_robin(entrants, index) for index in range(max(count - 1, 0))]
 
 
+def swiss_round(
+    ranked: Sequence[str], met: set[frozenset[str]], had_bye: set[str]
+) -> list[tuple[str, str]]:
+    """A Swiss round: entrants in standings order (best first) are paired top down, each with
+    the best-placed entrant it has not met (the first such pairing of everyone, by search); with
+    an odd field the lowest-placed entrant without a bye sits out. When every pairing of the
+    field would repeat a match, entrants are paired in order regardless.
+
+    >>> swiss_round(["a", "b", "c", "d"], {frozenset("ab")}, set())
+    [('a', 'c'), ('b', 'd')]
+    """
+    players = list(ranked)
+    bye = ""
+    if len(players) % 2:
+        bye = next((p for p in reversed(players) if p not in had_bye), players[-1])
+        players.remove(bye)
+
+    def solve(rest: list[str]) -> list[tuple[str, str]] | None:
+        if not rest:
+            return []
+        first, others = rest[0], rest[1:]
+        for other in others:
+            if frozenset((first, other)) in met:
+                continue
+            tail = solve([p for p in others if p != other])
+            if tail is not None:
+                return [(first, other), *tail]
+        return None
+
+    pairs = solve(players)
+    if pairs is None:
+        pairs = [(players[i], players[i + 1]) for i in range(0, len(players), 2)]
+    return [*pairs, (bye, "")] if bye else pairs
+
+
+def swiss_rounds(entrants: int, wanted: int) -> int:
+    """Rounds a Swiss of ``entrants`` plays: ``wanted``, at most one per possible opponent."""
+    return max(1, min(wanted, entrants - 1 + entrants % 2))
+
+
+def pair_round(
+    format: tournament_pb2.TournamentFormat.ValueType,
+    entrants: Sequence[str],
+    round_number: int,
+    events: Sequence[tournament_pb2.TournamentEvent],
+) -> list[tuple[str, str]]:
+    """The pairings (home, away) of round ``round_number``, from the tournament's events so
+    far (a Swiss pairs by the standings they give)."""
+    if format != tournament_pb2.TOURNAMENT_FORMAT_SWISS:
+        return round_robin(entrants, round_number - 1)
+    met: set[frozenset[str]] = set()
+    had_bye: set[str] = set()
+    for event in events:
+        if event.WhichOneof("kind") == "round_paired":
+            for pairing in event.round_paired.pairings:
+                if pairing.away_account_id:
+                    met.add(frozenset((pairing.home_account_id, pairing.away_account_id)))
+                else:
+                    had_bye.add(pairing.home_account_id)
+    ranked = [line.account_id for line in standings(events).lines] if round_number > 1 else []
+    return swiss_round(ranked or list(entrants), met, had_bye)
+
+
 # ---------------------------------------------------------------------------------- scoring
 
 
@@ -318,6 +381,16 @@ def verify_tournament(record: tournament_pb2.TournamentRecord) -> TournamentVeri
         if event.WhichOneof("kind") != "round_paired":
             continue
         paired = event.round_paired
+        before = events[: events.index(event)]
+        entrant_ids = [
+            e.account_id for e in next(e.started for e in events if e.HasField("started")).entrants
+        ]
+        expected_pairs = pair_round(created.settings.format, entrant_ids, paired.round, before)
+        got_pairs = [(p.home_account_id, p.away_account_id) for p in paired.pairings]
+        if got_pairs != expected_pairs:
+            raise TournamentVerificationError(
+                f"round {paired.round}: the pairings are not the ones the format gives"
+            )
         expected_deals = round_boards(seed, paired.round, rules, boards)
         for pairing in paired.pairings:
             if not pairing.away_account_id:

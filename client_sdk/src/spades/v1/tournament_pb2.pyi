@@ -33,6 +33,10 @@ class _TournamentFormatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Tour
     """Every entrant meets every other once (the circle method; with an odd field one entrant
     sits out each round).
     """
+    TOURNAMENT_FORMAT_SWISS: _TournamentFormat.ValueType  # 2
+    """Swiss, for larger fields: `rounds` rounds; each pairs entrants of like standings who have
+    not met (docs/tournaments.md, "Swiss").
+    """
 
 class TournamentFormat(_TournamentFormat, metaclass=_TournamentFormatEnumTypeWrapper):
     """How entrants are paired."""
@@ -41,6 +45,10 @@ TOURNAMENT_FORMAT_UNSPECIFIED: TournamentFormat.ValueType  # 0
 TOURNAMENT_FORMAT_ROUND_ROBIN: TournamentFormat.ValueType  # 1
 """Every entrant meets every other once (the circle method; with an odd field one entrant
 sits out each round).
+"""
+TOURNAMENT_FORMAT_SWISS: TournamentFormat.ValueType  # 2
+"""Swiss, for larger fields: `rounds` rounds; each pairs entrants of like standings who have
+not met (docs/tournaments.md, "Swiss").
 """
 Global___TournamentFormat: _TypeAlias = TournamentFormat  # noqa: Y015
 
@@ -83,6 +91,7 @@ class TournamentSettings(_message.Message):
     START_WHEN_ENTRANTS_FIELD_NUMBER: _builtins.int
     START_TIME_FIELD_NUMBER: _builtins.int
     RATED_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The name: printable, not empty once trimmed, at most 64 characters."""
     format: Global___TournamentFormat.ValueType
@@ -93,6 +102,10 @@ class TournamentSettings(_message.Message):
     """Start once this many accounts have entered, 2..16 (0: only at `start_time`)."""
     rated: _builtins.bool
     """True for rated tables (the rules must belong to a rating pool)."""
+    rounds: _builtins.int
+    """Swiss only: rounds to play, 1..15 (fewer when the field is small: at most one round per
+    opponent). A round robin plays one round per opponent and ignores it.
+    """
     @_builtins.property
     def rules(self) -> _rules_pb2.RuleSet:
         """The rules of every table (four players). Its `clock` is the turn clock of every table; its
@@ -113,10 +126,11 @@ class TournamentSettings(_message.Message):
         start_when_entrants: _builtins.int = ...,
         start_time: _timestamp_pb2.Timestamp | None = ...,
         rated: _builtins.bool = ...,
+        rounds: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules", "start_time", b"start_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["boards", b"boards", "format", b"format", "name", b"name", "rated", b"rated", "rules", b"rules", "start_time", b"start_time", "start_when_entrants", b"start_when_entrants"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["boards", b"boards", "format", b"format", "name", b"name", "rated", b"rated", "rounds", b"rounds", "rules", b"rules", "start_time", b"start_time", "start_when_entrants", b"start_when_entrants"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -19,20 +19,17 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from spades import protocol
-from spades.bot import Bot, play_match
-from spades.client import SeatConnection, SpadesClient, SpadesError
-from spades.client.errors import is_transient
-from spades.engine import Rules, seat_name
+from spades.bot import Bot
+from spades.bot.account import AccountRunner
+from spades.client import SpadesClient
+from spades.engine import Rules
 from spades.records.tournament import save_tournament_record, verify_tournament
-from spades.v1 import play_pb2_grpc, tournament_pb2
-from spades.wire import AUTHORIZATION_METADATA, SEAT_METADATA, TABLE_ID_METADATA
+from spades.v1 import tournament_pb2
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from spades_server import logs
@@ -44,80 +41,11 @@ from spades_server.server import SpadesServer
 TIMEOUT = 300.0
 
 
-class _AccountSeat(SeatConnection):
-    """A Play stream opened with an account key for a seat the account holds."""
-
-    def __init__(
-        self, stub: play_pb2_grpc.PlayServiceAsyncStub, key: str, table_id: str, seat: str
-    ) -> None:
-        metadata = (
-            (AUTHORIZATION_METADATA, f"Bearer {key}"),
-            (TABLE_ID_METADATA, table_id),
-            (SEAT_METADATA, seat),
-        )
-        self._call: Any = stub.Play(metadata=metadata)  # type: ignore[call-arg]
-        self._dropped = False
-        self.snapshot = None
-
-
-class _AccountClient(SpadesClient):
-    """``play("<table id>/<seat>")`` opens the account's seat (play_match plays it)."""
-
-    async def play(
-        self,
-        seat_token: str,
-        after_sequence: int = 0,
-        *,
-        latest: bool = False,
-        batched: bool = True,
-    ) -> SeatConnection:
-        table_id, _, seat = seat_token.partition("/")
-        connection = _AccountSeat(self.play_service, self.account_key, table_id, seat)
-        try:
-            await connection.start(after_sequence, latest=latest, batched=batched)
-        except BaseException:
-            await connection.close()
-            raise
-        return connection
-
-
 async def _follow(address: str, key: str, make_bot: Callable[[], Bot]) -> None:
-    """Play every table the account's stream assigns it, until cancelled."""
-    tasks: set[asyncio.Task[object]] = set()
-    seen: set[str] = set()
-    after = 0
-    async with _AccountClient(address, account_key=key) as client:
-        try:
-            while True:
-                try:
-                    async for event in client.connect(after):
-                        after = event.sequence
-                        assigned = event.table_assigned
-                        if event.WhichOneof("kind") != "table_assigned" or (
-                            assigned.table_id in seen
-                        ):
-                            continue
-                        seen.add(assigned.table_id)
-                        for seat in assigned.seats:
-                            name = seat_name(protocol.seat_from_proto(seat)).lower()
-                            tasks.add(
-                                asyncio.create_task(
-                                    play_match(
-                                        client,
-                                        make_bot(),
-                                        f"{assigned.table_id}/{name}",
-                                        table_id=assigned.table_id,
-                                    )
-                                )
-                            )
-                except SpadesError as error:
-                    if not is_transient(error):
-                        raise
-                await asyncio.sleep(0.5)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+    """Play every table the account's stream assigns it (the SDK's AccountRunner), until
+    cancelled."""
+    async with SpadesClient(address, account_key=key) as client:
+        await AccountRunner(client, make_bot).run()
 
 
 def standings_table(title: str, standings: tournament_pb2.Standings) -> Table:

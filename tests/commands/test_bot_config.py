@@ -163,3 +163,47 @@ async def test_spades_bot_with_a_config_accepts_a_challenge_and_plays_it_to_the_
         text = output.decode()
         assert process.returncode == 0, text
         assert "1 challenge(s) accepted, 1 declined, 2 seat(s) played" in text, text
+
+
+OPERATOR = "operator-token-for-bot-config-tests-0123456789"
+
+
+@pytest.mark.asyncio
+async def test_spades_bot_enters_the_tournaments_its_config_names(
+    storage: Storages, tmp_path: Path
+) -> None:
+    async with running_server(storage(), operator_token=OPERATOR) as server:
+        address = f"127.0.0.1:{server.port}"
+        async with SpadesClient(address) as anonymous:
+            bot = await anonymous.create_account("Entrant Bot", kind="bot")
+            cup = await anonymous.create_tournament(
+                "Config Cup", boards=1, start_when_entrants=8, operator_token=OPERATOR
+            )
+            config = tmp_path / "bot.toml"
+            config.write_text(
+                f'server = "{address}"\nkey_env = "TEST_BOT_KEY"\nbot = "random"\n'
+                f'tournaments = ["{cup.tournament_id}", "0badc0de"]\n'
+            )
+            process = await asyncio.create_subprocess_exec(
+                str(BIN / "spades-bot"),
+                "--config",
+                str(config),
+                env=clean_environment(TEST_BOT_KEY=bot.key),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
+            try:
+                async with asyncio.timeout(60):
+                    while not (await anonymous.get_tournament(cup.tournament_id)).entrants:
+                        await asyncio.sleep(0.2)
+                entered = await anonymous.get_tournament(cup.tournament_id)
+            finally:
+                if process.returncode is None:
+                    process.send_signal(signal.SIGTERM)
+                output, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert [entrant.account_id for entrant in entered.entrants] == [bot.account.account_id]
+    text = output.decode()
+    assert process.returncode == 0, text
+    assert f"entered tournament {cup.tournament_id}" in text, text
+    # The unknown one is named, and the bot ran on.
+    assert "cannot enter tournament 0badc0de" in text, text

@@ -17,7 +17,7 @@ import logging
 import os
 import signal
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -27,9 +27,10 @@ import grpc
 from spades.bot import Backoff, Bot
 from spades.bot.account import AccountRunner, Answer
 from spades.bot.runner import first_contact
-from spades.client import SpadesClient
+from spades.client import SpadesClient, SpadesError
 from spades.client.challenges import ChallengeInfo
 from spades.manifest import OPTION_NAMES, manifest_allows, manifest_of, manifest_problem
+from spades.reasons import Reason
 from spades.v1 import account_pb2
 
 log = logging.getLogger("spades.bot")
@@ -228,6 +229,22 @@ def load_config(
         raise ConfigError(f"{path}: {error}") from None
 
 
+async def enter_tournaments(client: SpadesClient, tournament_ids: Sequence[str]) -> None:
+    """Enter the account in each tournament the config names. An entry made before (a restart)
+    stands; a tournament that cannot be entered (unknown, started, full) is named in a warning
+    and the bot runs on: the others, challenges and the rated queue do not wait on it."""
+    for tournament_id in tournament_ids:
+        try:
+            await client.enter_tournament(tournament_id)
+        except SpadesError as error:
+            if error.reason_code == Reason.ALREADY_ENTERED:
+                log.info("already entered tournament %s", tournament_id)
+            else:
+                log.warning("cannot enter tournament %s: %s", tournament_id, error.reason)
+            continue
+        log.info("entered tournament %s", tournament_id)
+
+
 def challenge_policy(
     rules: ChallengeRules, manifest: account_pb2.RuleManifest | None
 ) -> Callable[[ChallengeInfo], Answer]:
@@ -292,11 +309,8 @@ async def run_config(
 
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, on_signal)
-        if config.tournaments:
-            # TODO(issue 11, tournaments): enter each tournament named here once the
-            # TournamentService exists on this branch; its pairings arrive as table_assigned
-            # events, which the runner already plays.
-            log.warning("tournaments are not supported by this server's SDK yet: ignored")
+        # Entered before the stream is followed: the pairings come as table_assigned events.
+        await enter_tournaments(client, config.tournaments)
         tasks = []
         if config.rated_queue:
             tasks.append(asyncio.create_task(runner.queue_rated(account.name)))

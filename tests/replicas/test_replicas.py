@@ -275,3 +275,17 @@ async def test_an_action_id_has_one_first_result_across_replicas(tmp_path: Path)
             logged = await log_events(servers[1], table_id)
             applied = [event for event in logged if event.action_id == action_id]
             assert len(applied) == (1 if results[0].accepted else 0), (applied, results)
+
+
+async def test_a_table_made_on_one_replica_is_found_at_once_on_another(tmp_path: Path) -> None:
+    """The other replica's lobby may not have folded the table yet: GetTable waits for it
+    rather than answer NOT_FOUND for a table the log has (and a made-up id is still
+    NOT_FOUND)."""
+    async with replicas(tmp_path, 2) as servers, clients(servers) as (here, there):
+        for _ in range(10):
+            table_id = (await here.create_table(Rules())).table.table_id
+            found = await there.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))
+            assert found.table.table_id == table_id
+        with pytest.raises(grpc.aio.AioRpcError) as missing:
+            await there.lobby.GetTable(lobby_pb2.GetTableRequest(table_id="0badc0de"))
+        assert missing.value.code() == grpc.StatusCode.NOT_FOUND

@@ -28,7 +28,7 @@ from spades.engine import Rules, new_match
 from spades.reasons import Reason
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades.wire import house_bot_kind
-from spades_server import accounts, errors, pairing, ratings, tokens
+from spades_server import accounts, errors, pairing, ratings, streams, tokens
 from spades_server.accounts import Account, AccountStore, check_declared
 from spades_server.auth import authenticate, bearer_key_from, seat_token_from
 from spades_server.checks import (
@@ -155,9 +155,27 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def _summary(self, table_id: str) -> lobby_pb2.Table:
         await self._lobby_reaches_cache(table_id)
         summary = await self._projection.find(table_id)
+        if summary is None and not self._store.log.sole_writer:
+            await self._lobby_reaches_log(table_id)
+            summary = await self._projection.find(table_id)
         if summary is None:
             raise errors.table_not_found(table_id)
         return summary
+
+    async def _lobby_reaches_log(self, table_id: str) -> None:
+        """A table this replica's lobby does not know may be one another replica made a moment
+        ago: when the log has it, wait (at most ``LOBBY_LAG`` seconds) until the lobby has folded
+        its events so far, so that NOT_FOUND means the log has no such table."""
+        if not streams.is_table_stream(table_id):
+            return
+        version = await self._store.log.stream_version(table_id)
+        if version <= 0:
+            return
+        last = await self._store.log.read(table_id, after_version=version - 1, limit=1)
+        if last and self._projection.position < last[-1].position:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(LOBBY_LAG):
+                    await self._projection.caught_up(last[-1].position)
 
     async def _lobby_reaches_cache(self, table_id: str) -> None:
         """On a log others append to, this replica's streams hear of a table it serves before

@@ -166,8 +166,8 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         """A table this replica's lobby does not know may be one another replica made a moment
         ago: when the log has it, wait (at most ``LOBBY_LAG`` seconds) until the lobby has folded
         its events so far, so that NOT_FOUND means the log has no such table."""
-        if not streams.is_table_stream(table_id):
-            return
+        if not table_id or "\x00" in table_id or not streams.is_table_stream(table_id):
+            return  # no table's id (PostgreSQL text cannot even hold a NUL to look it up)
         version = await self._store.log.stream_version(table_id)
         if version <= 0:
             return

@@ -370,15 +370,24 @@ def _opponent(challenge: ChallengeState, account_id: str) -> challenge_pb2.Chall
     raise errors.refuse(Reason.CHALLENGE_NOT_ADDRESSED, "this challenge is not addressed to you")
 
 
-def decide_acceptance(
-    challenge: ChallengeState, account: Account, now: float
-) -> log_pb2.ChallengeLogEntry:
-    opponent = _opponent(challenge, account.account_id)
+def _to_answer(
+    challenge: ChallengeState, account_id: str, now: float
+) -> challenge_pb2.ChallengeOpponent:
+    """The caller as an opponent who may still answer: addressed, not yet accepted, and the
+    challenge still open (refused in that order)."""
+    opponent = _opponent(challenge, account_id)
     if opponent.accepted:
         raise errors.refuse(
             Reason.CHALLENGE_ALREADY_ANSWERED, "you have accepted this challenge already"
         )
     _check_open(challenge, now)
+    return opponent
+
+
+def decide_acceptance(
+    challenge: ChallengeState, account: Account, now: float
+) -> log_pb2.ChallengeLogEntry:
+    opponent = _to_answer(challenge, account.account_id, now)
     # The manifest may have changed since the challenge was made.
     accounts.check_declared(account, protocol.rules_from_proto(challenge.message.rules))
     waiting = [o for o in challenge.message.opponents if not o.accepted and o is not opponent]
@@ -394,12 +403,7 @@ def decide_decline(
     reason: challenge_pb2.DeclineReason.ValueType,
     now: float,
 ) -> log_pb2.ChallengeLogEntry:
-    opponent = _opponent(challenge, account.account_id)
-    if opponent.accepted:
-        raise errors.refuse(
-            Reason.CHALLENGE_ALREADY_ANSWERED, "you have accepted this challenge already"
-        )
-    _check_open(challenge, now)
+    _to_answer(challenge, account.account_id, now)
     return log_pb2.ChallengeLogEntry(
         declined=log_pb2.ChallengeRefusal(account_id=account.account_id, reason=reason)
     )

@@ -172,10 +172,8 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         if version <= 0:
             return
         last = await self._store.log.read(table_id, after_version=version - 1, limit=1)
-        if last and self._projection.position < last[-1].position:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(LOBBY_LAG):
-                    await self._projection.caught_up(last[-1].position)
+        if last:
+            await self._lobby_reaches(last[-1].position)
 
     async def _lobby_reaches_cache(self, table_id: str) -> None:
         """On a log others append to, this replica's streams hear of a table it serves before
@@ -186,10 +184,16 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         if self._store.log.sole_writer or self._store.cached_version(table_id) <= 0:
             return
         entries = self._store.cached(table_id).entries
-        if entries and self._projection.position < entries[-1].position:
+        if entries:
+            await self._lobby_reaches(entries[-1].position)
+
+    async def _lobby_reaches(self, position: int) -> None:
+        """Wait, at most ``LOBBY_LAG`` seconds, until the lobby has folded the log's event at
+        ``position`` (past it, the summary is served as the lobby has it)."""
+        if self._projection.position < position:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(LOBBY_LAG):
-                    await self._projection.caught_up(entries[-1].position)
+                    await self._projection.caught_up(position)
 
     async def ListTables(
         self, request: lobby_pb2.ListTablesRequest, context: Context

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import random
 import uuid
-from typing import cast
+from typing import TypeVar, cast
 
 import grpc
 import pytest
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2, status_pb2
 
 from spades import protocol
 from spades.engine import Clock, Rules
@@ -31,6 +33,7 @@ from tests.server.harness import (
 )
 
 Code = grpc.StatusCode
+DetailT = TypeVar("DetailT", bound=Message)
 CONCEDE = actions_pb2.Action(concession=actions_pb2.Concession())
 CLAIM = actions_pb2.Action(extension_claim=actions_pb2.ExtensionClaim())
 
@@ -298,6 +301,49 @@ async def test_a_refused_action_id_stays_refused_whatever_comes_with_it_again(
     assert theirs.accepted, theirs
     for each in streams.values():
         await each.close()
+
+
+@pytest.mark.asyncio
+async def test_a_repeated_refused_id_gets_the_whole_first_status_with_its_details(
+    client: Client,
+) -> None:
+    """The first result is the whole google.rpc.Status, not just its code and words: a repeat
+    carries the first refusal's BadRequest field and ErrorInfo metadata too, on the stream that
+    refused it, through Act and on a newer stream (which read the refusal back from the log)."""
+    table_id, tokens, streams = await seated(client)
+    seat, prompt = await prompt_of(client, table_id, streams)
+    impossible = await streams[seat].act(bid(99), prompt.sequence, action_id="impossible")
+    stale = await streams[seat].act(bid(3), prompt.sequence - 1, action_id="stale")
+    first = {"impossible": impossible.status, "stale": stale.status}
+    # What the first refusals say, so the comparison below compares something.
+    (violation,) = details_of(impossible.status, error_details_pb2.BadRequest).field_violations
+    assert violation.field == "action.bid.tricks", violation
+    info = details_of(stale.status, error_details_pb2.ErrorInfo)
+    assert info.reason == "STALE_SEQUENCE" and info.metadata["sequence"], info
+    newer = client.seat_stream(tokens[seat])
+    for action_id, status in first.items():
+        # A legal answer under the refused id: the first refusal, whole.
+        assert (await streams[seat].act(bid(3), prompt.sequence, action_id)).status == status
+        assert (await act(client, tokens[seat], action_id, prompt.sequence, bid(3))).status == (
+            status
+        )
+    await newer.start(after_sequence=prompt.sequence)
+    streams[seat] = newer
+    for action_id, status in first.items():
+        assert (await newer.act(bid(3), prompt.sequence, action_id)).status == status
+    for each in streams.values():
+        await each.close()
+
+
+def details_of(status: status_pb2.Status, kind: type[DetailT]) -> DetailT:
+    """The one detail of ``kind`` in ``status``."""
+    found = []
+    for detail in status.details:
+        unpacked = kind()
+        if detail.Unpack(unpacked):  # False (and nothing read) for a detail of another kind
+            found.append(unpacked)
+    (only,) = found
+    return only
 
 
 @pytest.mark.asyncio

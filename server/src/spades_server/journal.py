@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from spades import protocol
@@ -162,17 +162,25 @@ def stream_claim_key(seat: int, holder: bytes) -> str:
 
 @dataclass(frozen=True)
 class Refusal:
-    """The first result of an action id that was refused (a google.rpc.Code and its reasons)."""
+    """The first result of an action id that was refused: a google.rpc.Code, its reasons and
+    the details of its google.rpc.Status (the field at fault, ErrorInfo's metadata), so a
+    repeat of the id gets the whole first refusal."""
 
     code: int
     reason: str
     reason_code: str = ""
+    field: str = ""
+    metadata: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 def encode_refusal(refusal: Refusal) -> bytes:
     """The claim data that keeps ``refusal`` as its action id's first result."""
     return log_pb2.ActionRefusal(
-        code=refusal.code, reason=refusal.reason, reason_code=refusal.reason_code
+        code=refusal.code,
+        reason=refusal.reason,
+        reason_code=refusal.reason_code,
+        field=refusal.field,
+        metadata=refusal.metadata,
     ).SerializeToString()
 
 
@@ -181,7 +189,7 @@ def decode_claim(data: bytes) -> Refusal | None:
     if data == ACCEPTED_CLAIM:
         return None
     kept = log_pb2.ActionRefusal.FromString(data)
-    return Refusal(kept.code, kept.reason, kept.reason_code)
+    return Refusal(kept.code, kept.reason, kept.reason_code, kept.field, dict(kept.metadata))
 
 
 def appended(stored: StoredEvent, draft: Draft) -> Entry:

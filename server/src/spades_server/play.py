@@ -388,12 +388,16 @@ class PlayServicer:
             session.table_id,
             session.seat,
             action_id,
-            Refusal(refusal.code.value[0], refusal.reason, refusal.reason_code),
+            Refusal(
+                refusal.code.value[0],
+                refusal.reason,
+                refusal.reason_code,
+                refusal.field,
+                refusal.metadata,
+            ),
         )
         if isinstance(kept, int):
             return kept
-        if kept.code == refusal.code.value[0] and kept.reason == refusal.reason:
-            return refusal
         return refused_again(kept)
 
     async def _reclaim(

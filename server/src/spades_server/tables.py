@@ -564,11 +564,14 @@ def _action_claim(decided: Decided) -> tuple[str, bytes] | None:
 
 
 def refused_again(refusal: Refusal) -> errors.RequestError:
-    """The refusal an action id got first, to answer a repeat of the id with."""
+    """The refusal an action id got first, whole (its field and metadata too), to answer a
+    repeat of the id with."""
     return errors.RequestError(
         _CODES.get(refusal.code, grpc.StatusCode.UNKNOWN),
         refusal.reason,
         reason_code=refusal.reason_code,
+        field=refusal.field,
+        metadata=refusal.metadata,
     )
 
 

@@ -69,25 +69,55 @@ class ActionRefusal(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class MetadataEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     CODE_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     REASON_CODE_FIELD_NUMBER: _builtins.int
+    FIELD_FIELD_NUMBER: _builtins.int
+    METADATA_FIELD_NUMBER: _builtins.int
     code: _builtins.int
     """The google.rpc.Code of the refusal."""
     reason: _builtins.str
     """Why, for a person."""
     reason_code: _builtins.str
     """The stable UPPER_SNAKE reason code, if any."""
+    field: _builtins.str
+    """The request field at fault (BadRequest.FieldViolation.field), if any."""
+    @_builtins.property
+    def metadata(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The facts of the refusal (ErrorInfo.metadata), so a repeat carries them too."""
+
     def __init__(
         self,
         *,
         code: _builtins.int = ...,
         reason: _builtins.str = ...,
         reason_code: _builtins.str = ...,
+        field: _builtins.str = ...,
+        metadata: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "reason", b"reason", "reason_code", b"reason_code"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "field", b"field", "metadata", b"metadata", "reason", b"reason", "reason_code", b"reason_code"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,10 +1,13 @@
-"""Fuzz: random and malformed messages to every method, and random sequences of legal and illegal
-actions from every seat, against one real in-process server.
+"""Fuzz: random and malformed messages to every method of every public service, and random
+sequences of legal and illegal actions from every seat, against one real in-process server: the
+hostile client of issue 10, written from the protos alone.
 
 The server must never crash (health stays SERVING and a fresh match can be played to its end
 afterwards), must answer everything with a precise status (never UNKNOWN or INTERNAL, and every
-refused action has a reason), and must never corrupt its log (every table replays from its
-stored events to the state the server serves).
+refused action has a reason), must code every refusal as docs/errors.md says (a
+google.rpc.Status with an ErrorInfo in domain spades.v1 whose reason is a catalogued code of
+that very status, on a failed call and in a refused ActionResult), and must never corrupt its
+log (every table replays from its stored events to the state the server serves).
 
 Hypothesis drives plain functions; the server and clients run on one event loop that each
 example runs until its calls are done (bounded: a few seconds in all).
@@ -25,13 +28,29 @@ import pytest
 from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
+from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spades import protocol
+from spades.client.errors import STATUS_DETAILS_METADATA
 from spades.engine import MatchState, Rules, view, visible_legal_actions
-from spades.v1 import actions_pb2, admin_pb2, admin_pb2_grpc, lobby_pb2, play_pb2, view_pb2
+from spades.reasons import DOMAIN, Reason
+from spades.v1 import (
+    account_pb2,
+    account_pb2_grpc,
+    actions_pb2,
+    admin_pb2,
+    admin_pb2_grpc,
+    challenge_pb2,
+    lobby_pb2,
+    play_pb2,
+    rating_pb2,
+    tournament_pb2,
+    view_pb2,
+)
+from spades.wire import AUTHORIZATION_METADATA as AUTHORIZATION
 from spades_server.server import SpadesServer
 from tests.abuse.common import (
     OPERATOR_KEY,
@@ -73,12 +92,19 @@ class Method:
 
 def methods() -> list[Method]:
     found = []
-    for module, service in (
-        (lobby_pb2, "LobbyService"),
-        (play_pb2, "PlayService"),
-        (admin_pb2, "AdminService"),
+    # Every service of the public contract, as a client written from the .proto files sees it.
+    for module in (
+        lobby_pb2,
+        play_pb2,
+        admin_pb2,
+        account_pb2,
+        challenge_pb2,
+        tournament_pb2,
+        rating_pb2,
     ):
-        for method in module.DESCRIPTOR.services_by_name[service].methods:
+        for method in (
+            m for service in module.DESCRIPTOR.services_by_name.values() for m in service.methods
+        ):
             found.append(
                 Method(
                     f"/{method.containing_service.full_name}/{method.name}",
@@ -223,6 +249,17 @@ class Fuzz:
         created = self.run(self.client.create_table(Rules(), name="fuzzed"))
         self.table_id = created.table.table_id
         self.tokens: list[str] = self.run(self.client.seat_all(self.table_id))
+        self.account_key = self.run(self._account_key())
+        #: The real credentials a call may carry, each as its metadata.
+        self.credentials: list[tuple[tuple[str, str], ...]] = [
+            *(((TOKEN_KEY, token),) for token in self.tokens),
+            ((OPERATOR_KEY, OPERATOR_TOKEN),),
+            ((AUTHORIZATION, f"Bearer {self.account_key}"),),
+        ]
+
+    async def _account_key(self) -> str:
+        request = account_pb2.CreateAccountRequest(name="fuzzer", kind=account_pb2.ACCOUNT_KIND_BOT)
+        return (await account_pb2_grpc.AccountServiceStub(self.channel).CreateAccount(request)).key
 
     async def _channel(self) -> grpc.aio.Channel:
         return grpc.aio.insecure_channel(f"127.0.0.1:{self.server.port}", options=OWN_CONNECTION)
@@ -293,7 +330,8 @@ async def assert_still_whole(fuzz: Fuzz) -> None:
 
 def _metadata() -> st.SearchStrategy[tuple[tuple[str, str], ...]]:
     return st.lists(
-        st.tuples(st.sampled_from([TOKEN_KEY, OPERATOR_KEY, "x-other"]), _ASCII), max_size=2
+        st.tuples(st.sampled_from([TOKEN_KEY, OPERATOR_KEY, AUTHORIZATION, "x-other"]), _ASCII),
+        max_size=2,
     ).map(tuple)
 
 
@@ -337,10 +375,38 @@ async def _call(fuzz: Fuzz, method: Method, payloads: list[bytes], metadata: Any
     except grpc.aio.AioRpcError as error:
         status, details = error.code(), error.details()
         assert details, f"{method.path}: {status} without a reason"
+        assert_coded(method.path, status.value[0], _status_details(error.trailing_metadata()))
     assert status not in IMPRECISE, (method.path, status, details)
     assert status != grpc.StatusCode.DEADLINE_EXCEEDED, f"{method.path} did not answer"
     for result in results:
         assert result.accepted or (result.code not in IMPRECISE_CODES and result.reason), result
+        if not result.accepted:
+            assert_coded(f"{method.path} result", result.code, result.status)
+
+
+def _status_details(trailers: Any) -> status_pb2.Status | None:
+    """The google.rpc.Status a failed call carries in its grpc-status-details-bin trailer."""
+    for key, value in trailers or ():
+        if key == STATUS_DETAILS_METADATA:
+            return status_pb2.Status.FromString(value)
+    return None
+
+
+def assert_coded(where: str, code: int, status: status_pb2.Status | None) -> None:
+    """A refusal a program can act on, as a client built from the protos and docs/errors.md
+    reads it: a google.rpc.Status of the same code with an ErrorInfo (domain spades.v1) whose
+    reason is a catalogued code of exactly that status."""
+    assert status is not None and status.code == code, (where, code, status)
+    infos = []
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            infos.append(info)
+    assert len(infos) == 1, (where, status)
+    (info,) = infos
+    reason = Reason.of(info.reason)
+    assert info.domain == DOMAIN and reason is not None, (where, info)
+    assert grpc.StatusCode[reason.status].value[0] == code, (where, reason, code)
 
 
 def test_random_and_malformed_messages_get_precise_statuses(fuzz: Fuzz) -> None:
@@ -354,10 +420,8 @@ def test_random_and_malformed_messages_get_precise_statuses(fuzz: Fuzz) -> None:
             start = play_pb2.PlayRequest(start=play_pb2.StartPlay())
             payloads.insert(0, start.SerializeToString())  # get past `start`
         metadata = data.draw(_metadata(), label="metadata")
-        if data.draw(st.booleans()):  # a real seat token, or the operator token
-            real = data.draw(st.sampled_from([*fuzz.tokens, OPERATOR_TOKEN]))
-            key = OPERATOR_KEY if real == OPERATOR_TOKEN else TOKEN_KEY
-            metadata = ((key, real),)
+        if data.draw(st.booleans()):  # a real credential: a seat token, the operator's, a key
+            metadata = data.draw(st.sampled_from(fuzz.credentials), label="credential")
         fuzz.run(_call(fuzz, method, payloads, metadata))
 
     run()
@@ -418,6 +482,8 @@ async def _play_randomly(fuzz: Fuzz, data: st.DataObject) -> None:
             action_id = data.draw(st.sampled_from(["", "x" * 65]))
         result = await streams[seat].act(action, sequence, action_id=action_id)
         assert result.accepted or (result.code not in IMPRECISE_CODES and result.reason), result
+        if not result.accepted:
+            assert_coded(f"{kind} action", result.code, result.status)
         if kind == "legal" and legal and not state.is_over:
             assert result.accepted, (result, action)
         if action_id:

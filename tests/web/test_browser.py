@@ -266,6 +266,7 @@ async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
     table_id = page.url.rsplit("/", 1)[1]
 
     refused_once = False
+    clock_seen = False
     played = 0
     shown_hand: set[str] = set()
     for _ in range(2000):
@@ -276,6 +277,16 @@ async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
             break
         bids = page.locator(".choices button.choice")
         legal = page.locator(".hand .card.legal")
+        if not clock_seen and await bids.count():
+            # The turn's clock (30 s a turn by default) counts down while the person thinks.
+            clock = page.locator(".seat-controls .clock")
+            first = int((await clock.inner_text()).split()[0])
+            assert 25 <= first <= 30, first
+            await page.wait_for_timeout(2100)
+            later = int((await clock.inner_text()).split()[0])
+            assert first - 3 <= later <= first - 1, (first, later)
+            await shoot(page, "player-clock")
+            clock_seen = True
         if await bids.count():
             choice = page.locator(".choices button[data-choice='3']")
             await (choice if await choice.count() else bids.first).click()
@@ -303,6 +314,7 @@ async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
         await asyncio.sleep(0.03)
     assert await page.locator(".status.match-over").count(), await page.content()
     assert refused_once, "no turn had a card the rules forbade"
+    assert clock_seen
     assert played == 13
     assert not failures, failures
     await page.locator(".score-table tr[data-hand='1']").wait_for()

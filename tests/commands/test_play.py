@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from textual.widgets import Button, DataTable
+from textual.widgets import Button, DataTable, Static
 
 from spades.client import SpadesClient
 from spades.commands.play import PlayScreen, parser, take_seat
@@ -57,6 +57,7 @@ async def test_a_person_plays_a_whole_hand_by_pressing_buttons(address: str) -> 
         assert ticket.seat == 2
         app = PlayScreen(client, ticket)
         played = bids = 0
+        clocks: list[int] = []
         async with app.run_test(size=(120, 50)) as pilot:
             for _ in range(3000):
                 if app.outcome_text:
@@ -74,6 +75,11 @@ async def test_a_person_plays_a_whole_hand_by_pressing_buttons(address: str) -> 
                     played += 1
                 elif app._asking == "bid":
                     assert app.query_one("#bid-3", Button).display
+                    # The turn's clock (30 s a turn by default) counts down on the screen.
+                    for _ in range(2):
+                        clock = str(app.query_one("#clock", Static).content)
+                        clocks.append(int(clock.removesuffix(" s left")))
+                        await pilot.pause(1.2)
                     await pilot.click("#bid-3")
                     bids += 1
                 elif app._asking == "blind":
@@ -81,6 +87,8 @@ async def test_a_person_plays_a_whole_hand_by_pressing_buttons(address: str) -> 
                 await pilot.pause(0.02)
             assert app.outcome_text.startswith("Match over"), app.outcome_text
             assert played >= 13 and bids >= 1  # clicks; what reached the table is below
+            assert 25 <= clocks[0] <= 30 and clocks[0] - 2 <= clocks[1] < clocks[0], clocks
+            assert str(app.query_one("#clock", Static).content) == ""  # no turn: no clock
             scores = app.query_one("#scores", DataTable)
             assert scores.row_count == 1
             story = "\n".join(app.query_one("#story").lines)  # type: ignore[attr-defined]

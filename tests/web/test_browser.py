@@ -22,7 +22,7 @@ from playwright.async_api import Browser, Page, async_playwright
 from spades import protocol
 from spades.bot import BotView, play_match
 from spades.client import SpadesClient
-from spades.engine import Card, Rules
+from spades.engine import Card, Clock, Rules
 from spades.v1 import cards_pb2, events_pb2, play_pb2, play_pb2_grpc
 from spades_bots.random_bot import RandomBot
 from spades_server.server import WEB_CLIENT, SpadesServer
@@ -266,6 +266,7 @@ async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
     table_id = page.url.rsplit("/", 1)[1]
 
     refused_once = False
+    clock_seen = False
     played = 0
     shown_hand: set[str] = set()
     for _ in range(2000):
@@ -276,6 +277,16 @@ async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
             break
         bids = page.locator(".choices button.choice")
         legal = page.locator(".hand .card.legal")
+        if not clock_seen and await bids.count():
+            # The turn's clock (30 s a turn by default) counts down while the person thinks.
+            clock = page.locator(".seat-controls .clock")
+            first = int((await clock.inner_text()).split()[0])
+            assert 25 <= first <= 30, first
+            await page.wait_for_timeout(2100)
+            later = int((await clock.inner_text()).split()[0])
+            assert first - 3 <= later <= first - 1, (first, later)
+            await shoot(page, "player-clock")
+            clock_seen = True
         if await bids.count():
             choice = page.locator(".choices button[data-choice='3']")
             await (choice if await choice.count() else bids.first).click()
@@ -303,6 +314,7 @@ async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
         await asyncio.sleep(0.03)
     assert await page.locator(".status.match-over").count(), await page.content()
     assert refused_once, "no turn had a card the rules forbade"
+    assert clock_seen
     assert played == 13
     assert not failures, failures
     await page.locator(".score-table tr[data-hand='1']").wait_for()
@@ -424,3 +436,59 @@ async def test_the_record_viewer_steps_through_a_match_and_verifies_its_deals(
     await verification.wait_for()
     assert (await verification.get_attribute("class") or "").endswith("failed")
     assert "Hand 1: the cards dealt are NOT the seed's deal" in await verification.inner_text()
+
+
+@pytest.mark.asyncio
+async def test_a_table_opened_with_rule_variations_shows_their_badges_and_a_bad_mix_is_refused(
+    server: SpadesServer, browser: Browser
+) -> None:
+    page = await browser.new_page(viewport={"width": 1100, "height": 1300})
+    failures: list[str] = []
+    page.on("pageerror", lambda error: failures.append(str(error)))
+    await page.goto(server.web_url)
+    await page.fill("input[name=name]", "Variations")
+    await page.fill("input[name=target]", "300")
+    await page.fill("input[name=house-bots]", "0")
+    for variation in ("blind-nil", "two-of-clubs-leads", "spades-lead-any-time"):
+        await page.check(f"input[name={variation}]")
+    await page.fill("input[name=minimum-team-bid]", "4")
+    await page.fill("input[name=turn-seconds]", "45")
+    await shoot(page, "lobby-variations")
+    await page.click("button[type=submit]")
+    await page.wait_for_url(re.compile(r"#/table/"))
+    table_id = page.url.rsplit("/", 1)[1]
+
+    # The server made the table with exactly the rules chosen (the rest at their defaults) ...
+    async with SpadesClient(f"127.0.0.1:{server.port}") as client:
+        table = await client.get_table(table_id)
+    expected = Rules(
+        target_score=300,
+        blind_nil=True,
+        two_of_clubs_leads=True,
+        spades_must_be_broken=False,
+        minimum_team_bid=4,
+        clock=Clock(turn_millis=45_000, extension_millis=30_000),
+    )
+    assert table.rules == expected
+    # ... and the lobby shows the server's badges for them.
+    await page.click("a.brand")
+    row = page.locator(f"tr[data-table-id='{table_id}']")
+    await row.wait_for()
+    shown = await row.locator(".badge").all_inner_texts()
+    assert shown == expected.badges()
+    assert "blind nil" in shown and "2♣ leads" in shown and "board 4" in shown
+
+    # Jokers take the two of clubs out of the deck: the server refuses the mix, and says why.
+    await page.fill("input[name=name]", "Impossible")
+    await page.fill("input[name=house-bots]", "0")
+    await page.check("input[name=jokers]")
+    await page.check("input[name=two-of-clubs-leads]")
+    await page.click("button[type=submit]")
+    message = page.locator(".message", has_text="not opened")
+    await message.wait_for()
+    assert "two of clubs" in (await message.inner_text()).lower()
+    assert re.search(r"#/table/", page.url) is None
+    async with SpadesClient(f"127.0.0.1:{server.port}") as client:
+        names = [listed.name for listed in (await client.list_tables()).tables]
+    assert "Impossible" not in names
+    assert not failures, failures

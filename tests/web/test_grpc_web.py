@@ -21,7 +21,7 @@ from prometheus_client import REGISTRY
 from spades import protocol
 from spades.client import ErrorDetails
 from spades.engine import Rules
-from spades.v1 import lobby_pb2, lobby_pb2_grpc, play_pb2
+from spades.v1 import account_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2
 from spades_server.server import SpadesServer
 from spades_server.web import Gateway, frame, parse_timeout, trailer_block, unframe
 from tests.web.conftest import web_server
@@ -360,3 +360,71 @@ def test_framing_helpers() -> None:
     assert parse_timeout("1500m") == 1.5
     assert parse_timeout("2S") == 2.0
     assert parse_timeout("soon") is None
+
+
+async def read_frame(response: aiohttp.ClientResponse) -> tuple[int, bytes]:
+    """The next frame of a streaming gRPC-Web response, as it arrives."""
+    flag, length = struct.unpack(">BI", await asyncio.wait_for(response.content.readexactly(5), 10))
+    return flag, await asyncio.wait_for(response.content.readexactly(length), 10)
+
+
+@pytest.mark.asyncio
+async def test_the_account_stream_runs_over_grpc_web_with_the_accounts_key(
+    server: SpadesServer,
+) -> None:
+    _, messages, trailers = await web_call(
+        server,
+        "/spades.v1.AccountService/CreateAccount",
+        account_pb2.CreateAccountRequest(
+            name="webbot", kind=account_pb2.ACCOUNT_KIND_BOT
+        ).SerializeToString(),
+    )
+    assert trailers["grpc-status"] == "0", trailers
+    created = account_pb2.CreateAccountResponse.FromString(messages[0])
+    bearer = {"authorization": f"Bearer {created.key}"}
+    connect = account_pb2.ConnectRequest().SerializeToString()
+
+    # Without the account's key there is no stream: the status the native call has.
+    _, messages, trailers = await web_call(
+        server,
+        "/spades.v1.AccountService/Connect",
+        connect,
+        headers={"authorization": "Bearer not-a-key"},
+    )
+    assert messages == []
+    assert trailers["grpc-status"] == str(grpc.StatusCode.UNAUTHENTICATED.value[0])
+
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(
+            f"{server.web_url}spades.v1.AccountService/Connect",
+            data=frame(0, connect),
+            headers={"Content-Type": BINARY, "X-Grpc-Web": "1", **bearer},
+        ) as response,
+    ):
+        assert response.status == 200
+        # The account's history first ...
+        history = []
+        for _ in range(2):
+            flag, payload = await read_frame(response)
+            assert flag == 0
+            history.append(account_pb2.ConnectResponse.FromString(payload).event)
+        assert [event.WhichOneof("kind") for event in history] == [
+            "account_created",
+            "key_issued",
+        ]
+        assert [event.sequence for event in history] == [1, 2]
+        # ... then what happens to it, live, while the browser's stream is open: here its
+        # manifest, set over gRPC-Web too.
+        manifest = account_pb2.RuleManifest(players=[4], min_target_score=200)
+        _, _, trailers = await web_call(
+            server,
+            "/spades.v1.AccountService/SetManifest",
+            account_pb2.SetManifestRequest(manifest=manifest).SerializeToString(),
+            headers=bearer,
+        )
+        assert trailers["grpc-status"] == "0", trailers
+        flag, payload = await read_frame(response)
+        live = account_pb2.ConnectResponse.FromString(payload).event
+        assert flag == 0 and live.sequence == 3
+        assert live.manifest_set.manifest == manifest

@@ -8,6 +8,12 @@ import type { Event, HandScored, MatchEnded, Player } from "./gen/spades/v1/even
 import type { RuleSet } from "./gen/spades/v1/rules_pb.js";
 import type { MatchView } from "./gen/spades/v1/view_pb.js";
 import { cardKey, seatIndex } from "./cards.js";
+import { type Timestamp, timestampMs } from "@bufbuild/protobuf/wkt";
+
+/** A prompt's deadline (when the turn's time runs out) in ms since the epoch, as Date.now(). */
+export function deadlineMillis(deadline: Timestamp): number {
+  return timestampMs(deadline);
+}
 
 export interface PlayedCard {
   seat: Seat;

@@ -1,11 +1,14 @@
 // The lobby: every table live (status, seats with their accounts, badges, scores), a form to
-// open a table and fill it with house bots to watch, and the way to the leaderboards.
+// open a table (public or private, with the rule variations the server shows as its badges) and
+// fill it with house bots to watch or sit down with, and the way to the leaderboards.
 
 import {
   POOLS,
   Code,
   ConnectError,
   HouseBotKind,
+  PlayDirection,
+  type RuleSet,
   Seat,
   type SpadesClients,
   type Table,
@@ -33,13 +36,13 @@ export function lobbyPage(root: HTMLElement, clients: SpadesClients, signal: Abo
   const hands = h("input", { name: "hands", type: "number", value: "0", min: "0", max: "100" }) as HTMLInputElement;
   const houseBots = h("input", { name: "house-bots", type: "number", value: "4", min: "0", max: "4" }) as HTMLInputElement;
   const privateTable = h("input", { name: "private", type: "checkbox" }) as HTMLInputElement;
+  const variations = variationInputs();
+  const rules = (): RuleSet => chosenRules(Number(target.value), Number(hands.value), variations);
   const player = h("input", { name: "player", value: "Me", maxlength: "32" }) as HTMLInputElement;
   const quick = h("button", { type: "button", name: "quick-match" }, "Quick match");
   quick.addEventListener("click", () => void quickMatch(clients, player.value, message));
-  const sit = h("button", { type: "button", name: "sit" }, "Sit down with three house bots");
-  sit.addEventListener("click", () => {
-    void sitDown(clients, name.value, Number(target.value), Number(hands.value), player.value, message);
-  });
+  const sit = h("button", { type: "button", name: "sit" }, "Sit down with house bots");
+  sit.addEventListener("click", () => void sitDown(clients, name.value, rules(), player.value, message));
   const form = h(
     "form",
     { class: "create" },
@@ -49,6 +52,10 @@ export function lobbyPage(root: HTMLElement, clients: SpadesClients, signal: Abo
     h("label", {}, "Hands at most (0: no cap) ", hands),
     h("label", {}, "House bots to seat ", houseBots),
     h("label", {}, "Private (joined with a code) ", privateTable),
+    h("fieldset", { class: "variations" },
+      h("legend", {}, "Rules (the table's badges)"),
+      ...variations.map((variation) => h("label", {}, `${variation.label} `, variation.input)),
+    ),
     h("button", { type: "submit" }, "Open the table"),
     h("h2", {}, "Or play"),
     h("label", {}, "Your name ", player),
@@ -57,7 +64,7 @@ export function lobbyPage(root: HTMLElement, clients: SpadesClients, signal: Abo
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    void openTable(clients, name.value, Number(target.value), Number(hands.value), Number(houseBots.value), privateTable.checked, message);
+    void openTable(clients, name.value, rules(), Number(houseBots.value), privateTable.checked, message);
   });
   replace(
     root,
@@ -125,22 +132,61 @@ function tableRow(table: Table): HTMLElement {
   );
 }
 
+/** One rule variation the form offers: its input, and what it sets in the RuleSet. */
+interface Variation {
+  label: string;
+  input: HTMLInputElement;
+  apply: (rules: RuleSet, input: HTMLInputElement) => void;
+}
+
+function checkbox(name: string): HTMLInputElement {
+  return h("input", { name, type: "checkbox" }) as HTMLInputElement;
+}
+
+function number(name: string, value: string, min: string, max: string): HTMLInputElement {
+  return h("input", { name, type: "number", value, min, max }) as HTMLInputElement;
+}
+
+/** The variations of docs/rules.md a host may choose (the server checks the combination and
+ * says what is wrong with one it refuses; it also names the badges the lobby shows). */
+function variationInputs(): Variation[] {
+  return [
+    { label: "Cutthroat (3 players, each alone)", input: checkbox("cutthroat"), apply: (rules, input) => { if (input.checked) rules.players = 3; } },
+    { label: "No Nil", input: checkbox("no-nil"), apply: (rules, input) => { rules.nilDisabled = input.checked; } },
+    { label: "Blind Nil", input: checkbox("blind-nil"), apply: (rules, input) => { rules.blindNil = input.checked; } },
+    { label: "Blind Nil card pass (2 cards)", input: checkbox("blind-nil-pass"), apply: (rules, input) => { rules.blindNilPassCards = input.checked ? 2 : 0; } },
+    { label: "Nil tricks count for partner", input: checkbox("nil-tricks-count"), apply: (rules, input) => { rules.nilTricksCountForPartner = input.checked; } },
+    { label: "2♣ leads", input: checkbox("two-of-clubs-leads"), apply: (rules, input) => { rules.twoOfClubsLeads = input.checked; } },
+    { label: "Big joker, little joker", input: checkbox("jokers"), apply: (rules, input) => { rules.jokers = input.checked; } },
+    { label: "Spades may be led any time", input: checkbox("spades-lead-any-time"), apply: (rules, input) => { rules.spadesLeadAnyTime = input.checked; } },
+    { label: "Counter-clockwise", input: checkbox("counter-clockwise"), apply: (rules, input) => { if (input.checked) rules.direction = PlayDirection.COUNTER_CLOCKWISE; } },
+    { label: "Minimum team bid (0: none)", input: number("minimum-team-bid", "0", "0", "13"), apply: (rules, input) => { rules.minimumTeamBid = Number(input.value); } },
+    { label: "Mercy: lose at or below (0: off)", input: number("loss-threshold", "0", "-1000", "0"), apply: (rules, input) => { rules.lossThreshold = Number(input.value); } },
+    { label: "Seconds a turn", input: number("turn-seconds", "30", "1", "600"), apply: (rules, input) => { if (rules.clock) rules.clock.turnMillis = Number(input.value) * 1000; } },
+  ];
+}
+
+function chosenRules(target: number, hands: number, variations: Variation[]): RuleSet {
+  const rules = defaultRules({ targetScore: target, maxHands: hands });
+  for (const variation of variations) variation.apply(rules, variation.input);
+  return rules;
+}
+
 async function openTable(
   clients: SpadesClients,
   name: string,
-  target: number,
-  hands: number,
+  rules: RuleSet,
   houseBots: number,
   isPrivate: boolean,
   message: HTMLElement,
 ): Promise<void> {
   try {
-    const create = { name, rules: defaultRules({ targetScore: target, maxHands: hands }), private: isPrivate };
+    const create = { name, rules, private: isPrivate };
     const createId = newRequestId();
     const created = await retried(() => clients.lobby.createTable({ ...create, requestId: createId }));
     const tableId = created.table?.tableId ?? "";
     const joinCode = created.joinCode;
-    for (let index = 0; index < houseBots; index++) {
+    for (let index = 0; index < Math.min(houseBots, rules.players); index++) {
       const requestId = newRequestId();
       await retried(() => clients.lobby.addHouseBot({ tableId, kind: HouseBotKind.HEURISTIC, joinCode, requestId }));
     }
@@ -175,13 +221,11 @@ export function seatKey(tableId: string): string {
 async function sitDown(
   clients: SpadesClients,
   name: string,
-  target: number,
-  hands: number,
+  rules: RuleSet,
   playerName: string,
   message: HTMLElement,
 ): Promise<void> {
   try {
-    const rules = defaultRules({ targetScore: target, maxHands: hands });
     const createId = newRequestId();
     const created = await retried(() => clients.lobby.createTable({ name, rules, requestId: createId }));
     const tableId = created.table?.tableId ?? "";
@@ -190,7 +234,8 @@ async function sitDown(
       clients.lobby.joinTable({ tableId, seat: Seat.SOUTH, playerName, bot: false, requestId: joinId }),
     );
     sessionStorage.setItem(seatKey(tableId), joined.seatToken);
-    for (let index = 0; index < 3; index++) {
+    // Every other seat: three at partnership tables, two at cutthroat.
+    for (let index = 1; index < rules.players; index++) {
       const requestId = newRequestId();
       await retried(() => clients.lobby.addHouseBot({ tableId, kind: HouseBotKind.HEURISTIC, requestId }));
     }

@@ -27,6 +27,7 @@ import {
   seatAt,
   seatIndex,
   seatName,
+  deadlineMillis,
   type TurnPrompt,
   watchTable,
 } from "@spades/client";
@@ -81,6 +82,23 @@ export function tablePage(
   void relist(clients, tableId, listing, signal);
   if (token) void play(clients, tableId, token, view, signal, connection, listing);
   else void follow(clients, tableId, view, signal, connection, listing);
+  tickClocks(view, signal);
+}
+
+/** Count down every clock on the page (``.clock[data-deadline]``, ms since the epoch) each
+ * second, until the page is left. */
+function tickClocks(view: HTMLElement, signal: AbortSignal): void {
+  const timer = setInterval(() => {
+    for (const clock of view.querySelectorAll<HTMLElement>(".clock[data-deadline]")) {
+      clock.textContent = clockText(Number(clock.dataset.deadline));
+    }
+  }, 1000);
+  signal.addEventListener("abort", () => clearInterval(timer));
+}
+
+function clockText(deadlineMillis: number): string {
+  const left = Math.max(0, Math.ceil((deadlineMillis - Date.now()) / 1000));
+  return `${left} s left`;
 }
 
 /** The person's seat: what it may see and do, from the Seat stream; its actions through Act. */
@@ -276,8 +294,13 @@ function seatControls(seated: Seated, send: (action: Action) => void, redraw: ()
   }
   const you = seated.state.viewer ? seatName(seated.state.viewer) : "";
   const what = !prompt ? "Waiting for the others…" : playable.length ? "Your turn: play a card." : passing ? "Choose the cards to pass." : "Your turn.";
+  // The turn's clock, from the prompt's deadline (the server's: its time is the table's).
+  const deadline = prompt?.deadline;
+  const clock = deadline
+    ? h("span", { class: "clock", "data-deadline": String(deadlineMillis(deadline)) }, clockText(deadlineMillis(deadline)))
+    : null;
   return h("section", { class: "seat-controls" },
-    h("p", { class: "prompt" }, `You are ${you}. ${what}`),
+    h("p", { class: "prompt" }, `You are ${you}. ${what}`, clock ? " " : null, clock),
     h("div", { class: "hand" }, ...cards),
     choices.length ? h("div", { class: "choices" }, ...choices) : null,
     options.length ? h("div", { class: "options" }, ...options) : null,

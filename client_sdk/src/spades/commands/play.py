@@ -5,8 +5,9 @@
     spades-play --table TABLE_ID --token SEAT_TOKEN    take back a seat you hold
 
 The screen shows the seats (names, bids, tricks won), the trick being played, your hand with the
-cards you may play enabled and the others dimmed, bid buttons from the prompt, the match told as
-it goes, and the score table after each hand. Everything else (the stream, resuming after a
+cards you may play enabled and the others dimmed, bid buttons from the prompt, the turn's clock
+(the seconds left before the server acts for you), the match told as it goes, and the score
+table after each hand. Everything else (the stream, resuming after a
 dropped connection, action ids) is the SDK's: the person is a :class:`~spades.bot.Bot` whose
 decisions wait for a click or a key.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -82,6 +84,7 @@ if App is not None:
         #choices { height: 3; }
         #choices Button { min-width: 6; width: auto; margin: 0 1 0 0; }
         #prompt { height: 1; }
+        #clock { height: 1; color: $warning; }
         #story { height: 1fr; }
         #scores { height: auto; max-height: 12; }
         """
@@ -109,6 +112,7 @@ if App is not None:
                     yield Static(seat_name(seat), classes="seat", id=f"seat-{seat}")
             yield Static("", id="trick")
             yield Static("Waiting for the match to start…", id="prompt")
+            yield Static("", id="clock")
             # Fixed buttons, relabelled and shown or hidden as the hand and the prompt change:
             # nothing is mounted while playing.
             with Horizontal(id="hand"):
@@ -134,7 +138,16 @@ if App is not None:
                 f"you are {seat_name(self.ticket.seat)}" if self.ticket.seat >= 0 else "your seat"
             )
             self.title = f"Spades: table {self.ticket.table_id}, {where}"
+            self.set_interval(0.5, self._tick)
             self.run_worker(self._play(), exclusive=True)
+
+        def clock_text(self) -> str:
+            """The turn's time left while the person is asked (from the prompt's deadline)."""
+            left = self.view.time_left() if self.view is not None and self._asking else None
+            return "" if left is None else f"{math.ceil(left)} s left"
+
+        def _tick(self) -> None:
+            self.query_one("#clock", Static).update(self.clock_text())
 
         async def _play(self) -> None:
             try:
@@ -157,11 +170,13 @@ if App is not None:
             self._chosen = []
             self._answer = asyncio.get_running_loop().create_future()
             self._show_choices(view)
+            self._tick()
             try:
                 return await self._answer
             finally:
                 self._asking = ""
                 self._show_choices(view)
+                self._tick()
 
         def seat_event(self, event: ev.Event, view: BotView) -> None:
             self.view = view

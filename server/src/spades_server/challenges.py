@@ -119,6 +119,20 @@ def decode(stored: StoredEvent) -> log_pb2.ChallengeLogEntry:
 # ---------------------------------------------------------------------------------- aggregate
 
 
+#: The kinds of entry an account's answer appends (a request id may record each).
+ANSWER_KINDS: Final = ("accepted", "declined", "cancelled")
+
+
+@dataclass(frozen=True)
+class RecordedAnswer:
+    """An answer appended with a request id: who gave it, the entry, and the challenge's state
+    right after it."""
+
+    account_id: str
+    entry: log_pb2.ChallengeLogEntry
+    state: int
+
+
 @dataclass
 class ChallengeState:
     """One challenge, as its stream says."""
@@ -128,6 +142,8 @@ class ChallengeState:
     #: The challenge as it is now (its state as recorded: see :meth:`view` for expiry).
     message: challenge_pb2.Challenge = field(default_factory=challenge_pb2.Challenge)
     created_by_request: bytes = b""
+    #: Each answer made with a request id, by the id's SHA-256 (a retry finds it).
+    answers: dict[bytes, RecordedAnswer] = field(default_factory=dict)
 
     def fold(self, sequence: int, entry: log_pb2.ChallengeLogEntry) -> None:
         if sequence <= self.version:
@@ -152,6 +168,10 @@ class ChallengeState:
                 message.state = CANCELLED
             case "expired":
                 message.state = EXPIRED
+        kind = entry.WhichOneof("kind")
+        if entry.request_id_sha256 and kind in ANSWER_KINDS:
+            by = message.challenger_id if kind == "cancelled" else getattr(entry, kind).account_id
+            self.answers[entry.request_id_sha256] = RecordedAnswer(by, entry, message.state)
         self.version = sequence
 
     @property
@@ -384,16 +404,37 @@ def _to_answer(
     return opponent
 
 
+def answered_before(
+    challenge: ChallengeState, request_digest: bytes, account: Account, kind: str
+) -> RecordedAnswer | None:
+    """The answer of this kind the account gave with this request id, if it did (a retry: its
+    outcome is the challenge as it is now); REQUEST_ID_REUSED when the id made or answered the
+    challenge otherwise."""
+    if not request_digest:
+        return None
+    earlier = challenge.answers.get(request_digest)
+    if earlier is None:
+        if request_digest == challenge.created_by_request:
+            raise accounts.request_id_reused()
+        return None
+    if earlier.account_id != account.account_id or earlier.entry.WhichOneof("kind") != kind:
+        raise accounts.request_id_reused()
+    return earlier
+
+
 def decide_acceptance(
-    challenge: ChallengeState, account: Account, now: float
-) -> log_pb2.ChallengeLogEntry:
+    challenge: ChallengeState, account: Account, now: float, request_digest: bytes = b""
+) -> log_pb2.ChallengeLogEntry | None:
+    if answered_before(challenge, request_digest, account, "accepted"):
+        return None
     opponent = _to_answer(challenge, account.account_id, now)
     # The manifest may have changed since the challenge was made.
     accounts.check_declared(account, protocol.rules_from_proto(challenge.message.rules))
     waiting = [o for o in challenge.message.opponents if not o.accepted and o is not opponent]
     table_id = "" if waiting else table_id_for(challenge.challenge_id)
     return log_pb2.ChallengeLogEntry(
-        accepted=log_pb2.ChallengeAcceptance(account_id=account.account_id, table_id=table_id)
+        accepted=log_pb2.ChallengeAcceptance(account_id=account.account_id, table_id=table_id),
+        request_id_sha256=request_digest,
     )
 
 
@@ -402,22 +443,30 @@ def decide_decline(
     account: Account,
     reason: challenge_pb2.DeclineReason.ValueType,
     now: float,
-) -> log_pb2.ChallengeLogEntry:
+    request_digest: bytes = b"",
+) -> log_pb2.ChallengeLogEntry | None:
+    if answered_before(challenge, request_digest, account, "declined"):
+        return None
     _to_answer(challenge, account.account_id, now)
     return log_pb2.ChallengeLogEntry(
-        declined=log_pb2.ChallengeRefusal(account_id=account.account_id, reason=reason)
+        declined=log_pb2.ChallengeRefusal(account_id=account.account_id, reason=reason),
+        request_id_sha256=request_digest,
     )
 
 
 def decide_cancel(
-    challenge: ChallengeState, account: Account, now: float
-) -> log_pb2.ChallengeLogEntry:
+    challenge: ChallengeState, account: Account, now: float, request_digest: bytes = b""
+) -> log_pb2.ChallengeLogEntry | None:
+    if answered_before(challenge, request_digest, account, "cancelled"):
+        return None
     if account.account_id != challenge.message.challenger_id:
         raise errors.refuse(
             Reason.CHALLENGE_NOT_YOURS, "only the challenger may cancel this challenge"
         )
     _check_open(challenge, now)
-    return log_pb2.ChallengeLogEntry(cancelled=log_pb2.ChallengeEnded())
+    return log_pb2.ChallengeLogEntry(
+        cancelled=log_pb2.ChallengeEnded(), request_id_sha256=request_digest
+    )
 
 
 def decide_expiry(challenge: ChallengeState, now: float) -> log_pb2.ChallengeLogEntry | None:
@@ -882,19 +931,29 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
     async def _answer(
         self,
         challenge_id: str,
-        decide: Callable[[ChallengeState, float], log_pb2.ChallengeLogEntry],
+        request_id: str,
+        decide: Callable[[ChallengeState, float, bytes], log_pb2.ChallengeLogEntry | None],
     ) -> challenge_pb2.Challenge:
+        """Append the answer ``decide`` makes, or none when it is a retry of one made with
+        ``request_id`` (the answer is told again while the challenge is as it left it)."""
+        request_digest = tokens.digest(check_request_id(request_id)) if request_id else b""
         await self._challenges.settle(challenge_id)
         appended: list[log_pb2.ChallengeLogEntry] = []
 
-        def decision(challenge: ChallengeState) -> log_pb2.ChallengeLogEntry:
+        def decision(challenge: ChallengeState) -> log_pb2.ChallengeLogEntry | None:
             appended.clear()
-            entry = decide(challenge, time.time())
-            appended.append(entry)
+            entry = decide(challenge, time.time(), request_digest)
+            if entry is not None:
+                appended.append(entry)
             return entry
 
         challenge = await self._store.execute(challenge_id, decision)
-        await self._challenges.answered(challenge, appended[-1])
+        if appended:
+            await self._challenges.answered(challenge, appended[-1])
+        else:  # a retry: a crash may have come between the answer and its telling
+            earlier = challenge.answers[request_digest]
+            if challenge.message.state == earlier.state:
+                await self._challenges.answered(challenge, earlier.entry)
         return challenge.view(time.time())
 
     async def AcceptChallenge(
@@ -902,7 +961,9 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
     ) -> challenge_pb2.AcceptChallengeResponse:
         account = await self._caller(context)
         challenge = await self._answer(
-            request.challenge_id, lambda c, now: decide_acceptance(c, account, now)
+            request.challenge_id,
+            request.request_id,
+            lambda c, now, digest: decide_acceptance(c, account, now, digest),
         )
         log.info(
             "challenge accepted",
@@ -921,7 +982,9 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
                 Reason.MALFORMED_REQUEST, "reason is not a DeclineReason", field="reason"
             )
         challenge = await self._answer(
-            request.challenge_id, lambda c, now: decide_decline(c, account, request.reason, now)
+            request.challenge_id,
+            request.request_id,
+            lambda c, now, digest: decide_decline(c, account, request.reason, now, digest),
         )
         log.info(
             "challenge declined", challenge_id=request.challenge_id, account_id=account.account_id
@@ -933,7 +996,9 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
     ) -> challenge_pb2.CancelChallengeResponse:
         account = await self._caller(context)
         challenge = await self._answer(
-            request.challenge_id, lambda c, now: decide_cancel(c, account, now)
+            request.challenge_id,
+            request.request_id,
+            lambda c, now, digest: decide_cancel(c, account, now, digest),
         )
         log.info("challenge cancelled", challenge_id=request.challenge_id)
         return challenge_pb2.CancelChallengeResponse(challenge=challenge)

@@ -172,36 +172,61 @@ class ChallengeCalls:
         )
         return ChallengeInfo.from_proto(response.challenge)
 
-    async def accept_challenge(self, challenge_id: str) -> ChallengeInfo:
+    async def accept_challenge(
+        self, challenge_id: str, *, request_id: str | None = None
+    ) -> ChallengeInfo:
         """Accept a challenge addressed to the client's account; the last acceptance opens
-        the table (``table_id``)."""
-        request = challenge_pb2.AcceptChallengeRequest(challenge_id=challenge_id)
-        response = await self._call(
-            self._challenges.AcceptChallenge(request, metadata=self._bearer(), timeout=self.timeout)
+        the table (``table_id``).
+
+        The call carries ``request_id`` (a fresh one if None) and is tried again with it while
+        the server is unreachable: a retry of an acceptance that was recorded gets the challenge
+        as it is now, not ``CHALLENGE_ALREADY_ANSWERED``."""
+        request = challenge_pb2.AcceptChallengeRequest(
+            challenge_id=challenge_id, request_id=request_id or new_request_id()
+        )
+        metadata = self._bearer()
+        response = await self._call_with_retries(
+            lambda: self._challenges.AcceptChallenge(
+                request, metadata=metadata, timeout=self.timeout
+            )
         )
         return ChallengeInfo.from_proto(response.challenge)
 
-    async def decline_challenge(self, challenge_id: str, reason: str = "") -> ChallengeInfo:
-        """Decline a challenge, with a reason's name (see :data:`DECLINE_REASONS`)."""
+    async def decline_challenge(
+        self, challenge_id: str, reason: str = "", *, request_id: str | None = None
+    ) -> ChallengeInfo:
+        """Decline a challenge, with a reason's name (see :data:`DECLINE_REASONS`); sent with
+        ``request_id`` (a fresh one if None) and retried with it, as :meth:`accept_challenge`."""
         if reason not in DECLINE_REASONS:
             raise ValueError(
                 f"{reason!r} is not a decline reason; choose from {list(DECLINE_REASONS)}"
             )
         request = challenge_pb2.DeclineChallengeRequest(
-            challenge_id=challenge_id, reason=DECLINE_REASONS[reason]
+            challenge_id=challenge_id,
+            reason=DECLINE_REASONS[reason],
+            request_id=request_id or new_request_id(),
         )
-        response = await self._call(
-            self._challenges.DeclineChallenge(
-                request, metadata=self._bearer(), timeout=self.timeout
+        metadata = self._bearer()
+        response = await self._call_with_retries(
+            lambda: self._challenges.DeclineChallenge(
+                request, metadata=metadata, timeout=self.timeout
             )
         )
         return ChallengeInfo.from_proto(response.challenge)
 
-    async def cancel_challenge(self, challenge_id: str) -> ChallengeInfo:
-        """Withdraw the client's own challenge."""
-        request = challenge_pb2.CancelChallengeRequest(challenge_id=challenge_id)
-        response = await self._call(
-            self._challenges.CancelChallenge(request, metadata=self._bearer(), timeout=self.timeout)
+    async def cancel_challenge(
+        self, challenge_id: str, *, request_id: str | None = None
+    ) -> ChallengeInfo:
+        """Withdraw the client's own challenge; sent with ``request_id`` (a fresh one if None)
+        and retried with it, as :meth:`accept_challenge`."""
+        request = challenge_pb2.CancelChallengeRequest(
+            challenge_id=challenge_id, request_id=request_id or new_request_id()
+        )
+        metadata = self._bearer()
+        response = await self._call_with_retries(
+            lambda: self._challenges.CancelChallenge(
+                request, metadata=metadata, timeout=self.timeout
+            )
         )
         return ChallengeInfo.from_proto(response.challenge)
 

@@ -351,16 +351,26 @@ class AcceptChallengeRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     CHALLENGE_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     challenge_id: _builtins.str
     """The challenge, at most 64 characters."""
+    request_id: _builtins.str
+    """The client's id of this call, so that a retry is safe: 16..64 letters, digits, '-' or '_' (at
+    most 64 characters), fresh for each call and the same on each retry of it. A retry with the
+    same id from the same account gets the challenge as it is now instead of
+    CHALLENGE_ALREADY_ANSWERED (and records nothing), through any replica and after a restart.
+    Its scope is the challenge: an id already used on it for another answer fails with
+    INVALID_ARGUMENT (REQUEST_ID_REUSED). Empty: the call is not idempotent.
+    """
     def __init__(
         self,
         *,
         challenge_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenge_id", b"challenge_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenge_id", b"challenge_id", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -398,19 +408,29 @@ class DeclineChallengeRequest(_message.Message):
 
     CHALLENGE_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     challenge_id: _builtins.str
     """The challenge, at most 64 characters."""
     reason: Global___DeclineReason.ValueType
     """Why."""
+    request_id: _builtins.str
+    """The client's id of this call, so that a retry is safe: 16..64 letters, digits, '-' or '_' (at
+    most 64 characters), fresh for each call and the same on each retry of it. A retry with the
+    same id from the same account gets the declined challenge instead of CHALLENGE_CLOSED (and
+    records nothing), through any replica and after a restart. Its scope is the challenge: an id
+    already used on it for another answer fails with INVALID_ARGUMENT (REQUEST_ID_REUSED).
+    Empty: the call is not idempotent.
+    """
     def __init__(
         self,
         *,
         challenge_id: _builtins.str = ...,
         reason: Global___DeclineReason.ValueType = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenge_id", b"challenge_id", "reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenge_id", b"challenge_id", "reason", b"reason", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -447,16 +467,26 @@ class CancelChallengeRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     CHALLENGE_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     challenge_id: _builtins.str
     """The challenge, at most 64 characters."""
+    request_id: _builtins.str
+    """The client's id of this call, so that a retry is safe: 16..64 letters, digits, '-' or '_' (at
+    most 64 characters), fresh for each call and the same on each retry of it. A retry with the
+    same id from the challenger gets the cancelled challenge instead of CHALLENGE_CLOSED (and
+    records nothing), through any replica and after a restart. Its scope is the challenge: an id
+    already used on it for another answer fails with INVALID_ARGUMENT (REQUEST_ID_REUSED).
+    Empty: the call is not idempotent.
+    """
     def __init__(
         self,
         *,
         challenge_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenge_id", b"challenge_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenge_id", b"challenge_id", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -342,7 +342,9 @@ class ChallengeLogEntry(_message.Message):
     EXPIRED_FIELD_NUMBER: _builtins.int
     REQUEST_ID_SHA256_FIELD_NUMBER: _builtins.int
     request_id_sha256: _builtins.bytes
-    """Created with a client request id: the id's SHA-256, so a retry finds this challenge."""
+    """Made or answered (accepted, declined, cancelled) with a client request id: the id's
+    SHA-256, so a retry finds this challenge or this answer.
+    """
     @_builtins.property
     def created(self) -> _challenge_pb2.Challenge:
         """The challenge was made: as it was then (PENDING)."""

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from spades.bot import Bot, BotView, SeatTracker, run_local_match
-from spades.bot.thinking import turn_seconds
+from spades.bot.thinking import Thinking, turn_seconds
 from spades.commands.bot import make_bot
 from spades.engine import (
     BID,
@@ -27,7 +27,7 @@ from spades.engine.shuffle import first_dealer
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from spades_bots.registry import bot_class
-from spades_bots.search import Playout, SearchBot
+from spades_bots.search import SETTLED_WORLDS, Measurements, Playout, SearchBot
 
 RULE_SETS = [
     Rules(max_hands=1),
@@ -104,6 +104,38 @@ def test_search_stays_within_its_time_and_the_turn_clock() -> None:
     assert quick.last_worlds >= 1
     # Past its budget a decision only finishes the world in hand (generous: machines are busy).
     assert quick.slowest < 0.03 + 0.5 and clocked.slowest < 0.3 + 0.5
+
+
+def test_thinking_counts_cpu_time_and_stops_at_the_wall_clock_cap() -> None:
+    # Waiting (another process on the core) spends no CPU time: the decision goes on.
+    waiting = Thinking(cpu_seconds=0.02, wall_seconds=10.0)
+    time.sleep(0.06)
+    assert not waiting.over()
+    spent = time.thread_time()
+    while time.thread_time() - spent < 0.03:  # this thread's own work
+        pass
+    assert waiting.over()
+    # However little CPU time it used, a decision ends at the wall-clock cap.
+    capped = Thinking(cpu_seconds=10.0, wall_seconds=0.02)
+    time.sleep(0.04)
+    assert capped.over()
+    turn = Thinking.for_turn(Rules(clock=Clock(turn_millis=600, extension_millis=0)), 10.0)
+    assert (turn.cpu_seconds, turn.wall_seconds) == (0.3, 0.3)
+    assert Thinking.for_turn(Rules(), 0.1).cpu_seconds == 0.1
+
+
+def test_a_decision_stops_once_every_choice_scored_alike_in_enough_worlds() -> None:
+    alike = Measurements([1, 2, 3])
+    for _ in range(SETTLED_WORLDS - 1):
+        alike.add(1.0, [5.0, 5.0, 5.0])
+    assert not alike.settled  # too few worlds to say
+    alike.add(0.5, [-2.0, -2.0, -2.0])
+    assert alike.settled
+    apart = Measurements([1, 2])
+    apart.add(1.0, [5.0, 6.0])
+    for _ in range(3 * SETTLED_WORLDS):
+        apart.add(1.0, [5.0, 5.0])
+    assert not apart.settled  # one world told them apart: keep looking
 
 
 def test_the_thinking_time_is_chosen_by_name_or_flag() -> None:

@@ -22,23 +22,25 @@ Nil the heuristic bids stands (perfect-information playouts make a Nil look easi
 is). The Blind Nil choice and the card pass are the heuristic's; a decision with one legal
 action is instant.
 
-Time: ``think_ms`` per decision (100 by default), never more than the turn clock allows
-(:mod:`spades.bot.thinking`); one core. The worlds of a decision come from a generator seeded
-by the bot's ``seed`` and the moment of the match, so for a seed the bot makes the same choices
-whenever it gets as far: with ``max_worlds`` it always does (tests); by time alone, a slower
-machine may see fewer worlds.
+Time: ``think_ms`` of CPU time per decision (100 by default): the deciding thread's own
+processor time (:class:`spades.bot.thinking.Thinking`), "100 ms on one core", so a machine busy
+with other work makes the answer later but not weaker; never more wall-clock time than the turn
+clock allows less the safety margin. A decision stops early once ``SETTLED_WORLDS`` worlds have
+scored every choice alike (nothing left to choose). The worlds of a decision come from a
+generator seeded by the bot's ``seed`` and the moment of the match, so for a seed the bot makes
+the same choices whenever it gets as far: with ``max_worlds`` it always does (tests); by time
+alone, a slower machine may see fewer worlds.
 """
 
 from __future__ import annotations
 
 import math
 import random
-import time
 from collections.abc import Iterable, Sequence
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from spades.bot import Bot, BotView
-from spades.bot.thinking import decision_seconds
+from spades.bot.thinking import Thinking
 from spades.bot.worlds import Holders, sample_world
 from spades.engine import (
     BID,
@@ -55,7 +57,6 @@ from spades.engine import (
     trump_power,
 )
 from spades.engine import events as ev
-from spades.engine.cards import iter_cards
 from spades.engine.legal import play_mask
 from spades_bots.heuristic import HeuristicBot, Powers, estimate_tricks, nearest_legal_bid
 
@@ -63,8 +64,27 @@ from spades_bots.heuristic import HeuristicBot, Powers, estimate_tricks, nearest
 BID_SPREAD = 1.5
 #: Fewer worlds than this say too little to overrule the heuristic.
 MIN_WORLDS = 6
+#: How many standard errors a choice must measure better by to overrule the heuristic's.
+ERRORS = 2.0
+#: After this many worlds in which every choice scored the same, a decision stops looking.
+SETTLED_WORLDS = 16
 #: Points for winning (or losing) the match outright in a playout.
 MATCH_POINTS = 300.0
+
+
+def _cards_by_suit() -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """Per suit (the jokers as a fifth), per 13-bit mask of its cards: their numbers, lowest
+    first (the playout's legal cards, without a loop over the bits)."""
+    return tuple(
+        tuple(
+            tuple(13 * suit + bit for bit in range(13) if chunk >> bit & 1)
+            for chunk in range(8192 if suit < 4 else 4)
+        )
+        for suit in range(5)
+    )
+
+
+_CARDS_BY_SUIT: Final = _cards_by_suit()
 
 
 class Playout:
@@ -94,53 +114,76 @@ class Playout:
             )
             for card in range(54)
         ]
+        # Sort keys, one number per card (ties keep the lower card, as a key tuple did):
+        #: leading or ducking low: side cards before trumps, low first;
+        self.low = [(strength > 13) * 1000 + strength for strength in self.strength]
+        #: shedding: side cards before trumps, high first;
+        self.shed = [(strength <= 13) * 1000 + strength for strength in self.strength]
+        #: per led suit, a losing card's place: the strongest in the trick, then by strength.
+        self.loser = [
+            [self.power[led][card] * 1000 + self.strength[card] for card in range(54)]
+            for led in range(4)
+        ]
 
     def card(self, state: MatchState, seat: int) -> int:
-        legal = list(iter_cards(play_mask(state, seat)))
-        if len(legal) == 1:
-            return legal[0]
+        mask = play_mask(state, seat)
+        if not mask & (mask - 1):
+            return mask.bit_length() - 1
+        legal = _CARDS_BY_SUIT[0][mask & 8191]
+        for suit in (1, 2, 3):
+            if mask >> 13 * suit & 8191:
+                legal = legal + _CARDS_BY_SUIT[suit][mask >> 13 * suit & 8191]
+        if mask >> 52:
+            legal = legal + _CARDS_BY_SUIT[4][mask >> 52]
         strength = self.strength
         nil = self._clean_nil(state, seat)
         trick = state.trick
         if not trick:
             if not nil and self._side_needs(state, seat):
+                hands = state.hands
                 others = 0
                 for other in range(self.players):
                     if other != seat:
-                        others |= state.hands[other]
-                bosses = [card for card in legal if not self.above[card] & others]
+                        others |= hands[other]
+                above = self.above
+                bosses = [card for card in legal if not above[card] & others]
                 if bosses:
                     return max(bosses, key=strength.__getitem__)
-            return min(legal, key=self._low)
-        power = self.power[effective_suit(trick[0].card)]
-        best_play = max(trick, key=lambda play: power[play.card])
+            return min(legal, key=self.low.__getitem__)
+        led = trick[0].card
+        led_suit = effective_suit(led)
+        power = self.power[led_suit]
+        best_play = trick[0]
         best = power[best_play.card]
+        for play in trick:
+            if power[play.card] > best:
+                best_play = play
+                best = power[play.card]
         best_seat = best_play.seat
         winners = [card for card in legal if power[card] > best]
         losers = [card for card in legal if power[card] <= best]
-        last = len(trick) == self.players - 1
         if nil:
             if losers:
-                return max(losers, key=lambda card: (power[card], strength[card]))
+                return max(losers, key=self.loser[led_suit].__getitem__)
             # I must win: with my lowest winner, in case someone after me overtakes it.
-            return (
-                max(winners, key=strength.__getitem__)
-                if last
-                else min(winners, key=power.__getitem__)
-            )
+            if len(trick) == self.players - 1:
+                return max(winners, key=strength.__getitem__)
+            return min(winners, key=power.__getitem__)
         partner = (seat + 2) % 4 if self.partners else -1
         if best_seat == partner:
             if winners and self._clean_nil(state, partner):
                 return min(winners, key=power.__getitem__)  # cover my Nil partner
-            return min(losers or legal, key=self._low)
+            return min(losers or legal, key=self.low.__getitem__)
         if losers and self._clean_nil(state, best_seat):
-            return max(losers, key=self._shed)  # stay under the Nil bidder's card
+            return max(losers, key=self.shed.__getitem__)  # stay under the Nil bidder's card
         needs = self._side_needs(state, seat)
         if winners and needs:
             return min(winners, key=power.__getitem__)
         if losers:
             # Made: shed the card most likely to take a bag later; else keep the high ones.
-            return min(losers, key=self._low) if needs else max(losers, key=self._shed)
+            if needs:
+                return min(losers, key=self.low.__getitem__)
+            return max(losers, key=self.shed.__getitem__)
         return min(winners, key=power.__getitem__)
 
     def distinct(self, hand: Sequence[Card], played: Iterable[int]) -> dict[Card, list[Card]]:
@@ -164,12 +207,6 @@ class Playout:
             lowest = card
             groups[card] = [card]
         return groups
-
-    def _low(self, card: int) -> tuple[bool, int]:
-        return (self.strength[card] > 13, self.strength[card])  # keep trumps, shed low
-
-    def _shed(self, card: int) -> tuple[bool, int]:
-        return (self.strength[card] <= 13, self.strength[card])  # side cards first, high first
 
     def _clean_nil(self, state: MatchState, seat: int) -> bool:
         bid = state.bids[seat]
@@ -201,11 +238,22 @@ class Measurements:
         self.cards = list(cards)
         self.weights: list[float] = []
         self.outcomes: dict[int, list[float]] = {card: [] for card in cards}
+        #: Whether some world told the choices apart (any two outcomes differed).
+        self.differ = False
 
     def add(self, weight: float, outcomes: Sequence[float]) -> None:
         self.weights.append(weight)
         for card, outcome in zip(self.cards, outcomes, strict=True):
             self.outcomes[card].append(outcome)
+        if not self.differ and min(outcomes) != max(outcomes):
+            self.differ = True
+
+    @property
+    def settled(self) -> bool:
+        """True when ``SETTLED_WORLDS`` worlds or more have all scored every choice alike:
+        the choice does not matter (the hand's tricks are as good as decided), so more
+        worlds would only spend time."""
+        return not self.differ and len(self.weights) >= SETTLED_WORLDS
 
     def mean(self, card: int) -> float:
         total = sum(self.weights)
@@ -227,7 +275,7 @@ class Measurements:
         spread = sum(w * (d - mean) ** 2 for w, d in zip(self.weights, differences, strict=True))
         effective = total**2 / sum(w * w for w in self.weights)  # worlds, counted by weight
         error = math.sqrt(spread / total / max(effective - 1, 1))
-        return mean > margin and mean > 2 * error
+        return mean > margin and mean > ERRORS * error
 
 
 class SearchBot(Bot):
@@ -269,9 +317,7 @@ class SearchBot(Bot):
     def measure_bids(self, view: BotView, bids: Sequence[int]) -> Measurements:
         """Each bid's outcome in every world sampled within the time: the later seats bid
         their count of tricks, and the hand is played out by the playout policy."""
-        started = time.perf_counter()
-        self.last_budget = decision_seconds(view.rules, self.think_ms / 1000)
-        stop = started + self.last_budget
+        thinking = self._thinking(view)
         rng = random.Random(f"{self.seed}:{view.hand_number}:bid:{view.seat}")
         holders = Holders(view)
         playout = self._playout(view.rules)
@@ -288,7 +334,7 @@ class SearchBot(Bot):
                 bid_likelihood(world, view, powers),
                 [bid_out(world, view.seat, bid, counts, playout) for bid in bids],
             )
-            if time.perf_counter() > stop:
+            if thinking.over() or found.settled:
                 break
         self.last_worlds = len(found.weights)
         return found
@@ -311,9 +357,7 @@ class SearchBot(Bot):
 
     def measure(self, view: BotView, cards: Sequence[Card]) -> Measurements:
         """Each card's outcome in every world sampled within the time."""
-        started = time.perf_counter()
-        self.last_budget = decision_seconds(view.rules, self.think_ms / 1000)
-        stop = started + self.last_budget
+        thinking = self._thinking(view)
         rng = random.Random(f"{self.seed}:{view.hand_number}:{len(view.played_cards)}:{view.seat}")
         holders = Holders(view)
         playout = self._playout(view.rules)
@@ -325,10 +369,16 @@ class SearchBot(Bot):
                 bid_likelihood(world, view, powers),
                 [play_out(world, view.seat, card, playout) for card in cards],
             )
-            if time.perf_counter() > stop:
+            if thinking.over() or found.settled:
                 break
         self.last_worlds = len(found.weights)
         return found
+
+    def _thinking(self, view: BotView) -> Thinking:
+        """This decision's time: ``think_ms`` of CPU time, within the turn's clock."""
+        thinking = Thinking.for_turn(view.rules, self.think_ms / 1000)
+        self.last_budget = thinking.cpu_seconds
+        return thinking
 
     def _playout(self, rules: Rules) -> Playout:
         found = self._playouts.get(rules)

@@ -5,6 +5,11 @@ a bot that answers after that loses the turn to the clock. A bot that thinks (a 
 process) therefore stops a safety margin before the clock would, to leave room for the answer
 to travel back.
 
+A search counts its thinking in CPU time (:class:`Thinking`): ``--think-ms 100`` is 100 ms of
+the deciding thread's own processor time, "100 ms on one core", so a machine busy with other
+work slows the answer but does not weaken it; the turn's clock less the margin still caps the
+wall-clock time, so a decision is never late.
+
 >>> from spades.engine import Clock, Rules
 >>> decision_seconds(Rules(), wanted=0.1)
 0.1
@@ -14,6 +19,7 @@ to travel back.
 
 from __future__ import annotations
 
+import time
 from typing import Final
 
 from spades.engine import Rules
@@ -36,3 +42,31 @@ def decision_seconds(rules: Rules, wanted: float | None) -> float:
     :func:`turn_seconds`."""
     allowed = turn_seconds(rules)
     return allowed if wanted is None else min(wanted, allowed)
+
+
+class Thinking:
+    """One decision's time, started when made: ``cpu_seconds`` of this thread's CPU time
+    (:func:`time.thread_time`), and never more than ``wall_seconds`` by the clock.
+
+    >>> thinking = Thinking(cpu_seconds=0.05, wall_seconds=1.0)
+    >>> thinking.over()
+    False
+    """
+
+    __slots__ = ("_cpu_stop", "_wall_stop", "cpu_seconds", "wall_seconds")
+
+    def __init__(self, cpu_seconds: float, wall_seconds: float) -> None:
+        self.cpu_seconds = cpu_seconds
+        self.wall_seconds = wall_seconds
+        self._cpu_stop = time.thread_time() + cpu_seconds
+        self._wall_stop = time.perf_counter() + wall_seconds
+
+    @classmethod
+    def for_turn(cls, rules: Rules, wanted: float | None) -> Thinking:
+        """``wanted`` seconds of CPU time (all the turn when None), and at most the turn's
+        clock less the margin (:func:`turn_seconds`) by the wall clock."""
+        return cls(decision_seconds(rules, wanted), turn_seconds(rules))
+
+    def over(self) -> bool:
+        """True once either the CPU time or the wall-clock time is spent."""
+        return time.thread_time() > self._cpu_stop or time.perf_counter() > self._wall_stop

@@ -51,8 +51,8 @@ def parser() -> argparse.ArgumentParser:
         "--think-ms",
         type=float,
         default=100.0,
-        help="with --bot search: milliseconds to think per decision, within the turn clock "
-        "(default: %(default)s)",
+        help="with --bot search: milliseconds of CPU time to think per decision, within the "
+        "turn clock (default: %(default)s)",
     )
     where = parse.add_mutually_exclusive_group(required=True)
     where.add_argument("--table", metavar="ID", help="join this table")

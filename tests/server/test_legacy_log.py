@@ -44,9 +44,13 @@ def expected_now() -> dict[str, Any]:
 
 @asynccontextmanager
 async def serving(database: Path) -> AsyncIterator[tuple[SpadesServer, Client]]:
-    # No house bots: nothing but these tests' calls writes to the log (the clock may).
+    # No house bots: nothing but these tests' calls writes to the log (the clock may). And no
+    # freeing of unclaimed seats: the fixture's waiting tables were joined long ago by holders
+    # who never opened a stream (the log is older than stream claims), so their seats are past
+    # --unclaimed-seat-timeout and the first sweep (a second after the start) would free them,
+    # before or after these tests open their streams depending on the machine's speed.
     async with (
-        running_server(database, house_bots=0) as server,
+        running_server(database, house_bots=0, unclaimed_seat_timeout=0) as server,
         grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel,
     ):
         yield server, Client(channel)

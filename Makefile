@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos web browser engine lint contract test run demo demo-tournament bench-engine bench-search bench-server bench-soak bench-ratings fmt clean
+.PHONY: help install-runtime install buf protos web browser node-client engine lint contract test run demo demo-tournament bench-engine bench-search bench-server bench-soak bench-ratings fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -97,6 +97,15 @@ browser: ## install Debian's chromium for the browser tests (needs root, as on C
 		apt-get install -y -qq chromium; }
 	@$(CHROMIUM) --version
 
+# The Node client check (tests/node_client): a client of spades.v1 written from protos/ and
+# docs/ alone, on @grpc/grpc-js and @grpc/proto-loader from the npm registry (pinned by its lock).
+NODE_CLIENT := tests/node_client
+NODE_CLIENT_STAMP := $(NODE_CLIENT)/node_modules/.package-lock.json
+$(NODE_CLIENT_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
+	npm ci --prefix $(NODE_CLIENT) --no-audit --no-fund
+
+node-client: $(NODE_CLIENT_STAMP) ## install the Node client check's packages (tests/node_client, npm)
+
 # The wire contract we keep: buf's image of protos/ as released, committed. `make lint` fails
 # on any change to protos/ that breaks a client built against it (buf breaking, FILE rules);
 # after a release that adds to the contract, `make contract` records the new image.
@@ -112,7 +121,7 @@ lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy +
 contract: $(BUF_STAMP) ## record protos/ as the wire contract `make lint` checks breaking changes against
 	$(BUF) build -o $(CONTRACT)
 
-test: lint web browser engine ## lint, build the web client and the engine, then pytest (saying why each skipped test was skipped)
+test: lint web browser node-client engine ## lint, build the web client and the engine, then pytest (saying why each skipped test was skipped)
 	$(PY) -m pytest -rs
 	@echo "the engine's tests and examples again, on the pure-Python engine (SPADES_ENGINE=python):"
 	SPADES_ENGINE=python $(PY) -m pytest -rs tests/engine tests/test_doctests.py
@@ -170,8 +179,8 @@ fmt: $(INSTALL_STAMP) ## ruff format + ruff check --fix
 	$(VENV)/bin/ruff format $(PY_SOURCES)
 	$(VENV)/bin/ruff check --fix $(PY_SOURCES)
 
-clean: ## remove .venv, .tools/node_modules, caches and build artifacts (keeps generated stubs)
-	rm -rf $(VENV) $(TOOLS)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis
+clean: ## remove .venv, .tools/node_modules, tests/node_client/node_modules, caches and build artifacts (keeps generated stubs)
+	rm -rf $(VENV) $(TOOLS)/node_modules $(NODE_CLIENT)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	rm -rf build dist */build */dist */src/*.egg-info
 	rm -f client_sdk/src/*.so $(ENGINE_DIR)/*.so $(ENGINE_STAMP)
 	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -13,7 +13,15 @@ import pytest
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from spades.reasons import CODES, DOMAIN, Reason
-from spades.v1 import admin_pb2, challenge_pb2, lobby_pb2, play_pb2
+from spades.v1 import (
+    account_pb2,
+    admin_pb2,
+    challenge_pb2,
+    lobby_pb2,
+    play_pb2,
+    rating_pb2,
+    tournament_pb2,
+)
 from spades_server import checks, errors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -171,7 +179,15 @@ def test_a_refusal_carries_its_code_status_field_and_delay_as_a_google_rpc_statu
 PROTOS = ROOT / "protos" / "spades" / "v1"
 REQUESTS = [
     message
-    for module in (lobby_pb2, play_pb2, admin_pb2, challenge_pb2)
+    for module in (
+        lobby_pb2,
+        play_pb2,
+        admin_pb2,
+        challenge_pb2,
+        account_pb2,
+        tournament_pb2,
+        rating_pb2,
+    )
     for message in module.DESCRIPTOR.message_types_by_name.values()
     if message.name.endswith("Request")
 ]

@@ -116,8 +116,16 @@ class Reason(StrEnum):
     WRONG_PHASE = "WRONG_PHASE", _PRECONDITION, "an action of another kind than the phase waits for"
     NO_ONE_TO_ACT = "NO_ONE_TO_ACT", _PRECONDITION, "a turn action when no seat is on turn"
     MATCH_NOT_STARTED = "MATCH_NOT_STARTED", _PRECONDITION, "an action before every seat is taken"
-    MATCH_STARTED = "MATCH_STARTED", _PRECONDITION, "a seat taken or left after the match started"
-    MATCH_OVER = "MATCH_OVER", _PRECONDITION, "anything but reading once the match has ended"
+    MATCH_STARTED = (
+        "MATCH_STARTED",
+        _PRECONDITION,
+        "a seat taken or left once the match has started, or has ended",
+    )
+    MATCH_OVER = (
+        "MATCH_OVER",
+        _PRECONDITION,
+        "an action or a close once the match has ended (a seat taken or left: MATCH_STARTED)",
+    )
     SEAT_TAKEN = "SEAT_TAKEN", _PRECONDITION, "joining a seat someone holds"
     TABLE_FULL = "TABLE_FULL", _PRECONDITION, "joining a table whose seats are all taken"
     SEAT_EMPTY = "SEAT_EMPTY", _PRECONDITION, "leaving a seat no one holds"

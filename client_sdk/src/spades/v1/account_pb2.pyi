@@ -246,7 +246,9 @@ class CreateAccountRequest(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """The name, 1..32 printable characters (surrounding spaces are dropped)."""
+    """The name, 1..32 printable characters once surrounding spaces are dropped (at most 64
+    characters as sent).
+    """
     kind: Global___AccountKind.ValueType
     """Bot or person (required)."""
     request_id: _builtins.str
@@ -311,9 +313,9 @@ class GetAccountRequest(_message.Message):
     ACCOUNT_ID_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     account_id: _builtins.str
-    """The account's id."""
+    """The account's id (at most 64 characters)."""
     name: _builtins.str
-    """Or its name (any case)."""
+    """Or its name, in any case (at most 64 characters)."""
     def __init__(
         self,
         *,
@@ -361,7 +363,9 @@ class RotateKeyRequest(_message.Message):
     ACCOUNT_ID_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     account_id: _builtins.str
-    """Only for the operator: the account whose key to replace (the account itself sends its key)."""
+    """Only for the operator: the account whose key to replace (the account itself sends its key;
+    at most 64 characters).
+    """
     request_id: _builtins.str
     """The client's id of this call, so that a retry is safe: 16..64 letters, digits, '-' or '_' (at
     most 64 characters) (a UUID's 32 hex digits is right), fresh for each call and the same on each
@@ -422,7 +426,7 @@ class RevokeKeyRequest(_message.Message):
 
     ACCOUNT_ID_FIELD_NUMBER: _builtins.int
     account_id: _builtins.str
-    """Only for the operator: the account whose key to revoke."""
+    """Only for the operator: the account whose key to revoke (at most 64 characters)."""
     def __init__(
         self,
         *,

@@ -229,13 +229,13 @@ class GetRatingsRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     account_id: _builtins.str
-    """The account."""
+    """The account (at most 64 characters)."""
     pool: _builtins.str
-    """Only this pool's history (empty: every pool's)."""
+    """Only this pool's history (empty: every pool's; at most 256 characters)."""
     page_size: _builtins.int
     """History entries per page (default 20, at most 100)."""
     page_token: _builtins.str
-    """From a previous response's next_page_token."""
+    """From a previous response's next_page_token (at most 32 characters)."""
     def __init__(
         self,
         *,
@@ -301,11 +301,11 @@ class ListLeaderboardRequest(_message.Message):
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     pool: _builtins.str
-    """The pool ("partnership" or "cutthroat")."""
+    """The pool ("partnership" or "cutthroat"; at most 256 characters)."""
     page_size: _builtins.int
     """Entries per page (default 50, at most 100)."""
     page_token: _builtins.str
-    """From a previous response's next_page_token."""
+    """From a previous response's next_page_token (at most 32 characters)."""
     kind: Global___LeaderboardKind.ValueType
     """Whose lines: bots or people. On a server with separate boards (`--leaderboards separate`)
     it names the board, and ranks count on that board only; it is required there

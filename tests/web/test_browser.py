@@ -16,7 +16,8 @@ from pathlib import Path
 import grpc
 import pytest
 import pytest_asyncio
-from google.protobuf import json_format
+from google.protobuf import descriptor_pool, json_format, message_factory
+from google.protobuf.message import Message
 from playwright.async_api import Browser, Page, async_playwright
 
 from spades import protocol
@@ -161,6 +162,7 @@ async def test_a_spectator_sees_each_card_as_it_is_played_and_no_other(
         table_id = created.table.table_id
         tickets = [await client.join_table(table_id, f"slow {seat}") for seat in range(4)]
         page = await browser.new_page(viewport={"width": 1100, "height": 900})
+        await page.add_init_script(RECORD_RESPONSES)
         await page.goto(f"{server.web_url}#/table/{table_id}")
         await page.locator(".status").wait_for()
         playing = asyncio.gather(
@@ -173,7 +175,9 @@ async def test_a_spectator_sees_each_card_as_it_is_played_and_no_other(
         # they are played (each sample is a prefix of that trick in the public record), never
         # a card that is still in a hand; and the page keeps up with the match.
         shown_tricks: list[list[tuple[str, str]]] = []
+        off_the_table: set[str] = set()
         while not playing.done():
+            off_the_table.update(await page.evaluate(CARDS_OFF_THE_TABLE))
             cards = await page.eval_on_selector_all(
                 ".trick .card", "els => els.map(e => [e.title.split(' ')[0], e.dataset.card])"
             )
@@ -184,6 +188,14 @@ async def test_a_spectator_sees_each_card_as_it_is_played_and_no_other(
             await asyncio.sleep(0.03)
         await playing
         await page.locator(".status.match-over").wait_for(timeout=10_000)
+        recorded = await page.evaluate("window.__grpcWeb")
+    # A spectator's page never holds a card that is not on the table, and no response of any
+    # call it made (the Watch stream, the listing) carried one.
+    assert off_the_table == set()
+    every = responses(recorded)
+    assert "Watch" in {name for name, _ in every}
+    assert sum(1 for _, message in every for path, _, _ in cards_in(message)) >= 52
+    assert unplayed_cards(every) == set()
     tricks = tricks_of(await public_record(server, table_id))
     assert len(tricks) == 13
     assert len(shown_tricks) > 40  # the page was sampled all through the hand
@@ -249,6 +261,65 @@ def seat_responses(recorded: list[dict[str, object]]) -> list[play_pb2.SeatRespo
     return messages
 
 
+def responses(recorded: list[dict[str, object]]) -> list[tuple[str, Message]]:
+    """Every message the page's gRPC-Web calls received, each with its method's name, parsed
+    as the method's response type (from the protos) from the recorded bytes."""
+    messages: list[tuple[str, Message]] = []
+    for entry in recorded:
+        method = str(entry["url"]).rsplit("/", 2)
+        found = descriptor_pool.Default().FindMethodByName(f"{method[-2]}.{method[-1]}")
+        reply = message_factory.GetMessageClass(found.output_type)
+        body = bytes(byte for chunk in entry["chunks"] for byte in chunk)  # type: ignore[attr-defined]
+        offset = 0
+        while offset + 5 <= len(body):
+            flag, length = body[offset], int.from_bytes(body[offset + 1 : offset + 5], "big")
+            if flag == 0:
+                messages.append(
+                    (found.name, reply.FromString(body[offset + 5 : offset + 5 + length]))
+                )
+            offset += 5 + length
+    return messages
+
+
+#: The fields under which a card is one already played (public to every viewer).
+PLAYED = frozenset({"card_played", "trick_won", "current_trick", "completed_tricks"})
+
+
+def cards_in(
+    message: Message, path: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], int, int]]:
+    """Every Card anywhere in ``message``: (the field names leading to it, suit, rank)."""
+    found = []
+    for field, value in message.ListFields():
+        if field.message_type is None:
+            continue
+        for item in value if field.is_repeated else [value]:
+            if field.message_type.full_name == "spades.v1.Card":
+                found.append(((*path, field.name), item.suit, item.rank))
+            else:
+                found.extend(cards_in(item, (*path, field.name)))
+    return found
+
+
+def unplayed_cards(messages: list[tuple[str, Message]]) -> set[tuple[int, int]]:
+    """The cards the messages carry other than as played cards: a spectator gets none, a
+    seat only its own."""
+    return {
+        (suit, rank)
+        for _, message in messages
+        for path, suit, rank in cards_in(message)
+        if not PLAYED & set(path)
+    }
+
+
+#: Every card in the page's DOM that is not on the table (in the trick), as "rank-suit".
+CARDS_OFF_THE_TABLE = """
+() => Array.from(document.querySelectorAll("[data-card]"))
+  .filter((element) => !element.closest(".trick"))
+  .map((element) => element.dataset.card)
+"""
+
+
 @pytest.mark.asyncio
 async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
     server: SpadesServer, browser: Browser
@@ -270,9 +341,8 @@ async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
     played = 0
     shown_hand: set[str] = set()
     for _ in range(2000):
-        shown_hand.update(
-            await page.eval_on_selector_all(".hand .card", "els => els.map(e => e.dataset.card)")
-        )
+        # Every card the page holds anywhere but on the table (the hand, and any other place).
+        shown_hand.update(await page.evaluate(CARDS_OFF_THE_TABLE))
         if await page.locator(".status.match-over").count():
             break
         bids = page.locator(".choices button.choice")
@@ -339,11 +409,16 @@ async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
                 assert not dealt.cards, dealt
     assert len(own_cards) == 13  # dealt once: in the snapshot or in the seat's own CardsDealt
     events = await public_record(server, table_id)
-    # Every card the page ever showed in the hand was South's own.
+    # Every card the page ever showed off the table was South's own.
     assert shown_hand and all(
         (int(key.split("-")[1]), int(key.split("-")[0])) in own_cards for key in shown_hand
     )
     assert sum(1 for event in events if event.HasField("card_played")) == 52
+    # Nor did any response of any call the page made (the seat's stream, its actions, the
+    # listing) carry a card other than South's own or one already played.
+    every = responses(recorded)
+    assert {name for name, _ in every} >= {"Seat", "Act"}
+    assert unplayed_cards(every) == own_cards
 
 
 @pytest.mark.asyncio

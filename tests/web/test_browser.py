@@ -26,6 +26,7 @@ from spades.client import SpadesClient
 from spades.engine import Card, Clock, Rules
 from spades.v1 import cards_pb2, events_pb2, play_pb2, play_pb2_grpc
 from spades_bots.random_bot import RandomBot
+from spades_server.config import Settings
 from spades_server.server import WEB_CLIENT, SpadesServer
 from tests.web.conftest import web_server
 
@@ -567,3 +568,82 @@ async def test_a_table_opened_with_rule_variations_shows_their_badges_and_a_bad_
         names = [listed.name for listed in (await client.list_tables()).tables]
     assert "Impossible" not in names
     assert not failures, failures
+
+
+@pytest.mark.asyncio
+async def test_a_spectator_page_resumes_where_it_stopped_after_the_server_restarts(
+    tmp_path: Path, browser: Browser
+) -> None:
+    """The TypeScript client's Watch resumes after the last sequence it saw: a restart of the
+    server mid-hand loses no event on the page and shows none twice."""
+    require_site()
+    database = tmp_path / "tables.db"
+
+    def settings(listen: str, web: str) -> Settings:
+        return Settings(listen=listen, database=str(database), metrics="off", web=web, house_bots=0)
+
+    first = SpadesServer(settings("127.0.0.1:0", "127.0.0.1:0"))
+    await first.start()
+    address, web = f"127.0.0.1:{first.port}", f"127.0.0.1:{first.web_port}"
+    second: SpadesServer | None = None
+    try:
+        async with SpadesClient(address) as client:
+            table_id = (await client.create_table("Restarted", Rules(max_hands=1))).table_id
+            tickets = [await client.join_table(table_id, f"slow {seat}") for seat in range(4)]
+        page = await browser.new_page(viewport={"width": 1100, "height": 900})
+        failures: list[str] = []
+        page.on("pageerror", lambda error: failures.append(str(error)))
+        await page.goto(f"{first.web_url}#/table/{table_id}")
+        await page.locator(".status").wait_for()
+        # The players are SDK bots in this process: they reconnect to the restarted server too.
+        players = SpadesClient(address)
+        await players.__aenter__()
+        playing = asyncio.gather(
+            *(
+                play_match(players, SlowRandom(seed), ticket.token, table_id=table_id)
+                for seed, ticket in enumerate(tickets)
+            )
+        )
+        # Some tricks into the hand, the server goes away ...
+        tricks = page.locator(".seat-panel .tricks")
+        for _ in range(300):
+            won = sum(int(text.split()[0]) for text in await tricks.all_inner_texts())
+            if won >= 3:
+                break
+            await asyncio.sleep(0.05)
+        assert won >= 3
+        await first.stop()
+        connection = page.locator(".connection")
+        for _ in range(200):
+            if "reconnecting" in await connection.inner_text():
+                break
+            await asyncio.sleep(0.05)
+        assert "reconnecting" in await connection.inner_text()
+        await shoot(page, "spectator-reconnecting")
+        # ... and comes back on the same ports and log; the page and the players resume.
+        second = SpadesServer(settings(address, web))
+        await second.start()
+        await asyncio.wait_for(playing, 120)
+        await players.__aexit__(None, None, None)
+        await page.locator(".status.match-over").wait_for(timeout=30_000)
+        assert await connection.inner_text() == "match over"
+        events = await public_record(second, table_id)
+        (scored,) = [event.hand_scored for event in events if event.HasField("hand_scored")]
+        # Every trick once: a missed or a repeated TrickWon would change the counts.
+        won_by_seat = [0, 0, 0, 0]
+        for event in events:
+            if event.HasField("trick_won"):
+                won_by_seat[protocol.seat_from_proto(event.trick_won.winner)] += 1
+        shown = [int(text.split()[0]) for text in await tricks.all_inner_texts()]
+        assert shown == won_by_seat and sum(shown) == 13
+        assert await page.locator(".score-table tbody tr").count() == 1
+        row = page.locator("tr[data-hand='1'] td.total")
+        assert [int(text) for text in await row.all_inner_texts()] == [
+            side.total_score for side in scored.sides
+        ]
+        assert not failures, failures
+    finally:
+        if second is not None:
+            await second.stop()
+        else:
+            await first.stop()

@@ -647,3 +647,44 @@ async def test_a_spectator_page_resumes_where_it_stopped_after_the_server_restar
             await second.stop()
         else:
             await first.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_spectator_sees_the_clock_of_the_seat_to_act(
+    server: SpadesServer, browser: Browser
+) -> None:
+    # Four players who never act: the server's clock plays for them, 5 s a turn.
+    rules = Rules(max_hands=1, clock=Clock(turn_millis=5000, extension_millis=0))
+    async with SpadesClient(f"127.0.0.1:{server.port}") as client:
+        table_id = (await client.create_table("Clocked", rules)).table_id
+        for seat in range(4):
+            await client.join_table(table_id, f"idle {seat}")
+    page = await browser.new_page(viewport={"width": 1100, "height": 900})
+    failures: list[str] = []
+    page.on("pageerror", lambda error: failures.append(str(error)))
+    await page.goto(f"{server.web_url}#/table/{table_id}")
+    on_turn = page.locator(".seat-panel.on-turn")
+    await on_turn.wait_for()  # from the snapshot: the match is already on its first turn
+    first = await on_turn.get_attribute("data-seat")
+    left = int((await on_turn.locator(".clock").inner_text()).split()[0])
+    assert 1 <= left <= 5, left
+    await shoot(page, "spectator-clock")
+    # Its time runs out, the server bids for it, and the clock moves on to the next seat.
+    for _ in range(300):
+        if await on_turn.count() == 1 and await on_turn.get_attribute("data-seat") != first:
+            break
+        await asyncio.sleep(0.05)
+    second = await on_turn.get_attribute("data-seat")
+    assert second != first
+    assert int((await on_turn.locator(".clock").inner_text()).split()[0]) >= 3
+    assert await on_turn.count() == 1
+    events = await public_record(server, table_id)
+    timed_out = [
+        ("North", "East", "South", "West")[protocol.seat_from_proto(event.turn_timed_out.seat)]
+        for event in events
+        if event.HasField("turn_timed_out")
+    ]
+    # The page's seats to act are the server's: the first timed out, the second is next.
+    assert timed_out[0] == first
+    assert timed_out[1:2] in ([], [second])
+    assert not failures, failures

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import random
 import subprocess
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 
 from spades.engine import Rules
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2
-from spades_server import config
+from spades_server import config, web
 from tests.operations.server_process import (
     SERVER,
     ServerProcess,
@@ -231,3 +233,35 @@ async def test_metrics_and_logs_follow_the_traffic(served: ServerProcess) -> Non
     assert len({next(iter(ids)) for ids in by_seat.values()}) == len(by_seat)
     refused_lines = [r for r in records if r.get("event") == "action refused"]
     assert any(r.get("table_id") == table_id and "request_id" in r for r in refused_lines)
+
+
+def test_grpc_web_calls_are_measured_and_logged_like_native_ones(served: ServerProcess) -> None:
+    """A call through the web port runs through the same interceptors as a native one: its
+    refusal is counted in spades_errors_total and logged with its method and reason code."""
+    before = served.metrics()
+    request = urllib.request.Request(
+        f"{served.web_url}spades.v1.PlayService/GetRecord",
+        data=web.frame(0, play_pb2.GetRecordRequest(table_id="t" * 100).SerializeToString()),
+        headers={"Content-Type": "application/grpc-web+proto", "X-Grpc-Web": "1"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        ((flag, trailers),) = web.unframe(response.read())
+    assert flag == 0x80 and b"grpc-status: 3\r\n" in trailers  # INVALID_ARGUMENT
+    after = served.metrics()
+    moved = value(after, "spades_errors_total", code="INVALID_ARGUMENT") - value(
+        before, "spades_errors_total", code="INVALID_ARGUMENT"
+    )
+    assert moved == 1
+    for _ in range(50):
+        refused = [
+            record
+            for record in map(json.loads, filter(str.strip, served.log_lines()))
+            if record.get("event") == "request refused"
+            and record.get("method") == "/spades.v1.PlayService/GetRecord"
+        ]
+        if refused:
+            break
+        time.sleep(0.1)
+    (record,) = refused
+    assert record["reason_code"] == "FIELD_TOO_LONG" and record["code"] == "INVALID_ARGUMENT"
+    assert "request_id" in record

@@ -92,6 +92,62 @@ async def test_one_action_is_one_message_for_each_seat(client: Client) -> None:
         await stream.close()
 
 
+async def read_raw_batch(call: Any) -> play_pb2.Batch:
+    """The next message of a batched stream's call, which must be a batch."""
+    message = await asyncio.wait_for(call.read(), READ_TIMEOUT)
+    assert message is not grpc.aio.EOF  # type: ignore[attr-defined]
+    assert message.WhichOneof("kind") == "batch", message
+    return message.batch  # type: ignore[no-any-return]
+
+
+@pytest.mark.asyncio
+async def test_every_batched_stream_is_told_whose_turn_it_is_and_its_deadline(
+    client: Client,
+) -> None:
+    created = await client.create_table(Rules(max_hands=1))
+    table_id = created.table.table_id
+    seat_tokens = await client.seat_all(table_id)
+    streams = [client.seat_stream(token, batched=True) for token in seat_tokens]
+    snapshots = [await stream.start() for stream in streams]
+    spectator = watch(client, table_id, batched=True)
+    watched = await spectator.snapshot()
+    turn = protocol.seat_from_proto(snapshots[-1].view.turn)
+    opening = await read_batch(streams[turn])
+    # From the latest: the spectator's snapshot has the turn and the clock the seat is prompted
+    # with (so do the seats' own snapshots: it is public).
+    for snapshot in (watched, *snapshots):
+        assert snapshot.turn.seat == snapshot.view.turn == protocol.seat_to_proto(turn)
+        assert snapshot.turn.deadline == opening.prompt.deadline
+    assert opening.turn == watched.turn
+    prompt = opening.prompt
+    rng = random.Random(4)
+    actions = 0
+    while True:
+        await streams[turn].send(rng.choice(choices_of(prompt)), prompt.sequence)
+        actions += 1
+        received = [await read_batch(stream) for stream in streams]
+        public = await read_raw_batch(spectator.call)
+        assert [event.sequence for event in public.events] == [
+            event.sequence for event in received[0].events
+        ]
+        prompted = [seat for seat, batch in enumerate(received) if batch.HasField("prompt")]
+        if not prompted:
+            break  # the hand, and the one-hand match, is over: no one is to act
+        (turn,) = prompted
+        prompt = received[turn].prompt
+        # Every viewer is told who acts next and until when: the deadline the seat is given.
+        for batch in (public, *received):
+            assert batch.turn.seat == protocol.seat_to_proto(turn)
+            assert batch.turn.deadline == prompt.deadline
+        assert public.turn.deadline.ToDatetime() > public.events[-1].time.ToDatetime()
+    assert actions == 4 + 52
+    assert not public.HasField("turn")
+    assert any(event.HasField("match_ended") for event in public.events)
+    for stream in streams:
+        await stream.close()
+    spectator.close()
+
+
 @pytest.mark.asyncio
 async def test_batched_and_unbatched_streams_see_the_same_events(
     client: Client, server: SpadesServer

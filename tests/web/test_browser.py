@@ -16,7 +16,8 @@ from pathlib import Path
 import grpc
 import pytest
 import pytest_asyncio
-from google.protobuf import json_format
+from google.protobuf import descriptor_pool, json_format, message_factory
+from google.protobuf.message import Message
 from playwright.async_api import Browser, Page, async_playwright
 
 from spades import protocol
@@ -25,6 +26,7 @@ from spades.client import SpadesClient
 from spades.engine import Card, Clock, Rules
 from spades.v1 import cards_pb2, events_pb2, play_pb2, play_pb2_grpc
 from spades_bots.random_bot import RandomBot
+from spades_server.config import Settings
 from spades_server.server import WEB_CLIENT, SpadesServer
 from tests.web.conftest import web_server
 
@@ -161,6 +163,7 @@ async def test_a_spectator_sees_each_card_as_it_is_played_and_no_other(
         table_id = created.table.table_id
         tickets = [await client.join_table(table_id, f"slow {seat}") for seat in range(4)]
         page = await browser.new_page(viewport={"width": 1100, "height": 900})
+        await page.add_init_script(RECORD_RESPONSES)
         await page.goto(f"{server.web_url}#/table/{table_id}")
         await page.locator(".status").wait_for()
         playing = asyncio.gather(
@@ -173,7 +176,9 @@ async def test_a_spectator_sees_each_card_as_it_is_played_and_no_other(
         # they are played (each sample is a prefix of that trick in the public record), never
         # a card that is still in a hand; and the page keeps up with the match.
         shown_tricks: list[list[tuple[str, str]]] = []
+        off_the_table: set[str] = set()
         while not playing.done():
+            off_the_table.update(await page.evaluate(CARDS_OFF_THE_TABLE))
             cards = await page.eval_on_selector_all(
                 ".trick .card", "els => els.map(e => [e.title.split(' ')[0], e.dataset.card])"
             )
@@ -184,6 +189,14 @@ async def test_a_spectator_sees_each_card_as_it_is_played_and_no_other(
             await asyncio.sleep(0.03)
         await playing
         await page.locator(".status.match-over").wait_for(timeout=10_000)
+        recorded = await page.evaluate("window.__grpcWeb")
+    # A spectator's page never holds a card that is not on the table, and no response of any
+    # call it made (the Watch stream, the listing) carried one.
+    assert off_the_table == set()
+    every = responses(recorded)
+    assert "Watch" in {name for name, _ in every}
+    assert sum(1 for _, message in every for path, _, _ in cards_in(message)) >= 52
+    assert unplayed_cards(every) == set()
     tricks = tricks_of(await public_record(server, table_id))
     assert len(tricks) == 13
     assert len(shown_tricks) > 40  # the page was sampled all through the hand
@@ -249,6 +262,65 @@ def seat_responses(recorded: list[dict[str, object]]) -> list[play_pb2.SeatRespo
     return messages
 
 
+def responses(recorded: list[dict[str, object]]) -> list[tuple[str, Message]]:
+    """Every message the page's gRPC-Web calls received, each with its method's name, parsed
+    as the method's response type (from the protos) from the recorded bytes."""
+    messages: list[tuple[str, Message]] = []
+    for entry in recorded:
+        method = str(entry["url"]).rsplit("/", 2)
+        found = descriptor_pool.Default().FindMethodByName(f"{method[-2]}.{method[-1]}")
+        reply = message_factory.GetMessageClass(found.output_type)
+        body = bytes(byte for chunk in entry["chunks"] for byte in chunk)  # type: ignore[attr-defined]
+        offset = 0
+        while offset + 5 <= len(body):
+            flag, length = body[offset], int.from_bytes(body[offset + 1 : offset + 5], "big")
+            if flag == 0:
+                messages.append(
+                    (found.name, reply.FromString(body[offset + 5 : offset + 5 + length]))
+                )
+            offset += 5 + length
+    return messages
+
+
+#: The fields under which a card is one already played (public to every viewer).
+PLAYED = frozenset({"card_played", "trick_won", "current_trick", "completed_tricks"})
+
+
+def cards_in(
+    message: Message, path: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], int, int]]:
+    """Every Card anywhere in ``message``: (the field names leading to it, suit, rank)."""
+    found = []
+    for field, value in message.ListFields():
+        if field.message_type is None:
+            continue
+        for item in value if field.is_repeated else [value]:
+            if field.message_type.full_name == "spades.v1.Card":
+                found.append(((*path, field.name), item.suit, item.rank))
+            else:
+                found.extend(cards_in(item, (*path, field.name)))
+    return found
+
+
+def unplayed_cards(messages: list[tuple[str, Message]]) -> set[tuple[int, int]]:
+    """The cards the messages carry other than as played cards: a spectator gets none, a
+    seat only its own."""
+    return {
+        (suit, rank)
+        for _, message in messages
+        for path, suit, rank in cards_in(message)
+        if not PLAYED & set(path)
+    }
+
+
+#: Every card in the page's DOM that is not on the table (in the trick), as "rank-suit".
+CARDS_OFF_THE_TABLE = """
+() => Array.from(document.querySelectorAll("[data-card]"))
+  .filter((element) => !element.closest(".trick"))
+  .map((element) => element.dataset.card)
+"""
+
+
 @pytest.mark.asyncio
 async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
     server: SpadesServer, browser: Browser
@@ -270,9 +342,8 @@ async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
     played = 0
     shown_hand: set[str] = set()
     for _ in range(2000):
-        shown_hand.update(
-            await page.eval_on_selector_all(".hand .card", "els => els.map(e => e.dataset.card)")
-        )
+        # Every card the page holds anywhere but on the table (the hand, and any other place).
+        shown_hand.update(await page.evaluate(CARDS_OFF_THE_TABLE))
         if await page.locator(".status.match-over").count():
             break
         bids = page.locator(".choices button.choice")
@@ -339,11 +410,16 @@ async def test_a_person_plays_a_hand_by_clicking_and_sees_a_refusal(
                 assert not dealt.cards, dealt
     assert len(own_cards) == 13  # dealt once: in the snapshot or in the seat's own CardsDealt
     events = await public_record(server, table_id)
-    # Every card the page ever showed in the hand was South's own.
+    # Every card the page ever showed off the table was South's own.
     assert shown_hand and all(
         (int(key.split("-")[1]), int(key.split("-")[0])) in own_cards for key in shown_hand
     )
     assert sum(1 for event in events if event.HasField("card_played")) == 52
+    # Nor did any response of any call the page made (the seat's stream, its actions, the
+    # listing) carry a card other than South's own or one already played.
+    every = responses(recorded)
+    assert {name for name, _ in every} >= {"Seat", "Act"}
+    assert unplayed_cards(every) == own_cards
 
 
 @pytest.mark.asyncio
@@ -491,4 +567,124 @@ async def test_a_table_opened_with_rule_variations_shows_their_badges_and_a_bad_
     async with SpadesClient(f"127.0.0.1:{server.port}") as client:
         names = [listed.name for listed in (await client.list_tables()).tables]
     assert "Impossible" not in names
+    assert not failures, failures
+
+
+@pytest.mark.asyncio
+async def test_a_spectator_page_resumes_where_it_stopped_after_the_server_restarts(
+    tmp_path: Path, browser: Browser
+) -> None:
+    """The TypeScript client's Watch resumes after the last sequence it saw: a restart of the
+    server mid-hand loses no event on the page and shows none twice."""
+    require_site()
+    database = tmp_path / "tables.db"
+
+    def settings(listen: str, web: str) -> Settings:
+        return Settings(listen=listen, database=str(database), metrics="off", web=web, house_bots=0)
+
+    first = SpadesServer(settings("127.0.0.1:0", "127.0.0.1:0"))
+    await first.start()
+    address, web = f"127.0.0.1:{first.port}", f"127.0.0.1:{first.web_port}"
+    second: SpadesServer | None = None
+    try:
+        async with SpadesClient(address) as client:
+            table_id = (await client.create_table("Restarted", Rules(max_hands=1))).table_id
+            tickets = [await client.join_table(table_id, f"slow {seat}") for seat in range(4)]
+        page = await browser.new_page(viewport={"width": 1100, "height": 900})
+        failures: list[str] = []
+        page.on("pageerror", lambda error: failures.append(str(error)))
+        await page.goto(f"{first.web_url}#/table/{table_id}")
+        await page.locator(".status").wait_for()
+        # The players are SDK bots in this process: they reconnect to the restarted server too.
+        players = SpadesClient(address)
+        await players.__aenter__()
+        playing = asyncio.gather(
+            *(
+                play_match(players, SlowRandom(seed), ticket.token, table_id=table_id)
+                for seed, ticket in enumerate(tickets)
+            )
+        )
+        # Some tricks into the hand, the server goes away ...
+        tricks = page.locator(".seat-panel .tricks")
+        for _ in range(300):
+            won = sum(int(text.split()[0]) for text in await tricks.all_inner_texts())
+            if won >= 3:
+                break
+            await asyncio.sleep(0.05)
+        assert won >= 3
+        await first.stop()
+        connection = page.locator(".connection")
+        for _ in range(200):
+            if "reconnecting" in await connection.inner_text():
+                break
+            await asyncio.sleep(0.05)
+        assert "reconnecting" in await connection.inner_text()
+        await shoot(page, "spectator-reconnecting")
+        # ... and comes back on the same ports and log; the page and the players resume.
+        second = SpadesServer(settings(address, web))
+        await second.start()
+        await asyncio.wait_for(playing, 120)
+        await players.__aexit__(None, None, None)
+        await page.locator(".status.match-over").wait_for(timeout=30_000)
+        assert await connection.inner_text() == "match over"
+        events = await public_record(second, table_id)
+        (scored,) = [event.hand_scored for event in events if event.HasField("hand_scored")]
+        # Every trick once: a missed or a repeated TrickWon would change the counts.
+        won_by_seat = [0, 0, 0, 0]
+        for event in events:
+            if event.HasField("trick_won"):
+                won_by_seat[protocol.seat_from_proto(event.trick_won.winner)] += 1
+        shown = [int(text.split()[0]) for text in await tricks.all_inner_texts()]
+        assert shown == won_by_seat and sum(shown) == 13
+        assert await page.locator(".score-table tbody tr").count() == 1
+        row = page.locator("tr[data-hand='1'] td.total")
+        assert [int(text) for text in await row.all_inner_texts()] == [
+            side.total_score for side in scored.sides
+        ]
+        assert not failures, failures
+    finally:
+        if second is not None:
+            await second.stop()
+        else:
+            await first.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_spectator_sees_the_clock_of_the_seat_to_act(
+    server: SpadesServer, browser: Browser
+) -> None:
+    # Four players who never act: the server's clock plays for them, 5 s a turn.
+    rules = Rules(max_hands=1, clock=Clock(turn_millis=5000, extension_millis=0))
+    async with SpadesClient(f"127.0.0.1:{server.port}") as client:
+        table_id = (await client.create_table("Clocked", rules)).table_id
+        for seat in range(4):
+            await client.join_table(table_id, f"idle {seat}")
+    page = await browser.new_page(viewport={"width": 1100, "height": 900})
+    failures: list[str] = []
+    page.on("pageerror", lambda error: failures.append(str(error)))
+    await page.goto(f"{server.web_url}#/table/{table_id}")
+    on_turn = page.locator(".seat-panel.on-turn")
+    await on_turn.wait_for()  # from the snapshot: the match is already on its first turn
+    first = await on_turn.get_attribute("data-seat")
+    left = int((await on_turn.locator(".clock").inner_text()).split()[0])
+    assert 1 <= left <= 5, left
+    await shoot(page, "spectator-clock")
+    # Its time runs out, the server bids for it, and the clock moves on to the next seat.
+    for _ in range(300):
+        if await on_turn.count() == 1 and await on_turn.get_attribute("data-seat") != first:
+            break
+        await asyncio.sleep(0.05)
+    second = await on_turn.get_attribute("data-seat")
+    assert second != first
+    assert int((await on_turn.locator(".clock").inner_text()).split()[0]) >= 3
+    assert await on_turn.count() == 1
+    events = await public_record(server, table_id)
+    timed_out = [
+        ("North", "East", "South", "West")[protocol.seat_from_proto(event.turn_timed_out.seat)]
+        for event in events
+        if event.HasField("turn_timed_out")
+    ]
+    # The page's seats to act are the server's: the first timed out, the second is next.
+    assert timed_out[0] == first
+    assert timed_out[1:2] in ([], [second])
     assert not failures, failures

@@ -134,13 +134,16 @@ export interface StreamStart {
 }
 
 /** A batch's contents as the messages an unbatched stream sends: its events in sequence, then
- * (Seat) its prompt. Any other message as it is. */
+ * (Seat) its prompt; then the batch itself with neither, for its ``turn`` (whose turn it is
+ * now and until when, Batch.turn: unset when no one is to act). Any other message as it is. */
 function unbatched<M extends StreamMessage>(message: M): M[] {
   const what = message.kind;
   if (what.case !== "batch") return [message];
   const parts: M[] = what.value.events.map((event) => ({ ...message, kind: { case: "event", value: event } }) as M);
   const prompt = what.value.prompt;
   if (prompt !== undefined) parts.push({ ...message, kind: { case: "prompt", value: prompt } } as M);
+  const turnOnly = { ...what.value, events: [], actionResults: [], prompt: undefined };
+  parts.push({ ...message, kind: { case: "batch", value: turnOnly } } as M);
   return parts;
 }
 
@@ -149,7 +152,8 @@ function unbatched<M extends StreamMessage>(message: M): M[] {
  * (the current view), then, whenever the connection drops, resumed after the last sequence seen
  * (with a growing pause). The stream is opened batched (one message per change of the table, the
  * cheaper for the server); each batch is passed on as the events and prompt it holds, so a
- * caller sees the messages of an unbatched stream. It ends when the server ends the stream with
+ * caller sees the messages of an unbatched stream, and then as the batch alone for its turn
+ * (see {@link applyTurn}). It ends when the server ends the stream with
  * OK (it does so once the match is over, after SeedRevealed: no reconnect follows), or ``signal``
  * aborts. A resumed stream's snapshot repeats what was seen, so only the first is passed on.
  * Refusals (NOT_FOUND, ABORTED when a newer stream for the seat took over, ...) are thrown.

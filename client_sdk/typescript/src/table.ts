@@ -7,6 +7,7 @@ import type { Bid } from "./gen/spades/v1/actions_pb.js";
 import type { Event, HandScored, MatchEnded, Player } from "./gen/spades/v1/events_pb.js";
 import type { RuleSet } from "./gen/spades/v1/rules_pb.js";
 import type { MatchView } from "./gen/spades/v1/view_pb.js";
+import type { Turn } from "./gen/spades/v1/play_pb.js";
 import { cardKey, seatIndex } from "./cards.js";
 import { type Timestamp, timestampMs } from "@bufbuild/protobuf/wkt";
 
@@ -42,11 +43,15 @@ export interface TableState {
   substituted: Set<Seat>;
   end: MatchEnded | undefined;
   seedRevealed: boolean;
+  /** Whose turn it is and when its time runs out, as the server last said (Snapshot.turn,
+   * Batch.turn); undefined when no one is to act. */
+  turn: Turn | undefined;
 }
 
-/** The state a snapshot describes. */
-export function fromSnapshot(sequence: bigint, view: MatchView): TableState {
+/** The state a snapshot describes (``turn``: the snapshot's, when it has one). */
+export function fromSnapshot(sequence: bigint, view: MatchView, turn?: Turn): TableState {
   return {
+    turn,
     sequence,
     viewer: view.viewer || undefined,
     hand: view.hand.map((card) => card),
@@ -132,6 +137,7 @@ export function fold(state: TableState, event: Event): TableState {
       break;
     case "matchEnded":
       state.end = what.value;
+      state.turn = undefined;
       break;
     case "seedRevealed":
       state.seedRevealed = true;
@@ -139,6 +145,12 @@ export function fold(state: TableState, event: Event): TableState {
     default:
       break; // no change to what a spectator sees (passes, timeouts, claims, ...)
   }
+  return state;
+}
+
+/** The turn a batch ends with (Batch.turn: none when no one is to act), in ``state``. */
+export function applyTurn(state: TableState, turn: Turn | undefined): TableState {
+  state.turn = turn;
   return state;
 }
 

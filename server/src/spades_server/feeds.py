@@ -74,7 +74,22 @@ def snapshot(table: Table, sequence: int, viewer: Viewer) -> play_pb2.Snapshot:
             shown.viewer = protocol.seat_to_proto(viewer)
         return play_pb2.Snapshot(sequence=0, view=shown)
     state = table.state_at(sequence)
-    return play_pb2.Snapshot(sequence=sequence, view=protocol.view_to_proto(view(state, viewer)))
+    taken = play_pb2.Snapshot(sequence=sequence, view=protocol.view_to_proto(view(state, viewer)))
+    if sequence == table.version:
+        turn = turn_of(table)
+        if turn is not None:
+            taken.turn.CopyFrom(turn)
+    return taken
+
+
+def turn_of(table: Table) -> play_pb2.Turn | None:
+    """Whose turn it is at the table's latest sequence and when its time runs out (public:
+    the deadline follows from the log); None when no one is to act."""
+    deadline = deadline_of(table)
+    turn = table.state.turn
+    if deadline is None or turn is None:
+        return None
+    return play_pb2.Turn(seat=protocol.seat_to_proto(turn), deadline=timestamp(deadline))
 
 
 class Outbox:
@@ -165,7 +180,9 @@ class SpectatorFeed:
                     results = self._results()
                     prompt = self._prompt(table)
                     if end > start or results or prompt is not None:
-                        yield frames.batch(table, start, end, viewer, results, prompt)
+                        yield frames.batch(
+                            table, start, end, viewer, results, prompt, turn_of(table)
+                        )
                     break
             else:
                 while self.position < table.version:

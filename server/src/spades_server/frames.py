@@ -9,8 +9,8 @@ its bytes), so a client parses them as the messages play.proto declares:
 
 * ``event = 2`` of PlayResponse, WatchResponse and SeatResponse (the same number in all three,
   so one frame serves every kind of stream);
-* ``batch = 5`` of the three, a Batch of ``events = 1``, ``action_results = 2`` and
-  ``prompt = 3``.
+* ``batch = 5`` of the three, a Batch of ``events = 1``, ``action_results = 2``,
+  ``prompt = 3`` and ``turn = 4``.
 
 The gRPC method handlers write a ``bytes`` message as it is (:func:`serializer`); everything
 else is serialised by its class as usual.
@@ -34,6 +34,7 @@ BATCH_TAG: Final = b"\x2a"  # PlayResponse / WatchResponse / SeatResponse .batch
 BATCH_EVENT_TAG: Final = b"\x0a"  # Batch.events = 1
 BATCH_RESULT_TAG: Final = b"\x12"  # Batch.action_results = 2
 BATCH_PROMPT_TAG: Final = b"\x1a"  # Batch.prompt = 3
+BATCH_TURN_TAG: Final = b"\x22"  # Batch.turn = 4
 
 #: At most this many events in one Batch (play.proto promises 256).
 MAX_BATCH_EVENTS: Final = 256
@@ -127,9 +128,10 @@ def batch(
     viewer: Viewer,
     results: Sequence[play_pb2.ActionResult] = (),
     prompt: play_pb2.TurnPrompt | None = None,
+    turn: play_pb2.Turn | None = None,
 ) -> bytes:
     """The ``batch`` message (of any of the three responses): the events after sequence
-    ``start`` up to ``end`` for ``viewer``, then ``results``, then ``prompt``."""
+    ``start`` up to ``end`` for ``viewer``, then ``results``, then ``prompt``, then ``turn``."""
     parts = []
     for index in range(start, end):
         parts.append(BATCH_EVENT_TAG)
@@ -140,6 +142,8 @@ def batch(
         parts.append(framed(BATCH_RESULT_TAG, result.SerializeToString()))
     if prompt is not None:
         parts.append(framed(BATCH_PROMPT_TAG, prompt.SerializeToString()))
+    if turn is not None:
+        parts.append(framed(BATCH_TURN_TAG, turn.SerializeToString()))
     return framed(BATCH_TAG, b"".join(parts))
 
 

@@ -1,6 +1,6 @@
-// A table, watched live: seats and names, bids, the trick being played, tricks won, the score
-// table after each hand (bids, tricks, points, bags, what each side still needs), and how the
-// match ended. Everything comes from the public Watch stream: a spectator is never sent a card
+// A table, watched live: seats and names, bids, the trick being played, tricks won, the clock
+// of the seat to act, the score table after each hand (bids, tricks, points, bags, what each
+// side still needs), and how the match ended. Everything comes from the public Watch stream: a spectator is never sent a card
 // that is still in someone's hand, so none can appear here. The lobby's listing of the table
 // (GetTable) adds what the view does not hold: the accounts at its seats and whether it is rated.
 
@@ -21,6 +21,7 @@ import {
   fold,
   fromSnapshot,
   act,
+  applyTurn,
   bidLabel as bidText,
   isRed,
   playSeat,
@@ -155,7 +156,9 @@ async function play(
       connection.textContent = "live";
       const what = message.kind;
       if (what.case === "snapshot" && what.value.view) {
-        seated = { state: fromSnapshot(what.value.sequence, what.value.view), prompt: undefined, refusal: "", chosen: [], sending: false };
+        seated = { state: fromSnapshot(what.value.sequence, what.value.view, what.value.turn), prompt: undefined, refusal: "", chosen: [], sending: false };
+      } else if (what.case === "batch" && seated) {
+        applyTurn(seated.state, what.value.turn);
       } else if (what.case === "event" && seated) {
         fold(seated.state, what.value);
         if (seatsChanged(what.value.kind.case)) void relist(clients, tableId, listing, signal);
@@ -195,7 +198,9 @@ async function follow(
     })) {
       connection.textContent = "live";
       if (message.kind.case === "snapshot" && message.kind.value.view) {
-        state = fromSnapshot(message.kind.value.sequence, message.kind.value.view);
+        state = fromSnapshot(message.kind.value.sequence, message.kind.value.view, message.kind.value.turn);
+      } else if (message.kind.case === "batch" && state) {
+        applyTurn(state, message.kind.value.turn);
       } else if (message.kind.case === "event" && state) {
         fold(state, message.kind.value);
         if (seatsChanged(message.kind.value.kind.case)) void relist(clients, tableId, listing, signal);
@@ -334,9 +339,14 @@ function seatPanel(state: TableState, seat: Seat, listing: Listing): HTMLElement
   const accountId = player ? listing.seats.get(seat)?.accountId ?? "" : "";
   const index = seatIndex(seat);
   const bid = state.bids.get(seat);
+  // The table's clock, on the seat to act (the server's deadline: Batch.turn).
+  const deadline = state.turn?.seat === seat ? state.turn.deadline : undefined;
+  const clock = deadline
+    ? h("span", { class: "clock", "data-deadline": String(deadlineMillis(deadline)) }, clockText(deadlineMillis(deadline)))
+    : null;
   return h(
     "div",
-    { class: `seat-panel seat-${seatName(seat).toLowerCase()}`, "data-seat": seatName(seat) },
+    { class: `seat-panel seat-${seatName(seat).toLowerCase()}${clock ? " on-turn" : ""}`, "data-seat": seatName(seat) },
     h("div", { class: "seat-name" },
       h("strong", {}, seatName(seat)),
       " ",
@@ -350,6 +360,8 @@ function seatPanel(state: TableState, seat: Seat, listing: Listing): HTMLElement
       h("span", { class: "tricks" }, `${state.tricksWon[index] ?? 0} tricks`),
       " · ",
       h("span", { class: "holding" }, `${state.handSizes[index] ?? 0} cards`),
+      clock ? " · to act " : null,
+      clock,
     ),
   );
 }

@@ -31,7 +31,7 @@ from spades.v1 import record_pb2 as spades_dot_v1_dot_record__pb2
 from spades.v1 import view_pb2 as spades_dot_v1_dot_view__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14spades/v1/play.proto\x12\tspades.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x17spades/v1/actions.proto\x1a\x15spades/v1/cards.proto\x1a\x16spades/v1/events.proto\x1a\x16spades/v1/record.proto\x1a\x14spades/v1/view.proto\"D\n\tStartPlay\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\x12\x0e\n\x06latest\x18\x02 \x01(\x08\x12\x0f\n\x07\x62\x61tched\x18\x03 \x01(\x08\"W\n\rActionRequest\x12\x11\n\taction_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x04\x12!\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x11.spades.v1.Action\"h\n\x0bPlayRequest\x12%\n\x05start\x18\x01 \x01(\x0b\x32\x14.spades.v1.StartPlayH\x00\x12*\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x18.spades.v1.ActionRequestH\x00\x42\x06\n\x04kind\"@\n\x08Snapshot\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\"\n\x04view\x18\x02 \x01(\x0b\x32\x14.spades.v1.MatchView\"\xd6\x01\n\nTurnPrompt\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12(\n\rlegal_actions\x18\x02 \x03(\x0b\x32\x11.spades.v1.Action\x12,\n\x08\x64\x65\x61\x64line\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bmay_concede\x18\x04 \x01(\x08\x12\x1b\n\x13may_claim_extension\x18\x05 \x01(\x08\x12,\n\tcard_pass\x18\x06 \x01(\x0b\x32\x19.spades.v1.CardPassChoice\"?\n\x0e\x43\x61rdPassChoice\x12\r\n\x05\x63ount\x18\x01 \x01(\r\x12\x1e\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x0f.spades.v1.Card\"\x87\x01\n\x0c\x41\x63tionResult\x12\x11\n\taction_id\x18\x01 \x01(\t\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x08\x12\x0c\n\x04\x63ode\x18\x03 \x01(\x05\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x10\n\x08sequence\x18\x05 \x01(\x04\x12\"\n\x06status\x18\x06 \x01(\x0b\x32\x12.google.rpc.Status\"\xe0\x01\n\x0cPlayResponse\x12\'\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.SnapshotH\x00\x12!\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.spades.v1.EventH\x00\x12\'\n\x06prompt\x18\x03 \x01(\x0b\x32\x15.spades.v1.TurnPromptH\x00\x12\x30\n\raction_result\x18\x04 \x01(\x0b\x32\x17.spades.v1.ActionResultH\x00\x12!\n\x05\x62\x61tch\x18\x05 \x01(\x0b\x32\x10.spades.v1.BatchH\x00\x42\x06\n\x04kind\"\x81\x01\n\x05\x42\x61tch\x12 \n\x06\x65vents\x18\x01 \x03(\x0b\x32\x10.spades.v1.Event\x12/\n\x0e\x61\x63tion_results\x18\x02 \x03(\x0b\x32\x17.spades.v1.ActionResult\x12%\n\x06prompt\x18\x03 \x01(\x0b\x32\x15.spades.v1.TurnPrompt\"Y\n\x0cWatchRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\x12\x0e\n\x06latest\x18\x03 \x01(\x08\x12\x0f\n\x07\x62\x61tched\x18\x04 \x01(\x08\"\x86\x01\n\rWatchResponse\x12\'\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.SnapshotH\x00\x12!\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.spades.v1.EventH\x00\x12!\n\x05\x62\x61tch\x18\x05 \x01(\x0b\x32\x10.spades.v1.BatchH\x00\x42\x06\n\x04kind\"$\n\x10GetRecordRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\":\n\x11GetRecordResponse\x12%\n\x06record\x18\x01 \x01(\x0b\x32\x15.spades.v1.GameRecord\"F\n\x0bSeatRequest\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\x12\x0e\n\x06latest\x18\x02 \x01(\x08\x12\x0f\n\x07\x62\x61tched\x18\x03 \x01(\x08\"\xae\x01\n\x0cSeatResponse\x12\'\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.SnapshotH\x00\x12!\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.spades.v1.EventH\x00\x12\'\n\x06prompt\x18\x03 \x01(\x0b\x32\x15.spades.v1.TurnPromptH\x00\x12!\n\x05\x62\x61tch\x18\x05 \x01(\x0b\x32\x10.spades.v1.BatchH\x00\x42\x06\n\x04kind\"6\n\nActRequest\x12(\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x18.spades.v1.ActionRequest\"6\n\x0b\x41\x63tResponse\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.spades.v1.ActionResult\"\"\n\x0eGetViewRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"8\n\x0fGetViewResponse\x12%\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.Snapshot2\x83\x03\n\x0bPlayService\x12;\n\x04Play\x12\x16.spades.v1.PlayRequest\x1a\x17.spades.v1.PlayResponse(\x01\x30\x01\x12<\n\x05Watch\x12\x17.spades.v1.WatchRequest\x1a\x18.spades.v1.WatchResponse0\x01\x12\x46\n\tGetRecord\x12\x1b.spades.v1.GetRecordRequest\x1a\x1c.spades.v1.GetRecordResponse\x12\x39\n\x04Seat\x12\x16.spades.v1.SeatRequest\x1a\x17.spades.v1.SeatResponse0\x01\x12\x34\n\x03\x41\x63t\x12\x15.spades.v1.ActRequest\x1a\x16.spades.v1.ActResponse\x12@\n\x07GetView\x12\x19.spades.v1.GetViewRequest\x1a\x1a.spades.v1.GetViewResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14spades/v1/play.proto\x12\tspades.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x17spades/v1/actions.proto\x1a\x15spades/v1/cards.proto\x1a\x16spades/v1/events.proto\x1a\x16spades/v1/record.proto\x1a\x14spades/v1/view.proto\"D\n\tStartPlay\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\x12\x0e\n\x06latest\x18\x02 \x01(\x08\x12\x0f\n\x07\x62\x61tched\x18\x03 \x01(\x08\"W\n\rActionRequest\x12\x11\n\taction_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x04\x12!\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x11.spades.v1.Action\"h\n\x0bPlayRequest\x12%\n\x05start\x18\x01 \x01(\x0b\x32\x14.spades.v1.StartPlayH\x00\x12*\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x18.spades.v1.ActionRequestH\x00\x42\x06\n\x04kind\"_\n\x08Snapshot\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\"\n\x04view\x18\x02 \x01(\x0b\x32\x14.spades.v1.MatchView\x12\x1d\n\x04turn\x18\x03 \x01(\x0b\x32\x0f.spades.v1.Turn\"\xd6\x01\n\nTurnPrompt\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12(\n\rlegal_actions\x18\x02 \x03(\x0b\x32\x11.spades.v1.Action\x12,\n\x08\x64\x65\x61\x64line\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bmay_concede\x18\x04 \x01(\x08\x12\x1b\n\x13may_claim_extension\x18\x05 \x01(\x08\x12,\n\tcard_pass\x18\x06 \x01(\x0b\x32\x19.spades.v1.CardPassChoice\"?\n\x0e\x43\x61rdPassChoice\x12\r\n\x05\x63ount\x18\x01 \x01(\r\x12\x1e\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x0f.spades.v1.Card\"\x87\x01\n\x0c\x41\x63tionResult\x12\x11\n\taction_id\x18\x01 \x01(\t\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x08\x12\x0c\n\x04\x63ode\x18\x03 \x01(\x05\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x10\n\x08sequence\x18\x05 \x01(\x04\x12\"\n\x06status\x18\x06 \x01(\x0b\x32\x12.google.rpc.Status\"\xe0\x01\n\x0cPlayResponse\x12\'\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.SnapshotH\x00\x12!\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.spades.v1.EventH\x00\x12\'\n\x06prompt\x18\x03 \x01(\x0b\x32\x15.spades.v1.TurnPromptH\x00\x12\x30\n\raction_result\x18\x04 \x01(\x0b\x32\x17.spades.v1.ActionResultH\x00\x12!\n\x05\x62\x61tch\x18\x05 \x01(\x0b\x32\x10.spades.v1.BatchH\x00\x42\x06\n\x04kind\"\xa0\x01\n\x05\x42\x61tch\x12 \n\x06\x65vents\x18\x01 \x03(\x0b\x32\x10.spades.v1.Event\x12/\n\x0e\x61\x63tion_results\x18\x02 \x03(\x0b\x32\x17.spades.v1.ActionResult\x12%\n\x06prompt\x18\x03 \x01(\x0b\x32\x15.spades.v1.TurnPrompt\x12\x1d\n\x04turn\x18\x04 \x01(\x0b\x32\x0f.spades.v1.Turn\"S\n\x04Turn\x12\x1d\n\x04seat\x18\x01 \x01(\x0e\x32\x0f.spades.v1.Seat\x12,\n\x08\x64\x65\x61\x64line\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"Y\n\x0cWatchRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\x12\x0e\n\x06latest\x18\x03 \x01(\x08\x12\x0f\n\x07\x62\x61tched\x18\x04 \x01(\x08\"\x86\x01\n\rWatchResponse\x12\'\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.SnapshotH\x00\x12!\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.spades.v1.EventH\x00\x12!\n\x05\x62\x61tch\x18\x05 \x01(\x0b\x32\x10.spades.v1.BatchH\x00\x42\x06\n\x04kind\"$\n\x10GetRecordRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\":\n\x11GetRecordResponse\x12%\n\x06record\x18\x01 \x01(\x0b\x32\x15.spades.v1.GameRecord\"F\n\x0bSeatRequest\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\x12\x0e\n\x06latest\x18\x02 \x01(\x08\x12\x0f\n\x07\x62\x61tched\x18\x03 \x01(\x08\"\xae\x01\n\x0cSeatResponse\x12\'\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.SnapshotH\x00\x12!\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.spades.v1.EventH\x00\x12\'\n\x06prompt\x18\x03 \x01(\x0b\x32\x15.spades.v1.TurnPromptH\x00\x12!\n\x05\x62\x61tch\x18\x05 \x01(\x0b\x32\x10.spades.v1.BatchH\x00\x42\x06\n\x04kind\"6\n\nActRequest\x12(\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x18.spades.v1.ActionRequest\"6\n\x0b\x41\x63tResponse\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.spades.v1.ActionResult\"\"\n\x0eGetViewRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"8\n\x0fGetViewResponse\x12%\n\x08snapshot\x18\x01 \x01(\x0b\x32\x13.spades.v1.Snapshot2\x83\x03\n\x0bPlayService\x12;\n\x04Play\x12\x16.spades.v1.PlayRequest\x1a\x17.spades.v1.PlayResponse(\x01\x30\x01\x12<\n\x05Watch\x12\x17.spades.v1.WatchRequest\x1a\x18.spades.v1.WatchResponse0\x01\x12\x46\n\tGetRecord\x12\x1b.spades.v1.GetRecordRequest\x1a\x1c.spades.v1.GetRecordResponse\x12\x39\n\x04Seat\x12\x16.spades.v1.SeatRequest\x1a\x17.spades.v1.SeatResponse0\x01\x12\x34\n\x03\x41\x63t\x12\x15.spades.v1.ActRequest\x1a\x16.spades.v1.ActResponse\x12@\n\x07GetView\x12\x19.spades.v1.GetViewRequest\x1a\x1a.spades.v1.GetViewResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -45,37 +45,39 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PLAYREQUEST']._serialized_start=370
   _globals['_PLAYREQUEST']._serialized_end=474
   _globals['_SNAPSHOT']._serialized_start=476
-  _globals['_SNAPSHOT']._serialized_end=540
-  _globals['_TURNPROMPT']._serialized_start=543
-  _globals['_TURNPROMPT']._serialized_end=757
-  _globals['_CARDPASSCHOICE']._serialized_start=759
-  _globals['_CARDPASSCHOICE']._serialized_end=822
-  _globals['_ACTIONRESULT']._serialized_start=825
-  _globals['_ACTIONRESULT']._serialized_end=960
-  _globals['_PLAYRESPONSE']._serialized_start=963
-  _globals['_PLAYRESPONSE']._serialized_end=1187
-  _globals['_BATCH']._serialized_start=1190
-  _globals['_BATCH']._serialized_end=1319
-  _globals['_WATCHREQUEST']._serialized_start=1321
-  _globals['_WATCHREQUEST']._serialized_end=1410
-  _globals['_WATCHRESPONSE']._serialized_start=1413
-  _globals['_WATCHRESPONSE']._serialized_end=1547
-  _globals['_GETRECORDREQUEST']._serialized_start=1549
-  _globals['_GETRECORDREQUEST']._serialized_end=1585
-  _globals['_GETRECORDRESPONSE']._serialized_start=1587
-  _globals['_GETRECORDRESPONSE']._serialized_end=1645
-  _globals['_SEATREQUEST']._serialized_start=1647
-  _globals['_SEATREQUEST']._serialized_end=1717
-  _globals['_SEATRESPONSE']._serialized_start=1720
-  _globals['_SEATRESPONSE']._serialized_end=1894
-  _globals['_ACTREQUEST']._serialized_start=1896
-  _globals['_ACTREQUEST']._serialized_end=1950
-  _globals['_ACTRESPONSE']._serialized_start=1952
-  _globals['_ACTRESPONSE']._serialized_end=2006
-  _globals['_GETVIEWREQUEST']._serialized_start=2008
-  _globals['_GETVIEWREQUEST']._serialized_end=2042
-  _globals['_GETVIEWRESPONSE']._serialized_start=2044
-  _globals['_GETVIEWRESPONSE']._serialized_end=2100
-  _globals['_PLAYSERVICE']._serialized_start=2103
-  _globals['_PLAYSERVICE']._serialized_end=2490
+  _globals['_SNAPSHOT']._serialized_end=571
+  _globals['_TURNPROMPT']._serialized_start=574
+  _globals['_TURNPROMPT']._serialized_end=788
+  _globals['_CARDPASSCHOICE']._serialized_start=790
+  _globals['_CARDPASSCHOICE']._serialized_end=853
+  _globals['_ACTIONRESULT']._serialized_start=856
+  _globals['_ACTIONRESULT']._serialized_end=991
+  _globals['_PLAYRESPONSE']._serialized_start=994
+  _globals['_PLAYRESPONSE']._serialized_end=1218
+  _globals['_BATCH']._serialized_start=1221
+  _globals['_BATCH']._serialized_end=1381
+  _globals['_TURN']._serialized_start=1383
+  _globals['_TURN']._serialized_end=1466
+  _globals['_WATCHREQUEST']._serialized_start=1468
+  _globals['_WATCHREQUEST']._serialized_end=1557
+  _globals['_WATCHRESPONSE']._serialized_start=1560
+  _globals['_WATCHRESPONSE']._serialized_end=1694
+  _globals['_GETRECORDREQUEST']._serialized_start=1696
+  _globals['_GETRECORDREQUEST']._serialized_end=1732
+  _globals['_GETRECORDRESPONSE']._serialized_start=1734
+  _globals['_GETRECORDRESPONSE']._serialized_end=1792
+  _globals['_SEATREQUEST']._serialized_start=1794
+  _globals['_SEATREQUEST']._serialized_end=1864
+  _globals['_SEATRESPONSE']._serialized_start=1867
+  _globals['_SEATRESPONSE']._serialized_end=2041
+  _globals['_ACTREQUEST']._serialized_start=2043
+  _globals['_ACTREQUEST']._serialized_end=2097
+  _globals['_ACTRESPONSE']._serialized_start=2099
+  _globals['_ACTRESPONSE']._serialized_end=2153
+  _globals['_GETVIEWREQUEST']._serialized_start=2155
+  _globals['_GETVIEWREQUEST']._serialized_end=2189
+  _globals['_GETVIEWRESPONSE']._serialized_start=2191
+  _globals['_GETVIEWRESPONSE']._serialized_end=2247
+  _globals['_PLAYSERVICE']._serialized_start=2250
+  _globals['_PLAYSERVICE']._serialized_end=2637
 # @@protoc_insertion_point(module_scope)

@@ -155,21 +155,29 @@ class Snapshot(_message.Message):
 
     SEQUENCE_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
+    TURN_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """The sequence number the view reflects."""
     @_builtins.property
     def view(self) -> _view_pb2.MatchView:
         """The view."""
 
+    @_builtins.property
+    def turn(self) -> Global___Turn:
+        """Whose turn it is and when its time runs out: set when `sequence` is the table's latest and
+        a seat is to act (as Batch.turn), so a stream opened with `latest` shows the clock at once.
+        """
+
     def __init__(
         self,
         *,
         sequence: _builtins.int = ...,
         view: _view_pb2.MatchView | None = ...,
+        turn: Global___Turn | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["turn", b"turn", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["sequence", b"sequence", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["sequence", b"sequence", "turn", b"turn", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -396,6 +404,7 @@ class Batch(_message.Message):
     EVENTS_FIELD_NUMBER: _builtins.int
     ACTION_RESULTS_FIELD_NUMBER: _builtins.int
     PROMPT_FIELD_NUMBER: _builtins.int
+    TURN_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]:
         """The events, in sequence order, each redacted for the viewer."""
@@ -408,20 +417,60 @@ class Batch(_message.Message):
     def prompt(self) -> Global___TurnPrompt:
         """The seat's turn after the events: unset when it is not (never on Watch)."""
 
+    @_builtins.property
+    def turn(self) -> Global___Turn:
+        """Whose turn it is after the events and when its time runs out, on every batched stream
+        (Watch, Play and Seat alike: it is public): set on the batch that brings the stream to the
+        table's latest sequence while a seat is to act; unset on an earlier batch of a long
+        catch-up (a later one follows at once) and once no one is to act.
+        """
+
     def __init__(
         self,
         *,
         events: _abc.Iterable[_events_pb2.Event] | None = ...,
         action_results: _abc.Iterable[Global___ActionResult] | None = ...,
         prompt: Global___TurnPrompt | None = ...,
+        turn: Global___Turn | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["prompt", b"prompt"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["prompt", b"prompt", "turn", b"turn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_results", b"action_results", "events", b"events", "prompt", b"prompt"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_results", b"action_results", "events", b"events", "prompt", b"prompt", "turn", b"turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Batch: _TypeAlias = Batch  # noqa: Y015
+
+@_typing.final
+class Turn(_message.Message):
+    """Whose turn it is and when the turn's time runs out, as every viewer may know it (the deadline
+    follows from the public log: the time of the event that began the turn, plus the rules'
+    clock, plus the extension once claimed; docs/protocol.md). Show it as the table's clock.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    DEADLINE_FIELD_NUMBER: _builtins.int
+    seat: _cards_pb2.Seat.ValueType
+    """The seat to act."""
+    @_builtins.property
+    def deadline(self) -> _timestamp_pb2.Timestamp:
+        """When its time runs out; the server then acts for the seat (TurnTimedOut)."""
+
+    def __init__(
+        self,
+        *,
+        seat: _cards_pb2.Seat.ValueType = ...,
+        deadline: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Turn: _TypeAlias = Turn  # noqa: Y015
 
 @_typing.final
 class WatchRequest(_message.Message):

@@ -7,7 +7,16 @@ from spades.bot import BotView, SeatTracker
 from spades.engine import BID, MatchState, Phase, Rules, parse_cards, redact, seated_match
 from spades.engine.shuffle import first_dealer
 from spades_bots.heuristic import HeuristicBot
-from spades_bots.search import SearchBot, bid_candidates
+from spades_bots.search import (
+    MIN_WORLDS,
+    NIL_MARGIN,
+    RAISE_MARGIN,
+    Measurements,
+    SearchBot,
+    bid_candidates,
+    choose_bid,
+    nil_worth_trying,
+)
 
 NORTH, EAST, SOUTH, WEST = range(4)
 ALL_SPADES = "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS"
@@ -66,3 +75,47 @@ def test_a_simulated_bid_repeats_for_a_seed() -> None:
     view = north_bids_last("AH KH 5H 2D 3D KD 4C 7C QC 3S 8S QS AS", {EAST: 4, SOUTH: 3, WEST: 3})
     bids = [SearchBot(seed=7, think_ms=10_000, max_worlds=6).bid(view) for _ in range(2)]
     assert bids[0] == bids[1] and bids[0] in view.legal_bids
+
+
+LOW_CARDS = "2C 3C 4C 2D 3D 4D 2H 3H 4H 5H 2S 3S 4S"
+
+
+def test_a_nil_the_heuristic_passes_up_is_bid_when_the_simulation_makes_it() -> None:
+    # With a partner who bid only 2 the heuristic will not bid Nil (nobody to cover) and
+    # bids 1; a hand of the lowest cards takes no trick in any world, so the Nil's 100
+    # points beat the 1 by far more than NIL_MARGIN.
+    view = north_bids_last(LOW_CARDS, {EAST: 4, SOUTH: 2, WEST: 4})
+    assert HeuristicBot().bid(view) == 1
+    assert nil_worth_trying(view)
+    assert SearchBot(seed=2, think_ms=10_000, max_worlds=8).bid(view) == 0
+
+
+def test_nil_is_tried_only_for_a_weak_hand_whose_partner_has_not_bid_nil() -> None:
+    assert not nil_worth_trying(north_bids_last(LOW_CARDS, {EAST: 4, SOUTH: 0, WEST: 4}))
+    assert not nil_worth_trying(north_bids_last(ALL_SPADES, {EAST: 3, SOUTH: 3, WEST: 3}))
+    assert bid_candidates(1, list(range(14)), try_nil=True) == [0, 1, 2, 3]
+    assert bid_candidates(0, list(range(14)), try_nil=True) == [0]
+
+
+def measured(outcomes: dict[int, list[float]]) -> Measurements:
+    found = Measurements(list(outcomes))
+    for world in range(len(next(iter(outcomes.values())))):
+        found.add(1.0, [values[world] for values in outcomes.values()])
+    return found
+
+
+def test_a_raise_needs_a_large_edge_a_lower_bid_a_small_one() -> None:
+    worlds = MIN_WORLDS * 2
+    steady = [10.0] * worlds
+    # A raise measured 10 points better in every world is the playouts' optimism: it stands
+    # only past RAISE_MARGIN.
+    assert choose_bid(measured({3: steady, 4: [20.0] * worlds}), prior=3) == 3
+    assert choose_bid(measured({3: steady, 4: [10.0 + RAISE_MARGIN + 1] * worlds}), prior=3) == 4
+    # A lower bid better by 2 points on average, each world 8 off it (24 worlds: a standard
+    # error of 1.7, so 2 points is more than one and less than two): taken.
+    lower = [12.0 + (8.0 if world % 2 else -8.0) for world in range(24)]
+    assert choose_bid(measured({2: lower, 3: [10.0] * 24}), prior=3) == 2
+    assert not measured({2: lower, 3: [10.0] * 24}).clearly_better(2, 3, 0.0)  # not by two
+    # A Nil must beat the bid chosen by NIL_MARGIN.
+    assert choose_bid(measured({0: [25.0] * worlds, 3: steady}), prior=3) == 3
+    assert choose_bid(measured({0: [10.0 + NIL_MARGIN + 1] * worlds, 3: steady}), prior=3) == 0

@@ -14,13 +14,15 @@ error of that difference, over at least ``MIN_WORLDS`` worlds: the perfect-infor
 playouts are optimistic, and a handful of worlds is mostly noise (overruling the heuristic on
 every small edge lost 45 of 60 duplicate matches to it; with this test the search won 24 of 40).
 
-Bids are simulated too: for each legal number within ``BID_REACH`` of the heuristic's bid, every
-sampled world is bid out (the seats after this one bid their count of tricks) and played out by
-the same policy, and the bid is scored like a card, by the change in the match outcome; the
-heuristic's bid stands unless another measures clearly better (the same test as for cards). A
-Nil the heuristic bids stands (perfect-information playouts make a Nil look easier than it
-is). The Blind Nil choice and the card pass are the heuristic's; a decision with one legal
-action is instant.
+Bids are simulated too: for each legal number within ``BID_REACH`` of the heuristic's bid, and
+Nil for a hand the heuristic counts at most ``NIL_TRICKS`` tricks, every sampled world is bid out
+(the seats after this one bid their count of tricks) and played out by the same policy, and the
+bid is scored like a card, by the change in the match outcome (:func:`choose_bid`). The
+playouts see every hand, so they take more tricks and duck more surely than the table will: a
+raise above the heuristic's bid must measure ``RAISE_MARGIN`` points better, a Nil
+``NIL_MARGIN`` points better than the number chosen, while a lower bid needs only a better
+mean by one standard error. A Nil the heuristic bids stands. The Blind Nil choice and the card
+pass are the heuristic's; a decision with one legal action is instant.
 
 Time: ``think_ms`` of CPU time per decision (100 by default): the deciding thread's own
 processor time (:class:`spades.bot.thinking.Thinking`), "100 ms on one core", so a machine busy
@@ -261,9 +263,9 @@ class Measurements:
             return 0.0
         return sum(w * x for w, x in zip(self.weights, self.outcomes[card], strict=True)) / total
 
-    def clearly_better(self, card: int, other: int, margin: float) -> bool:
+    def clearly_better(self, card: int, other: int, margin: float, errors: float = ERRORS) -> bool:
         """True when ``card`` beats ``other`` by more than ``margin`` points on average, and by
-        more than twice the standard error of that average (the same worlds serve both, so
+        more than ``errors`` standard errors of that average (the same worlds serve both, so
         their difference is measured world by world), over at least ``MIN_WORLDS`` worlds."""
         total = sum(self.weights)
         if card == other or len(self.weights) < MIN_WORLDS or not total:
@@ -275,7 +277,7 @@ class Measurements:
         spread = sum(w * (d - mean) ** 2 for w, d in zip(self.weights, differences, strict=True))
         effective = total**2 / sum(w * w for w in self.weights)  # worlds, counted by weight
         error = math.sqrt(spread / total / max(effective - 1, 1))
-        return mean > margin and mean > ERRORS * error
+        return mean > margin and mean > errors * error
 
 
 class SearchBot(Bot):
@@ -307,12 +309,10 @@ class SearchBot(Bot):
 
     def bid(self, view: BotView) -> int:
         prior = self.heuristic.bid(view)
-        candidates = bid_candidates(prior, view.legal_bids)
+        candidates = bid_candidates(prior, view.legal_bids, nil_worth_trying(view))
         if len(candidates) == 1:
             return prior
-        found = self.measure_bids(view, candidates)
-        best = max(candidates, key=lambda bid: (found.mean(bid), bid == prior))
-        return best if found.clearly_better(best, prior, self.margin) else prior
+        return choose_bid(self.measure_bids(view, candidates), prior)
 
     def measure_bids(self, view: BotView, bids: Sequence[int]) -> Measurements:
         """Each bid's outcome in every world sampled within the time: the later seats bid
@@ -418,14 +418,56 @@ def bid_likelihood(world: MatchState, view: BotView, powers: Powers) -> float:
 
 #: How far from the heuristic's bid the simulation looks.
 BID_REACH = 2
+#: A bid above the heuristic's must measure better by this many points (and two standard
+#: errors): the playouts, seeing every hand, take more tricks than the table will, so a raise
+#: they like is mostly their optimism (raising on a 1-point edge cost 14 to 22 points in the
+#: hands it raised, in 100 duplicate hands at 25 ms); a sure trick more (about 19 points) passes.
+RAISE_MARGIN = 15.0
+#: A bid below the heuristic's needs only a better mean by one standard error: the same
+#: optimism makes a lower bid look worse than it is.
+LOWER_ERRORS = 1.0
+#: A Nil is tried in the simulation for a hand the heuristic counts at most this many tricks.
+NIL_TRICKS = 2.0
+#: ... and chosen when it measures better than the best number by this many points (and two
+#: standard errors): perfect-information playouts duck better than the table will.
+NIL_MARGIN = 20.0
 
 
-def bid_candidates(prior: int, legal: Sequence[int]) -> list[int]:
+def choose_bid(found: Measurements, prior: int) -> int:
+    """The bid to make from the measured candidates (``prior`` the heuristic's among them): the
+    best number, if it beats the heuristic's clearly enough (a raise by ``RAISE_MARGIN``, a
+    lower bid by ``LOWER_ERRORS``), unless a Nil beats that by ``NIL_MARGIN``."""
+    numbers = [bid for bid in found.cards if bid]
+    best = max(numbers, key=lambda bid: (found.mean(bid), bid == prior))
+    if best > prior:
+        clear = found.clearly_better(best, prior, RAISE_MARGIN)
+    else:
+        clear = found.clearly_better(best, prior, 0.0, LOWER_ERRORS)
+    if not clear:
+        best = prior
+    if 0 in found.cards and found.clearly_better(0, best, NIL_MARGIN):
+        return 0
+    return best
+
+
+def nil_worth_trying(view: BotView) -> bool:
+    """Whether the simulation tries a Nil: legal, the partner (if any) has not bid Nil, and
+    the heuristic counts the hand at most ``NIL_TRICKS`` tricks."""
+    if 0 not in view.legal_bids:
+        return False
+    partner_bid = view.bids[view.partner] if view.partner is not None else None
+    if partner_bid is not None and partner_bid.is_nil:
+        return False
+    return estimate_tricks(view.hand, view.rules, Powers(view.rules)) <= NIL_TRICKS
+
+
+def bid_candidates(prior: int, legal: Sequence[int], try_nil: bool = False) -> list[int]:
     """The bids worth simulating: the legal numbers within ``BID_REACH`` of the heuristic's
-    bid (a Nil the heuristic chose stands: perfect-information playouts make Nil look easy)."""
+    bid, and Nil when ``try_nil`` (a Nil the heuristic chose stands)."""
     if prior == 0:
         return [prior]
-    return [bid for bid in legal if bid > 0 and abs(bid - prior) <= BID_REACH] or [prior]
+    numbers = [bid for bid in legal if bid > 0 and abs(bid - prior) <= BID_REACH] or [prior]
+    return [0, *numbers] if try_nil and 0 in legal else numbers
 
 
 def bid_out(

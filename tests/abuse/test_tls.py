@@ -24,6 +24,7 @@ from spades.v1 import lobby_pb2
 from spades_server import config
 from spades_server.config import Settings
 from spades_server.server import SpadesServer
+from tests.backends import Storages
 from tests.server.harness import Client, running_server
 
 
@@ -101,10 +102,12 @@ OPERATOR_TOKEN = "an-operator-token-for-tls-tests-0123456789"
 
 
 @pytest.mark.asyncio
-async def test_the_sdk_clients_and_the_house_bots_work_on_a_tls_server(tmp_path: Path) -> None:
+async def test_the_sdk_clients_and_the_house_bots_work_on_a_tls_server(
+    tmp_path: Path, storage: Storages
+) -> None:
     cert_file, key_file, cert_pem = self_signed(tmp_path)
     async with running_server(
-        tmp_path / "tables.db",
+        storage(),
         tls_cert=str(cert_file),
         tls_key=str(key_file),
         operator_token=OPERATOR_TOKEN,

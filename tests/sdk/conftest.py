@@ -8,6 +8,7 @@ import pytest_asyncio
 
 from spades.client import SpadesClient
 from spades_server.server import SpadesServer
+from tests.backends import LogStorage
 from tests.server.harness import running_server
 
 
@@ -16,9 +17,16 @@ def database(tmp_path: Path) -> Path:
     return tmp_path / "tables.db"
 
 
+@pytest.fixture
+def log_storage(database: Path) -> LogStorage | Path:
+    """Where the suite's server keeps its log: a SQLite file. A module whose tests must hold on
+    both backends overrides this fixture with ``storage()`` (tests/conftest.py's ``storage``)."""
+    return database
+
+
 @pytest_asyncio.fixture
-async def server(database: Path) -> AsyncIterator[SpadesServer]:
-    async with running_server(database, shutdown_grace=0.2) as running:
+async def server(log_storage: LogStorage | Path) -> AsyncIterator[SpadesServer]:
+    async with running_server(log_storage, shutdown_grace=0.2) as running:
         yield running
 
 

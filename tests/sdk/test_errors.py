@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import grpc
 import pytest
 from prometheus_client import REGISTRY
@@ -21,6 +19,7 @@ from spades.client import (
 )
 from spades.engine import PLAY, Card, Rules
 from spades_bots.random_bot import RandomBot
+from tests.backends import Storages
 from tests.sdk.helpers import play_all, seat_bots
 from tests.server.harness import running_server
 
@@ -102,12 +101,12 @@ async def test_typed_errors_carry_the_reason_code_and_the_field(client: SpadesCl
 
 
 @pytest.mark.asyncio
-async def test_the_runner_waits_the_retry_delay_of_a_rate_limit(database: Path) -> None:
+async def test_the_runner_waits_the_retry_delay_of_a_rate_limit(storage: Storages) -> None:
     # Two actions a second per seat (bursts of 4): four bots playing a hand as fast as they
     # can are rate limited many times; each time the runner waits RetryInfo's delay and sends
     # the action again, so the match finishes, every action the bots' own.
     async with (
-        running_server(database, seat_action_rate=2.0) as server,
+        running_server(storage(), seat_action_rate=2.0) as server,
         SpadesClient(f"127.0.0.1:{server.port}") as client,
     ):
         table_id, tokens = await seat_bots(client, Rules(max_hands=1))

@@ -516,6 +516,11 @@ class Reason(StrEnum):
         _UNAVAILABLE,
         "the server is going away: reconnect (to another replica)",
     )
+    LOG_DAMAGED = (
+        "LOG_DAMAGED",
+        "DATA_LOSS",
+        "the log's events of this table are damaged (missing, undecodable or not replayable)",
+    )
 
 
 # A code is its own name on the wire (written out above so a reader can grep for it).

@@ -46,9 +46,8 @@ from typing import Literal, Protocol
 
 from google.protobuf.message import DecodeError
 
-from spades import records
 from spades.engine import events as ev
-from spades_server import accounts, challenges, journal, ratings, streams, tournaments
+from spades_server import accounts, challenges, journal, ratings, replays, streams, tournaments
 from spades_server.eventlog.base import EventLog, LogDamaged, StoredEvent
 from spades_server.eventlog.sqlite import (
     EVENT_COLUMNS,
@@ -70,8 +69,6 @@ __all__ = [
 ]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
-#: A table whose last event is one of these is finished: its history is settled.
-_FINISHED = (ev.MatchEnded, ev.SeedRevealed)
 #: How many findings a refusal names (``check`` lists them all).
 _NAMED_AT_START = 5
 _GAPPED = (
@@ -242,7 +239,7 @@ def _check_connection(
         event, finding = _decode(stream_id, version, data)
         if finding is not None:
             findings.append(finding)
-        elif depth == "full" or not isinstance(event, _FINISHED):
+        elif depth == "full" or not isinstance(event, replays.FINISHED):
             to_replay.append(stream_id)
     findings.extend(_first_gap(connection, stream_id) for stream_id in gapped)
     _replay_streams(connection, to_replay, report)
@@ -309,15 +306,8 @@ def _replay_stream(connection: sqlite3.Connection, stream_id: str) -> Finding | 
         engine_events.append(event)
     if not isinstance(engine_events[0], ev.TableCreated):
         return None  # not a table's stream: nothing the engine can replay
-    try:
-        records.replay(records.build_record(engine_events, stream_id, public=False))
-    except records.NotReplayable:
-        return None  # nothing the engine could reproduce (no seed): decoding was the check
-    except records.ReplayError as error:
-        return Finding(f"does not replay: {error.reason}", stream_id, error.index + 1)
-    except records.RecordError as error:
-        return Finding(f"does not replay: {error}", stream_id, 1)
-    return None
+    bad = replays.first_unreplayed(stream_id, engine_events)
+    return None if bad is None else Finding(bad.reason, stream_id, bad.sequence)
 
 
 def _refusal(where: str, findings: Sequence[Finding]) -> LogDamaged:

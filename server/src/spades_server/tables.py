@@ -28,7 +28,9 @@ The cache is bounded (``--table-cache-size``): the least recently used tables le
 or idle alike, unless a stream has the table open or a command is running on it (those are
 *pinned*, so every stream and command of a table shares one object). A table that left is
 loaded again from the log exactly as the first time, so the cache changes no answer, only how
-much memory history costs.
+much memory history costs. A table loaded cold is checked before it is served (versions without
+a gap, every event decoded, a finished one replayed by the engine): a damaged one is refused with
+DATA_LOSS (LOG_DAMAGED), never served.
 """
 
 from __future__ import annotations
@@ -43,12 +45,13 @@ from typing import Any
 
 import grpc
 import structlog
+from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from spades.engine import IllegalAction, MatchState, Phase
 from spades.engine import events as ev
 from spades.reasons import Reason
-from spades_server import errors, journal, metrics
+from spades_server import errors, journal, metrics, replays
 from spades_server.eventlog.base import (
     ClaimTaken,
     EventLog,
@@ -267,19 +270,67 @@ class TableStore:
         if current is not None:
             self._cache.move_to_end(table_id)
             return current, True
-        table = self._cache.get(table_id) or Table(table_id)
+        before = self._cache.get(table_id)
+        table = before or Table(table_id)
         stored = await self.log.read(table_id, after_version=table.version)
-        # Another load may have cached this table while we read: keep one object per table,
-        # or commands and streams would fold into different copies.
+        # A table loaded cold is checked before any of it is served (its events come whole).
+        entries = (
+            await self._checked(table_id, stored)
+            if before is None
+            else [journal.decode(event) for event in stored]
+        )
+        # Another load may have cached this table meanwhile: keep one object per table, or
+        # commands and streams would fold into different copies.
         table = self._cache.get(table_id) or table
-        for event in stored:
-            table.fold(journal.decode(event))  # folding skips what the table already has
+        for entry in entries:
+            table.fold(entry)  # folding skips what the table already has
         if table.version == 0:
             raise errors.table_not_found(table_id)
         self._keep(table)
         if stored:
             self._changed(table)
         return table, False
+
+    async def _checked(self, table_id: str, stored: Sequence[StoredEvent]) -> list[Entry]:
+        """A table's whole history, checked: versions from 1 without a gap, every event
+        decoded, and, once the match is over, replayed by the engine (a finished table is not
+        replayed at start; one in play is, on SQLite). DATA_LOSS (LOG_DAMAGED) naming the first
+        bad sequence, logged as an error, when it is not: a damaged table is never served."""
+        entries: list[Entry] = []
+        for event in stored:
+            expected = len(entries) + 1
+            if event.version != expected:
+                raise self._damaged(
+                    table_id,
+                    expected,
+                    f"its versions jump from {expected - 1} to {event.version}: events are missing",
+                )
+            try:
+                entries.append(journal.decode(event))
+            except (DecodeError, ValueError) as error:
+                raise self._damaged(
+                    table_id, event.version, f"the event does not decode ({error})"
+                ) from None
+        if entries and isinstance(entries[-1].event, replays.FINISHED):
+            # In a worker thread: a long match's replay takes a while on the pure-Python engine.
+            bad = await asyncio.to_thread(
+                replays.first_unreplayed, table_id, [entry.event for entry in entries]
+            )
+            if bad is not None:
+                raise self._damaged(table_id, bad.sequence, bad.reason)
+        return entries
+
+    @staticmethod
+    def _damaged(table_id: str, sequence: int, fault: str) -> errors.RequestError:
+        log.error(
+            "damaged table in the event log", table_id=table_id, sequence=sequence, fault=fault
+        )
+        return errors.refuse(
+            Reason.LOG_DAMAGED,
+            f"the event log's table {table_id} is damaged at sequence {sequence}: {fault}; the"
+            " operator's spades-server check lists every fault",
+            metadata={"table_id": table_id, "sequence": str(sequence)},
+        )
 
     def _keep(self, table: Table) -> None:
         """Cache the table as the most recently used, and evict past the bound."""

@@ -477,3 +477,18 @@ async def test_a_finished_table_keeps_no_serialised_events(store: TableStore) ->
     payload = frames.event_payload(table, table.version - 1, None)
     assert not table.wire  # emptied, and nothing added: a finished table may stay cached
     assert events_pb2.Event.FromString(payload) == frames.redacted(table, table.version - 1, None)
+
+
+@pytest.mark.asyncio
+async def test_the_turn_is_serialised_once_per_sequence_and_shared(store: TableStore) -> None:
+    table = await seated_table(store)
+    assert table.state.turn is not None
+    shared = frames.turn_payload(table)
+    assert frames.turn_payload(table) is shared  # the same bytes for every stream
+    turn = play_pb2.Turn.FromString(shared)
+    assert turn.seat == protocol.seat_to_proto(table.state.turn)
+    parsed = play_pb2.WatchResponse.FromString(
+        frames.batch(table, table.version - 1, table.version, None, turn=shared)
+    )
+    assert parsed.batch.turn == turn
+    assert list(parsed.batch.events) == [frames.redacted(table, table.version - 1, None)]

@@ -54,6 +54,10 @@ async def test_the_tournament_pages_show_the_standings_and_the_rounds(
                 await row.wait_for()
                 assert "entering" in await row.inner_text()
                 assert await row.locator("td.entrants").inner_text() == "2"
+                # The tournament's page, opened while it is entering, is left open from here on.
+                await row.locator("a").click()
+                heading = page.locator(f"h1[data-tournament-id='{cup.tournament_id}']")
+                await heading.locator(".badge.status.entering").wait_for()
                 key = (await client.create_account("Heuristic B")).key
                 async with SpadesClient(address, account_key=key) as own:
                     await own.enter_tournament(cup.tournament_id)  # the third starts it
@@ -70,13 +74,8 @@ async def test_the_tournament_pages_show_the_standings_and_the_rounds(
                 for player in players:
                     await player.stop()
 
-            await page.reload()
-            row = page.locator(f"tr.tournament[data-tournament-id='{cup.tournament_id}']")
-            await row.wait_for()
-            assert "finished" in await row.inner_text()
-            await row.locator("a").click()
-            heading = page.locator(f"h1[data-tournament-id='{cup.tournament_id}']")
-            await heading.wait_for()
+            # The page followed the tournament live to its end, with no reload.
+            await heading.locator(".badge.status.finished").wait_for(timeout=10_000)
             assert "Web Cup" in await heading.inner_text()
             await page.locator(".standings tr.line").nth(2).wait_for()
             lines = final.standings.lines
@@ -104,4 +103,9 @@ async def test_the_tournament_pages_show_the_standings_and_the_rounds(
             assert "seed revealed" in await page.locator(".seed").inner_text()
             assert final.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
             await shoot(page, "tournament")
+            # And the list says it is finished.
+            await page.goto(server.web_url + "#/tournaments")
+            row = page.locator(f"tr.tournament[data-tournament-id='{cup.tournament_id}']")
+            await row.wait_for()
+            assert "finished" in await row.inner_text()
             assert failures == []

@@ -19,10 +19,12 @@ import time
 import grpc
 import structlog
 
+from spades import protocol
 from spades.engine import Phase
+from spades.v1 import play_pb2
 from spades_server import errors
 from spades_server.decisions import decide_timeout
-from spades_server.tables import Table, TableStore
+from spades_server.tables import Table, TableStore, timestamp
 
 log = structlog.get_logger(__name__)
 #: Seconds before a timeout the log could not write is tried again.
@@ -43,6 +45,16 @@ def deadline_of(table: Table) -> float | None:
         allowed += clock.extension_millis / 1000
     # The stored time, at the precision a stream's prompt shows it (whole nanoseconds).
     return started.message.time.ToNanoseconds() / 1e9 + allowed
+
+
+def turn_of(table: Table) -> play_pb2.Turn | None:
+    """Whose turn it is at the table's latest sequence and when its time runs out, as every
+    viewer may know it (the deadline follows from the log); None when no one is to act."""
+    deadline = deadline_of(table)
+    turn = table.state.turn
+    if deadline is None or turn is None:
+        return None
+    return play_pb2.Turn(seat=protocol.seat_to_proto(turn), deadline=timestamp(deadline))
 
 
 class TurnClock:

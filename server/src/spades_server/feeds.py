@@ -36,7 +36,7 @@ from spades.reasons import Reason
 from spades.v1 import play_pb2, view_pb2
 from spades_server import errors, frames
 from spades_server.auth import check_holder
-from spades_server.clock import deadline_of
+from spades_server.clock import deadline_of, turn_of
 from spades_server.decisions import SUPERSEDED
 from spades_server.frames import redacted
 from spades_server.tables import Table, TableStore, timestamp
@@ -80,16 +80,6 @@ def snapshot(table: Table, sequence: int, viewer: Viewer) -> play_pb2.Snapshot:
         if turn is not None:
             taken.turn.CopyFrom(turn)
     return taken
-
-
-def turn_of(table: Table) -> play_pb2.Turn | None:
-    """Whose turn it is at the table's latest sequence and when its time runs out (public:
-    the deadline follows from the log); None when no one is to act."""
-    deadline = deadline_of(table)
-    turn = table.state.turn
-    if deadline is None or turn is None:
-        return None
-    return play_pb2.Turn(seat=protocol.seat_to_proto(turn), deadline=timestamp(deadline))
 
 
 class Outbox:
@@ -181,7 +171,7 @@ class SpectatorFeed:
                     prompt = self._prompt(table)
                     if end > start or results or prompt is not None:
                         yield frames.batch(
-                            table, start, end, viewer, results, prompt, turn_of(table)
+                            table, start, end, viewer, results, prompt, frames.turn_payload(table)
                         )
                     break
             else:

@@ -26,6 +26,7 @@ from google.protobuf.message import Message
 from spades import protocol
 from spades.engine import Viewer, redact
 from spades.v1 import events_pb2, play_pb2
+from spades_server.clock import turn_of
 from spades_server.tables import Table
 
 #: Tags (field number << 3 | 2, length-delimited) of the fields the frames are made of.
@@ -47,6 +48,8 @@ _PRUNE_AT: Final = 5 * CACHED_SEQUENCES * 2
 
 #: The public viewer's key in the cache (seats are 0..3).
 _PUBLIC: Final = -1
+#: The key of the table's turn at a sequence (Batch.turn: public, the same for every stream).
+_TURN: Final = -2
 
 
 def _varint(value: int) -> bytes:
@@ -116,6 +119,19 @@ def event_payload(table: Table, index: int, viewer: Viewer) -> bytes:
     return payload
 
 
+def turn_payload(table: Table) -> bytes:
+    """Batch.turn at the table's latest sequence, serialised once per sequence for every
+    stream of the table (b"" when no one is to act: the batch then has none)."""
+    if table.finished:
+        return b""
+    key = (table.version, _TURN)
+    cached = table.wire.get(key)
+    if cached is None:
+        turn = turn_of(table)
+        cached = table.wire[key] = b"" if turn is None else turn.SerializeToString()
+    return cached
+
+
 def event(table: Table, index: int, viewer: Viewer) -> bytes:
     """The ``event`` message (of any of the three responses) for stored event ``index``."""
     return framed(EVENT_TAG, event_payload(table, index, viewer))
@@ -128,10 +144,11 @@ def batch(
     viewer: Viewer,
     results: Sequence[play_pb2.ActionResult] = (),
     prompt: play_pb2.TurnPrompt | None = None,
-    turn: play_pb2.Turn | None = None,
+    turn: bytes = b"",
 ) -> bytes:
     """The ``batch`` message (of any of the three responses): the events after sequence
-    ``start`` up to ``end`` for ``viewer``, then ``results``, then ``prompt``, then ``turn``."""
+    ``start`` up to ``end`` for ``viewer``, then ``results``, then ``prompt``, then ``turn``
+    (a serialised Turn, :func:`turn_payload`; empty for none)."""
     parts = []
     for index in range(start, end):
         parts.append(BATCH_EVENT_TAG)
@@ -142,8 +159,8 @@ def batch(
         parts.append(framed(BATCH_RESULT_TAG, result.SerializeToString()))
     if prompt is not None:
         parts.append(framed(BATCH_PROMPT_TAG, prompt.SerializeToString()))
-    if turn is not None:
-        parts.append(framed(BATCH_TURN_TAG, turn.SerializeToString()))
+    if turn:
+        parts.append(framed(BATCH_TURN_TAG, turn))
     return framed(BATCH_TAG, b"".join(parts))
 
 

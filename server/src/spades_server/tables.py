@@ -101,7 +101,8 @@ class Table:
     #: Every stored event, in order (entry ``n`` has sequence ``n + 1``).
     entries: list[Entry] = field(default_factory=list)
     #: (sequence, viewer: seat or -1 for the public) -> the event as that viewer's streams send
-    #: it, serialised once for all of them (spades_server.frames; the latest sequences only).
+    #: it, serialised once for all of them (spades_server.frames; the latest sequences only);
+    #: (sequence, -2) -> the table's Batch.turn at that sequence, the same for every stream.
     wire: dict[tuple[int, int], bytes] = field(default_factory=dict, repr=False, compare=False)
 
     def fold(self, entry: Entry) -> None:

@@ -318,6 +318,31 @@ async def lobby_caught_up(server: SpadesServer, table_ids: Iterable[str] | None 
     await asyncio.wait_for(asyncio.gather(*map(folded, chosen)), READ_TIMEOUT)
 
 
+def assert_each_move_timed_out_once(kinds: Sequence[str | None]) -> None:
+    """Every bid and card of a table nobody plays (``kinds``: its events' kinds) came from one
+    timeout, none from two: 4 bids and 52 cards a hand, and more hands when the match was tied
+    after its hand limit (it plays on to a clear leader)."""
+    turns = [kind for kind in kinds if kind in ("turn_timed_out", "bid_made", "card_played")]
+    assert len(turns) >= 2 * 56, len(turns)
+    assert turns[0::2] == ["turn_timed_out"] * (len(turns) // 2), "a turn timed out twice"
+    assert all(kind in ("bid_made", "card_played") for kind in turns[1::2])
+
+
+def own_moves(events: Iterable[events_pb2.Event]) -> dict[int, list[int]]:
+    """The sequences of the bids and cards each seat (by its protocol value) made itself, from
+    a table's events in order: not the clock's move for it, which follows its TurnTimedOut."""
+    moves: dict[int, list[int]] = {}
+    timed_out = None
+    for event in events:
+        kind = event.WhichOneof("kind")
+        if kind in ("bid_made", "card_played"):
+            seat = event.bid_made.seat if kind == "bid_made" else event.card_played.seat
+            if seat != timed_out:
+                moves.setdefault(seat, []).append(event.sequence)
+        timed_out = event.turn_timed_out.seat if kind == "turn_timed_out" else None
+    return moves
+
+
 async def log_events(server: SpadesServer, table_id: str) -> list[events_pb2.Event]:
     """A table's public events as the log stores them (nothing redacted), with their sequences
     and action ids (the server's secrets are in :func:`log_entries`)."""

@@ -25,6 +25,7 @@ from tests.server.harness import (
     WatchStream,
     log_entries,
     log_events,
+    own_moves,
     play_until_over,
     running_server,
     stream_error,
@@ -96,20 +97,6 @@ def timed_out(event: events_pb2.Event, seat: int | None = None) -> bool:
     return seat is None or event.turn_timed_out.seat == seat
 
 
-def own_moves(events: list[events_pb2.Event], seat: int, *, after: int) -> list[int]:
-    """The sequences of the bids and plays of ``seat`` after sequence ``after`` that whoever
-    holds the seat made itself (not the clock's move for it, which follows its TurnTimedOut)."""
-    moves = []
-    previous: events_pb2.Event | None = None
-    for event in events:
-        if event.sequence > after and event.WhichOneof("kind") in ("bid_made", "card_played"):
-            acted = event.bid_made.seat if event.HasField("bid_made") else event.card_played.seat
-            if acted == seat and not (previous is not None and timed_out(previous, seat)):
-                moves.append(event.sequence)
-        previous = event
-    return moves
-
-
 async def events_until(spectator: WatchStream, done: object, timeout: float = 20) -> None:
     """Read the spectator's stream until ``done(events so far)`` holds."""
     deadline = time.monotonic() + timeout
@@ -159,7 +146,8 @@ async def test_timeouts_bring_a_substitute_until_the_player_reconnects(storage: 
 
         # The house bot plays South: two of South's turns go by with its own moves.
         def substitute_moved_twice(events: list[events_pb2.Event]) -> bool:
-            return len(own_moves(events, SOUTH_PROTO, after=event.sequence)) >= 2
+            moves = own_moves(events).get(SOUTH_PROTO, [])
+            return sum(sequence > event.sequence for sequence in moves) >= 2
 
         await events_until(spectator, substitute_moved_twice)
         snapshot = (await watch(client, table_id).snapshot()).view

@@ -32,7 +32,7 @@ from spades_server import journal, tokens
 from spades_server.config import Settings
 from spades_server.server import SpadesServer
 from spades_server.tables import Decided
-from tests.backends import LogStorage
+from tests.backends import LogStorage, head_position
 
 TOKEN_KEY = "spades-seat-token"
 READ_TIMEOUT = 10.0
@@ -286,13 +286,9 @@ async def stream_error(call: Any, *requests: play_pb2.PlayRequest) -> grpc.aio.A
 
 async def log_head(server: SpadesServer) -> int:
     """The position of the last event in the whole log (0 when it is empty), once the lobby
-    has caught up with it: on PostgreSQL ``read_all`` serves only the log's final prefix, which
-    may still grow by actions acknowledged just before."""
+    has caught up with it (tests.backends.head_position)."""
     await lobby_caught_up(server)
-    position = 0
-    while batch := await server.log.read_all(position, limit=1000):
-        position = batch[-1].position
-    return position
+    return await head_position(server.log)
 
 
 async def lobby_caught_up(server: SpadesServer, table_ids: Iterable[str] | None = None) -> None:

@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import os
 import socket
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ import asyncpg
 import pytest
 
 from spades_server.eventlog import EventLog, PostgresEventLog, SqliteEventLog
+from spades_server.eventlog.base import StoredEvent
 
 DEFAULT_POSTGRES_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 POSTGRES_DSN = os.environ.get("SPADES_TEST_POSTGRES_DSN", DEFAULT_POSTGRES_DSN)
@@ -145,6 +147,44 @@ async def create_schema(schema: str) -> None:
 
 async def drop_schema(schema: str) -> None:
     await _execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+async def head_position(log: EventLog) -> int:
+    """The position of the newest event ``log`` holds now (0 when it is empty).
+
+    On PostgreSQL this is read from the table: ``read_all`` serves only the prefix proven
+    final, which stops short of a hole (a position drawn by a conflict's loser or a killed
+    statement) while any older transaction is still open anywhere on the cluster, so reading
+    until it returns nothing may miss the newest events."""
+    if isinstance(log, PostgresEventLog):
+        table = f'"{log.schema}".events' if log.schema else "events"
+        connection = await asyncpg.connect(log.dsn)
+        try:
+            return int(await connection.fetchval(f"SELECT coalesce(max(position), 0) FROM {table}"))
+        finally:
+            await connection.close()
+    position = 0
+    while batch := await log.read_all(position, limit=1000):
+        position = batch[-1].position
+    return position
+
+
+async def read_to_head(log: EventLog, after: int = 0, timeout: float = 30.0) -> list[StoredEvent]:
+    """Every event after position ``after`` up to the log's head as it is now (see
+    :func:`head_position`), in position order: waiting, at most ``timeout`` seconds, while a
+    hole below newer events is not proven final yet."""
+    head = await head_position(log)
+    events: list[StoredEvent] = []
+    deadline = time.monotonic() + timeout
+    while after < head:
+        batch = await log.read_all(after, limit=1000)
+        if not batch:
+            assert time.monotonic() < deadline, f"read_all stayed at {after}, the head is {head}"
+            await asyncio.sleep(0.05)
+            continue
+        events.extend(batch)
+        after = batch[-1].position
+    return events
 
 
 @dataclass(frozen=True)

@@ -3,18 +3,22 @@ failed under CI, and documented as such; and the storage a test's server process
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from tests.backends import (
     DEFAULT_POSTGRES_DSN,
+    POSTGRES_DSN,
     LogStorage,
     Storages,
     dsn_with_schema,
     in_ci,
     probe_postgres,
+    read_to_head,
     require_postgres,
 )
 
@@ -76,3 +80,43 @@ def test_a_server_process_is_pointed_at_its_storage(tmp_path: Path) -> None:
     assert dsn_with_schema("s", "postgresql://u@h/db?application_name=x&search_path=old") == (
         "postgresql://u@h/db?application_name=x&search_path=s"
     )
+
+
+@pytest.fixture
+def postgres() -> None:
+    require_postgres()
+
+
+@pytest.mark.asyncio
+async def test_a_log_read_to_its_head_waits_for_a_hole_to_be_proven_final(
+    tmp_path: Path, postgres: None
+) -> None:
+    """A position drawn and never used (a conflict's loser, a killed statement) under newer
+    events, while an older transaction is open on the cluster: ``read_all`` stops at the hole
+    until that transaction ends, so reading until it returns nothing would miss the newest
+    events (a fault test's finished match read without its end); ``read_to_head`` gets all."""
+    storage = LogStorage("postgres", tmp_path / "hole.db")
+    await storage.prepare()
+    holder = await asyncpg.connect(POSTGRES_DSN)
+    try:
+        async with storage.new_log() as log:
+            await log.append("table-1", 0, [b"one"])
+            await holder.fetchval(
+                f"SELECT nextval(pg_get_serial_sequence('\"{storage.schema}\".events', 'position'))"
+            )
+            older = holder.transaction()
+            await older.start()
+            await holder.fetchval("SELECT pg_current_xact_id()")
+            await log.append("table-1", 1, [b"two", b"three"])
+        async with storage.new_log() as log:
+            assert [row.version for row in await log.read_all()] == [1]  # stops at the hole
+            ending = asyncio.get_running_loop().call_later(
+                0.3, lambda: asyncio.ensure_future(older.rollback())
+            )
+            try:
+                assert [row.version for row in await read_to_head(log, timeout=10)] == [1, 2, 3]
+            finally:
+                ending.cancel()
+    finally:
+        await holder.close()
+        await storage.remove()

@@ -33,7 +33,7 @@ from spades.v1 import events_pb2
 from spades_bots.random_bot import RandomBot
 from spades_server import journal
 from spades_server.eventlog.base import StoredEvent
-from tests.backends import LogStorage
+from tests.backends import LogStorage, read_to_head
 from tests.operations.server_process import ServerProcess, spades_server
 
 LOOPBACK = "127.0.0.1"
@@ -230,12 +230,9 @@ async def read_log(storage: LogStorage | Path) -> dict[str, list[StoredEvent]]:
     streams: dict[str, list[StoredEvent]] = defaultdict(list)
     positions = []
     async with LogStorage.of(storage).new_log() as log:
-        position = 0
-        while batch := await log.read_all(position, limit=1000):
-            for stored in batch:
-                streams[stored.stream_id].append(stored)
-                positions.append(stored.position)
-            position = batch[-1].position
+        for stored in await read_to_head(log):
+            streams[stored.stream_id].append(stored)
+            positions.append(stored.position)
     assert positions == sorted(set(positions)), "positions must be unique and increasing"
     return dict(streams)
 

@@ -12,6 +12,7 @@ from spades.client import SpadesClient, SpadesError
 from spades.engine import Rules
 from spades_server import challenges
 from spades_server.streams import is_table_stream
+from tests.backends import read_to_head
 from tests.replicas.test_replicas import replicas
 
 pytestmark = pytest.mark.asyncio
@@ -75,11 +76,8 @@ async def test_two_replicas_accepting_at_once_open_one_table(tmp_path: Path) -> 
                 assert len(refused) == 1, raced
                 assert refused[0].reason_code == "CHALLENGE_ALREADY_ANSWERED"
             # Every challenge opened one table (a private one each), none twice.
-            tables: set[str] = set()
-            position = 0
-            while batch := await one.log.read_all(position, limit=1000):
-                position = batch[-1].position
-                tables |= {row.stream_id for row in batch if is_table_stream(row.stream_id)}
+            everything = await read_to_head(one.log)
+            tables = {row.stream_id for row in everything if is_table_stream(row.stream_id)}
             assert len(tables) == 6, tables
         finally:
             for client in clients.values():

@@ -17,7 +17,9 @@ from typing import Any, cast
 import grpc
 import pytest
 
-from spades.engine import Clock, Rules
+from spades.engine import Clock, MatchState, Rules
+from spades.engine import events as ev
+from spades.records import events_of
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2
 from spades_server.config import Settings
 from spades_server.eventlog.postgres import PostgresEventLog
@@ -30,7 +32,14 @@ from tests.backends import (
     require_postgres,
     schema_for,
 )
-from tests.server.harness import Client, SeatStream, log_events, play_until_over
+from tests.server.harness import (
+    Client,
+    SeatStream,
+    assert_each_move_timed_out_once,
+    log_events,
+    own_moves,
+    play_until_over,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -156,7 +165,7 @@ async def test_the_clock_fires_once_across_replicas(tmp_path: Path) -> None:
         record = (await b.play.GetRecord(play_pb2.GetRecordRequest(table_id=table_id))).record
         kinds = [event.WhichOneof("kind") for event in record.events]
         assert kinds[-1] == "seed_revealed"
-        assert kinds.count("turn_timed_out") == 56  # 4 bids and 52 cards, each timed out once
+        assert_each_move_timed_out_once(kinds)
         assert "seat_substituted" not in kinds  # no house bots here (house_bots=0)
 
 
@@ -179,10 +188,18 @@ async def test_an_absent_player_gets_one_substitute_across_replicas(tmp_path: Pa
             for event in record.events
             if event.WhichOneof("kind") == "seat_substituted"
         ]
-        # Both replicas saw every run of two timeouts; each seat got exactly one substitute,
-        # who then played its turns (8 timeouts in all, not 56).
-        assert sorted(substituted) == [1, 2, 3, 4]
-        assert kinds.count("turn_timed_out") == 8
+        # Both replicas saw every run of two timeouts, and each run brought one substitute (a
+        # second, from the other replica, would come with the run already ended): every seat got
+        # one, who then played its turns. (A substitute slowed past a 500 ms turn by a loaded
+        # machine times out too, and two in a row bring it a successor: no exact count holds.)
+        assert sorted(set(substituted)) == [1, 2, 3, 4]
+        state = MatchState()
+        for event in events_of(record):
+            if isinstance(event, ev.SeatSubstituted):
+                assert state.timeout_streaks[event.seat] >= 2, "a substitute without a run"
+            state.evolve(event)
+        assert state.is_over
+        assert sorted(own_moves(record.events)) == [1, 2, 3, 4], own_moves(record.events)
         playing = sum(len(server.house_bots.substitutes) for server in servers)
         assert playing <= 4
 

@@ -3,12 +3,13 @@ prompts that say what the seat may do (the card pass as a choice, expanded for b
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 
 import pytest
 
 from spades import protocol
-from spades.client import Snapshot, SpadesClient, StreamEvent
+from spades.client import Aborted, ActionResult, Prompt, Snapshot, SpadesClient, StreamEvent
 from spades.client.messages import prompt_message
 from spades.engine import CARDS, PassCards, Rules
 from spades.engine import events as ev
@@ -87,3 +88,39 @@ async def test_batched_and_unbatched_sdk_streams_yield_the_same_messages(
         events = [m for m in played[True] if isinstance(m, StreamEvent)]
         assert [m.sequence for m in events] == list(range(1, len(events) + 1))
         assert any(m.action_id for m in events)  # the seat's own actions' ids, in both
+
+
+@pytest.mark.asyncio
+async def test_an_action_sent_after_its_stream_was_replaced_raises_why_it_ended(
+    client: SpadesClient,
+) -> None:
+    """A bot answering a prompt its stream delivered just before a newer stream replaced it
+    writes to a call the server has ended: the SDK raises that end's status (ABORTED,
+    STREAM_REPLACED), not a dropped connection, which ``play_match`` would retry, replacing the
+    newer stream in turn."""
+    table_id, tokens = await seat_bots(client, Rules(max_hands=1))
+    turn = (await client.get_view(table_id)).view.turn
+    assert turn is not None
+    older = await client.play(tokens[turn])
+    prompt = None
+    async for message in older:
+        if isinstance(message, Prompt):
+            prompt = message
+            break
+    assert prompt is not None
+    newer = await client.play(tokens[turn])  # the same token: replaces the older stream
+    with pytest.raises(Aborted) as ended:
+        for _ in range(100):  # until the older call's end has arrived
+            await asyncio.sleep(0.05)
+            await older.send(prompt.legal_actions[0], prompt.sequence)
+    assert "newer stream" in ended.value.reason
+    # Nothing the older stream wrote after its end was applied: the newer one plays the turn.
+    result = None
+    await newer.send(prompt.legal_actions[0], prompt.sequence, "the newer's")
+    async for message in newer:
+        if isinstance(message, ActionResult):
+            result = message
+            break
+    assert result is not None and result.accepted and result.action_id == "the newer's"
+    await older.close()
+    await newer.close()

@@ -32,7 +32,7 @@ from spades_server import journal, tokens
 from spades_server.config import Settings
 from spades_server.server import SpadesServer
 from spades_server.tables import Decided
-from tests.backends import LogStorage
+from tests.backends import LogStorage, head_position
 
 TOKEN_KEY = "spades-seat-token"
 READ_TIMEOUT = 10.0
@@ -286,13 +286,9 @@ async def stream_error(call: Any, *requests: play_pb2.PlayRequest) -> grpc.aio.A
 
 async def log_head(server: SpadesServer) -> int:
     """The position of the last event in the whole log (0 when it is empty), once the lobby
-    has caught up with it: on PostgreSQL ``read_all`` serves only the log's final prefix, which
-    may still grow by actions acknowledged just before."""
+    has caught up with it (tests.backends.head_position)."""
     await lobby_caught_up(server)
-    position = 0
-    while batch := await server.log.read_all(position, limit=1000):
-        position = batch[-1].position
-    return position
+    return await head_position(server.log)
 
 
 async def lobby_caught_up(server: SpadesServer, table_ids: Iterable[str] | None = None) -> None:
@@ -316,6 +312,31 @@ async def lobby_caught_up(server: SpadesServer, table_ids: Iterable[str] | None 
 
     chosen = list(server.projection.tables if table_ids is None else table_ids)
     await asyncio.wait_for(asyncio.gather(*map(folded, chosen)), READ_TIMEOUT)
+
+
+def assert_each_move_timed_out_once(kinds: Sequence[str | None]) -> None:
+    """Every bid and card of a table nobody plays (``kinds``: its events' kinds) came from one
+    timeout, none from two: 4 bids and 52 cards a hand, and more hands when the match was tied
+    after its hand limit (it plays on to a clear leader)."""
+    turns = [kind for kind in kinds if kind in ("turn_timed_out", "bid_made", "card_played")]
+    assert len(turns) >= 2 * 56, len(turns)
+    assert turns[0::2] == ["turn_timed_out"] * (len(turns) // 2), "a turn timed out twice"
+    assert all(kind in ("bid_made", "card_played") for kind in turns[1::2])
+
+
+def own_moves(events: Iterable[events_pb2.Event]) -> dict[int, list[int]]:
+    """The sequences of the bids and cards each seat (by its protocol value) made itself, from
+    a table's events in order: not the clock's move for it, which follows its TurnTimedOut."""
+    moves: dict[int, list[int]] = {}
+    timed_out = None
+    for event in events:
+        kind = event.WhichOneof("kind")
+        if kind in ("bid_made", "card_played"):
+            seat = event.bid_made.seat if kind == "bid_made" else event.card_played.seat
+            if seat != timed_out:
+                moves.setdefault(seat, []).append(event.sequence)
+        timed_out = event.turn_timed_out.seat if kind == "turn_timed_out" else None
+    return moves
 
 
 async def log_events(server: SpadesServer, table_id: str) -> list[events_pb2.Event]:

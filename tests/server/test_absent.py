@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import random
 import time
 from collections.abc import AsyncIterator
@@ -13,7 +14,7 @@ from contextlib import asynccontextmanager
 import grpc
 import pytest
 
-from spades.engine import Clock, Rules
+from spades.engine import Clock, MatchState, Rules
 from spades.v1 import cards_pb2, events_pb2, lobby_pb2, play_pb2, record_pb2
 from spades_server import config
 from spades_server.house import HouseBot
@@ -24,6 +25,7 @@ from tests.server.harness import (
     WatchStream,
     log_entries,
     log_events,
+    own_moves,
     play_until_over,
     running_server,
     stream_error,
@@ -80,6 +82,21 @@ def south_acted(event: events_pb2.Event) -> bool:
     return False
 
 
+def south_substituted(event: events_pb2.Event) -> bool:
+    """South's SeatSubstituted (a house bot slowed past its own turn's time, or slow to connect,
+    may be substituted too on a loaded machine: that is not what these tests are about)."""
+    return event.WhichOneof("kind") == "seat_substituted" and (
+        event.seat_substituted.seat == SOUTH_PROTO
+    )
+
+
+def timed_out(event: events_pb2.Event, seat: int | None = None) -> bool:
+    """A TurnTimedOut (of ``seat``, when given)."""
+    if event.WhichOneof("kind") != "turn_timed_out":
+        return False
+    return seat is None or event.turn_timed_out.seat == seat
+
+
 async def events_until(spectator: WatchStream, done: object, timeout: float = 20) -> None:
     """Read the spectator's stream until ``done(events so far)`` holds."""
     deadline = time.monotonic() + timeout
@@ -110,31 +127,31 @@ async def test_timeouts_bring_a_substitute_until_the_player_reconnects(storage: 
         await add_house_bots(client, table_id)  # South never connects: its turns time out
 
         def substituted(events: list[events_pb2.Event]) -> bool:
-            return any(e.WhichOneof("kind") == "seat_substituted" for e in events)
+            return any(south_substituted(e) for e in events)
 
         await events_until(spectator, substituted)
-        event = next(e for e in spectator.events() if e.WhichOneof("kind") == "seat_substituted")
-        assert event.seat_substituted.seat == SOUTH_PROTO
+        event = next(e for e in spectator.events() if south_substituted(e))
         assert event.seat_substituted.reason == events_pb2.SUBSTITUTION_REASON_TIMEOUTS
         # A server secret: spades.v1 has no field for it any more.
         assert "substitute_token_sha256" not in event.seat_substituted.DESCRIPTOR.fields_by_name
+        # Every turn South had timed out (its player never came), and the substitute came once
+        # two had in a row. (The clock acts for any seat: a house bot slowed past its turn's
+        # time by a loaded machine times out too, and that is no absence of South's.)
         before = [e for e in spectator.events() if e.sequence < event.sequence]
-        timeouts = [
-            e.turn_timed_out.seat for e in before if e.WhichOneof("kind") == "turn_timed_out"
-        ]
-        assert timeouts == [SOUTH_PROTO, SOUTH_PROTO]  # exactly two, then the substitute
+        south_timeouts = sum(timed_out(e, SOUTH_PROTO) for e in before)
+        assert south_timeouts >= 2
+        assert sum(south_acted(e) for e in before) == south_timeouts  # each the clock's move
         bot = await substitute_of(server, table_id, SOUTH)
         assert bot.substitute and bot.name == "House Heuristic (for South)"
 
-        # The house bot plays South: two of its turns go by, and the clock never acts again.
-        def south_played_twice(events: list[events_pb2.Event]) -> bool:
-            return sum(south_acted(e) for e in events if e.sequence > event.sequence) >= 2
+        # The house bot plays South: two of South's turns go by with its own moves.
+        def substitute_moved_twice(events: list[events_pb2.Event]) -> bool:
+            moves = own_moves(events).get(SOUTH_PROTO, [])
+            return sum(sequence > event.sequence for sequence in moves) >= 2
 
-        await events_until(spectator, south_played_twice)
-        after = [e for e in spectator.events() if e.sequence > event.sequence]
-        assert not any(e.WhichOneof("kind") == "turn_timed_out" for e in after)
+        await events_until(spectator, substitute_moved_twice)
         snapshot = (await watch(client, table_id).snapshot()).view
-        assert list(snapshot.substituted) == [SOUTH_PROTO]
+        assert SOUTH_PROTO in snapshot.substituted
 
         # The player comes back with its own token and takes the seat again.
         player = client.seat_stream(token)
@@ -162,17 +179,30 @@ async def test_timeouts_bring_a_substitute_until_the_player_reconnects(storage: 
 
         logged = await log_events(server, table_id)
         kinds = [e.WhichOneof("kind") for e in logged]
-        assert kinds.count("seat_substituted") == 1 and kinds.count("seat_reclaimed") == 1
+        assert kinds.count("seat_reclaimed") == 1
+        # Each of South's substitutes came after two of its turns had timed out in a row (a
+        # player or substitute slowed past the turn's time by a loaded machine may bring another).
+        state = MatchState()
+        for entry in await log_entries(server, table_id):
+            if south_substituted(entry.message):
+                assert state.timeout_streaks[SOUTH] >= 2, entry.sequence
+            state.evolve(entry.event)
         digest = next(
             entry.secrets.substitute_token_sha256
             for entry in await log_entries(server, table_id)
-            if entry.message.WhichOneof("kind") == "seat_substituted"
+            if south_substituted(entry.message)
         )
         assert digest == hashlib.sha256(bot.token.encode()).digest()
-        # The hand is marked: South's play was partly automatic.
+        # The first hand is marked: South's play was partly automatic (with any other seat the
+        # clock acted for in it; a tied match plays on, and only the first hand had South's).
         record = await record_of(client, table_id)
+        first_hand = list(
+            itertools.takewhile(lambda e: e.WhichOneof("kind") != "hand_scored", logged)
+        )
+        clock_acted = {e.turn_timed_out.seat for e in first_hand if timed_out(e)}
         scored = [e.hand_scored for e in record.events if e.WhichOneof("kind") == "hand_scored"]
-        assert [list(hand.automatic_play) for hand in scored] == [[SOUTH_PROTO]]
+        assert SOUTH_PROTO in clock_acted
+        assert set(scored[0].automatic_play) == clock_acted
         # The substitute's digest is in no stream, record or lobby answer.
         table = await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))
         listed = await client.lobby.ListTables(lobby_pb2.ListTablesRequest())
@@ -195,7 +225,7 @@ async def test_a_connected_player_who_times_out_is_substituted_and_refused(
         await player.start()
         await add_house_bots(client, table_id)
         prompt = (await player.next_of("prompt")).prompt  # South lets it time out
-        while not any(m.event.WhichOneof("kind") == "seat_substituted" for m in player.events()):
+        while not any(south_substituted(m.event) for m in player.events()):
             await player.next()
         # No prompt for the player while the substitute plays; its action is refused.
         assert all(
@@ -229,12 +259,11 @@ async def test_a_long_disconnection_brings_a_substitute(storage: Storages) -> No
         left = time.monotonic()
 
         def substituted(events: list[events_pb2.Event]) -> bool:
-            return any(e.WhichOneof("kind") == "seat_substituted" for e in events)
+            return any(south_substituted(e) for e in events)
 
         await events_until(spectator, substituted, timeout=10)
         assert time.monotonic() - left >= 0.4
-        event = next(e for e in spectator.events() if e.WhichOneof("kind") == "seat_substituted")
-        assert event.seat_substituted.seat == SOUTH_PROTO
+        event = next(e for e in spectator.events() if south_substituted(e))
         assert event.seat_substituted.reason == events_pb2.SUBSTITUTION_REASON_DISCONNECTED
         await substitute_of(server, table_id, SOUTH)
 
@@ -252,7 +281,8 @@ async def test_a_long_disconnection_brings_a_substitute(storage: Storages) -> No
 
 @pytest.mark.asyncio
 async def test_a_reconnection_within_the_grace_brings_no_substitute(storage: Storages) -> None:
-    async with serving(storage, substitute_after_timeouts=0, disconnect_grace=0.5) as (
+    grace = 1.0
+    async with serving(storage, substitute_after_timeouts=0, disconnect_grace=grace) as (
         server,
         client,
     ):
@@ -261,16 +291,22 @@ async def test_a_reconnection_within_the_grace_brings_no_substitute(storage: Sto
         await player.start()
         await add_house_bots(client, table_id)
         await player.next_of("prompt")
+        drops = []
         for _ in range(3):  # three short drops, each shorter than the grace
+            # The server sees the close after close() is called, and the new stream before its
+            # snapshot arrives: the time between the two is at least as long as its drop.
+            dropped = time.monotonic()
             await player.close()
-            await asyncio.sleep(0.15)
+            await asyncio.sleep(0.05)
             player = client.seat_stream(token)
             await player.start()
+            drops.append(time.monotonic() - dropped)
             await asyncio.sleep(0.3)
-        await asyncio.sleep(1.0)  # twice the grace, connected
-        kinds = [e.WhichOneof("kind") for e in await log_events(server, table_id)]
-        assert "seat_substituted" not in kinds
-        assert not server.house_bots.substitutes
+        await asyncio.sleep(2 * grace)  # twice the grace, connected
+        # (A loaded machine that stalled a drop past the grace would deserve its substitute.)
+        assert max(drops) < grace, f"a drop took {max(drops):.2f} s: not shorter than the grace"
+        assert not any(map(south_substituted, await log_events(server, table_id)))
+        assert (table_id, SOUTH) not in server.house_bots.substitutes
         await player.close()
 
 

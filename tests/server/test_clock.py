@@ -12,7 +12,7 @@ from spades.engine import Clock, Rules
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2
 from spades_server.server import SpadesServer
 from tests.backends import Storages
-from tests.server.harness import Client, running_server
+from tests.server.harness import Client, assert_each_move_timed_out_once, running_server
 
 FAST = Rules(max_hands=1, clock=Clock(turn_millis=30, extension_millis=30))
 
@@ -42,8 +42,7 @@ async def test_a_silent_table_is_played_by_the_clock_to_the_end(storage: Storage
             await asyncio.sleep(0.2)
         kinds = await _events(client, table_id)
     assert kinds[-2:] == ["match_ended", "seed_revealed"]
-    # 4 bids and 52 cards, each after exactly one timeout.
-    assert kinds.count("turn_timed_out") == 56
+    assert_each_move_timed_out_once(kinds)
     assert "seat_substituted" not in kinds
 
 

@@ -18,7 +18,7 @@ from spades_server import journal
 from spades_server.eventlog.base import ProjectionCheckpoint
 from spades_server.projection import LOBBY, LobbyProjection
 from spades_server.server import SpadesServer
-from tests.backends import LogStorage, Storages, require_postgres
+from tests.backends import LogStorage, Storages, read_to_head, require_postgres
 from tests.replicas.test_replicas import clients, replicas
 from tests.server.harness import Client, current_view, log_head, new_server
 
@@ -77,9 +77,8 @@ async def rebuilt_listing(server: SpadesServer) -> list[lobby_pb2.Table]:
     fresh = LobbyProjection(server.log)
     fresh.move_after = 10**9
     fresh.checkpoint_interval = 10**9
-    while batch := await server.log.read_all(fresh.position, limit=1000):
-        for stored in batch:
-            await fresh._fold(journal.decode(stored))
+    for stored in await read_to_head(server.log, fresh.position):
+        await fresh._fold(journal.decode(stored))
     summaries = [summary for summary in fresh.tables.values() if not summary.private]
     return sorted(
         summaries, key=lambda s: (s.create_time.ToNanoseconds(), s.table_id), reverse=True

@@ -41,7 +41,8 @@ class SeatConnection:
     :class:`Prompt` and :class:`ActionResult` values; the iteration ends when the server ends
     the stream with OK (the match is over and its last event, SeedRevealed, was sent), and a
     failure raises the typed :class:`SpadesError` (``Unavailable`` when the connection dropped:
-    reopen from the last sequence).
+    reopen from the last sequence). A :meth:`send` after the server ended the stream raises
+    that end's status too (``Aborted`` for a stream a newer one replaced: not to be reopened).
 
     Opened ``batched`` (the default), the server sends what one change of the table brings in
     one message (play.proto's Batch); the connection hands its contents out one by one, in the
@@ -141,4 +142,11 @@ class SeatConnection:
         except grpc.RpcError as error:
             raise from_rpc_error(error) from error
         except asyncio.InvalidStateError as error:  # written after the call ended
+            if self._call.done():
+                # The server ended it: its status says why. A replaced stream's ABORTED is no
+                # dropped connection, and retried as one it would replace the newer stream.
+                try:
+                    await self._call.read()  # a call that is done only raises its status
+                except grpc.RpcError as status:
+                    raise from_rpc_error(status) from error
             raise Unavailable(grpc.StatusCode.UNAVAILABLE, "the stream has ended") from error

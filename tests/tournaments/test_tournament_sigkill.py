@@ -157,5 +157,12 @@ async def test_eight_bot_accounts_play_a_tournament_through_a_sigkill(
 
     lines = list(final.standings.lines)
     assert [line.rank for line in lines] == list(range(1, ENTRANTS + 1))
-    order = [line.name.split()[0] for line in lines]
-    assert order == ["Heuristic"] * (ENTRANTS // 2) + ["Random"] * (ENTRANTS // 2), order
+    points = [line.match_points for line in lines]
+    assert points == sorted(points, reverse=True), points
+    # The heuristic bots beat the random ones: not each of them in every one-board match (a
+    # deal can favour random play, so the exact order is luck), but as a group. The matches
+    # within a group give each group the same points, so a margin of 4 means the heuristic won
+    # at least 10 of its 16 matches against random (it wins about 19 in 20).
+    heuristic = sum(line.match_points for line in lines if line.name.startswith("Heuristic"))
+    random = sum(line.match_points for line in lines if line.name.startswith("Random"))
+    assert heuristic + random == pairings and heuristic - random >= 4, (heuristic, random)

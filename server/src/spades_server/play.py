@@ -353,7 +353,7 @@ class PlayServicer:
                 raise first from None
             result.accepted = True
             result.sequence = entries[0].sequence
-            metrics.ACTIONS.labels(kind, "accepted").inc()
+            metrics.count_action(kind, "accepted")
             # Every action at debug: at info a few busy tables would bury what an operator reads.
             bound.debug("action applied", action=kind, sequence=result.sequence)
             if table.finished:
@@ -361,10 +361,10 @@ class PlayServicer:
         except AlreadyAnswered as answered:
             result.accepted = True
             result.sequence = answered.sequence
-            metrics.ACTIONS.labels(kind, "repeated").inc()
+            metrics.count_action(kind, "repeated")
         except errors.RequestError as error:
             _refused(result, error)
-            metrics.ACTIONS.labels(kind, "refused").inc()
+            metrics.count_action(kind, "refused")
             metrics.ERRORS.labels(error.code.name).inc()
             # A stale action (ABORTED) is the normal race of a resent answer: not worth a look.
             stale = error.code is grpc.StatusCode.ABORTED

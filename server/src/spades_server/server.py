@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import gc
 import shutil
 import signal
 import socket
@@ -544,6 +545,23 @@ class SpadesServer:
         await self.server.wait_for_termination()
 
 
+#: The cyclic collector's first threshold in a serving process (CPython's default: 700).
+COLLECT_AFTER = 10_000
+
+
+def settle_collector() -> None:
+    """Once the server is up: what start-up made (modules, descriptors, the lobby, the tables in
+    play) leaves the cyclic collector's view for good (``gc.freeze``), and the youngest
+    generation is collected after 10,000 net allocations instead of 700. Under play every
+    action allocates hundreds of objects, almost all freed by reference counting; in a profile
+    of bench-server (SQLite, 64 tables) the collector took 3-8% of the process's CPU, one full
+    collection walking every start-up object about 90 ms (a pause every stream of the process
+    waits through). Garbage cycles are still collected, only less often."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(COLLECT_AFTER, *gc.get_threshold()[1:])
+
+
 async def serve(settings: Settings, ready: Callable[[SpadesServer], None] | None = None) -> None:
     """Serve until SIGTERM or SIGINT, then shut down gracefully.
 
@@ -567,6 +585,7 @@ async def serve(settings: Settings, ready: Callable[[SpadesServer], None] | None
     server = SpadesServer(settings)
     try:
         await server.start()
+        settle_collector()
         if ready is not None:
             ready(server)
         await stopping.wait()

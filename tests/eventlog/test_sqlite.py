@@ -73,6 +73,46 @@ async def test_concurrent_appends_share_commits(tmp_path: Path) -> None:
     assert commits < 20, f"{commits} commits for 80 concurrent appends: no group commit"
 
 
+async def test_a_transaction_rolled_back_whole_moves_no_stream(tmp_path: Path) -> None:
+    """The writer keeps each stream's committed version to check expected versions without a
+    query; an append whose savepoint went through, in a transaction that then failed whole,
+    must not count: the stream is where the file says."""
+    path = tmp_path / "events.db"
+    async with SqliteEventLog(path) as log:
+        await log.append("moved", 0, [b"1"])
+        admin = sqlite3.connect(path, isolation_level=None, timeout=10)
+        try:
+            admin.execute(
+                "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.stream_id = 'refused'"
+                " BEGIN SELECT RAISE(ROLLBACK, 'refused'); END"
+            )
+            # Hold the write lock: the writer takes the blocker and waits on it, so the next
+            # two appends queue up and go into one transaction together.
+            admin.execute("BEGIN IMMEDIATE")
+            blocker = asyncio.ensure_future(log.append("blocker", 0, [b"x"]))
+            while not log._requests.empty():
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.2)
+            both = asyncio.gather(
+                log.append("moved", 1, [b"2"]),
+                log.append("refused", 0, [b"never"]),
+                return_exceptions=True,
+            )
+            await asyncio.sleep(0.2)
+            admin.execute("COMMIT")
+            await blocker
+            outcomes = await both
+            assert [type(outcome).__name__ for outcome in outcomes] == ["LogUnavailable"] * 2
+            admin.execute("DROP TRIGGER refuse")
+        finally:
+            admin.close()
+        assert await log.stream_version("moved") == 1
+        with pytest.raises(VersionConflict):
+            await log.append("moved", 2, [b"3"])
+        stored = await log.append("moved", 1, [b"2"])
+        assert [event.version for event in stored] == [2]
+
+
 @pytest.mark.parametrize("durability", ["normal", "full"])
 async def test_a_killed_writer_loses_no_acknowledged_append(
     tmp_path: Path, durability: Durability

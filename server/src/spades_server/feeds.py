@@ -17,6 +17,7 @@ results it owes, then ends with ABORTED. Either ends with UNAVAILABLE when the s
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ import structlog
 
 from spades import protocol
 from spades.engine import (
+    Action,
     Viewer,
     may_claim_extension,
     may_concede,
@@ -33,7 +35,7 @@ from spades.engine import (
 )
 from spades.engine.events import SubstitutionReason
 from spades.reasons import Reason
-from spades.v1 import play_pb2, view_pb2
+from spades.v1 import actions_pb2, play_pb2, view_pb2
 from spades_server import errors, frames
 from spades_server.auth import check_holder
 from spades_server.clock import deadline_of, turn_of
@@ -145,49 +147,52 @@ class SpectatorFeed:
 
     async def __aiter__(self) -> AsyncIterator[Outgoing]:
         # The table stays cached while the stream is open (the store evicts only idle tables).
+        # One generator (every message of every stream passes through each layer of them).
         async with self._store.holding(self.table_id) as table:
-            async for message in self._messages(table):
-                yield message
-
-    async def _messages(self, table: Table) -> AsyncIterator[Outgoing]:
-        self._check_access(table)
-        self.position = table.version if self.after is None else self.after
-        yield play_pb2.PlayResponse(snapshot=snapshot(table, self.position, self.viewer))
-        viewer = self.viewer
-        while True:
-            if self.batched:
-                await self._settle()
-            table = self._store.cached(self.table_id)
-            if await self._changed_hands(table):
-                continue  # the table changed under us: look again before sending
-            if self.batched:
-                while True:
-                    start = self.position
-                    end = self.position = min(table.version, start + frames.MAX_BATCH_EVENTS)
-                    if end < table.version:  # a long catch-up: the rest follows at once
-                        yield frames.batch(table, start, end, viewer)
-                        continue
-                    results = self._results()
+            self._check_access(table)
+            self.position = table.version if self.after is None else self.after
+            yield play_pb2.PlayResponse(snapshot=snapshot(table, self.position, self.viewer))
+            viewer = self.viewer
+            while True:
+                if self.batched:
+                    await self._settle()
+                table = self._store.cached(self.table_id)
+                if await self._changed_hands(table):
+                    continue  # the table changed under us: look again before sending
+                if self.batched:
+                    while True:
+                        start = self.position
+                        end = self.position = min(table.version, start + frames.MAX_BATCH_EVENTS)
+                        if end < table.version:  # a long catch-up: the rest follows at once
+                            yield frames.batch(table, start, end, viewer)
+                            continue
+                        results = self._results()
+                        prompt = self._prompt(table)
+                        if end > start or results or prompt is not None:
+                            yield frames.batch(
+                                table,
+                                start,
+                                end,
+                                viewer,
+                                results,
+                                prompt,
+                                frames.turn_payload(table),
+                            )
+                        break
+                else:
+                    while self.position < table.version:
+                        self.position += 1
+                        yield frames.event(table, self.position - 1, viewer)
                     prompt = self._prompt(table)
-                    if end > start or results or prompt is not None:
-                        yield frames.batch(
-                            table, start, end, viewer, results, prompt, frames.turn_payload(table)
-                        )
-                    break
-            else:
-                while self.position < table.version:
-                    self.position += 1
-                    yield frames.event(table, self.position - 1, viewer)
-                prompt = self._prompt(table)
-                if prompt is not None:
-                    yield play_pb2.PlayResponse(prompt=prompt)
-                for result in self._results():
-                    yield play_pb2.PlayResponse(action_result=result)
-            if self._finished(self._store.cached(self.table_id)):
-                return
-            if self._shutdown.is_set():
-                raise errors.refuse(Reason.SHUTTING_DOWN, SHUTTING_DOWN)
-            await self._wait()
+                    if prompt is not None:
+                        yield play_pb2.PlayResponse(prompt=prompt)
+                    for result in self._results():
+                        yield play_pb2.PlayResponse(action_result=result)
+                if self._finished(self._store.cached(self.table_id)):
+                    return
+                if self._shutdown.is_set():
+                    raise errors.refuse(Reason.SHUTTING_DOWN, SHUTTING_DOWN)
+                await self._wait()
 
     # The hooks a seat's feed fills in: a spectator may see everything public, always.
 
@@ -310,7 +315,7 @@ class SeatFeed(SpectatorFeed):
             prompt.card_pass.count = count
             prompt.card_pass.cards.extend(protocol.cards_to_proto(cards))
         else:
-            prompt.legal_actions.extend(protocol.action_to_proto(action) for action in legal)
+            prompt.legal_actions.extend(_action_message(action) for action in legal)
         deadline = deadline_of(table)
         if deadline is not None:
             prompt.deadline.CopyFrom(timestamp(deadline))
@@ -337,3 +342,10 @@ class SeatFeed(SpectatorFeed):
             )
         finally:
             self._outbox.waiting = False
+
+
+@functools.lru_cache(maxsize=512)
+def _action_message(action: Action) -> actions_pb2.Action:
+    """A legal action as a prompt lists it, made once per action (there are few: the cards,
+    the bids, and the choices); ``extend`` copies it into each prompt, so it is never changed."""
+    return protocol.action_to_proto(action)

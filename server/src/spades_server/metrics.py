@@ -23,6 +23,19 @@ APPEND_SECONDS = Histogram(
     "Time to append to the event log (durable when it returns).",
     buckets=_LATENCY_BUCKETS,
 )
+#: ACTIONS' child of each (type, result): labels() takes a lock and builds the key on every
+#: call, and every action counts once.
+_ACTION_COUNTERS: dict[tuple[str, str], Counter] = {}
+
+
+def count_action(kind: str, result: str) -> None:
+    """Count one action of ``kind`` with ``result`` (accepted, repeated, refused) in ACTIONS."""
+    counter = _ACTION_COUNTERS.get((kind, result))
+    if counter is None:
+        counter = _ACTION_COUNTERS[kind, result] = ACTIONS.labels(kind, result)
+    counter.inc()
+
+
 EVENTS_APPENDED = Counter("spades_events_appended_total", "Events appended to the event log.")
 APPEND_CONFLICTS = Counter(
     "spades_append_conflicts_total",

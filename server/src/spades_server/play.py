@@ -106,10 +106,11 @@ class PlayServicer:
                 Reason.START_EXPECTED, "the first message of a Play stream must be `start`"
             )
         start = first.start
-        async for message in self._seat_stream(
+        async with self._seat_feed(
             opened, start.after_sequence, start.latest, request_iterator, start.batched
-        ):
-            yield message
+        ) as feed:
+            async for message in feed:
+                yield message
 
     async def Seat(
         self, request: play_pb2.SeatRequest, context: Context
@@ -117,20 +118,21 @@ class PlayServicer:
         # Play's stream for a client that cannot stream to the server: its actions come
         # through Act, so nothing but the call itself ends this side.
         opened = await self._open_seat(context)
-        async for message in self._seat_stream(
+        async with self._seat_feed(
             opened, request.after_sequence, request.latest, None, request.batched
-        ):
-            if type(message) is bytes:
-                yield message  # an event or a batch: the same bytes as in a SeatResponse
-                continue
-            assert isinstance(message, play_pb2.PlayResponse)
-            kind = message.WhichOneof("kind")
-            if kind == "snapshot":
-                yield play_pb2.SeatResponse(snapshot=message.snapshot)
-            elif kind == "event":
-                yield play_pb2.SeatResponse(event=message.event)
-            elif kind == "prompt":
-                yield play_pb2.SeatResponse(prompt=message.prompt)
+        ) as feed:
+            async for message in feed:
+                if type(message) is bytes:
+                    yield message  # an event or a batch: the same bytes as in a SeatResponse
+                    continue
+                assert isinstance(message, play_pb2.PlayResponse)
+                kind = message.WhichOneof("kind")
+                if kind == "snapshot":
+                    yield play_pb2.SeatResponse(snapshot=message.snapshot)
+                elif kind == "event":
+                    yield play_pb2.SeatResponse(event=message.event)
+                elif kind == "prompt":
+                    yield play_pb2.SeatResponse(prompt=message.prompt)
 
     async def Act(self, request: play_pb2.ActRequest, context: Context) -> play_pb2.ActResponse:
         table, seat, holder = await seat_holder(self._store, self._accounts, context)
@@ -148,15 +150,18 @@ class PlayServicer:
         table, seat, holder = await seat_holder(self._store, self._accounts, context)
         return table, seat, holder, table.is_substitute(seat, holder)
 
-    async def _seat_stream(
+    @contextlib.asynccontextmanager
+    async def _seat_feed(
         self,
         opened: tuple[Table, int, bytes, bool],
         after_sequence: int,
         latest: bool,
         request_iterator: AsyncIterator[play_pb2.PlayRequest] | None,
         batched: bool,
-    ) -> AsyncIterator[Outgoing]:
-        """One seat's stream (Play's, or Seat's with ``request_iterator`` None)."""
+    ) -> AsyncIterator[SeatFeed]:
+        """One seat's stream (Play's, or Seat's with ``request_iterator`` None): its feed, set
+        up and torn down around the caller's iteration (a context, not one more generator
+        every message passes through)."""
         table, seat, holder, substitute = opened
         after = _start_at(table, after_sequence, latest)
         bound = log.bind(table_id=table.table_id, seat=seat, substitute=substitute)
@@ -198,8 +203,7 @@ class PlayServicer:
             batched=batched,
         )
         try:
-            async for message in feed:
-                yield message
+            yield feed
         finally:
             if self._absent is not None and not substitute:
                 self._absent.stream_closed(table.table_id, seat)
@@ -349,7 +353,7 @@ class PlayServicer:
                 raise first from None
             result.accepted = True
             result.sequence = entries[0].sequence
-            metrics.ACTIONS.labels(kind, "accepted").inc()
+            metrics.count_action(kind, "accepted")
             # Every action at debug: at info a few busy tables would bury what an operator reads.
             bound.debug("action applied", action=kind, sequence=result.sequence)
             if table.finished:
@@ -357,10 +361,10 @@ class PlayServicer:
         except AlreadyAnswered as answered:
             result.accepted = True
             result.sequence = answered.sequence
-            metrics.ACTIONS.labels(kind, "repeated").inc()
+            metrics.count_action(kind, "repeated")
         except errors.RequestError as error:
             _refused(result, error)
-            metrics.ACTIONS.labels(kind, "refused").inc()
+            metrics.count_action(kind, "refused")
             metrics.ERRORS.labels(error.code.name).inc()
             # A stale action (ABORTED) is the normal race of a resent answer: not worth a look.
             stale = error.code is grpc.StatusCode.ABORTED

@@ -101,6 +101,8 @@ class LobbyProjection:
         #: listing never sees a table in both places or in neither.
         self._moving = asyncio.Lock()
         self._advanced = asyncio.Condition()
+        #: Callers of ``caught_up`` waiting now: without one, no event wakes anyone.
+        self._catching_up = 0
         #: On a log others append to: seconds the lobby may wait, once caught up and woken, to
         #: read what other replicas commit in one go (a caller of ``caught_up`` cuts it short).
         self.linger = linger
@@ -200,16 +202,21 @@ class LobbyProjection:
                     "event not folded", table_id=stored.stream_id, sequence=stored.version
                 )
                 self.position = max(self.position, stored.position)
-            async with self._advanced:
-                self._advanced.notify_all()
+            if self._catching_up:
+                async with self._advanced:
+                    self._advanced.notify_all()
 
     async def caught_up(self, position: int) -> None:
         """Wait until the projection has folded the event at ``position``."""
         if self.position < position:
             self._hurry.set()
             self._log.hurry()
-        async with self._advanced:
-            await self._advanced.wait_for(lambda: self.position >= position)
+        self._catching_up += 1
+        try:
+            async with self._advanced:
+                await self._advanced.wait_for(lambda: self.position >= position)
+        finally:
+            self._catching_up -= 1
 
     async def _fold_unseen(self, stored: StoredEvent) -> bool:
         """Fold an event of a table in memory whose kind changes nothing the lobby shows but

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import gc
 import shutil
 import signal
 import socket
@@ -128,21 +129,30 @@ class _Errors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
             async def stream(request: Any, context: Context) -> None:
                 structlog.contextvars.bind_contextvars(request_id=uuid.uuid4().hex[:12])
+                # A client that stops reading fills its flow-control window; it gets a bounded
+                # wait, then its stream is closed (no one else waits on it).
+                watch = _WriteWatch(write_timeout)
                 try:
                     async for message in streaming(request, context):
-                        # A client that stops reading fills its flow-control window; it gets
-                        # a bounded wait, then its stream is closed (no one else waits on it).
+                        watch.since = watch.loop.time()
+                        if watch.timer is None:
+                            watch.arm()
                         try:
-                            async with asyncio.timeout(write_timeout):
-                                await context.write(message)
-                        except TimeoutError:
+                            await context.write(message)
+                        except asyncio.CancelledError:
+                            if not watch.expired():
+                                raise
                             raise errors.refuse(
                                 Reason.STREAM_NOT_READ,
                                 f"this stream was not read for {write_timeout:g} s, so it is "
                                 "closed; reconnect and resume from your last sequence",
                             ) from None
+                        finally:
+                            watch.since = None
                 except errors.RequestError as error:
                     await _abort(context, error, method)
+                finally:
+                    watch.close()
 
             make = (
                 grpc.unary_stream_rpc_method_handler
@@ -155,6 +165,59 @@ class _Errors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 response_serializer=handler.response_serializer,
             )
         return handler
+
+
+class _WriteWatch:
+    """Bounds how long each write of one stream may wait (``stream_write_timeout``) with one
+    timer per stream, not one per write: a write notes when it began (``since``, None while
+    none waits); the timer, armed by a write when none is, looks when the oldest possible
+    deadline passes and cancels the stream's task if the write then waiting began ``timeout``
+    ago, else moves itself to that write's deadline. A stream writing every few milliseconds so
+    costs one timer per ``timeout`` seconds instead of a timer set and cancelled per message
+    (asyncio.timeout's), with the same bound: no write waits longer than ``timeout``."""
+
+    __slots__ = ("_cancelling", "_fired", "_task", "_timeout", "loop", "since", "timer")
+
+    def __init__(self, timeout: float) -> None:
+        self._timeout = timeout
+        self.loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        self._task = task
+        self._cancelling = task.cancelling()
+        self._fired = False
+        #: When the write now waiting began (loop time), None while none waits.
+        self.since: float | None = None
+        self.timer: asyncio.TimerHandle | None = None
+
+    def arm(self) -> None:
+        """Start the timer for the write that just began (``since``)."""
+        assert self.since is not None
+        self.timer = self.loop.call_at(self.since + self._timeout, self._check)
+
+    def _check(self) -> None:
+        self.timer = None
+        since = self.since
+        if since is None:
+            return  # no write waits: the next one arms the timer again
+        if self.loop.time() >= since + self._timeout:
+            self._fired = True
+            self._task.cancel()
+        else:
+            self.timer = self.loop.call_at(since + self._timeout, self._check)
+
+    def expired(self) -> bool:
+        """After a CancelledError out of a write: True when this watch cancelled it (and not
+        also someone else: the call's own cancellation goes on), as asyncio.timeout decides."""
+        if not self._fired:
+            return False
+        self._fired = False
+        return self._task.uncancel() <= self._cancelling
+
+    def close(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
 
 async def _abort(context: Context, error: errors.RequestError, method: str) -> None:
@@ -482,6 +545,23 @@ class SpadesServer:
         await self.server.wait_for_termination()
 
 
+#: The cyclic collector's first threshold in a serving process (CPython's default: 700).
+COLLECT_AFTER = 10_000
+
+
+def settle_collector() -> None:
+    """Once the server is up: what start-up made (modules, descriptors, the lobby, the tables in
+    play) leaves the cyclic collector's view for good (``gc.freeze``), and the youngest
+    generation is collected after 10,000 net allocations instead of 700. Under play every
+    action allocates hundreds of objects, almost all freed by reference counting; in a profile
+    of bench-server (SQLite, 64 tables) the collector took 3-8% of the process's CPU, one full
+    collection walking every start-up object about 90 ms (a pause every stream of the process
+    waits through). Garbage cycles are still collected, only less often."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(COLLECT_AFTER, *gc.get_threshold()[1:])
+
+
 async def serve(settings: Settings, ready: Callable[[SpadesServer], None] | None = None) -> None:
     """Serve until SIGTERM or SIGINT, then shut down gracefully.
 
@@ -505,6 +585,7 @@ async def serve(settings: Settings, ready: Callable[[SpadesServer], None] | None
     server = SpadesServer(settings)
     try:
         await server.start()
+        settle_collector()
         if ready is not None:
             ready(server)
         await stopping.wait()

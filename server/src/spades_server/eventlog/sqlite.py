@@ -164,6 +164,10 @@ _READ_STREAM = (
 _HEAD = "SELECT COALESCE(MAX(position), 0) FROM events"
 _READ_CLAIM = "SELECT data FROM claims WHERE stream_id = ? AND key = ?"
 _INSERT_CLAIM = "INSERT INTO claims (stream_id, key, data) VALUES (?, ?, ?)"
+#: How many streams' committed versions the writer keeps (the tables in play, and more).
+_KEPT_VERSIONS = 8192
+#: A claim made unless the key has one (then nothing changes, and the first is read).
+_CLAIM_UNLESS_TAKEN = _INSERT_CLAIM + " ON CONFLICT (stream_id, key) DO NOTHING"
 #: The columns of the events table (a table without them is not this log's).
 EVENT_COLUMNS = frozenset(("position", "stream_id", "version", "recorded_at", "data"))
 _READ_ALL = (
@@ -290,6 +294,9 @@ class SqliteEventLog(EventLog):
         self._marker: int | None = None  # the marker file's descriptor, on the writer thread
         self._writes_failing = False  # on the writer thread
         self._head = 0  # the highest position committed, on the writer thread
+        #: Each recently appended stream's committed version, on the writer thread (the file's
+        #: only writer, so this is what the file holds; see _version_of).
+        self._versions: dict[str, int] = {}
         self._was_open = False
         #: True when the file is exactly as a verified log left it at its clean close.
         self.unchanged_since_clean_close = False
@@ -718,10 +725,12 @@ class SqliteEventLog(EventLog):
         recorded_at = time.time()
         outcomes: list[_Outcome] = []
         committed: list[StoredEvent] = []
+        #: The versions this transaction moved streams to (known once it commits).
+        moved: dict[str, int] = {}
         try:
             connection.execute("BEGIN IMMEDIATE")
             for request in batch:
-                outcome = self._append_in_savepoint(connection, request, recorded_at)
+                outcome = self._append_in_savepoint(connection, request, recorded_at, moved)
                 outcomes.append(outcome)
                 if isinstance(outcome, list):
                     committed.extend(outcome)
@@ -734,7 +743,9 @@ class SqliteEventLog(EventLog):
             failure = self._unavailable(error) if isinstance(error, sqlite3.Error) else error
             outcomes = [failure] * len(batch)
             committed = []
+            self._versions.clear()  # read again from the file: nothing is assumed after a failure
         else:
+            self._remember_versions(moved)
             self.commits += 1
             self.appends += len(committed)
             if committed and self._marker is not None:
@@ -782,25 +793,51 @@ class SqliteEventLog(EventLog):
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(_settle, write.future, outcome)
 
+    def _version_of(
+        self, connection: sqlite3.Connection, stream_id: str, moved: dict[str, int]
+    ) -> int:
+        """The stream's version as this transaction sees it: what it moved the stream to, else
+        the committed version kept since an earlier append (this thread is the file's only
+        writer, so nothing else moves it), else read from the file."""
+        version = moved.get(stream_id)
+        if version is None:
+            version = self._versions.get(stream_id)
+        if version is None:
+            version = connection.execute(_CURRENT_VERSION, (stream_id,)).fetchone()[0]
+        return int(version)
+
+    def _remember_versions(self, moved: dict[str, int]) -> None:
+        """Keep the versions a committed transaction moved streams to (the latest streams,
+        at most ``_KEPT_VERSIONS``: a stream not kept is read from the file)."""
+        versions = self._versions
+        for stream_id, version in moved.items():
+            versions.pop(stream_id, None)
+            versions[stream_id] = version  # the most recent last
+        while len(versions) > _KEPT_VERSIONS:
+            del versions[next(iter(versions))]
+
     def _append_in_savepoint(
-        self, connection: sqlite3.Connection, request: _AppendRequest, recorded_at: float
+        self,
+        connection: sqlite3.Connection,
+        request: _AppendRequest,
+        recorded_at: float,
+        moved: dict[str, int],
     ) -> _Outcome:
         stream_id, expected = request.stream_id, request.expected_version
         connection.execute("SAVEPOINT append")
         try:
             if expected >= 0:
-                actual = connection.execute(_CURRENT_VERSION, (stream_id,)).fetchone()[0]
+                actual = self._version_of(connection, stream_id, moved)
                 if actual != expected:
                     raise VersionConflict(stream_id, expected, actual)
             if request.claim is not None:
                 # This thread is the file's only writer: what it reads here is what is there.
                 key, data = request.claim
-                first = connection.execute(_READ_CLAIM, (stream_id, key)).fetchone()
-                if first is not None:
+                if not connection.execute(_CLAIM_UNLESS_TAKEN, (stream_id, key, data)).rowcount:
+                    first = connection.execute(_READ_CLAIM, (stream_id, key)).fetchone()
                     connection.execute("ROLLBACK TO append")
                     connection.execute("RELEASE append")
                     return ClaimTaken(stream_id, key, bytes(first[0]))
-                connection.execute(_INSERT_CLAIM, (stream_id, key, data))
             stored: list[StoredEvent] = []
             for version, data in enumerate(request.events, start=expected + 1):
                 cursor = connection.execute(_INSERT, (stream_id, version, recorded_at, data))
@@ -810,6 +847,8 @@ class SqliteEventLog(EventLog):
             # The unique (stream_id, version) key caught a writer the version check missed.
             connection.execute("ROLLBACK TO append")
             connection.execute("RELEASE append")
+            self._versions.pop(stream_id, None)
+            moved.pop(stream_id, None)
             actual = connection.execute(_CURRENT_VERSION, (stream_id,)).fetchone()[0]
             return VersionConflict(stream_id, expected, actual)
         except VersionConflict as conflict:
@@ -823,6 +862,8 @@ class SqliteEventLog(EventLog):
             connection.execute("RELEASE append")
             return self._unavailable(error)
         connection.execute("RELEASE append")
+        if stored:
+            moved[stream_id] = stored[-1].version
         return stored
 
     # -- back on the event loop ---------------------------------------------------------------

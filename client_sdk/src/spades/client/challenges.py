@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import grpc
 
@@ -141,6 +141,15 @@ class ChallengeCalls:
     def _challenges(self) -> challenge_pb2_grpc.ChallengeServiceAsyncStub:
         return challenge_pb2_grpc.ChallengeServiceStub(self._channel)
 
+    async def _retried(self, method: Callable[..., Awaitable[Any]], request: Any) -> ChallengeInfo:
+        """One call of ``method`` with the account's key that answers with a challenge, tried
+        again with the same request (so the same request id) while the server is unreachable."""
+        metadata = self._bearer()
+        response = await self._call_with_retries(
+            lambda: method(request, metadata=metadata, timeout=self.timeout)
+        )
+        return ChallengeInfo.from_proto(response.challenge)
+
     async def create_challenge(
         self,
         opponent_ids: Sequence[str],
@@ -164,13 +173,7 @@ class ChallengeCalls:
             expiry_seconds=expiry_seconds,
             request_id=request_id or new_request_id(),
         )
-        metadata = self._bearer()
-        response = await self._call_with_retries(
-            lambda: self._challenges.CreateChallenge(
-                request, metadata=metadata, timeout=self.timeout
-            )
-        )
-        return ChallengeInfo.from_proto(response.challenge)
+        return await self._retried(self._challenges.CreateChallenge, request)
 
     async def accept_challenge(
         self, challenge_id: str, *, request_id: str | None = None
@@ -184,13 +187,7 @@ class ChallengeCalls:
         request = challenge_pb2.AcceptChallengeRequest(
             challenge_id=challenge_id, request_id=request_id or new_request_id()
         )
-        metadata = self._bearer()
-        response = await self._call_with_retries(
-            lambda: self._challenges.AcceptChallenge(
-                request, metadata=metadata, timeout=self.timeout
-            )
-        )
-        return ChallengeInfo.from_proto(response.challenge)
+        return await self._retried(self._challenges.AcceptChallenge, request)
 
     async def decline_challenge(
         self, challenge_id: str, reason: str = "", *, request_id: str | None = None
@@ -206,13 +203,7 @@ class ChallengeCalls:
             reason=DECLINE_REASONS[reason],
             request_id=request_id or new_request_id(),
         )
-        metadata = self._bearer()
-        response = await self._call_with_retries(
-            lambda: self._challenges.DeclineChallenge(
-                request, metadata=metadata, timeout=self.timeout
-            )
-        )
-        return ChallengeInfo.from_proto(response.challenge)
+        return await self._retried(self._challenges.DeclineChallenge, request)
 
     async def cancel_challenge(
         self, challenge_id: str, *, request_id: str | None = None
@@ -222,13 +213,7 @@ class ChallengeCalls:
         request = challenge_pb2.CancelChallengeRequest(
             challenge_id=challenge_id, request_id=request_id or new_request_id()
         )
-        metadata = self._bearer()
-        response = await self._call_with_retries(
-            lambda: self._challenges.CancelChallenge(
-                request, metadata=metadata, timeout=self.timeout
-            )
-        )
-        return ChallengeInfo.from_proto(response.challenge)
+        return await self._retried(self._challenges.CancelChallenge, request)
 
     async def get_challenge(self, challenge_id: str) -> ChallengeInfo:
         request = challenge_pb2.GetChallengeRequest(challenge_id=challenge_id)

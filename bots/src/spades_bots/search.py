@@ -281,9 +281,10 @@ class Measurements:
 
 
 class SearchBot(Bot):
-    """Plays the card that measures best over sampled worlds; bids like the heuristic."""
+    """Plays the card and bids the number that measure best over sampled worlds."""
 
     name = "search"
+    thinks = True  # each decision searches for ``think_ms``: off the event loop
     #: The thinking time when the constructor is not given one (see :func:`thinking_for`).
     default_think_ms: ClassVar[float] = 100.0
 

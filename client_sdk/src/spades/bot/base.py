@@ -10,9 +10,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -53,6 +54,11 @@ class Bot:
 
     #: The name shown at the table (the runner's ``--name`` overrides it).
     name: str = "bot"
+    #: True for a bot whose plain (not ``async def``) decisions compute for a while, as a
+    #: search does: the SDK then calls them in a worker thread, so the event loop they share
+    #: (the other seats of the process, or the server's own streams for a house bot) goes on
+    #: meanwhile instead of waiting the whole decision.
+    thinks: bool = False
 
     def bid(self, view: BotView) -> int:
         """How many tricks to bid: one of ``view.legal_bids``; 0 is Nil."""
@@ -101,20 +107,28 @@ async def _resolve(value: T | Awaitable[T]) -> T:
     return value
 
 
+async def _decision(bot: Bot, method: Callable[[BotView], T | Awaitable[T]], view: BotView) -> T:
+    """``method(view)``, awaited if it is a coroutine; a thinking bot's in a worker thread
+    (:attr:`Bot.thinks`), where it alone touches the bot and the view until it answers."""
+    if bot.thinks and not inspect.iscoroutinefunction(method):
+        return await _resolve(await asyncio.to_thread(method, view))
+    return await _resolve(method(view))
+
+
 async def ask(bot: Bot, view: BotView) -> Action:
     """The bot's answer to the prompt in ``view`` as an engine action (not validated yet)."""
     kind = type(view.legal_actions[0])
     if kind is ChooseBlindNil:
-        return BLIND if await _resolve(bot.choose_blind_nil(view)) else LOOK
+        return BLIND if await _decision(bot, bot.choose_blind_nil, view) else LOOK
     if kind is MakeBid:
-        answer: Any = await _resolve(bot.bid(view))
+        answer: Any = await _decision(bot, bot.bid, view)
         tricks = answer.tricks if isinstance(answer, Bid) else int(answer)
         return BID[tricks] if 0 <= tricks < len(BID) else MakeBid(tricks)
     if kind is PassCards:
-        cards = await _resolve(bot.pass_cards(view))
+        cards = await _decision(bot, bot.pass_cards, view)
         return pass_cards(*cards)
     if kind is PlayCard:
-        played: Any = await _resolve(bot.play(view))
+        played: Any = await _decision(bot, bot.play, view)
         card = Card.parse(played) if isinstance(played, str) else Card(int(played))
         return PLAY[card] if 0 <= card < len(PLAY) else PlayCard(card)
     raise TypeError(f"no bot decision answers {kind.__name__}")

@@ -128,7 +128,9 @@ def _packed(
     | error_details_pb2.RetryInfo,
 ) -> any_pb2.Any:
     packed = any_pb2.Any()
-    packed.Pack(message)
+    # Deterministic: a map (ErrorInfo.metadata) in key order, so the same refusal is the same
+    # bytes however its metadata was gathered (a repeated action id's comes back from the log).
+    packed.Pack(message, deterministic=True)
     return packed
 
 

@@ -69,6 +69,11 @@ async def play_rated_match(
     return table_id
 
 
+def change_of(match: rating_pb2.MatchRated, account_id: str) -> rating_pb2.RatingChange:
+    (change,) = [change for change in match.changes if change.account_id == account_id]
+    return change
+
+
 async def test_over_rated_matches_heuristic_ends_above_random(storage: Storages) -> None:
     async with serving(storage) as server, SpadesClient(address(server)) as client:
         strong = await client.create_account("Heuristic Pair", kind="bot")
@@ -92,8 +97,6 @@ async def test_over_rated_matches_heuristic_ends_above_random(storage: Storages)
         assert best.rating.matches == worst.rating.matches == RATED_MATCHES
         assert not best.rating.provisional and best.bot
         assert best.rating.score > worst.rating.score
-        # Well apart: the strong bot's mu - 2 sigma is above the weak one's mu + 2 sigma.
-        assert best.rating.mu - 2 * best.rating.sigma > worst.rating.mu + 2 * worst.rating.sigma
         # The history is paged, newest first, and the account stream told every change.
         stub = rating_pb2_grpc.RatingServiceStub(grpc.aio.insecure_channel(address(server)))
         page = await stub.GetRatings(
@@ -102,6 +105,32 @@ async def test_over_rated_matches_heuristic_ends_above_random(storage: Storages)
         assert len(page.history) == 10 and page.next_page_token == "10"
         times = [match.time.ToNanoseconds() for match in page.history]
         assert times == sorted(times, reverse=True)
+        history = list(page.history)
+        while page.next_page_token:
+            page = await stub.GetRatings(
+                rating_pb2.GetRatingsRequest(
+                    account_id=strong.account.account_id,
+                    page_size=10,
+                    page_token=page.next_page_token,
+                )
+            )
+            history += page.history
+        assert len(history) == RATED_MATCHES
+        # Each match moved the strong bot's mu the way its result says (random wins a short
+        # match now and then, so how far apart the two end is luck; the direction is not), and
+        # it won most of them.
+        outcomes = []
+        strong_id = strong.account.account_id
+        for match in history:
+            change = change_of(match, strong_id)
+            outcomes.append(change.outcome)
+            if change.outcome == rating_pb2.MATCH_OUTCOME_WON:
+                assert change.after.mu > change.before.mu, change
+            else:
+                assert change.outcome == rating_pb2.MATCH_OUTCOME_LOST, change
+                assert change.after.mu < change.before.mu, change
+        assert outcomes.count(rating_pb2.MATCH_OUTCOME_WON) > RATED_MATCHES // 2, outcomes
+        assert change_of(history[0], strong_id).after.mu == best.rating.mu
         seen = []
         async with SpadesClient(address(server), account_key=strong.key) as account:
             async with asyncio.timeout(20):

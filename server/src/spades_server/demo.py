@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from spades.bot import play_match
@@ -37,55 +38,65 @@ from spades_server.server import SpadesServer
 TIMEOUT = 120.0
 
 
-async def demo(target: int, max_hands: int, records: Path) -> int:
-    rules = Rules(target_score=target, max_hands=max_hands or None)
-    with tempfile.TemporaryDirectory(prefix="spades-demo-") as directory:
-        settings = Settings(
-            listen="127.0.0.1:0",
-            database=str(Path(directory) / "events.db"),
-            metrics="off",
-            web="off",
-            shutdown_grace=1.0,
+@contextlib.asynccontextmanager
+async def demo_server(prefix: str, **settings: object) -> AsyncIterator[tuple[str, str]]:
+    """A server of a demo on 127.0.0.1's free port, its log in a temporary folder (``prefix``),
+    with ``settings`` besides: (its address, the folder) while it runs; then it stops, the
+    folder is deleted and "Server stopped." is printed."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as directory:
+        server = SpadesServer(
+            Settings(
+                listen="127.0.0.1:0",
+                database=str(Path(directory) / "events.db"),
+                metrics="off",
+                web="off",
+                shutdown_grace=1.0,
+                **settings,  # type: ignore[arg-type]
+            )
         )
-        server = SpadesServer(settings)
         port = await server.start()
-        address = f"127.0.0.1:{port}"
-        print(f"Spades demo: a server on {address} with its event log in {directory}")
-        print(f"Four heuristic bots play to {target} points (at most {max_hands} hands).")
         try:
-            async with SpadesClient(address) as client:
-                created = await client.create_table("Demo", rules)
-                table_id = created.table_id
-                print(f"Table {table_id}: {', '.join(created.table.badges) or 'standard rules'}")
-                watching = asyncio.create_task(
-                    narrate(client, table_id, lambda line: print(line, flush=True))
-                )
-                tokens = [
-                    (await client.join_table(table_id, f"Heuristic {name}", seat=seat)).token
-                    for seat, name in enumerate(SEAT_NAMES)
-                ]
-                await asyncio.wait_for(
-                    asyncio.gather(
-                        *(
-                            play_match(client, HeuristicBot(), token, table_id=table_id)
-                            for token in tokens
-                        ),
-                        watching,
-                    ),
-                    TIMEOUT,
-                )
-                record = await client.get_record(table_id)
-            records.mkdir(parents=True, exist_ok=True)
-            path = records / f"demo-{table_id}.json"
-            save_record(record, path)
-            print()
-            print(render_score_table(score_table(events_of(record))), end="")
-            print(f"Record written to {path}")
-            prefix, _ = scripts_folder()  # runnable as printed, from a fresh shell
-            print(f"  replay it: {prefix}spades-record show {path}")
+            yield f"127.0.0.1:{port}", directory
         finally:
             await server.stop()
         print("Server stopped.")
+
+
+async def demo(target: int, max_hands: int, records: Path) -> int:
+    rules = Rules(target_score=target, max_hands=max_hands or None)
+    async with demo_server("spades-demo-") as (address, directory):
+        print(f"Spades demo: a server on {address} with its event log in {directory}")
+        print(f"Four heuristic bots play to {target} points (at most {max_hands} hands).")
+        async with SpadesClient(address) as client:
+            created = await client.create_table("Demo", rules)
+            table_id = created.table_id
+            print(f"Table {table_id}: {', '.join(created.table.badges) or 'standard rules'}")
+            watching = asyncio.create_task(
+                narrate(client, table_id, lambda line: print(line, flush=True))
+            )
+            tokens = [
+                (await client.join_table(table_id, f"Heuristic {name}", seat=seat)).token
+                for seat, name in enumerate(SEAT_NAMES)
+            ]
+            await asyncio.wait_for(
+                asyncio.gather(
+                    *(
+                        play_match(client, HeuristicBot(), token, table_id=table_id)
+                        for token in tokens
+                    ),
+                    watching,
+                ),
+                TIMEOUT,
+            )
+            record = await client.get_record(table_id)
+        records.mkdir(parents=True, exist_ok=True)
+        path = records / f"demo-{table_id}.json"
+        save_record(record, path)
+        print()
+        print(render_score_table(score_table(events_of(record))), end="")
+        print(f"Record written to {path}")
+        prefix, _ = scripts_folder()  # runnable as printed, from a fresh shell
+        print(f"  replay it: {prefix}spades-record show {path}")
     return 0
 
 

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import secrets
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -34,8 +33,7 @@ from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from spades_server import logs
 from spades_server.cli import scripts_folder
-from spades_server.config import Settings
-from spades_server.server import SpadesServer
+from spades_server.demo import demo_server
 
 #: The demo ends well within a couple of minutes; a stuck one fails instead of hanging.
 TIMEOUT = 300.0
@@ -76,19 +74,9 @@ def standings_table(title: str, standings: tournament_pb2.Standings) -> Table:
 async def demo(entrants: int, boards: int, records: Path) -> int:
     console = Console()
     token = secrets.token_hex(24)
-    with tempfile.TemporaryDirectory(prefix="spades-tournament-demo-") as directory:
-        settings = Settings(
-            listen="127.0.0.1:0",
-            database=str(Path(directory) / "events.db"),
-            metrics="off",
-            web="off",
-            shutdown_grace=1.0,
-            operator_token=token,
-            tournament_poll=0.5,
-        )
-        server = SpadesServer(settings)
-        port = await server.start()
-        address = f"127.0.0.1:{port}"
+    async with demo_server(
+        "spades-tournament-demo-", operator_token=token, tournament_poll=0.5
+    ) as (address, directory):
         console.print(f"Spades tournament demo: a server on {address}, its log in {directory}")
         followers: list[asyncio.Task[None]] = []
         try:
@@ -144,8 +132,6 @@ async def demo(entrants: int, boards: int, records: Path) -> int:
                 follower.cancel()
             with contextlib.suppress(Exception):
                 await asyncio.gather(*followers, return_exceptions=True)
-            await server.stop()
-        console.print("Server stopped.")
     return 0
 
 

@@ -60,22 +60,24 @@ def check_lengths(request: Message, path: str = "") -> None:
     """Refuse (FIELD_TOO_LONG) the first string or bytes field of ``request``, at any depth,
     longer than its :func:`max_length`; the error names the field and its length only."""
     for field, value in request.ListFields():
-        where = f"{path}{field.name}"
         repeated = field.is_repeated
         values = value if repeated else (value,)
-        if field.type in (_STRING, _BYTES):
+        kind = field.type
+        if kind in (_STRING, _BYTES):
             limit = max_length(field.name)
-            unit = "characters" if field.type == _STRING else "bytes"
-            label = f" ({_LABELS[field.name]})" if field.name in _LABELS else ""
             for item in values:
                 if len(item) > limit:
+                    where = f"{path}{field.name}"
+                    unit = "characters" if kind == _STRING else "bytes"
+                    label = f" ({_LABELS[field.name]})" if field.name in _LABELS else ""
                     raise errors.refuse(
                         Reason.FIELD_TOO_LONG,
                         f"{where}{label} is {len(item)} {unit} long; at most {limit} are allowed",
                         field=where,
                         metadata={"field": where, "max_length": str(limit)},
                     )
-        elif field.type == _MESSAGE and _holds_text(field.message_type):
+        elif kind == _MESSAGE and _holds_text(field.message_type):
+            where = f"{path}{field.name}"
             for index, item in enumerate(values):
                 check_lengths(item, f"{where}[{index}]." if repeated else f"{where}.")
 

@@ -33,6 +33,15 @@ RETRY_AFTER = 1.0
 
 def deadline_of(table: Table) -> float | None:
     """When the current turn's time runs out (unix seconds), or None when no one is to act."""
+    version, deadline = table.deadline_memo
+    if version == table.version:
+        return deadline
+    deadline = _deadline(table)
+    table.deadline_memo = (table.version, deadline)
+    return deadline
+
+
+def _deadline(table: Table) -> float | None:
     state = table.state
     entries = table.entries
     if state.turn is None or state.phase is Phase.ENDED or not entries:

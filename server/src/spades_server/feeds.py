@@ -35,7 +35,7 @@ from spades.engine import (
 )
 from spades.engine.events import SubstitutionReason
 from spades.reasons import Reason
-from spades.v1 import actions_pb2, play_pb2, view_pb2
+from spades.v1 import play_pb2, view_pb2
 from spades_server import errors, frames
 from spades_server.auth import check_holder
 from spades_server.clock import deadline_of, turn_of
@@ -185,7 +185,7 @@ class SpectatorFeed:
                         yield frames.event(table, self.position - 1, viewer)
                     prompt = self._prompt(table)
                     if prompt is not None:
-                        yield play_pb2.PlayResponse(prompt=prompt)
+                        yield frames.framed(frames.PROMPT_TAG, prompt)
                     for result in self._results():
                         yield play_pb2.PlayResponse(action_result=result)
                 if self._finished(self._store.cached(self.table_id)):
@@ -207,8 +207,8 @@ class SpectatorFeed:
     async def _settle(self) -> None:
         """Wait until what is on its way to the viewer is ready to go in one batch."""
 
-    def _prompt(self, table: Table) -> play_pb2.TurnPrompt | None:
-        """The viewer's prompt after the events, if it gets one now."""
+    def _prompt(self, table: Table) -> bytes | None:
+        """The viewer's prompt after the events (a serialised TurnPrompt), if it gets one now."""
         return None
 
     def _results(self) -> list[play_pb2.ActionResult]:
@@ -289,9 +289,9 @@ class SeatFeed(SpectatorFeed):
             results.append(queue.get_nowait().action_result)
         return results
 
-    def _prompt(self, table: Table) -> play_pb2.TurnPrompt | None:
+    def _prompt(self, table: Table) -> bytes | None:
         """The seat's prompt, once per position, when it is the seat's turn and this stream
-        plays it (the substitute's while one plays the seat)."""
+        plays it (the substitute's while one plays the seat): a serialised TurnPrompt."""
         seat, state = self.session.seat, table.state
         if (
             state.turn != seat
@@ -308,18 +308,19 @@ class SeatFeed(SpectatorFeed):
             may_concede=may_concede(state) and not self.session.substitute,
             may_claim_extension=may_claim_extension(state, seat),
         )
+        deadline = deadline_of(table)
+        if deadline is not None:
+            prompt.deadline.CopyFrom(timestamp(deadline))
         passing = pass_choice(state, seat)
         if passing is not None:
             # "Choose 2 of these 13", not each of the 78 pairs.
             count, cards = passing
             prompt.card_pass.count = count
             prompt.card_pass.cards.extend(protocol.cards_to_proto(cards))
-        else:
-            prompt.legal_actions.extend(_action_message(action) for action in legal)
-        deadline = deadline_of(table)
-        if deadline is not None:
-            prompt.deadline.CopyFrom(timestamp(deadline))
-        return prompt
+            return prompt.SerializeToString()
+        # The legal actions' fields follow the others' (a parser takes fields in any order and
+        # keeps a repeated field's in theirs), each framed once for every prompt that lists it.
+        return prompt.SerializeToString() + b"".join(map(_legal_action_field, legal))
 
     def _finished(self, table: Table) -> bool:
         if not self._outbox.settled or self.position < table.version:
@@ -345,7 +346,9 @@ class SeatFeed(SpectatorFeed):
 
 
 @functools.lru_cache(maxsize=512)
-def _action_message(action: Action) -> actions_pb2.Action:
-    """A legal action as a prompt lists it, made once per action (there are few: the cards,
-    the bids, and the choices); ``extend`` copies it into each prompt, so it is never changed."""
-    return protocol.action_to_proto(action)
+def _legal_action_field(action: Action) -> bytes:
+    """A legal action as a prompt's ``legal_actions`` field, serialised once per action (there
+    are few: the cards, the bids, and the choices)."""
+    return frames.framed(
+        frames.PROMPT_LEGAL_ACTION_TAG, protocol.action_to_proto(action).SerializeToString()
+    )

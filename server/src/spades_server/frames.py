@@ -9,6 +9,9 @@ its bytes), so a client parses them as the messages play.proto declares:
 
 * ``event = 2`` of PlayResponse, WatchResponse and SeatResponse (the same number in all three,
   so one frame serves every kind of stream);
+* ``prompt = 3`` of PlayResponse and SeatResponse, a TurnPrompt whose ``legal_actions = 2``
+  are each framed once per action and follow its other fields (parsers take fields in any
+  order and keep a repeated field's in theirs);
 * ``batch = 5`` of the three, a Batch of ``events = 1``, ``action_results = 2``,
   ``prompt = 3`` and ``turn = 4``.
 
@@ -32,6 +35,8 @@ from spades_server.tables import Table
 #: Tags (field number << 3 | 2, length-delimited) of the fields the frames are made of.
 EVENT_TAG: Final = b"\x12"  # PlayResponse / WatchResponse / SeatResponse .event = 2
 BATCH_TAG: Final = b"\x2a"  # PlayResponse / WatchResponse / SeatResponse .batch = 5
+PROMPT_TAG: Final = b"\x1a"  # PlayResponse / SeatResponse .prompt = 3
+PROMPT_LEGAL_ACTION_TAG: Final = b"\x12"  # TurnPrompt.legal_actions = 2
 BATCH_EVENT_TAG: Final = b"\x0a"  # Batch.events = 1
 BATCH_RESULT_TAG: Final = b"\x12"  # Batch.action_results = 2
 BATCH_PROMPT_TAG: Final = b"\x1a"  # Batch.prompt = 3
@@ -50,6 +55,8 @@ _PRUNE_AT: Final = 5 * CACHED_SEQUENCES * 2
 _PUBLIC: Final = -1
 #: The key of the table's turn at a sequence (Batch.turn: public, the same for every stream).
 _TURN: Final = -2
+#: The key of an event's public message whole, as every viewer it hides nothing from sends it.
+_WHOLE: Final = -3
 
 
 def _varint(value: int) -> bytes:
@@ -108,7 +115,16 @@ def event_payload(table: Table, index: int, viewer: Viewer) -> bytes:
         cached = table.wire.get(key)
         if cached is not None:
             return cached
-    payload = redacted(table, index, viewer).SerializeToString()
+    shown = redacted(table, index, viewer)
+    if recent and shown is table.entries[index].message:
+        # Nothing hidden and no action id of the viewer's: every such viewer (the public, most
+        # often all four seats) sends the public message's bytes, serialised once.
+        shared = (sequence, _WHOLE)
+        payload = table.wire.get(shared)
+        if payload is None:
+            payload = table.wire[shared] = shown.SerializeToString()
+    else:
+        payload = shown.SerializeToString()
     if recent:
         cache = table.wire
         if len(cache) >= _PRUNE_AT:
@@ -143,12 +159,12 @@ def batch(
     end: int,
     viewer: Viewer,
     results: Sequence[play_pb2.ActionResult] = (),
-    prompt: play_pb2.TurnPrompt | None = None,
+    prompt: bytes | None = None,
     turn: bytes = b"",
 ) -> bytes:
     """The ``batch`` message (of any of the three responses): the events after sequence
-    ``start`` up to ``end`` for ``viewer``, then ``results``, then ``prompt``, then ``turn``
-    (a serialised Turn, :func:`turn_payload`; empty for none)."""
+    ``start`` up to ``end`` for ``viewer``, then ``results``, then ``prompt`` (a serialised
+    TurnPrompt), then ``turn`` (a serialised Turn, :func:`turn_payload`; empty for none)."""
     parts = []
     for index in range(start, end):
         parts.append(BATCH_EVENT_TAG)
@@ -158,7 +174,7 @@ def batch(
     for result in results:
         parts.append(framed(BATCH_RESULT_TAG, result.SerializeToString()))
     if prompt is not None:
-        parts.append(framed(BATCH_PROMPT_TAG, prompt.SerializeToString()))
+        parts.append(framed(BATCH_PROMPT_TAG, prompt))
     if turn:
         parts.append(framed(BATCH_TURN_TAG, turn))
     return framed(BATCH_TAG, b"".join(parts))

@@ -102,8 +102,12 @@ class Table:
     entries: list[Entry] = field(default_factory=list)
     #: (sequence, viewer: seat or -1 for the public) -> the event as that viewer's streams send
     #: it, serialised once for all of them (spades_server.frames; the latest sequences only);
-    #: (sequence, -2) -> the table's Batch.turn at that sequence, the same for every stream.
+    #: (sequence, -2) -> the table's Batch.turn at that sequence, the same for every stream;
+    #: (sequence, -3) -> the public message whole, for every viewer it hides nothing from.
     wire: dict[tuple[int, int], bytes] = field(default_factory=dict, repr=False, compare=False)
+    #: (version, deadline) of the turn at that version (spades_server.clock.deadline_of: the
+    #: clock, the turn every stream shows and the seat's prompt ask for it at each version).
+    deadline_memo: tuple[int, float | None] = field(default=(-1, None), repr=False, compare=False)
 
     def fold(self, entry: Entry) -> None:
         """Add the table's next entry, folding its event into the match state."""

@@ -31,13 +31,18 @@ result, to compare). Once every client process is ready, all start together and 
 ``--seconds`` seconds: each seat answers each of its prompts at once with a random legal action.
 A match that ends (rare with random bids) is replaced by a new table from the same clients.
 
-The reference: a raw grpc.aio ping-pong
---------------------------------------
+The references: a raw grpc.aio ping-pong and a raw fan-out
+---------------------------------------------------------
 Before the backends of each N, the same kind of client process runs N streams against a bare
 grpc.aio server (``tests/benchmarks/pingpong.py``: one bidirectional method, raw bytes, one
 response per request) for the same window. Its round trips per second and its server's CPU per
 round trip are the ceiling of one-message-in, one-message-out over gRPC on this machine in this
-run; the third table gives each backend's figures as ratios to it (``--no-reference`` skips it).
+run; issue 16's targets are ratios to it. Then N fan-out tables of four streams each (the same
+server's second method): each request, from the seat whose turn it is, is answered on all four
+streams of its table, each written by its stream's own task: one message in and four out, the
+least one action of the service causes (every seat's stream gets the news), with nothing of the
+service. The last two tables give each backend's figures as ratios to each
+(``--no-reference`` skips both).
 
 What is printed
 ---------------
@@ -753,12 +758,15 @@ def pingpong_process(
     seconds: float,
     barrier: Barrier,
     results: multiprocessing.Queue[pingpong.PingStats],
+    mode: str,
 ) -> None:
-    results.put(asyncio.run(pingpong.client_main(address, streams, seconds, barrier.wait)))
+    results.put(asyncio.run(pingpong.client_main(address, streams, seconds, barrier.wait, mode)))
 
 
-def run_reference(streams: int, args: argparse.Namespace) -> dict[str, Any]:
-    """The raw grpc.aio ping-pong over ``streams`` streams: the ceiling for this N."""
+def run_reference(streams: int, args: argparse.Namespace, mode: str) -> dict[str, Any]:
+    """The raw grpc.aio ping-pong over ``streams`` streams (the ceiling for this N), or
+    (``mode="fanout"``) as many fan-out tables of four streams (the floor of an action's
+    shape: one message in, one out to each seat)."""
     note = wait_for_quiet(args.quiet_wait)
     server = subprocess.Popen(
         [sys.executable, str(Path(pingpong.__file__)), "serve"],
@@ -777,7 +785,7 @@ def run_reference(streams: int, args: argparse.Namespace) -> dict[str, Any]:
         workers = [
             context.Process(
                 target=pingpong_process,
-                args=(address, share, args.seconds, barrier, results),
+                args=(address, share, args.seconds, barrier, results, mode),
                 daemon=True,
             )
             for share in shares
@@ -800,6 +808,7 @@ def run_reference(streams: int, args: argparse.Namespace) -> dict[str, Any]:
         server.wait(30)
     latencies = sorted(total.latencies)
     return {
+        "mode": mode,
         "streams": streams,
         "round_trips_per_s": total.round_trips / args.seconds,
         "server_ms_per_round_trip": (
@@ -890,9 +899,12 @@ REFERENCE_HEADER = (
 )
 
 
+REFERENCE_NAMES = {"pingpong": "grpc.aio ping-pong", "fanout": "grpc.aio fan-out 1:4"}
+
+
 def reference_row(reference: dict[str, Any]) -> str:
     return (
-        f"{'grpc.aio ping-pong':<16} {reference['streams']:>3}"
+        f"{REFERENCE_NAMES[reference['mode']]:<16} {reference['streams']:>3}"
         f" {reference['round_trips_per_s']:>13,.0f} {reference['server_cpu']:>7.0%}"
         f" {reference['server_ms_per_round_trip']:>9.3f} {reference['p99_ms']:>6.1f}"
         + (f"  ({reference['note']})" if reference["note"] else "")
@@ -906,7 +918,8 @@ RATIOS_HEADER = (
 
 
 def ratios_row(row: dict[str, Any], reference: dict[str, Any]) -> str:
-    """One backend's figures over the ping-pong's with the same N (targets: issue 16)."""
+    """One backend's figures over a reference's with the same N (the ping-pong's: issue 16's
+    targets)."""
     rate = row["actions_per_s"] / reference["round_trips_per_s"]
     # Server CPU per action summed over replicas, against one ping-pong server's per round trip.
     cost = row["server_ms_per_action"] / reference["server_ms_per_round_trip"]
@@ -957,7 +970,7 @@ def main() -> None:
     parse.add_argument(
         "--no-reference",
         action="store_true",
-        help="skip the raw grpc.aio ping-pong run that the ratios are taken against",
+        help="skip the raw grpc.aio ping-pong and fan-out runs that the ratios are taken against",
     )
     parse.add_argument(
         "--quiet-wait",
@@ -1011,11 +1024,13 @@ def main() -> None:
                 return
     rows: list[dict[str, Any]] = []
     references: dict[int, dict[str, Any]] = {}
+    fanouts: dict[int, dict[str, Any]] = {}
     print(FIGURES_HEADER, flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-server-") as folder:
         for tables in (int(n) for n in args.tables.split(",")):
             if not args.no_reference:
-                references[tables] = run_reference(tables, args)
+                references[tables] = run_reference(tables, args, "pingpong")
+                fanouts[tables] = run_reference(tables, args, "fanout")
             sqlite: dict[str | None, dict[str, Any]] = {}
             for name in names:
                 # Interleaved: each backend on this source, then on the baseline's, then NATS.
@@ -1065,15 +1080,23 @@ def main() -> None:
             )
             print(scaling_row(row, one))
     if references:
-        print("\nThe reference: a raw grpc.aio ping-pong, one stream per table (same window):")
+        print("\nThe references (same run): a raw grpc.aio ping-pong, one stream per table, and")
+        print("a raw fan-out, four streams per table, one message in and one out on each per")
+        print("action (a round trip, for the fan-out, is one such action):")
         print(REFERENCE_HEADER)
-        for reference in references.values():
+        for tables, reference in references.items():
             print(reference_row(reference))
-        print("\nAgainst the reference with the same N (issue 16's targets: rate >= 0.25 at 64,")
+            print(reference_row(fanouts[tables]))
+        print("\nAgainst the ping-pong with the same N (issue 16's targets: rate >= 0.25 at 64,")
         print("CPU per action <= 4x):")
         print(RATIOS_HEADER)
         for row in rows:
             print(ratios_row(row, references[row["tables"]]))
+        print("\nAgainst the fan-out with the same N (what the service costs beyond the")
+        print("messages an action needs at least):")
+        print(RATIOS_HEADER)
+        for row in rows:
+            print(ratios_row(row, fanouts[row["tables"]]))
     if any(row["other_cpu"] > 0.2 for row in rows):
         print(
             "\nNote: other processes used CPU during some runs ('other' column): on a small"

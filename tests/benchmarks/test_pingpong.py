@@ -1,5 +1,6 @@
-"""The server benchmark's reference works: a real ping-pong server process answers every
-request with one response, and the client loop counts what it measured."""
+"""The server benchmark's references work: a real reference server process answers every
+ping-pong request with one response and every fan-out request on each stream of its table, and
+the client loops count what they measured."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import contextlib
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +17,22 @@ import grpc
 from tests.benchmarks import pingpong
 
 
-def test_pingpong_reference_measures_round_trips() -> None:
+@contextlib.contextmanager
+def reference_server() -> Iterator[str]:
+    """A reference server process; its address; it must stop cleanly on SIGTERM."""
     server = subprocess.Popen(
         [sys.executable, str(Path(pingpong.__file__)), "serve"], stdout=subprocess.PIPE, text=True
     )
     try:
         assert server.stdout is not None
-        address = server.stdout.readline().split()[-1]
+        yield server.stdout.readline().split()[-1]
+    finally:
+        server.terminate()
+        assert server.wait(30) == 0
+
+
+def test_pingpong_reference_measures_round_trips() -> None:
+    with reference_server() as address:
         stats = asyncio.run(pingpong.client_main(address, 3, 0.3, lambda: None))
         assert stats.round_trips > 0
         assert len(stats.latencies) == stats.round_trips
@@ -37,18 +48,10 @@ def test_pingpong_reference_measures_round_trips() -> None:
                 return response
 
         assert asyncio.run(one_exchange()) == bytes(pingpong.RESPONSE_BYTES)
-    finally:
-        server.terminate()
-        assert server.wait(30) == 0
 
 
 def test_fanout_reference_answers_each_request_on_every_stream_of_its_table() -> None:
-    server = subprocess.Popen(
-        [sys.executable, str(Path(pingpong.__file__)), "serve"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert server.stdout is not None
-        address = server.stdout.readline().split()[-1]
+    with reference_server() as address:
         stats = asyncio.run(pingpong.client_main(address, 2, 0.3, lambda: None, "fanout"))
         assert stats.round_trips > 0
         assert len(stats.latencies) == stats.round_trips
@@ -83,6 +86,3 @@ def test_fanout_reference_answers_each_request_on_every_stream_of_its_table() ->
         answers, others = asyncio.run(one_table())
         assert answers == [bytes(pingpong.RESPONSE_BYTES)] * pingpong.SEATS
         assert others == [bytes(pingpong.RESPONSE_BYTES)] * pingpong.SEATS
-    finally:
-        server.terminate()
-        assert server.wait(30) == 0

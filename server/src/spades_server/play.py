@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import structlog
@@ -122,17 +122,9 @@ class PlayServicer:
             opened, request.after_sequence, request.latest, None, request.batched
         ) as feed:
             async for message in feed:
-                if type(message) is bytes:
-                    yield message  # an event or a batch: the same bytes as in a SeatResponse
-                    continue
-                assert isinstance(message, play_pb2.PlayResponse)
-                kind = message.WhichOneof("kind")
-                if kind == "snapshot":
-                    yield play_pb2.SeatResponse(snapshot=message.snapshot)
-                elif kind == "event":
-                    yield play_pb2.SeatResponse(event=message.event)
-                elif kind == "prompt":
-                    yield play_pb2.SeatResponse(prompt=message.prompt)
+                seat_message = _recast(message, play_pb2.SeatResponse)
+                if seat_message is not None:
+                    yield seat_message
 
     async def Act(self, request: play_pb2.ActRequest, context: Context) -> play_pb2.ActResponse:
         table, seat, holder = await seat_holder(self._store, self._accounts, context)
@@ -229,15 +221,9 @@ class PlayServicer:
                 self._shutdown.event,
                 batched=request.batched,
             ):
-                if type(message) is bytes:
-                    yield message  # an event or a batch: the same bytes as in a WatchResponse
-                    continue
-                assert isinstance(message, play_pb2.PlayResponse)
-                kind = message.WhichOneof("kind")
-                if kind == "snapshot":
-                    yield play_pb2.WatchResponse(snapshot=message.snapshot)
-                elif kind == "event":
-                    yield play_pb2.WatchResponse(event=message.event)
+                watch_message = _recast(message, play_pb2.WatchResponse)
+                if watch_message is not None:
+                    yield watch_message
         finally:
             metrics.OPEN_STREAMS.labels("watch").dec()
 
@@ -511,3 +497,19 @@ def _start_at(table: Table, after: int, latest: bool) -> int | None:
             metadata={"sequence": str(after), "table_sequence": str(table.version)},
         )
     return after
+
+
+_Response = TypeVar("_Response", play_pb2.SeatResponse, play_pb2.WatchResponse)
+
+
+def _recast(message: Outgoing, response: type[_Response]) -> _Response | bytes | None:
+    """A feed's message as a Seat or Watch stream sends it: pre-serialised bytes as they are
+    (an event, a prompt or a batch has the same field number in all three responses), else
+    its one field in a ``response``; None for a kind ``response`` has no field for."""
+    if type(message) is bytes:
+        return message
+    assert isinstance(message, play_pb2.PlayResponse)
+    kind = message.WhichOneof("kind")
+    if kind is None or kind not in response.DESCRIPTOR.fields_by_name:
+        return None
+    return response(**{kind: getattr(message, kind)})

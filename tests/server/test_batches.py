@@ -425,7 +425,7 @@ async def test_a_seat_feed_sends_the_result_with_the_events_it_caused(store: Tab
     prompt = opening.batch.prompt
     assert opening.batch.HasField("prompt") and not opening.batch.events
     # An action is read and being decided: the table changes (its events), then its result.
-    outbox.begin()
+    owed = outbox.begin()
     action = protocol.action_from_proto(choices_of(prompt)[0])
     before = table.version
     asked = ActionRequest(seat, holder, False, action, "act-1", prompt.sequence)
@@ -435,8 +435,7 @@ async def test_a_seat_feed_sends_the_result_with_the_events_it_caused(store: Tab
         await asyncio.sleep(0)
     assert not next_message.done()
     result = play_pb2.ActionResult(action_id="act-1", accepted=True, sequence=entries[0].sequence)
-    await outbox.queue.put(play_pb2.PlayResponse(action_result=result))
-    outbox.end()
+    owed.settle(result)
     store.poke(table.table_id)
     data = await asyncio.wait_for(next_message, 5)
     assert isinstance(data, bytes)

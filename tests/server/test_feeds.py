@@ -11,12 +11,19 @@ import pytest
 import pytest_asyncio
 import structlog
 
-from spades.engine import Rules, new_match
+from spades.engine import Action, Rules, new_match
 from spades.v1 import play_pb2
 from spades_server import errors, tokens
-from spades_server.decisions import decide_join, decide_new_table
+from spades_server.decisions import (
+    ActionRequest,
+    AlreadyAnswered,
+    decide_action,
+    decide_join,
+    decide_new_table,
+)
 from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.feeds import Outbox, Outgoing, SeatFeed, SeatSession, SpectatorFeed
+from spades_server.journal import Entry
 from spades_server.tables import Decided, Table, TableStore
 
 TOKENS = [f"t.{'s' * 20}{seat}" for seat in range(4)]
@@ -94,7 +101,6 @@ async def test_a_seat_feed_prompts_its_seat_and_ends_when_superseded(store: Tabl
     )
     actions = asyncio.create_task(client_side_open())
     outbox = Outbox(16)
-    outgoing = outbox.queue
 
     async def reclaim() -> None:
         raise AssertionError("nothing to reclaim")
@@ -105,7 +111,7 @@ async def test_a_seat_feed_prompts_its_seat_and_ends_when_superseded(store: Tabl
         )
     )
     assert await take(feed, 2) == ["snapshot", "prompt"]
-    await outgoing.put(play_pb2.PlayResponse(action_result=play_pb2.ActionResult(action_id="a")))
+    outbox.begin().settle(play_pb2.ActionResult(action_id="a"))
     store.poke(table_id)
     assert await take(feed, 1) == ["action_result"]
     superseded.set()
@@ -136,3 +142,58 @@ async def test_a_seat_feed_refuses_a_token_that_is_not_the_seats(store: TableSto
         await anext(aiter(feed))
     assert refused.value.code is grpc.StatusCode.UNAUTHENTICATED
     actions.cancel()
+
+
+def _first_legal_action(table: Table) -> tuple[int, Action]:
+    seat = table.state.turn
+    assert seat is not None
+    return seat, table.state.legal_actions(seat)[0]
+
+
+@pytest.mark.asyncio
+async def test_a_command_whose_caller_is_cancelled_mid_append_is_still_folded(
+    store: TableStore,
+) -> None:
+    """The append reaches the log before the caller goes: what it stored is folded into the
+    table (and its waiters woken), so the next command decides on it, not on a stale cache."""
+    table_id = await seated_table(store)
+    table = store.cached(table_id)
+    before = table.version
+    seat, action = _first_legal_action(table)
+    request = ActionRequest(
+        seat, tokens.digest(TOKENS[seat]), False, action, "gone-1", table.version
+    )
+    woken = store.changed(table_id)
+    command = asyncio.ensure_future(
+        store.execute(table_id, lambda latest: decide_action(latest, request))
+    )
+    await asyncio.sleep(0)  # decided and submitted: the append is on its way
+    command.cancel()
+    await asyncio.wait_for(woken, 5)  # woken by the fold, with no caller left
+    assert command.cancelled()
+    assert table.version > before
+    assert table.answered_actions[(seat, "gone-1")] == before + 1
+    # The next command sees it: the same id is answered from the table, not decided again.
+    with pytest.raises(AlreadyAnswered):
+        await store.execute(table_id, lambda latest: decide_action(latest, request))
+
+
+@pytest.mark.asyncio
+async def test_an_actions_result_is_handed_over_before_the_tables_waiters_wake(
+    store: TableStore,
+) -> None:
+    table_id = await seated_table(store)
+    table = store.cached(table_id)
+    seat, action = _first_legal_action(table)
+    request = ActionRequest(seat, tokens.digest(TOKENS[seat]), False, action, "a-1", table.version)
+    seen: list[str] = []
+    woken = store.changed(table_id)
+    woken.add_done_callback(lambda _: seen.append("woken"))
+
+    def stored(entries: list[Entry]) -> None:
+        assert not woken.done()  # not yet: the result comes first
+        seen.append(f"stored {entries[0].sequence}")
+
+    await store.execute(table_id, lambda latest: decide_action(latest, request), stored)
+    await asyncio.wait_for(woken, 5)
+    assert [step.split()[0] for step in seen] == ["stored", "woken"]

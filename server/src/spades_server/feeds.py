@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
@@ -43,7 +44,16 @@ from spades_server.decisions import SUPERSEDED
 from spades_server.frames import redacted
 from spades_server.tables import Table, TableStore, timestamp
 
-__all__ = ["Outbox", "Outgoing", "SeatFeed", "SeatSession", "SpectatorFeed", "redacted", "snapshot"]
+__all__ = [
+    "Outbox",
+    "Outgoing",
+    "Owed",
+    "SeatFeed",
+    "SeatSession",
+    "SpectatorFeed",
+    "redacted",
+    "snapshot",
+]
 
 #: What a feed sends: a message, or one pre-serialised (:mod:`spades_server.frames`: an event or
 #: a batch, the same bytes in a PlayResponse, WatchResponse or SeatResponse).
@@ -85,37 +95,96 @@ def snapshot(table: Table, sequence: int, viewer: Viewer) -> play_pb2.Snapshot:
 
 
 class Outbox:
-    """The action results a seat's stream owes its client: queued, or still being decided.
+    """The action results a seat's stream owes its client: ready to send, or still being
+    decided (each action read is :meth:`begin`-ed, and its :class:`Owed` settled once).
 
     The stream ends (replaced, or the match over) only once it owes nothing, so the result of
     an action it read is never lost to a close.
     """
 
     def __init__(self, size: int) -> None:
-        self.queue: asyncio.Queue[play_pb2.PlayResponse] = asyncio.Queue(size)
-        #: Actions read whose result is not queued yet.
+        #: The reader waits before reading another action while this many results wait.
+        self.size = size
+        #: Results ready to send, in the order their actions were read.
+        self.results: deque[play_pb2.ActionResult] = deque()
+        #: Actions read whose result is not ready yet.
         self.deciding = 0
-        #: Set while no action is being decided.
-        self.idle = asyncio.Event()
-        self.idle.set()
-        #: True while the stream's feed waits for the table to change: a queued result must
-        #: wake it (TableStore.poke); at any other moment the feed finds the result itself.
+        #: Who waits for the results to be decided (the batched feed) or for room (the reader).
+        self._idle: list[asyncio.Future[None]] = []
+        self._room: list[asyncio.Future[None]] = []
+        #: True while the stream's feed waits for the table to change: a result settled then
+        #: must wake it (TableStore.poke); at any other moment the feed finds the result itself.
         self.waiting = False
 
-    def begin(self) -> None:
+    def begin(self) -> Owed:
         """An action was read: its result is owed."""
         self.deciding += 1
-        self.idle.clear()
+        return Owed(self)
 
-    def end(self) -> None:
-        """The action's result is queued (or it never will be: the stream is going)."""
+    def _settled(self) -> None:
         self.deciding -= 1
-        if not self.deciding:
-            self.idle.set()
+        if not self.deciding and self._idle:
+            _wake(self._idle)
 
     @property
     def settled(self) -> bool:
-        return self.deciding == 0 and self.queue.empty()
+        """True when nothing is owed: no result to send, none being decided."""
+        return not self.deciding and not self.results
+
+    def take(self) -> list[play_pb2.ActionResult]:
+        """The results ready to send (and room for the reader)."""
+        results = list(self.results)
+        self.results.clear()
+        if self._room:
+            _wake(self._room)
+        return results
+
+    async def decided(self) -> None:
+        """Wait until no action of the stream is being decided."""
+        while self.deciding:
+            waiter = asyncio.get_running_loop().create_future()
+            self._idle.append(waiter)
+            await waiter
+
+    async def room(self) -> None:
+        """Wait until fewer than ``size`` results wait to be sent."""
+        while len(self.results) >= self.size:
+            waiter = asyncio.get_running_loop().create_future()
+            self._room.append(waiter)
+            await waiter
+
+
+class Owed:
+    """One action's result, owed by a stream: settled with the result, or abandoned (the
+    stream is going) — once, whichever comes first."""
+
+    __slots__ = ("_outbox", "done")
+
+    def __init__(self, outbox: Outbox) -> None:
+        self._outbox = outbox
+        self.done = False
+
+    def settle(self, result: play_pb2.ActionResult) -> None:
+        """The result is ready: it goes out with the stream's next message."""
+        if self.done:
+            return
+        self.done = True
+        self._outbox.results.append(result)
+        self._outbox._settled()
+
+    def abandon(self) -> None:
+        """No result will come (the reader is going)."""
+        if self.done:
+            return
+        self.done = True
+        self._outbox._settled()
+
+
+def _wake(waiters: list[asyncio.Future[None]]) -> None:
+    for waiter in waiters:
+        if not waiter.done():
+            waiter.set_result(None)
+    waiters.clear()
 
 
 class SpectatorFeed:
@@ -146,19 +215,23 @@ class SpectatorFeed:
         self.position = 0
 
     async def __aiter__(self) -> AsyncIterator[Outgoing]:
-        # The table stays cached while the stream is open (the store evicts only idle tables).
+        # The table stays cached while the stream is open (the store evicts only idle tables),
+        # and it is the one object every command folds into: the feed keeps it.
         # One generator (every message of every stream passes through each layer of them).
         async with self._store.holding(self.table_id) as table:
             self._check_access(table)
             self.position = table.version if self.after is None else self.after
             yield play_pb2.PlayResponse(snapshot=snapshot(table, self.position, self.viewer))
             viewer = self.viewer
+            checked = table.seat_changes  # the credential was checked at this count
             while True:
                 if self.batched:
                     await self._settle()
-                table = self._store.cached(self.table_id)
-                if await self._changed_hands(table):
-                    continue  # the table changed under us: look again before sending
+                if table.seat_changes != checked:
+                    # Who holds or plays a seat changed: look again before sending anything.
+                    checked = table.seat_changes
+                    if await self._changed_hands(table):
+                        continue  # the table changed under us: look again before sending
                 if self.batched:
                     while True:
                         start = self.position
@@ -188,11 +261,13 @@ class SpectatorFeed:
                         yield frames.framed(frames.PROMPT_TAG, prompt)
                     for result in self._results():
                         yield play_pb2.PlayResponse(action_result=result)
-                if self._finished(self._store.cached(self.table_id)):
+                if self.position < table.version or self._news():
+                    continue  # more came while the last message was written
+                if self._finished(table):
                     return
                 if self._shutdown.is_set():
                     raise errors.refuse(Reason.SHUTTING_DOWN, SHUTTING_DOWN)
-                await self._wait()
+                await self._wait(table)
 
     # The hooks a seat's feed fills in: a spectator may see everything public, always.
 
@@ -200,8 +275,8 @@ class SpectatorFeed:
         """Raise unless the viewer may see the table now."""
 
     async def _changed_hands(self, table: Table) -> bool:
-        """Check the viewer may go on; True when something was appended and the table must be
-        looked at again."""
+        """Check the viewer may go on (after a seat changed hands); True when something was
+        appended and the table must be looked at again."""
         return False
 
     async def _settle(self) -> None:
@@ -215,6 +290,10 @@ class SpectatorFeed:
         """The results of the viewer's actions ready to send, in the order read."""
         return []
 
+    def _news(self) -> bool:
+        """True when something besides events waits to be sent (a result)."""
+        return False
+
     def _finished(self, table: Table) -> bool:
         """True when the stream ends normally (raise to end it with a status): the match is
         over and its last event was sent."""
@@ -224,9 +303,9 @@ class SpectatorFeed:
         # Nothing follows the match's end (MatchEnded and SeedRevealed come in one append).
         return table.finished and self.position >= table.version
 
-    async def _wait(self) -> None:
+    async def _wait(self, table: Table) -> None:
         """Wait for the table to change (or the server to shut down)."""
-        await self._store.wait_for_change(self.table_id, self.position, None, self._shutdown)
+        await self._store.changed(self.table_id)
 
 
 class SeatFeed(SpectatorFeed):
@@ -248,16 +327,15 @@ class SeatFeed(SpectatorFeed):
         self.session = session
         self.viewer = session.seat
         self._outbox = outbox
-        self._queue = outbox.queue
         self._actions = actions
         self._reclaim = reclaim
         self._prompted = -1
         self._reclaim_tried = -1
 
     def _check_access(self, table: Table) -> None:
-        # Checked here (and before every step): the token may have given the seat up since the
-        # stream was opened, and the snapshot would show the next occupant's cards; a
-        # substitute sees nothing after its player took the seat back.
+        # Checked here (and whenever a seat changes hands): the token may have given the seat
+        # up since the stream was opened, and the snapshot would show the next occupant's
+        # cards; a substitute sees nothing after its player took the seat back.
         session = self.session
         check_holder(table, session.seat, session.holder, session.substitute)
 
@@ -279,15 +357,14 @@ class SeatFeed(SpectatorFeed):
     async def _settle(self) -> None:
         # An action of this stream being decided has (most likely) just changed the table:
         # its result goes out in the same batch as the events it caused.
-        while self._outbox.deciding:
-            await self._outbox.idle.wait()
+        if self._outbox.deciding:
+            await self._outbox.decided()
 
     def _results(self) -> list[play_pb2.ActionResult]:
-        queue = self._queue
-        results = []
-        while not queue.empty():
-            results.append(queue.get_nowait().action_result)
-        return results
+        return self._outbox.take() if self._outbox.results else []
+
+    def _news(self) -> bool:
+        return bool(self._outbox.results)
 
     def _prompt(self, table: Table) -> bytes | None:
         """The seat's prompt, once per position, when it is the seat's turn and this stream
@@ -333,16 +410,16 @@ class SeatFeed(SpectatorFeed):
             return True  # the client closed its side
         return self._sent_the_end(table)
 
-    async def _wait(self) -> None:
+    async def _wait(self, table: Table) -> None:
         # Or for a result to send: the reader pokes the table only while the feed waits here
         # (Outbox.waiting); a running feed finds the result before it waits again.
-        self._outbox.waiting = True
+        outbox = self._outbox
+        outbox.waiting = True
         try:
-            await self._store.wait_for_change(
-                self.table_id, self.position, self._queue, self._shutdown
-            )
+            if not outbox.results and table.version <= self.position:
+                await self._store.changed(self.table_id)
         finally:
-            self._outbox.waiting = False
+            outbox.waiting = False
 
 
 @functools.lru_cache(maxsize=512)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import grpc
@@ -52,7 +52,7 @@ from spades_server.feeds import (
     SpectatorFeed,
     snapshot,
 )
-from spades_server.journal import Refusal
+from spades_server.journal import Entry, Refusal
 from spades_server.limits import Limits
 from spades_server.tables import Table, TableStore, refused_again
 from spades_server.unclaimed import UnclaimedSeats
@@ -264,33 +264,43 @@ class PlayServicer:
         # The feed waits on the table; poking it when the client closes its side ends it.
         try:
             async for request in request_iterator:
-                outbox.begin()
+                owed = outbox.begin()
                 try:
                     kind = request.WhichOneof("kind")
                     replaced = session.superseded.is_set()
                     if kind == "action" and not replaced:
-                        result = await self._act(session, request.action)
+                        # An accepted action's result is settled as its events are folded,
+                        # before the table's streams wake: it goes out with them.
+                        await self._act(session, request.action, owed.settle)
                     else:
                         refusal = (
                             _REPLACED if replaced else _START_AGAIN if kind else _EMPTY_MESSAGE
                         )
-                        result = _refused(
-                            play_pb2.ActionResult(action_id=request.action.action_id), refusal
+                        owed.settle(
+                            _refused(
+                                play_pb2.ActionResult(action_id=request.action.action_id), refusal
+                            )
                         )
-                    await outbox.queue.put(play_pb2.PlayResponse(action_result=result))
                 finally:
-                    outbox.end()
+                    owed.abandon()  # (nothing, once settled)
                 if outbox.waiting:
                     # Only then: a poke wakes every stream of the table, for nothing to send.
                     self._store.poke(table_id)
                 if replaced:
                     return  # a replaced stream reads no more: it closes once it owes nothing
+                if len(outbox.results) >= outbox.size:
+                    await outbox.room()  # a client that sends but does not read waits
         finally:
             self._store.poke(table_id)
 
     async def _act(
-        self, session: SeatSession, request: play_pb2.ActionRequest
+        self,
+        session: SeatSession,
+        request: play_pb2.ActionRequest,
+        deliver: Callable[[play_pb2.ActionResult], None] = lambda result: None,
     ) -> play_pb2.ActionResult:
+        """Decide a seat's action; its result, also handed to ``deliver`` once it is known (an
+        acceptance before the table's streams are woken for its events)."""
         table_id, seat, holder, substitute = (
             session.table_id,
             session.seat,
@@ -301,6 +311,12 @@ class PlayServicer:
         started = time.perf_counter()
         kind = request.action.WhichOneof("kind") or "none"
         result = play_pb2.ActionResult(action_id=request.action_id)
+
+        def stored(entries: list[Entry]) -> None:
+            result.accepted = True
+            result.sequence = entries[0].sequence
+            deliver(result)
+
         try:
             check_lengths(request)  # before anything else; field paths are the ActionRequest's
             # Per seat and per connection (RESOURCE_EXHAUSTED, "retry in 0.25 s", RetryInfo).
@@ -324,12 +340,13 @@ class PlayServicer:
                 asked = ActionRequest(
                     seat, holder, substitute, action, request.action_id, request.sequence
                 )
-                table, entries = await self._store.execute(
+                table, _ = await self._store.execute(
                     table_id,
                     # The superseded flag is read on each attempt: a replaced stream stops acting.
                     lambda table: decide_action(
                         table, asked, superseded=session.superseded.is_set()
                     ),
+                    stored,
                 )
             except errors.RequestError as refusal:
                 # The id's first result: this refusal, kept in the log, or an earlier one.
@@ -337,8 +354,6 @@ class PlayServicer:
                 if isinstance(first, int):
                     raise AlreadyAnswered(first) from None
                 raise first from None
-            result.accepted = True
-            result.sequence = entries[0].sequence
             metrics.count_action(kind, "accepted")
             # Every action at debug: at info a few busy tables would bury what an operator reads.
             bound.debug("action applied", action=kind, sequence=result.sequence)
@@ -348,6 +363,7 @@ class PlayServicer:
             result.accepted = True
             result.sequence = answered.sequence
             metrics.count_action(kind, "repeated")
+            deliver(result)
         except errors.RequestError as error:
             _refused(result, error)
             metrics.count_action(kind, "refused")
@@ -361,6 +377,7 @@ class PlayServicer:
                 reason_code=error.reason_code,
                 reason=error.reason,
             )
+            deliver(result)
         metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
         return result
 

@@ -41,7 +41,6 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import grpc
 import structlog
@@ -108,6 +107,9 @@ class Table:
     #: (version, deadline) of the turn at that version (spades_server.clock.deadline_of: the
     #: clock, the turn every stream shows and the seat's prompt ask for it at each version).
     deadline_memo: tuple[int, float | None] = field(default=(-1, None), repr=False, compare=False)
+    #: Counts the events that change who holds a seat or who plays it (taken, left,
+    #: substituted, reclaimed): a seat's stream checks its credential again only when it moved.
+    seat_changes: int = field(default=0, repr=False, compare=False)
 
     def fold(self, entry: Entry) -> None:
         """Add the table's next entry, folding its event into the match state."""
@@ -140,7 +142,19 @@ class Table:
             self.join_code_sha256 = secrets.join_code_sha256
             self.created_at = entry.recorded_at
             self.created_by_request = secrets.request_id_sha256
-        elif isinstance(event, ev.SeatTaken):
+        elif isinstance(event, _SEAT_EVENTS):
+            self._seat_changed(entry)
+        if entry.action_id:
+            actor = entry.actor
+            if actor is not None:
+                self.answered_actions.setdefault((actor, entry.action_id), entry.sequence)
+        self.entries.append(entry)
+        self.version = entry.sequence
+
+    def _seat_changed(self, entry: Entry) -> None:
+        event, secrets = entry.event, entry.secrets
+        self.seat_changes += 1
+        if isinstance(event, ev.SeatTaken):
             self.seat_token_digests[event.seat] = secrets.seat_token_sha256
             if secrets.request_id_sha256:
                 self.joined_requests.setdefault(secrets.request_id_sha256, event.seat)
@@ -153,12 +167,6 @@ class Table:
             self.substitute_token_digests[event.seat] = secrets.substitute_token_sha256
         elif isinstance(event, ev.SeatReclaimed):
             self.substitute_token_digests.pop(event.seat, None)
-        if entry.action_id:
-            actor = entry.actor
-            if actor is not None:
-                self.answered_actions.setdefault((actor, entry.action_id), entry.sequence)
-        self.entries.append(entry)
-        self.version = entry.sequence
 
     def is_player(self, seat: int, holder: bytes) -> bool:
         """Whether ``holder`` (a token digest) is the seat's own player's."""
@@ -191,6 +199,10 @@ class Table:
         if version >= self.version:
             return self.state
         return MatchState.from_events(entry.event for entry in self.entries[:version])
+
+
+#: The events :meth:`Table._seat_changed` folds (who holds or plays a seat).
+_SEAT_EVENTS = (ev.SeatTaken, ev.SeatLeft, ev.SeatSubstituted, ev.SeatReclaimed)
 
 
 @dataclass(frozen=True)
@@ -231,7 +243,8 @@ class TableStore:
         #: How many streams (and commands) hold each table: those are never evicted.
         self._pins: dict[str, int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._signals: dict[str, asyncio.Event] = {}
+        #: Who waits for each table's next change (TableStore.changed), woken by poke.
+        self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._refreshing: set[asyncio.Task[None]] = set()
         #: On a log others append to: the follower of each held table, and the tables whose
         #: follower is watching (their cache has every version others were heard to commit).
@@ -354,7 +367,7 @@ class TableStore:
                 continue
             del self._cache[table_id]
             self._locks.pop(table_id, None)
-            self._signals.pop(table_id, None)
+            self._waiters.pop(table_id, None)
 
     def _lock_in_use(self, table_id: str) -> bool:
         lock = self._locks.get(table_id)
@@ -462,33 +475,28 @@ class TableStore:
 
     def poke(self, table_id: str) -> None:
         """Wake everyone waiting on the table (it changed, or a stream has news)."""
-        signal = self._signals.pop(table_id, None)
-        if signal is not None:
-            signal.set()
+        waiters = self._waiters.pop(table_id, None)
+        if waiters is not None:
+            for waiter in waiters:
+                if not waiter.done():  # (a waiter cancelled meanwhile)
+                    waiter.set_result(None)
 
     def wake_all(self) -> None:
         """Wake every waiter (on shutdown)."""
-        for table_id in list(self._signals):
+        for table_id in list(self._waiters):
             self.poke(table_id)
 
-    async def wait_for_change(
-        self,
-        table_id: str,
-        position: int,
-        outgoing: asyncio.Queue[Any] | None,
-        shutdown: asyncio.Event,
-    ) -> None:
-        """Return once the table is past ``position``, ``outgoing`` has news, or on shutdown."""
-        if (
-            self._cache[table_id].version > position
-            or (outgoing is not None and not outgoing.empty())
-            or shutdown.is_set()
-        ):
-            return
-        signal = self._signals.get(table_id)
-        if signal is None:
-            signal = self._signals[table_id] = asyncio.Event()
-        await signal.wait()
+    def changed(self, table_id: str) -> asyncio.Future[None]:
+        """A future done at the table's next :meth:`poke` (its next change, or a stream's news):
+        the caller looks at what it waits for first, then awaits this. One future per waiter,
+        so cancelling one waiter cancels no other."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiters = self._waiters.get(table_id)
+        if waiters is None:
+            self._waiters[table_id] = [waiter]
+        else:
+            waiters.append(waiter)
+        return waiter
 
     async def create(self, table_id: str, decided: Decided) -> Table:
         """Start a new table's log with what was decided (its TableCreated first)."""
@@ -502,25 +510,33 @@ class TableStore:
         self._changed(table)
         return table
 
-    async def execute(self, table_id: str, decide: Decision) -> tuple[Table, list[Entry]]:
+    async def execute(
+        self,
+        table_id: str,
+        decide: Decision,
+        on_stored: Callable[[list[Entry]], None] | None = None,
+    ) -> tuple[Table, list[Entry]]:
         """Run a command: decide on the latest table, append, retry on a conflict.
 
         ``decide`` raises :class:`errors.RequestError` to refuse (nothing is written) and may
-        return no events (nothing to do). A command runs to the end even if its caller is
-        cancelled (a client vanishing mid-append): an appended event is always folded.
+        return no events (nothing to do). What an append stored is folded into the table when
+        the log says it is stored, whether or not the caller still waits (a client vanishing
+        mid-append): an appended event is always folded. ``on_stored`` is called with the
+        stored entries right after they are folded and before anyone waiting on the table is
+        woken (an action's result so goes out with the events it caused).
         """
-        return await asyncio.shield(asyncio.ensure_future(self._execute(table_id, decide)))
-
-    async def _execute(self, table_id: str, decide: Decision) -> tuple[Table, list[Entry]]:
         try:
-            return await self._decide_and_append(table_id, decide)
+            return await self._decide_and_append(table_id, decide, on_stored)
         finally:
             if table_id not in self._cache and not self._lock_in_use(table_id):
                 self._locks.pop(table_id, None)  # no table (or evicted): keep no lock for it
             self._evict()  # the table was held while it ran: it may go now
 
     async def _decide_and_append(
-        self, table_id: str, decide: Decision
+        self,
+        table_id: str,
+        decide: Decision,
+        on_stored: Callable[[list[Entry]], None] | None,
     ) -> tuple[Table, list[Entry]]:
         async with self._lock(table_id):
             for _ in range(MAX_DECIDE_ATTEMPTS):
@@ -541,9 +557,7 @@ class TableStore:
                 if trusted:
                     self.reads_skipped += 1
                 try:
-                    stored = await self._append(
-                        table_id, table.version, decided.drafts, _action_claim(decided)
-                    )
+                    entries = await self._append_and_fold(table, decided, on_stored)
                 except VersionConflict:
                     metrics.APPEND_CONFLICTS.inc()
                     await self._refresh(table)
@@ -556,9 +570,6 @@ class TableStore:
                         raise refused_again(kept) from None
                     await self._refresh(table)
                     continue
-                entries = _entries(stored, decided)
-                table.adopt(decided.state, entries)
-                self._changed(table)
                 return table, entries
         raise errors.refuse(
             Reason.TABLE_BUSY, "the table kept changing under this request; try again"
@@ -590,6 +601,48 @@ class TableStore:
         if (seat, action_id) not in table.answered_actions:
             await self._refresh(table)  # accepted through another replica a moment ago
         return table.answered_actions[(seat, action_id)]
+
+    def _append_and_fold(
+        self,
+        table: Table,
+        decided: Decided,
+        on_stored: Callable[[list[Entry]], None] | None,
+    ) -> asyncio.Future[list[Entry]]:
+        """Append what was decided at the table's version; once stored, fold it into the table
+        (then ``on_stored``, then wake the table's waiters) whoever still awaits the result."""
+        done: asyncio.Future[list[Entry]] = asyncio.get_running_loop().create_future()
+        started = time.perf_counter()
+
+        def stored(outcome: list[StoredEvent] | BaseException) -> None:
+            if isinstance(outcome, BaseException):
+                if isinstance(outcome, LogUnavailable):  # storage's fault: say so, retry
+                    outcome = errors.refuse(Reason.LOG_UNAVAILABLE, str(outcome))
+                if not done.done():
+                    done.set_exception(outcome)
+                return
+            metrics.APPEND_SECONDS.observe(time.perf_counter() - started)
+            metrics.EVENTS_APPENDED.inc(len(outcome))
+            try:
+                entries = _entries(outcome, decided)
+                table.adopt(decided.state, entries)
+                if on_stored is not None:
+                    on_stored(entries)
+                self._changed(table)
+            except Exception as error:  # (a listener's fault) the caller hears of it
+                if not done.done():
+                    done.set_exception(error)
+                return
+            if not done.done():
+                done.set_result(entries)
+
+        self.log.submit(
+            table.table_id,
+            table.version,
+            [journal.encode(draft) for draft in decided.drafts],
+            stored,
+            claim=_action_claim(decided),
+        )
+        return done
 
     async def _append(
         self,

@@ -44,6 +44,7 @@ import abc
 import asyncio
 import bisect
 import contextlib
+import functools
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Self
@@ -240,6 +241,23 @@ class EventLog(abc.ABC):
         Raises :class:`VersionConflict` (nothing written) if the stream is at another version,
         :class:`ClaimTaken` (nothing written) if the key was claimed before.
         """
+
+    def submit(
+        self,
+        stream_id: str,
+        expected_version: int,
+        events: Sequence[bytes],
+        then: Callable[[list[StoredEvent] | BaseException], None],
+        *,
+        claim: tuple[str, bytes] | None = None,
+    ) -> None:
+        """:meth:`append`, with its outcome (the stored events, or the exception it raised)
+        handed to ``then`` on the event loop instead of to an awaiting caller: whoever asked
+        may be cancelled meanwhile, and the outcome still reaches ``then`` (the table store
+        folds what was committed that way, however its caller fared). A backend whose appends
+        end in a callback of its own calls ``then`` from there, with no task per append."""
+        task = asyncio.ensure_future(self.append(stream_id, expected_version, events, claim=claim))
+        task.add_done_callback(functools.partial(_hand_over, then))
 
     @abc.abstractmethod
     async def claim(self, stream_id: str, key: str, data: bytes) -> bytes | None:
@@ -626,6 +644,17 @@ class AppendNotifier:
     def _wake_all(self) -> None:
         wakeup, self._all_wakeup = self._all_wakeup, asyncio.Event()
         wakeup.set()
+
+
+def _hand_over(
+    then: Callable[[list[StoredEvent] | BaseException], None],
+    task: asyncio.Task[list[StoredEvent]],
+) -> None:
+    if task.cancelled():
+        then(asyncio.CancelledError())
+        return
+    error = task.exception()
+    then(task.result() if error is None else error)
 
 
 def _wake(watched: _WatchedStream) -> None:

@@ -68,7 +68,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -242,7 +242,9 @@ class _AppendRequest:
     #: -1 for a claim alone (no events, no version to check).
     expected_version: int
     events: list[bytes]
-    future: asyncio.Future[list[StoredEvent]]
+    #: Where the outcome goes: the awaiting caller's future, or :meth:`SqliteEventLog.submit`'s
+    #: callback.
+    future: asyncio.Future[list[StoredEvent]] | Callable[[list[StoredEvent] | BaseException], None]
     claim: tuple[str, bytes] | None = None
 
 
@@ -451,6 +453,25 @@ class SqliteEventLog(EventLog):
         future: asyncio.Future[list[StoredEvent]] = loop.create_future()
         self._requests.put(_AppendRequest(stream_id, expected_version, payloads, future, claim))
         return await future
+
+    def submit(
+        self,
+        stream_id: str,
+        expected_version: int,
+        events: Sequence[bytes],
+        then: Callable[[list[StoredEvent] | BaseException], None],
+        *,
+        claim: tuple[str, bytes] | None = None,
+    ) -> None:
+        """:meth:`append` handing its outcome to ``then``, called by the writer's delivery on
+        the event loop (no future, no task: the commit's callback is the append's end)."""
+        _check_stream_id(stream_id)
+        _check_not_negative("expected_version", expected_version)
+        payloads = [bytes(event) for event in events]
+        if not payloads:
+            raise ValueError("an append needs at least one event")
+        self._running_loop()
+        self._requests.put(_AppendRequest(stream_id, expected_version, payloads, then, claim))
 
     async def claim(self, stream_id: str, key: str, data: bytes) -> bytes | None:
         _check_stream_id(stream_id)
@@ -881,12 +902,20 @@ class SqliteEventLog(EventLog):
         elif committed:
             self.write_health.worked()
         for request, outcome in zip(batch, outcomes, strict=True):
-            if request.future.done():
+            future = request.future
+            if not isinstance(future, asyncio.Future):
+                try:
+                    future(outcome)  # submit()'s callback
+                except Exception as error:  # one failing callback must not cost the others theirs
+                    asyncio.get_running_loop().call_exception_handler(
+                        {"message": "an append's callback failed", "exception": error}
+                    )
+            elif future.done():
                 continue  # the appender was cancelled
-            if isinstance(outcome, BaseException):
-                request.future.set_exception(outcome)
+            elif isinstance(outcome, BaseException):
+                future.set_exception(outcome)
             else:
-                request.future.set_result(outcome)
+                future.set_result(outcome)
 
 
 def _settle(future: asyncio.Future[None], outcome: BaseException | None) -> None:

@@ -56,8 +56,9 @@ async def test_bad_settings_are_refused(tmp_path: Path) -> None:
         SqliteEventLog(tmp_path / "x.db", durability="sometimes")  # type: ignore[arg-type]
 
 
-async def test_concurrent_appends_share_commits(tmp_path: Path) -> None:
-    async with SqliteEventLog(tmp_path / "events.db", durability="full") as log:
+@pytest.mark.parametrize("durability", ["normal", "full"])
+async def test_concurrent_appends_share_commits(tmp_path: Path, durability: Durability) -> None:
+    async with SqliteEventLog(tmp_path / "events.db", durability=durability) as log:
         await log.append("warm-up", 0, [b"x"])
         commits_before = log.commits
         results = await asyncio.gather(
@@ -73,12 +74,15 @@ async def test_concurrent_appends_share_commits(tmp_path: Path) -> None:
     assert commits < 20, f"{commits} commits for 80 concurrent appends: no group commit"
 
 
-async def test_a_transaction_rolled_back_whole_moves_no_stream(tmp_path: Path) -> None:
+@pytest.mark.parametrize("durability", ["normal", "full"])
+async def test_a_transaction_rolled_back_whole_moves_no_stream(
+    tmp_path: Path, durability: Durability
+) -> None:
     """The writer keeps each stream's committed version to check expected versions without a
-    query; an append whose savepoint went through, in a transaction that then failed whole,
-    must not count: the stream is where the file says."""
+    query; an append that went through, in a transaction that then failed whole, must not
+    count: the stream is where the file says."""
     path = tmp_path / "events.db"
-    async with SqliteEventLog(path) as log:
+    async with SqliteEventLog(path, durability=durability) as log:
         await log.append("moved", 0, [b"1"])
         admin = sqlite3.connect(path, isolation_level=None, timeout=10)
         try:
@@ -86,22 +90,30 @@ async def test_a_transaction_rolled_back_whole_moves_no_stream(tmp_path: Path) -
                 "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.stream_id = 'refused'"
                 " BEGIN SELECT RAISE(ROLLBACK, 'refused'); END"
             )
-            # Hold the write lock: the writer takes the blocker and waits on it, so the next
-            # two appends queue up and go into one transaction together.
-            admin.execute("BEGIN IMMEDIATE")
-            blocker = asyncio.ensure_future(log.append("blocker", 0, [b"x"]))
-            while not log._requests.empty():
-                await asyncio.sleep(0.01)
-            await asyncio.sleep(0.2)
-            both = asyncio.gather(
-                log.append("moved", 1, [b"2"]),
-                log.append("refused", 0, [b"never"]),
-                return_exceptions=True,
-            )
-            await asyncio.sleep(0.2)
-            admin.execute("COMMIT")
-            await blocker
-            outcomes = await both
+            if durability == "normal":
+                # The event loop writes what one iteration queued in one transaction.
+                outcomes = await asyncio.gather(
+                    log.append("moved", 1, [b"2"]),
+                    log.append("refused", 0, [b"never"]),
+                    return_exceptions=True,
+                )
+            else:
+                # Hold the write lock: the writer thread takes the blocker and waits on it, so
+                # the next two appends queue up and go into one transaction together.
+                admin.execute("BEGIN IMMEDIATE")
+                blocker = asyncio.ensure_future(log.append("blocker", 0, [b"x"]))
+                while not log._requests.empty():
+                    await asyncio.sleep(0.01)
+                await asyncio.sleep(0.2)
+                both = asyncio.gather(
+                    log.append("moved", 1, [b"2"]),
+                    log.append("refused", 0, [b"never"]),
+                    return_exceptions=True,
+                )
+                await asyncio.sleep(0.2)
+                admin.execute("COMMIT")
+                await blocker
+                outcomes = await both
             assert [type(outcome).__name__ for outcome in outcomes] == ["LogUnavailable"] * 2
             admin.execute("DROP TRIGGER refuse")
         finally:
@@ -184,3 +196,34 @@ async def test_a_second_process_cannot_open_a_file_in_use(tmp_path: Path) -> Non
     reopened = SqliteEventLog(tmp_path / "events.db")
     await reopened.open()  # closing released it
     await reopened.close()
+
+
+@pytest.mark.parametrize("durability", ["normal", "full"])
+async def test_an_append_failing_halfway_fails_alone_and_leaves_nothing(
+    tmp_path: Path, durability: Durability
+) -> None:
+    """Appends are written without a SAVEPOINT while nothing can fail halfway; when a statement
+    does (a row another connection slipped in: the unique key catches what the writer's own
+    version check missed), that append fails alone, its claim is not kept, and the others of
+    the same transaction commit."""
+    path = tmp_path / "events.db"
+    async with SqliteEventLog(path, durability=durability) as log:
+        await log.append("slipped", 0, [b"1"])
+        admin = sqlite3.connect(path, isolation_level=None, timeout=10)
+        try:
+            admin.execute(
+                "INSERT INTO events (stream_id, version, recorded_at, data)"
+                " VALUES ('slipped', 2, 0, x'00')"
+            )
+        finally:
+            admin.close()
+        conflict, stored = await asyncio.gather(
+            log.append("slipped", 1, [b"2"], claim=("action", b"accepted")),
+            log.append("other", 0, [b"a", b"b"]),
+            return_exceptions=True,
+        )
+        assert isinstance(conflict, VersionConflict) and conflict.actual == 2
+        assert isinstance(stored, list) and [event.version for event in stored] == [1, 2]
+        assert await log.read_claim("slipped", "action") is None
+        assert [event.data for event in await log.read("slipped")] == [b"1", b"\x00"]
+        assert [event.version for event in await log.append("slipped", 2, [b"3"])] == [3]

@@ -17,10 +17,16 @@ import pytest_asyncio
 import structlog
 
 from spades import protocol
-from spades.engine import Phase, Rules, new_match
+from spades.engine import Rules, new_match
 from spades.v1 import events_pb2, play_pb2
 from spades_server import frames, tokens
-from spades_server.decisions import ActionRequest, decide_action, decide_join, decide_new_table
+from spades_server.decisions import (
+    ActionRequest,
+    decide_action,
+    decide_close,
+    decide_join,
+    decide_new_table,
+)
 from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.feeds import Outbox, SeatFeed, SeatSession, SpectatorFeed
 from spades_server.server import SpadesServer
@@ -324,12 +330,15 @@ async def test_each_event_is_serialised_once_per_viewer_and_shared(store: TableS
     )
     shared = frames.event_payload(table, dealt, 2)
     assert frames.event_payload(table, dealt, 2) is shared  # the same bytes for every stream
-    assert table.wire[(dealt + 1, 2)] is shared
+    assert table.wire[frames.wire_key(dealt + 1, 2)] is shared
     # Each class of viewer its own: the seat sees its hand; another seat, like the public, not.
     public = frames.event_payload(table, dealt, None)
     assert shared != public
     assert frames.event_payload(table, dealt, 0) == public
-    assert table.wire[(dealt + 1, 0)] is not table.wire[(dealt + 1, -1)]
+    assert (
+        table.wire[frames.wire_key(dealt + 1, 0)]
+        is not table.wire[frames.wire_key(dealt + 1, None)]
+    )
     assert events_pb2.Event.FromString(shared) == frames.redacted(table, dealt, 2)
     assert events_pb2.Event.FromString(public) == frames.redacted(table, dealt, None)
     # An event that hides nothing (a seat taken) is serialised once for every viewer.
@@ -351,18 +360,22 @@ async def test_the_cache_keeps_only_the_latest_sequences(store: TableStore) -> N
     for index in range(table.version):
         for viewer in (None, 0, 1, 2, 3):
             frames.event_payload(table, index, viewer)
-    assert len([key for key in table.wire if key[1] >= -1]) == 5 * table.version
+    viewers_keys = {
+        frames.wire_key(sequence, viewer)
+        for sequence in range(1, table.version + 1)
+        for viewer in (None, 0, 1, 2, 3)
+    }
+    assert viewers_keys <= set(table.wire)
     # Pretend many more events came (the cache prunes what left the window once it is full).
     table.version += 10 * frames.CACHED_SEQUENCES
-    for key in list(table.wire):
-        del table.wire[key]
+    table.wire.clear()
     for filler in range(frames._PRUNE_AT):
-        table.wire[(filler - 10 * frames._PRUNE_AT, 0)] = b""  # all older than the window
+        table.wire[frames.wire_key(filler - 10 * frames._PRUNE_AT, 0)] = b""  # all too old
     frames.event_payload(table, 0, None)  # too old to be kept now: serialised, not cached
     assert len(table.wire) == frames._PRUNE_AT
     table.version -= 10 * frames.CACHED_SEQUENCES
     frames.event_payload(table, table.version - 1, None)  # recent: prunes, then caches
-    assert list(table.wire) == [(table.version, -1)]
+    assert list(table.wire) == [frames.wire_key(table.version, None)]
 
 
 @pytest.mark.asyncio
@@ -479,12 +492,16 @@ def test_the_serializer_writes_bytes_as_they_are() -> None:
 async def test_a_finished_table_keeps_no_serialised_events(store: TableStore) -> None:
     table = await seated_table(store)
     frames.event_payload(table, table.version - 1, None)
+    frames.turn_payload(table)
     assert table.wire
-    table.state.phase = Phase.ENDED  # as MatchEnded leaves it
+    await store.execute(table.table_id, decide_close)  # MatchEnded, SeedRevealed
     assert table.finished
-    payload = frames.event_payload(table, table.version - 1, None)
-    assert not table.wire  # emptied, and nothing added: a finished table may stay cached
-    assert events_pb2.Event.FromString(payload) == frames.redacted(table, table.version - 1, None)
+    assert not table.wire  # emptied as the match ended: a finished table may stay cached
+    for index in range(table.version - 3, table.version):
+        payload = frames.event_payload(table, index, None)
+        assert events_pb2.Event.FromString(payload) == frames.redacted(table, index, None)
+    assert frames.turn_payload(table) == b""
+    assert not table.wire  # and nothing added since
 
 
 @pytest.mark.asyncio

@@ -51,17 +51,30 @@ CACHED_SEQUENCES: Final = 32
 #: The cache is pruned once it holds this many (sequence, viewer) entries.
 _PRUNE_AT: Final = 5 * CACHED_SEQUENCES * 2
 
-#: The public viewer's key in the cache (seats are 0..3).
-_PUBLIC: Final = -1
-#: The key of the table's turn at a sequence (Batch.turn: public, the same for every stream).
-_TURN: Final = -2
-#: The key of an event's public message whole, as every viewer it hides nothing from sends it.
-_WHOLE: Final = -3
+#: A cache key is ``sequence * _SLOTS + slot``: one int, no tuple made and hashed per lookup.
+#: The slots: each seat's (0..3), and these.
+_SLOTS: Final = 8
+#: The public viewer's slot.
+_PUBLIC: Final = 4
+#: The table's turn at a sequence (Batch.turn: public, the same for every stream).
+_TURN: Final = 5
+#: An event's public message whole, as every viewer it hides nothing from sends it.
+_WHOLE: Final = 6
+
+
+def wire_key(sequence: int, viewer: Viewer) -> int:
+    """The key in :attr:`Table.wire <spades_server.tables.Table.wire>` of the event at
+    ``sequence`` as ``viewer``'s streams send it."""
+    return sequence * _SLOTS + (_PUBLIC if viewer is None else viewer)
+
+
+#: Each length under 128 as its one-byte varint.
+_ONE_BYTE: Final = tuple(bytes((value,)) for value in range(0x80))
 
 
 def _varint(value: int) -> bytes:
     if value < 0x80:
-        return bytes((value,))
+        return _ONE_BYTE[value]
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -102,49 +115,54 @@ def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
 def event_payload(table: Table, index: int, viewer: Viewer) -> bytes:
     """Stored event number ``index`` (0-based) redacted for ``viewer``, serialised: once per
     viewer while it is among the table's latest sequences, then from the cache."""
+    key = (index + 1) * _SLOTS + (_PUBLIC if viewer is None else viewer)
+    cached = table.wire.get(key)
+    if cached is not None:
+        return cached
+    return _serialise(table, index, viewer, key)
+
+
+def _serialise(table: Table, index: int, viewer: Viewer, key: int) -> bytes:
     sequence = index + 1
+    cache = table.wire
     if table.finished:
         # Nothing follows the end: what is left is the last events' catch-up, and a finished
         # table may stay cached for long (as many as --table-cache-size): keep nothing.
-        if table.wire:
-            table.wire.clear()
+        if cache:
+            cache.clear()
         return redacted(table, index, viewer).SerializeToString()
-    recent = sequence > table.version - CACHED_SEQUENCES
-    key = (sequence, _PUBLIC if viewer is None else viewer)
-    if recent:
-        cached = table.wire.get(key)
-        if cached is not None:
-            return cached
+    if sequence <= table.version - CACHED_SEQUENCES:
+        # Far back: a catch-up, one stream at a time, serialised as it goes.
+        return redacted(table, index, viewer).SerializeToString()
     shown = redacted(table, index, viewer)
-    if recent and shown is table.entries[index].message:
+    if shown is table.entries[index].message:
         # Nothing hidden and no action id of the viewer's: every such viewer (the public, most
         # often all four seats) sends the public message's bytes, serialised once.
-        shared = (sequence, _WHOLE)
-        payload = table.wire.get(shared)
+        shared = sequence * _SLOTS + _WHOLE
+        payload = cache.get(shared)
         if payload is None:
-            payload = table.wire[shared] = shown.SerializeToString()
+            payload = cache[shared] = shown.SerializeToString()
     else:
         payload = shown.SerializeToString()
-    if recent:
-        cache = table.wire
-        if len(cache) >= _PRUNE_AT:
-            oldest = table.version - CACHED_SEQUENCES
-            for stale in [k for k in cache if k[0] <= oldest]:
-                del cache[stale]
-        cache[key] = payload
+    if len(cache) >= _PRUNE_AT:
+        oldest = (table.version - CACHED_SEQUENCES + 1) * _SLOTS
+        for stale in [k for k in cache if k < oldest]:
+            del cache[stale]
+    cache[key] = payload
     return payload
 
 
 def turn_payload(table: Table) -> bytes:
     """Batch.turn at the table's latest sequence, serialised once per sequence for every
     stream of the table (b"" when no one is to act: the batch then has none)."""
+    key = table.version * _SLOTS + _TURN
+    cached = table.wire.get(key)
+    if cached is not None:
+        return cached
     if table.finished:
         return b""
-    key = (table.version, _TURN)
-    cached = table.wire.get(key)
-    if cached is None:
-        turn = turn_of(table)
-        cached = table.wire[key] = b"" if turn is None else turn.SerializeToString()
+    turn = turn_of(table)
+    cached = table.wire[key] = b"" if turn is None else turn.SerializeToString()
     return cached
 
 
@@ -167,9 +185,9 @@ def batch(
     TurnPrompt), then ``turn`` (a serialised Turn, :func:`turn_payload`; empty for none)."""
     parts = []
     for index in range(start, end):
-        parts.append(BATCH_EVENT_TAG)
         payload = event_payload(table, index, viewer)
-        parts.append(_varint(len(payload)))
+        size = len(payload)
+        parts.append(BATCH_EVENT_TAG + (_ONE_BYTE[size] if size < 0x80 else _varint(size)))
         parts.append(payload)
     for result in results:
         parts.append(framed(BATCH_RESULT_TAG, result.SerializeToString()))

@@ -99,11 +99,11 @@ class Table:
     joined_requests: dict[bytes, int] = field(default_factory=dict)
     #: Every stored event, in order (entry ``n`` has sequence ``n + 1``).
     entries: list[Entry] = field(default_factory=list)
-    #: (sequence, viewer: seat or -1 for the public) -> the event as that viewer's streams send
-    #: it, serialised once for all of them (spades_server.frames; the latest sequences only);
-    #: (sequence, -2) -> the table's Batch.turn at that sequence, the same for every stream;
-    #: (sequence, -3) -> the public message whole, for every viewer it hides nothing from.
-    wire: dict[tuple[int, int], bytes] = field(default_factory=dict, repr=False, compare=False)
+    #: What the table's streams send, serialised once for all of them (the latest sequences
+    #: only), by spades_server.frames.wire_key: each event as each viewer (a seat, the public)
+    #: sees it, the public message whole for every viewer it hides nothing from, and the
+    #: table's Batch.turn at each sequence.
+    wire: dict[int, bytes] = field(default_factory=dict, repr=False, compare=False)
     #: (version, deadline) of the turn at that version (spades_server.clock.deadline_of: the
     #: clock, the turn every stream shows and the seat's prompt ask for it at each version).
     deadline_memo: tuple[int, float | None] = field(default=(-1, None), repr=False, compare=False)
@@ -144,6 +144,10 @@ class Table:
             self.created_by_request = secrets.request_id_sha256
         elif isinstance(event, _SEAT_EVENTS):
             self._seat_changed(entry)
+        elif isinstance(event, ev.MatchEnded) and self.wire:
+            # Nothing follows the end but its last events' catch-up, and a finished table may
+            # stay cached for long (as many as --table-cache-size): keep nothing serialised.
+            self.wire.clear()
         if entry.action_id:
             actor = entry.actor
             if actor is not None:

@@ -8,7 +8,7 @@ from spades.engine.events import SubstitutionReason
 from spades.v1 import cards_pb2, events_pb2
 from spades_server import journal
 from spades_server.eventlog.base import StoredEvent
-from spades_server.journal import Draft, Listing, Secrets
+from spades_server.journal import ENVELOPE_MARKER, Draft, Listing, Secrets, decode, encode
 from spades_server.v1 import log_pb2
 
 DEAL = [list(range(seat * 13, seat * 13 + 13)) for seat in range(4)]
@@ -118,3 +118,16 @@ def test_a_state_folded_from_entries_is_the_one_the_engine_decided() -> None:
     )
     assert folded.legal_actions(folded.seat_to_act()) == state.legal_actions(state.seat_to_act())
     assert folded.hands == state.hands
+
+
+def test_a_row_framed_without_a_message_of_its_own_decodes_as_one_built_whole() -> None:
+    """Rows of events with no secret are framed from the public message's bytes: they parse
+    as the LogEntry built as a message would, action id and all."""
+    taken = ev.SeatTaken(seat=2, name="Ann", bot=False)
+    for draft in (Draft(taken), Draft(taken, action_id="a" * 200)):
+        row = encode(draft)
+        built = log_pb2.LogEntry(event=draft.message, action_id=draft.action_id)
+        assert log_pb2.LogEntry.FromString(row[len(ENVELOPE_MARKER) :]) == built
+        entry = decode(StoredEvent("t1", 2, 2, 1.0, row))
+        assert entry.event == taken and entry.action_id == draft.action_id
+        assert entry.secrets == Secrets()

@@ -131,18 +131,42 @@ def drafts(
 
 
 def encode(draft: Draft) -> bytes:
-    """The row to store for ``draft``."""
-    secrets = log_pb2.Secrets(
-        join_code_sha256=draft.secrets.join_code_sha256,
-        seat_token_sha256=draft.secrets.seat_token_sha256,
-        substitute_token_sha256=draft.secrets.substitute_token_sha256,
-        request_id_sha256=draft.secrets.request_id_sha256,
-    )
-    if isinstance(draft.event, ev.TableCreated):
-        secrets.seed = draft.event.seed or b""
-        secrets.preset_deals.extend(protocol.deals_to_proto(draft.event.preset_deals or ()))
-    row = log_pb2.LogEntry(event=draft.message, action_id=draft.action_id, secrets=secrets)
-    return ENVELOPE_MARKER + row.SerializeToString()
+    """The row to store for ``draft``: the marker, then a LogEntry. Most events (a bid, a card)
+    come with no secret and no action id but their first: the LogEntry is then framed from the
+    public message's bytes, not built and serialised as a message of its own."""
+    event = draft.event
+    if draft.secrets != _NO_SECRETS or isinstance(event, ev.TableCreated):
+        secrets = log_pb2.Secrets(
+            join_code_sha256=draft.secrets.join_code_sha256,
+            seat_token_sha256=draft.secrets.seat_token_sha256,
+            substitute_token_sha256=draft.secrets.substitute_token_sha256,
+            request_id_sha256=draft.secrets.request_id_sha256,
+        )
+        if isinstance(event, ev.TableCreated):
+            secrets.seed = event.seed or b""
+            secrets.preset_deals.extend(protocol.deals_to_proto(event.preset_deals or ()))
+        row = log_pb2.LogEntry(event=draft.message, action_id=draft.action_id, secrets=secrets)
+        return ENVELOPE_MARKER + row.SerializeToString()
+    # LogEntry.event = 1 and .action_id = 2, length-delimited: plain protobuf encoding, which
+    # decode() parses as above (an absent secrets field reads as empty secrets).
+    parts = [ENVELOPE_MARKER, _field(b"\x0a", draft.message.SerializeToString())]
+    if draft.action_id:
+        parts.append(_field(b"\x12", draft.action_id.encode()))
+    return b"".join(parts)
+
+
+#: What most events come with.
+_NO_SECRETS = Secrets()
+
+
+def _field(tag: bytes, payload: bytes) -> bytes:
+    size = len(payload)
+    length = bytearray()
+    while size >= 0x80:
+        length.append((size & 0x7F) | 0x80)
+        size >>= 7
+    length.append(size)
+    return tag + bytes(length) + payload
 
 
 #: The claim data of an accepted action id (its events carry the id and say where it went).

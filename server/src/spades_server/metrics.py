@@ -2,26 +2,74 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import bisect
+import math
+from collections.abc import Callable, Iterator, Sequence
 
-from prometheus_client import Counter, Gauge, Histogram, start_http_server
+from prometheus_client import REGISTRY, Counter, Gauge, start_http_server
+from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.registry import Collector, CollectorRegistry
 
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+class LoopHistogram(Collector):
+    """A histogram observed only on the event loop's thread: a count per bucket and a sum, with
+    no lock per observation (prometheus_client's Histogram takes one per bucket and sum, on
+    every action); the exporter's thread reads a copy when it is scraped. Exported as a
+    Prometheus histogram like any other (``_bucket``, ``_count``, ``_sum``)."""
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        buckets: Sequence[float],
+        registry: CollectorRegistry = REGISTRY,
+    ) -> None:
+        self._name = name
+        self._documentation = documentation
+        self._bounds = (*buckets, math.inf)
+        self._counts = [0] * len(self._bounds)
+        self._sum = 0.0
+        registry.register(self)
+
+    def observe(self, value: float) -> None:
+        self._counts[bisect.bisect_left(self._bounds, value)] += 1
+        self._sum += value
+
+    def collect(self) -> Iterator[HistogramMetricFamily]:
+        counts, total = list(self._counts), self._sum
+        family = HistogramMetricFamily(self._name, self._documentation)
+        cumulative = 0
+        buckets = []
+        for bound, count in zip(self._bounds, counts, strict=True):
+            cumulative += count
+            buckets.append((_bound_text(bound), cumulative))
+        family.add_metric([], buckets, total)
+        yield family
+
+    def describe(self) -> Iterator[HistogramMetricFamily]:
+        yield HistogramMetricFamily(self._name, self._documentation)
+
+
+def _bound_text(bound: float) -> str:
+    return "+Inf" if bound == math.inf else repr(float(bound))
+
 
 TABLES = Gauge("spades_tables", "Tables known to this server, by status.", ["status"])
 OPEN_STREAMS = Gauge("spades_open_streams", "Open streaming calls, by kind.", ["kind"])
 ACTIONS = Counter(
     "spades_actions_total", "Actions received from seats, by type and result.", ["type", "result"]
 )
-ACTION_SECONDS = Histogram(
+ACTION_SECONDS = LoopHistogram(
     "spades_action_seconds",
     "Time from receiving an action to its result (decide, append, fold).",
-    buckets=_LATENCY_BUCKETS,
+    _LATENCY_BUCKETS,
 )
-APPEND_SECONDS = Histogram(
+APPEND_SECONDS = LoopHistogram(
     "spades_log_append_seconds",
     "Time to append to the event log (durable when it returns).",
-    buckets=_LATENCY_BUCKETS,
+    _LATENCY_BUCKETS,
 )
 #: ACTIONS' child of each (type, result): labels() takes a lock and builds the key on every
 #: call, and every action counts once.

@@ -232,10 +232,41 @@ def kind_of(stored: StoredEvent) -> str:
     """
     data = stored.data
     if data.startswith(ENVELOPE_MARKER):
+        # Read off the bytes: LogEntry.event comes first, and a stored event holds no sequence,
+        # time or action id (its entry does), so its first field is its kind's.
+        kind = _KIND_OF_FIELD.get(_first_field_of_first_field(data, len(ENVELOPE_MARKER)))
+        if kind is not None:
+            return kind
         message = log_pb2.LogEntry.FromString(data[len(ENVELOPE_MARKER) :]).event
     else:
         message = events_pb2.Event.FromString(data)
     return message.WhichOneof("kind") or ""
+
+
+#: spades.v1.Event's kinds by field number.
+_KIND_OF_FIELD = {
+    field.number: field.name for field in events_pb2.Event.DESCRIPTOR.oneofs_by_name["kind"].fields
+}
+
+
+def _first_field_of_first_field(data: bytes, start: int) -> int:
+    """The field number of the first field inside the message that is the first field (a
+    length-delimited one) of ``data[start:]``; 0 when it is not laid out so."""
+    if data[start : start + 1] != b"\x0a":  # LogEntry.event = 1, length-delimited
+        return 0
+    index = start + 1
+    while index < len(data) and data[index] & 0x80:  # the event's length
+        index += 1
+    index += 1
+    tag = shift = 0
+    while index < len(data):
+        byte = data[index]
+        tag |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return tag >> 3
+        index += 1
+        shift += 7
+    return 0
 
 
 def decode(stored: StoredEvent) -> Entry:

@@ -1,0 +1,168 @@
+"""Micro-benchmark: the table service's own work per action, without gRPC.
+
+Run with ``python tests/benchmarks/bench_service_alone.py`` (``--tables 64 --seconds 5``).
+
+What it measures: everything one action costs the server except gRPC itself, with the server's
+own code on the embedded SQLite log (durability ``normal``): ``--tables`` tables of four seats,
+each seat a real batched :class:`~spades_server.feeds.SeatFeed` (the feed of a Play stream)
+read by a task of this process instead of a gRPC stream; the seat whose turn it is acts through
+:meth:`PlayServicer._act <spades_server.play.PlayServicer>` (the checks, limits, idempotency,
+the engine, the append, the fold, the result) with a random legal action, as a Play stream's
+reader would. The lobby projection, the turn clock and the other listeners of a serving process
+do not run here. Nothing crosses a socket: this is what the server spends beyond the messages
+gRPC carries, measured alone.
+
+Printed: actions per second and this process's CPU per action (one thread: the event loop's,
+plus the log's checkpointer). ``bench_server.py`` measures the whole server; its fan-out
+reference, the messages an action needs at least, plus this, is about what the server costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import structlog
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from spades import protocol
+from spades.engine import Rules, new_match
+from spades.v1 import play_pb2
+from spades_server import logs, tokens
+from spades_server.config import Settings
+from spades_server.decisions import decide_join, decide_new_table
+from spades_server.eventlog.sqlite import SqliteEventLog
+from spades_server.feeds import Outbox, SeatFeed, SeatSession
+from spades_server.limits import Limits
+from spades_server.play import PlayServicer, Shutdown
+from spades_server.tables import Decided, Table, TableStore
+
+
+async def seated_table(store: TableStore, name: str, seed: int) -> tuple[str, list[str]]:
+    created = new_match(Rules(), seed=seed.to_bytes(32, "big"))
+    table = await store.create(
+        name, decide_new_table(created, name=name, private=False, join_code="")
+    )
+    seat_tokens = [f"{name}.{'s' * 20}{seat}" for seat in range(4)]
+    for seat, token in enumerate(seat_tokens):
+
+        def join(latest: Table, seat: int = seat, token: str = token) -> Decided:
+            return decide_join(latest, seat, f"p{seat}", True, "", token)
+
+        await store.execute(table.table_id, join)
+    return table.table_id, seat_tokens
+
+
+async def _until(event: asyncio.Event) -> None:
+    await event.wait()
+
+
+async def seat(
+    play: PlayServicer,
+    store: TableStore,
+    table_id: str,
+    number: int,
+    token: str,
+    rng: random.Random,
+    counts: list[int],
+    stop: asyncio.Event,
+) -> None:
+    """One seat: its feed read to the end of the window; on its turn, a random legal action
+    through the Play servicer's action path (the result goes out with the events, as on a
+    stream)."""
+    superseded = asyncio.Event()
+    session = SeatSession(
+        table_id, number, tokens.digest(token), False, superseded, structlog.get_logger()
+    )
+    outbox = Outbox(64)
+    reader = asyncio.ensure_future(_until(stop))  # "the client's side", open until the end
+    feed = SeatFeed(
+        store,
+        session,
+        None,
+        stop,
+        outbox=outbox,
+        actions=reader,
+        reclaim=asyncio.sleep,  # type: ignore[arg-type]
+        batched=True,
+    )
+    ids = 0
+    with contextlib.suppress(Exception):
+        async for _ in feed:
+            if stop.is_set():
+                break
+            table = store.cached(table_id)
+            state = table.state
+            if state.turn != number or outbox.deciding:
+                continue
+            legal = state.legal_actions(number)
+            if not legal:
+                continue
+            ids += 1
+            request = play_pb2.ActionRequest(
+                action_id=f"{number}-{ids}",
+                sequence=table.version,
+                action=protocol.action_to_proto(legal[rng.randrange(len(legal))]),
+            )
+            owed = outbox.begin()
+            result = await play._act(session, request, owed.settle)
+            owed.abandon()
+            if result.accepted:
+                counts[0] += 1
+    reader.cancel()
+
+
+async def main(tables: int, seconds: float) -> tuple[int, float, float]:
+    folder = Path(tempfile.mkdtemp(prefix="bench-service-alone-"))
+    async with SqliteEventLog(folder / "events.db") as log:
+        store = TableStore(log)
+        shutdown = Shutdown()
+        # The server's limits, as it checks them (no seat comes near them here).
+        play = PlayServicer(store, shutdown, Limits(Settings()))
+        rng = random.Random(16)
+        stop = asyncio.Event()
+        counts = [0]
+        seats = []
+        for number in range(tables):
+            table_id, seat_tokens = await seated_table(store, f"t{number}", number + 1)
+            for seat_number, token in enumerate(seat_tokens):
+                seats.append(
+                    asyncio.ensure_future(
+                        seat(play, store, table_id, seat_number, token, rng, counts, stop)
+                    )
+                )
+        await asyncio.sleep(0.5)  # every feed sent its snapshot and first batch
+        before, cpu = counts[0], time.process_time()
+        began = time.perf_counter()
+        await asyncio.sleep(seconds)
+        actions = counts[0] - before
+        spent = time.process_time() - cpu
+        wall = time.perf_counter() - began
+        stop.set()
+        store.wake_all()
+        await asyncio.gather(*seats, return_exceptions=True)
+    return actions, spent, wall
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tables", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    logs.configure("json", "info")  # as a serving process logs: actions at debug, filtered out
+    print(f"the service alone (no gRPC), SQLite, {args.tables} tables, {args.seconds:g} s a round")
+    for round_number in range(args.rounds):
+        actions, spent, wall = asyncio.run(main(args.tables, args.seconds))
+        print(
+            f"round {round_number + 1}: {actions / wall:,.0f} actions/s,"
+            f" {spent / max(actions, 1) * 1000:.3f} ms CPU per action"
+            f" ({spent / wall:.0%} of a core)"
+        )

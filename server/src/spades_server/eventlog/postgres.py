@@ -629,6 +629,8 @@ class PostgresEventLog(EventLog):
             batch = self._take_batch()
             try:
                 outcomes = await self._store(batch)
+            except Exception as error:  # not the storage's: tell the callers, keep on writing
+                outcomes = [error] * len(batch)
             except BaseException as error:  # cancelled (the loop ends): nobody is left to tell
                 for request in batch:
                     if not request.future.done():
@@ -669,7 +671,7 @@ class PostgresEventLog(EventLog):
                 # nothing, so each append is tried alone, for its own outcome.
                 return [(await self._store([request]))[0] for request in batch]
             if storage:
-                return [self._unavailable(error)] * len(batch)
+                return self._unavailable(error, len(batch))
             return [error]
         self.write_health.worked()
         return outcomes
@@ -683,7 +685,7 @@ class PostgresEventLog(EventLog):
             connection = await self._connect("spades-eventlog-write", _WRITER_SETTINGS)
             self._writer = connection
         try:
-            return await self._insert(connection, batch)
+            outcomes = await self._insert(connection, batch)
         except BaseException as error:
             # An error PostgreSQL reported leaves the connection usable; anything else (lost,
             # timed out, cancelled mid-statement) may not have: start afresh next time.
@@ -693,16 +695,23 @@ class PostgresEventLog(EventLog):
                 connection.terminate()
                 self._writer = None
             raise
+        if any(isinstance(outcome, list) for outcome in outcomes):
+            self.commits += 1
+        return outcomes
 
-    def _unavailable(self, error: BaseException) -> BaseException:
-        """What a storage failure means for an append (the raw error while closing)."""
+    def _unavailable(self, error: Exception, count: int) -> list[_Outcome]:
+        """What a storage failure means for each of ``count`` appends: LogUnavailable (the raw
+        error while closing), one exception each, as each caller raises its own."""
         if self._state != "open":
-            return error
+            return [error] * count
         reason = f"the event log cannot be written now: {error}"
         self.write_health.failed(reason)
-        unavailable = LogUnavailable(reason)
-        unavailable.__cause__ = error
-        return unavailable
+        outcomes: list[_Outcome] = []
+        for _ in range(count):
+            unavailable = LogUnavailable(reason)
+            unavailable.__cause__ = error
+            outcomes.append(unavailable)
+        return outcomes
 
     @staticmethod
     async def _insert(connection: asyncpg.Connection, batch: list[_Append]) -> list[_Outcome]:
@@ -765,7 +774,7 @@ class PostgresEventLog(EventLog):
         return [refused.get(index, events) for index, events in enumerate(stored)]
 
     def _deliver(self, batch: list[_Append], outcomes: list[_Outcome]) -> None:
-        """Publish what the batch committed, then answer each append (back in call order)."""
+        """Publish what the batch committed, then answer each append."""
         committed: list[StoredEvent] = []
         for request, outcome in zip(batch, outcomes, strict=True):
             if isinstance(outcome, list):
@@ -774,7 +783,6 @@ class PostgresEventLog(EventLog):
                     last = outcome[-1]
                     self._outbox[request.stream_id] = (last.version, last.position)
         if committed:
-            self.commits += 1
             self.appends += sum(isinstance(outcome, list) for outcome in outcomes)
             # Stream subscribers here: at once, from memory (each stream's events in order).
             self.notifier.publish_to_streams(committed)

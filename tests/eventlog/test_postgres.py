@@ -457,6 +457,12 @@ async def test_a_unique_key_race_lost_in_a_batch_fails_only_that_append(
     assert stored.version == 1
     assert [event.data for event in await log.read("raced")] == [b"theirs"]
     assert log.write_health.failure is None
+    # The failed statement drew positions that never commit: holes, proven final, not waited
+    # for forever, and nothing committed is skipped.
+    async with asyncio.timeout(DEADLINE):
+        everything = await collect(log.subscribe_all(), 2)
+    assert [event.data for event in everything] == [b"theirs", b"calm"]
+    assert everything[1].position > everything[0].position + 1
 
 
 async def test_a_value_postgres_refuses_fails_only_its_append(make_log: MakeLog) -> None:

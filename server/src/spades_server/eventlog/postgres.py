@@ -7,22 +7,64 @@ per connection by itself (an append is one Bind/Execute round trip), decodes ``b
 in C, and has a pool plus LISTEN callbacks and termination callbacks built in. Measured here both
 drivers commit about the same single-insert rate, so the simpler, faster asyncio API wins.
 
-Append: one round trip, autocommit
-----------------------------------
-One statement per append, no BEGIN/COMMIT (an explicit transaction around one insert halved
-throughput here): it reads the stream's version, inserts all the batch's rows only if that
-version is the expected one, and returns either the stored rows or the version it found::
+Append: the appends of many streams in one statement, from one writer
+---------------------------------------------------------------------
+``append`` queues its request and waits for a future. One writer task per log instance takes
+everything queued while its previous statement was in flight and stores it with ONE statement
+(one round trip, one transaction, one WAL flush) on a connection of its own, as the SQLite log's
+writer thread takes its queue into one transaction. Still no BEGIN/COMMIT around it (an explicit
+transaction around one insert halved throughput here): the statement commits on its own::
 
-    WITH cur AS (SELECT coalesce(max(version), 0) ... WHERE stream_id = $1),
-         ins AS (INSERT INTO events ... SELECT ... FROM cur, unnest($3) ... WHERE cur.version = $2
-                 RETURNING position, version, recorded_at)
-    SELECT cur.version, ins.* FROM cur LEFT JOIN ins ON true
+    WITH tx      AS MATERIALIZED (SELECT pg_current_xact_id()),
+         request AS MATERIALIZED (per append: stream, expected version, claim, and the
+                                  stream's version read now, coalesce(max(version), 0)),
+         claimed AS (INSERT INTO claims: the claims of the appends at their expected version
+                     ON CONFLICT DO NOTHING RETURNING stream_id),
+         ins     AS (INSERT INTO events: the events of the appends at their expected version
+                     whose claim, if any, was stored, FROM tx, ... RETURNING ...)
+    SELECT per append: the version read, its stored rows or none, a claim's first data
 
-No row inserted means a conflict, reported with the version read. Two writers that both read the
-same version race on the unique ``(stream_id, version)`` key: the second one waits for the first
-to commit and then fails with ``unique_violation``, also a :class:`VersionConflict`. Within one
-log instance, appends to one stream run one at a time in call order (like the SQLite log's
-queue), so a caller may issue several appends to a stream back to back.
+Each append is still decided on its own: one at another version (:class:`VersionConflict`, with
+the version read) or whose key was claimed before (:class:`ClaimTaken`, with the first claim's
+data) stores nothing and changes nothing for the others. A batch holds at most one append per
+stream, so a stream's later appends go in the next batch: they are applied in call order and
+see the earlier ones' outcome (a caller may issue several appends to a stream back to back).
+An append is answered when its statement has returned, that is after the COMMIT that holds it.
+A caller that stops waiting does not withdraw its queued append.
+
+Two writers that both read the same version race on the unique ``(stream_id, version)`` key:
+the later statement waits for the first to commit, then fails with ``unique_violation``, having
+stored nothing. Each of its appends is then tried alone (a statement each), so only the one that
+lost gets its :class:`VersionConflict`; so is any other error that may be one append's (a
+deadlock between two replicas' batches, a value PostgreSQL refuses). A storage failure (the
+connection, no space, a read-only server) fails each append of the batch with
+:class:`LogUnavailable`. A batch lists its streams in sorted order, so that two replicas'
+batches take the unique key's locks in one order and do not deadlock in the common case.
+
+Why this shape: the server's one event-loop thread is its limit (~90 % of a core at 64 tables),
+and appending one statement per append cost that thread about a fifth of its time: each append
+was a task, a shield, a pool acquire and release and a round trip of its own (py-spy at 64
+tables, ``bench_server.py --py-spy``: 20 % of the loop thread's samples in asyncpg and 22 % in
+this module, 10 % in the socket write of each statement alone). With the writer, about 20
+appends shared each statement in the same benchmark (5,306 appends in 271 commits), and the
+whole log was 8-10 % of the thread's samples (asyncpg 5 %; the writer about 5 %, the NOTIFY
+sender 2 %, the lobby's ``read_all`` 1.5 %). ``bench_server.py --tables 64 --backends
+sqlite,postgres --baseline`` (three runs, each row beside the one-statement-per-append log):
+server CPU per action 1.36-1.41 ms against 1.78-1.99 ms (SQLite's 1.41-1.44 ms in the same
+runs), PostgreSQL's own CPU 0.16-0.39 ms per action against 0.59-0.98 ms, actions/s 0.76-1.13x
+SQLite's against 0.60-0.76x. The log alone (``bench_eventlog.py``, five interleaved pairs): 64
+writers, one stream each, 8,500-11,300 appends/s against 1,400-2,400; one writer alone, where
+every batch is one append, 400-1,140 against 630-940 (medians 824 and 811: no difference shown
+in this machine's noise).
+
+The writer's connection takes a generic plan of its statement (``plan_cache_mode =
+force_generic_plan``): left to choose, PostgreSQL planned it afresh at every execution (its
+estimate for each custom plan always won), about 0.6 ms each, and a one-append statement cost
+1.0-1.3 ms instead of 0.7 ms. Only that connection does: the pool's reads keep PostgreSQL's
+choice (a paged ``LIMIT $n OFFSET $m`` is better planned for its values).
+
+What it costs: the appends of a batch wait for each other. One whose version another writer
+holds uncommitted (another replica, racing) holds up its batch until that writer finishes.
 
 Global order across replicas: why ``position > last`` is not enough
 --------------------------------------------------------------------
@@ -33,8 +75,9 @@ only a *final* prefix: position by position from the cursor, stopping at the fir
 position (a hole) unless that hole is proven final (its writer finished without committing it:
 a unique-key loser, a failed statement, or values the sequence skipped after a crash).
 
-The proof uses transaction ids. Every append first takes its transaction id
-(``pg_current_xact_id()`` in a MATERIALIZED CTE), *then* draws positions. When the tracker
+The proof uses transaction ids. Every append statement first takes its transaction id
+(``pg_current_xact_id()`` in a MATERIALIZED CTE), *then* draws positions (all of a batch's, in
+one transaction, so they commit together). When the tracker
 (below) sees a hole g under a visible position p, it takes a transaction id X of its own in that
 same statement (an otherwise empty transaction, committed with ``synchronous_commit=off``): g
 was drawn before p, so g's writer got its id before X. Once a later snapshot's
@@ -67,20 +110,19 @@ the PostgreSQL cluster delays deciding that a hole is final (never that an event
 
 Fan-out: LISTEN/NOTIFY, out of the insert
 ------------------------------------------
-A NOTIFY inside every insert transaction serialises commits (the notification queue lock is
-held through commit): measured here about 3,000 commits per second from eight connections
-instead of about 7,900. So appends do not notify. After an append returns, its stream, version
-and position go into an outbox; one sender task per log instance sends everything gathered
-while its previous NOTIFY was in flight as one ``pg_notify`` statement on its own connection
-(payload: JSON ``{"from": instance, "events": [[stream, version, position], ...]}``, split
-below PostgreSQL's 8,000-byte limit). A dedicated listening connection per instance receives
-the other instances' notifications: their streams' subscribers are woken and read from storage,
-and the final-prefix tracker reads forward for ``subscribe_all``. Local appends wake local
-stream subscribers at once, with the events in memory. If the listening connection drops, it
-reconnects with back-off, LISTENs again, and then re-reads the head of every watched stream and
-the newest position, so subscribers catch up on whatever was missed; the same re-read runs
-every ``poll_interval`` seconds as a safety net (a replica that died between its commit and its
-NOTIFY).
+A NOTIFY inside every insert transaction serialises commits (the notification queue lock is held
+through commit): measured here about 3,000 commits per second from eight connections instead of
+about 7,900. So appends do not notify. Once a batch of appends commits, each stream's newest version
+and position go into an outbox; one sender task per log instance sends everything gathered while its
+previous NOTIFY was in flight as one ``pg_notify`` statement on its own connection (payload: JSON
+``{"from": instance, "events": [[stream, version, position], ...]}``, split below PostgreSQL's
+8,000-byte limit). A dedicated listening connection per instance receives the other instances'
+notifications: their streams' subscribers are woken and read from storage, and the final-prefix
+tracker reads forward for ``subscribe_all``. Local appends wake local stream subscribers at once,
+with the events in memory. If the listening connection drops, it reconnects with back-off, LISTENs
+again, and then re-reads the head of every watched stream and the newest position, so subscribers
+catch up on whatever was missed; the same re-read runs every ``poll_interval`` seconds as a safety
+net (a replica that died between its commit and its NOTIFY).
 
 Fan-out over NATS instead
 -------------------------
@@ -333,9 +375,9 @@ class PostgresEventLog(EventLog):
     ...         await log.append("table-1", 0, [b"created"])
     ...         return await log.stream_version("table-1")
 
-    ``pool_size`` connections serve appends and reads; each instance has two more, one that
-    LISTENs and one that sends the coalesced NOTIFYs. ``max_batch`` bounds how many appends
-    share one statement.
+    ``pool_size`` connections serve reads (and claims and projections); each instance has three
+    more: the writer's, which stores the appends, one that LISTENs and one that sends the
+    coalesced NOTIFYs. ``max_batch`` bounds how many appends share one statement.
     """
 
     def __init__(

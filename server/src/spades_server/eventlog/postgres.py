@@ -47,21 +47,23 @@ was a task, a shield, a pool acquire and release and a round trip of its own (py
 tables, ``bench_server.py --py-spy``: 20 % of the loop thread's samples in asyncpg and 22 % in
 this module, 10 % in the socket write of each statement alone). With the writer, about 20
 appends shared each statement in the same benchmark (5,306 appends in 271 commits), and the
-whole log was 8-10 % of the thread's samples (asyncpg 5 %; the writer about 5 %, the NOTIFY
+whole log was 8-10 % of the thread's samples (asyncpg 4.5-5 %; the writer about 5 %, the NOTIFY
 sender 2 %, the lobby's ``read_all`` 1.5 %). ``bench_server.py --tables 64 --backends
-sqlite,postgres --baseline`` (three runs, each row beside the one-statement-per-append log):
-server CPU per action 1.36-1.41 ms against 1.78-1.99 ms (SQLite's 1.41-1.44 ms in the same
-runs), PostgreSQL's own CPU 0.16-0.39 ms per action against 0.59-0.98 ms, actions/s 0.76-1.13x
-SQLite's against 0.60-0.76x. The log alone (``bench_eventlog.py``, five interleaved pairs): 64
-writers, one stream each, 8,500-11,300 appends/s against 1,400-2,400; one writer alone, where
-every batch is one append, 400-1,140 against 630-940 (medians 824 and 811: no difference shown
-in this machine's noise).
+sqlite,postgres --baseline`` (five runs, each row beside the one-statement-per-append log; the
+figures and the command are in docs/scaling.md): server CPU per action 1.25-1.41 ms against
+1.64-1.99 ms (SQLite's 1.23-1.44 ms in the same runs), PostgreSQL's own CPU 0.12-0.39 ms per
+action against 0.55-1.13 ms, actions/s 1.03-1.68x the old log's and 0.62-1.13x SQLite's (the old
+log 0.60-0.78x), on a 2-core machine shared with other benchmarks. The log alone
+(``bench_eventlog.py``, five interleaved pairs): 64 writers, one stream each, 8,500-11,300
+appends/s against 1,400-2,400; one writer alone, where every batch is one append, 400-1,140
+against 630-940 (medians 824 and 811: no difference shown in this machine's noise).
 
 The writer's connection takes a generic plan of its statement (``plan_cache_mode =
 force_generic_plan``): left to choose, PostgreSQL planned it afresh at every execution (its
-estimate for each custom plan always won), about 0.6 ms each, and a one-append statement cost
-1.0-1.3 ms instead of 0.7 ms. Only that connection does: the pool's reads keep PostgreSQL's
-choice (a paged ``LIMIT $n OFFSET $m`` is better planned for its values).
+estimate for each custom plan always won), about 0.6 ms each: a one-append statement took
+1.0-1.3 ms, with the generic plan 0.7 ms (the old one-append statement 0.55-0.7 ms). Only that
+connection does: the pool's reads keep PostgreSQL's choice (a generic plan of a paged ``LIMIT $n
+OFFSET $m`` read may be worse for its values; not measured).
 
 What it costs: the appends of a batch wait for each other. One whose version another writer
 holds uncommitted (another replica, racing) holds up its batch until that writer finishes.

@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 
 from spades_server.eventlog import PostgresEventLog, StoredEvent, VersionConflict
+from spades_server.eventlog.base import ClaimTaken
 from tests.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
 
 pytestmark = pytest.mark.asyncio
@@ -324,3 +325,154 @@ async def test_a_writer_with_a_newer_transaction_id_still_counts(
         await first.close()
         await held.close()
     assert [event.position for event in received] == [gap, later]
+
+
+# -- appends of many streams in one statement -------------------------------------------------
+
+
+async def test_appends_to_many_streams_share_a_commit_each_with_its_own_outcome(
+    make_log: MakeLog,
+) -> None:
+    """Appends requested together go to PostgreSQL together, yet each is checked against its
+    own expected version and claim: the conflicting ones fail alone, nothing of them written."""
+    log = await opened(make_log())
+    await log.append("behind", 0, [b"one", b"two"])
+    await log.append("claimed", 0, [b"one"], claim=("action-1", b"first"))
+    commits = log.commits
+    calm = [f"calm-{n}" for n in range(20)]
+
+    async with asyncio.timeout(DEADLINE):
+        outcomes = await asyncio.gather(
+            *(log.append(stream, 0, [stream.encode()]) for stream in calm),
+            log.append("behind", 1, [b"stale"]),
+            log.append("claimed", 1, [b"again"], claim=("action-1", b"second")),
+            log.append("new", 0, [b"a", b"b", b"c"], claim=("action-2", b"")),
+            log.append("pair", 0, [b"first"]),
+            log.append("pair", 1, [b"second"]),  # sees the first one: call order holds
+            log.append("pair", 0, [b"late"]),
+            return_exceptions=True,
+        )
+
+    *stored_calm, behind, claimed, new, pair_first, pair_second, pair_late = outcomes
+    for stream, stored in zip(calm, stored_calm, strict=True):
+        assert isinstance(stored, list)
+        assert [(event.stream_id, event.version, event.data) for event in stored] == [
+            (stream, 1, stream.encode())
+        ]
+    assert isinstance(behind, VersionConflict) and behind.actual == 2
+    assert isinstance(claimed, ClaimTaken) and claimed.data == b"first"
+    assert isinstance(new, list) and [event.version for event in new] == [1, 2, 3]
+    assert isinstance(pair_first, list) and isinstance(pair_second, list)
+    assert [pair_first[0].version, pair_second[0].version] == [1, 2]
+    assert isinstance(pair_late, VersionConflict) and pair_late.actual == 2
+
+    # Nothing of the refused appends was written, and the first claim stands.
+    assert [event.data for event in await log.read("behind")] == [b"one", b"two"]
+    assert [event.data for event in await log.read("claimed")] == [b"one"]
+    assert await log.read_claim("claimed", "action-1") == b"first"
+    assert await log.read_claim("new", "action-2") == b""
+    assert [event.data for event in await log.read("pair")] == [b"first", b"second"]
+    # One transaction for all the first appends of each stream (one statement timestamp),
+    # then one for the pair's second: not one per append.
+    first_batch = [
+        events[0] for events in (*stored_calm, new, pair_first) if isinstance(events, list)
+    ]
+    assert len(first_batch) == 22
+    assert len({event.recorded_at for event in first_batch}) == 1
+    assert log.commits - commits == 2
+    assert log.appends == 2 + 20 + 1 + 2
+
+
+async def test_a_streams_appends_keep_their_call_order(make_log: MakeLog) -> None:
+    """Appends to one stream issued back to back, without awaiting each, land in call order
+    while other streams' appends go in the same batches."""
+    log = await opened(make_log())
+    count = 30
+
+    async with asyncio.timeout(DEADLINE):
+        appends = []
+        for version in range(count):
+            ordered = log.append("ordered", version, [f"ordered:{version}".encode()])
+            appends.append(asyncio.create_task(ordered))
+            appends.append(asyncio.create_task(log.append(f"other-{version}", 0, [b"x"])))
+        await asyncio.gather(*appends)
+
+    events = await log.read("ordered")
+    assert [event.data for event in events] == [f"ordered:{v}".encode() for v in range(count)]
+    assert log.commits < len(appends)  # the other streams' appends shared commits
+
+
+async def test_a_cancelled_caller_does_not_withdraw_its_append(make_log: MakeLog) -> None:
+    """A caller that stops waiting (a gRPC call cancelled) leaves its append in place: it is
+    committed and published like any other, and the appends batched with it are not disturbed."""
+    log = await opened(make_log())
+    async with asyncio.timeout(DEADLINE):
+        followed = asyncio.create_task(collect(log.subscribe("cancelled"), 1))
+        while not log.notifier.watched_streams():
+            await asyncio.sleep(0.01)
+        cancelled = asyncio.create_task(log.append("cancelled", 0, [b"kept"]))
+        other = asyncio.create_task(log.append("other", 0, [b"also"]))
+        await asyncio.sleep(0)  # both are queued now
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        (stored,) = await other
+        (published,) = await followed
+    assert stored.data == b"also"
+    assert published.data == b"kept" and published.version == 1
+    assert [event.data for event in await log.read("cancelled")] == [b"kept"]
+    with pytest.raises(VersionConflict):
+        await log.append("cancelled", 0, [b"again"])
+
+
+async def test_a_unique_key_race_lost_in_a_batch_fails_only_that_append(
+    make_log: MakeLog,
+) -> None:
+    """Another writer holds version 1 of a stream uncommitted; the batch that also writes it
+    waits, and when that writer commits the batch's statement fails on the unique key. Each of
+    its appends is then tried alone: only the one that lost the race fails."""
+    log = await opened(make_log())
+    other = await asyncpg.connect(POSTGRES_DSN, server_settings={"search_path": log.schema or ""})
+    try:
+        transaction = other.transaction()
+        await transaction.start()
+        await other.fetchval("SELECT pg_current_xact_id()")
+        await other.execute(
+            "INSERT INTO events (stream_id, version, recorded_at, data)"
+            " VALUES ('raced', 1, extract(epoch FROM now()), 'theirs')"
+        )
+        async with asyncio.timeout(DEADLINE):
+            raced = asyncio.create_task(log.append("raced", 0, [b"ours"]))
+            calm = asyncio.create_task(log.append("calm", 0, [b"calm"]))
+            await asyncio.sleep(0.3)
+            # They share one statement, which waits on the key with the other writer.
+            assert not raced.done() and not calm.done()
+            await transaction.commit()
+            with pytest.raises(VersionConflict) as lost:
+                await raced
+            (stored,) = await calm
+    finally:
+        await other.close()
+    assert lost.value.actual == 1
+    assert stored.version == 1
+    assert [event.data for event in await log.read("raced")] == [b"theirs"]
+    assert log.write_health.failure is None
+    # The failed statement drew positions that never commit: holes, proven final, not waited
+    # for forever, and nothing committed is skipped.
+    async with asyncio.timeout(DEADLINE):
+        everything = await collect(log.subscribe_all(), 2)
+    assert [event.data for event in everything] == [b"theirs", b"calm"]
+    assert everything[1].position > everything[0].position + 1
+
+
+async def test_a_value_postgres_refuses_fails_only_its_append(make_log: MakeLog) -> None:
+    log = await opened(make_log())
+    async with asyncio.timeout(DEADLINE):
+        refused, stored = await asyncio.gather(
+            log.append("nul\x00", 0, [b"x"]),  # PostgreSQL's text holds no NUL
+            log.append("fine", 0, [b"y"]),
+            return_exceptions=True,
+        )
+    assert isinstance(refused, asyncpg.PostgresError)
+    assert isinstance(stored, list) and stored[0].data == b"y"
+    assert log.write_health.failure is None

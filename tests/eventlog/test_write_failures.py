@@ -8,6 +8,7 @@ file on a really full disk is ``tests/integrity/test_disk_full.py``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -69,3 +70,20 @@ async def test_postgres_disk_full_is_unavailable_then_recovers(
     stored = await log.append("table-1", 1, [b"seated"])
     assert stored[0].version == 2
     assert changes[1:] == [None] and log.write_health.failure is None
+
+
+async def test_postgres_disk_full_fails_every_append_of_a_batch(postgres_log: Opened) -> None:
+    log, admin = postgres_log
+    changes: list[str | None] = []
+    log.write_health.listeners.append(changes.append)
+    await admin.execute(_REFUSE)
+    outcomes = await asyncio.gather(
+        *(log.append(f"table-{n}", 0, [b"created"]) for n in range(8)), return_exceptions=True
+    )
+    assert all(isinstance(outcome, LogUnavailable) for outcome in outcomes)
+    assert len(changes) == 1 and changes[0] == log.write_health.failure
+    assert await log.read_all() == []
+    await admin.execute("DROP TRIGGER refuse_writes ON events")
+    stored = await asyncio.gather(*(log.append(f"table-{n}", 0, [b"created"]) for n in range(8)))
+    assert [events[0].version for events in stored] == [1] * 8
+    assert changes[1:] == [None]

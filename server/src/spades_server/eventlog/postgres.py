@@ -7,22 +7,66 @@ per connection by itself (an append is one Bind/Execute round trip), decodes ``b
 in C, and has a pool plus LISTEN callbacks and termination callbacks built in. Measured here both
 drivers commit about the same single-insert rate, so the simpler, faster asyncio API wins.
 
-Append: one round trip, autocommit
-----------------------------------
-One statement per append, no BEGIN/COMMIT (an explicit transaction around one insert halved
-throughput here): it reads the stream's version, inserts all the batch's rows only if that
-version is the expected one, and returns either the stored rows or the version it found::
+Append: the appends of many streams in one statement, from one writer
+---------------------------------------------------------------------
+``append`` queues its request and waits for a future. One writer task per log instance takes
+everything queued while its previous statement was in flight and stores it with ONE statement
+(one round trip, one transaction, one WAL flush) on a connection of its own, as the SQLite log's
+writer thread takes its queue into one transaction. Still no BEGIN/COMMIT around it (an explicit
+transaction around one insert halved throughput here): the statement commits on its own::
 
-    WITH cur AS (SELECT coalesce(max(version), 0) ... WHERE stream_id = $1),
-         ins AS (INSERT INTO events ... SELECT ... FROM cur, unnest($3) ... WHERE cur.version = $2
-                 RETURNING position, version, recorded_at)
-    SELECT cur.version, ins.* FROM cur LEFT JOIN ins ON true
+    WITH tx      AS MATERIALIZED (SELECT pg_current_xact_id()),
+         request AS MATERIALIZED (per append: stream, expected version, claim, and the
+                                  stream's version read now, coalesce(max(version), 0)),
+         claimed AS (INSERT INTO claims: the claims of the appends at their expected version
+                     ON CONFLICT DO NOTHING RETURNING stream_id),
+         ins     AS (INSERT INTO events: the events of the appends at their expected version
+                     whose claim, if any, was stored, FROM tx, ... RETURNING ...)
+    SELECT per append: the version read, its stored rows or none, a claim's first data
 
-No row inserted means a conflict, reported with the version read. Two writers that both read the
-same version race on the unique ``(stream_id, version)`` key: the second one waits for the first
-to commit and then fails with ``unique_violation``, also a :class:`VersionConflict`. Within one
-log instance, appends to one stream run one at a time in call order (like the SQLite log's
-queue), so a caller may issue several appends to a stream back to back.
+Each append is still decided on its own: one at another version (:class:`VersionConflict`, with
+the version read) or whose key was claimed before (:class:`ClaimTaken`, with the first claim's
+data) stores nothing and changes nothing for the others. A batch holds at most one append per
+stream, so a stream's later appends go in the next batch: they are applied in call order and
+see the earlier ones' outcome (a caller may issue several appends to a stream back to back).
+An append is answered when its statement has returned, that is after the COMMIT that holds it.
+A caller that stops waiting does not withdraw its queued append.
+
+Two writers that both read the same version race on the unique ``(stream_id, version)`` key:
+the later statement waits for the first to commit, then fails with ``unique_violation``, having
+stored nothing. Each of its appends is then tried alone (a statement each), so only the one that
+lost gets its :class:`VersionConflict`; so is any other error that may be one append's (a
+deadlock between two replicas' batches, a value PostgreSQL refuses). A storage failure (the
+connection, no space, a read-only server) fails each append of the batch with
+:class:`LogUnavailable`. A batch lists its streams in sorted order, so that two replicas'
+batches take the unique key's locks in one order and do not deadlock in the common case.
+
+Why this shape: the server's one event-loop thread is its limit (~90 % of a core at 64 tables),
+and appending one statement per append cost that thread about a fifth of its time: each append
+was a task, a shield, a pool acquire and release and a round trip of its own (py-spy at 64
+tables, ``bench_server.py --py-spy``: 20 % of the loop thread's samples in asyncpg and 22 % in
+this module, 10 % in the socket write of each statement alone). With the writer, about 20
+appends shared each statement in the same benchmark (5,306 appends in 271 commits), and the
+whole log was 8-10 % of the thread's samples (asyncpg 4.5-5 %; the writer about 5 %, the NOTIFY
+sender 2 %, the lobby's ``read_all`` 1.5 %). ``bench_server.py --tables 64 --backends
+sqlite,postgres --baseline`` (five runs, each row beside the one-statement-per-append log; the
+figures and the command are in docs/scaling.md): server CPU per action 1.25-1.41 ms against
+1.64-1.99 ms (SQLite's 1.23-1.44 ms in the same runs), PostgreSQL's own CPU 0.12-0.39 ms per
+action against 0.55-1.13 ms, actions/s 1.03-1.68x the old log's and 0.62-1.13x SQLite's (the old
+log 0.60-0.78x), on a 2-core machine shared with other benchmarks. The log alone
+(``bench_eventlog.py``, five interleaved pairs): 64 writers, one stream each, 8,500-11,300
+appends/s against 1,400-2,400; one writer alone, where every batch is one append, 400-1,140
+against 630-940 (medians 824 and 811: no difference shown in this machine's noise).
+
+The writer's connection takes a generic plan of its statement (``plan_cache_mode =
+force_generic_plan``): left to choose, PostgreSQL planned it afresh at every execution (its
+estimate for each custom plan always won), about 0.6 ms each: a one-append statement took
+1.0-1.3 ms, with the generic plan 0.7 ms (the old one-append statement 0.55-0.7 ms). Only that
+connection does: the pool's reads keep PostgreSQL's choice (a generic plan of a paged ``LIMIT $n
+OFFSET $m`` read may be worse for its values; not measured).
+
+What it costs: the appends of a batch wait for each other. One whose version another writer
+holds uncommitted (another replica, racing) holds up its batch until that writer finishes.
 
 Global order across replicas: why ``position > last`` is not enough
 --------------------------------------------------------------------
@@ -33,8 +77,9 @@ only a *final* prefix: position by position from the cursor, stopping at the fir
 position (a hole) unless that hole is proven final (its writer finished without committing it:
 a unique-key loser, a failed statement, or values the sequence skipped after a crash).
 
-The proof uses transaction ids. Every append first takes its transaction id
-(``pg_current_xact_id()`` in a MATERIALIZED CTE), *then* draws positions. When the tracker
+The proof uses transaction ids. Every append statement first takes its transaction id
+(``pg_current_xact_id()`` in a MATERIALIZED CTE), *then* draws positions (all of a batch's, in
+one transaction, so they commit together). When the tracker
 (below) sees a hole g under a visible position p, it takes a transaction id X of its own in that
 same statement (an otherwise empty transaction, committed with ``synchronous_commit=off``): g
 was drawn before p, so g's writer got its id before X. Once a later snapshot's
@@ -67,20 +112,19 @@ the PostgreSQL cluster delays deciding that a hole is final (never that an event
 
 Fan-out: LISTEN/NOTIFY, out of the insert
 ------------------------------------------
-A NOTIFY inside every insert transaction serialises commits (the notification queue lock is
-held through commit): measured here about 3,000 commits per second from eight connections
-instead of about 7,900. So appends do not notify. After an append returns, its stream, version
-and position go into an outbox; one sender task per log instance sends everything gathered
-while its previous NOTIFY was in flight as one ``pg_notify`` statement on its own connection
-(payload: JSON ``{"from": instance, "events": [[stream, version, position], ...]}``, split
-below PostgreSQL's 8,000-byte limit). A dedicated listening connection per instance receives
-the other instances' notifications: their streams' subscribers are woken and read from storage,
-and the final-prefix tracker reads forward for ``subscribe_all``. Local appends wake local
-stream subscribers at once, with the events in memory. If the listening connection drops, it
-reconnects with back-off, LISTENs again, and then re-reads the head of every watched stream and
-the newest position, so subscribers catch up on whatever was missed; the same re-read runs
-every ``poll_interval`` seconds as a safety net (a replica that died between its commit and its
-NOTIFY).
+A NOTIFY inside every insert transaction serialises commits (the notification queue lock is held
+through commit): measured here about 3,000 commits per second from eight connections instead of
+about 7,900. So appends do not notify. Once a batch of appends commits, each stream's newest version
+and position go into an outbox; one sender task per log instance sends everything gathered while its
+previous NOTIFY was in flight as one ``pg_notify`` statement on its own connection (payload: JSON
+``{"from": instance, "events": [[stream, version, position], ...]}``, split below PostgreSQL's
+8,000-byte limit). A dedicated listening connection per instance receives the other instances'
+notifications: their streams' subscribers are woken and read from storage, and the final-prefix
+tracker reads forward for ``subscribe_all``. Local appends wake local stream subscribers at once,
+with the events in memory. If the listening connection drops, it reconnects with back-off, LISTENs
+again, and then re-reads the head of every watched stream and the newest position, so subscribers
+catch up on whatever was missed; the same re-read runs every ``poll_interval`` seconds as a safety
+net (a replica that died between its commit and its NOTIFY).
 
 Fan-out over NATS instead
 -------------------------
@@ -114,6 +158,7 @@ import logging
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import asyncpg
@@ -209,49 +254,53 @@ _LIST_ROWS = (
     " AND NOT (key = ANY($5::text[])) ORDER BY sort_key DESC, key DESC LIMIT $3 OFFSET $4"
 )
 
-_APPEND = """
+# Appends to several streams (one append per stream) in one statement, so one transaction:
+# $1-$4 one element per append (stream, expected version, claim key and data or NULLs), $5-$7
+# one per event (its append's 1-based index, its 1-based place in that append, its bytes). Each
+# append is checked against its own expected version (``actual``), claims its key only at that
+# version (a key claimed before stores nothing and keeps the append's events out), and inserts
+# its events only if both held; the others' outcomes do not depend on it. One row per stored
+# event, or one row with a NULL position for an append that stored nothing (``first_claim``:
+# the data of a claim taken before, when that is why and this snapshot sees it).
+_APPEND_BATCH = """
 WITH tx AS MATERIALIZED (SELECT pg_current_xact_id() AS xid),
-cur AS MATERIALIZED (
-    SELECT coalesce(max(version), 0) AS version FROM events WHERE stream_id = $1
-),
-ins AS (
-    INSERT INTO events (stream_id, version, recorded_at, data)
-    SELECT $1, cur.version + e.ord::integer,
-           extract(epoch FROM statement_timestamp())::double precision, e.data
-    FROM tx, cur, unnest($3::bytea[]) WITH ORDINALITY AS e(data, ord)
-    WHERE cur.version = $2::integer
-    ORDER BY e.ord
-    RETURNING position, version, recorded_at
-)
-SELECT cur.version AS actual, ins.position, ins.version, ins.recorded_at
-FROM cur LEFT JOIN ins ON true
-ORDER BY ins.version
-"""
-# The append that also claims a key ($4, data $5), in the one statement: the events are inserted
-# only with the claim (a claim taken before inserts nothing), the claim only at the version.
-_APPEND_CLAIMING = """
-WITH tx AS MATERIALIZED (SELECT pg_current_xact_id() AS xid),
-cur AS MATERIALIZED (
-    SELECT coalesce(max(version), 0) AS version FROM events WHERE stream_id = $1
+request AS MATERIALIZED (
+    SELECT r.i, r.stream_id, r.expected, r.claim_key, r.claim_data,
+           (SELECT coalesce(max(e.version), 0) FROM events AS e
+            WHERE e.stream_id = r.stream_id) AS actual
+    FROM unnest($1::text[], $2::integer[], $3::text[], $4::bytea[])
+         WITH ORDINALITY AS r(stream_id, expected, claim_key, claim_data, i)
 ),
 claimed AS (
     INSERT INTO claims (stream_id, key, data)
-    SELECT $1, $4, $5 FROM cur WHERE cur.version = $2::integer
+    SELECT stream_id, claim_key, claim_data FROM request
+    WHERE actual = expected AND claim_key IS NOT NULL
+    ORDER BY i
     ON CONFLICT (stream_id, key) DO NOTHING
-    RETURNING true AS ok
+    RETURNING stream_id
+),
+admitted AS (
+    SELECT i, stream_id, actual FROM request
+    WHERE actual = expected
+      AND (claim_key IS NULL OR stream_id IN (SELECT stream_id FROM claimed))
 ),
 ins AS (
     INSERT INTO events (stream_id, version, recorded_at, data)
-    SELECT $1, cur.version + e.ord::integer,
+    SELECT a.stream_id, a.actual + e.ord,
            extract(epoch FROM statement_timestamp())::double precision, e.data
-    FROM tx, cur, claimed, unnest($3::bytea[]) WITH ORDINALITY AS e(data, ord)
-    WHERE cur.version = $2::integer
-    ORDER BY e.ord
-    RETURNING position, version, recorded_at
+    FROM tx, admitted AS a
+    JOIN unnest($5::integer[], $6::integer[], $7::bytea[]) AS e(i, ord, data) ON e.i = a.i
+    ORDER BY a.i, e.ord
+    RETURNING position, stream_id, version, recorded_at
 )
-SELECT cur.version AS actual, ins.position, ins.version, ins.recorded_at
-FROM cur LEFT JOIN ins ON true
-ORDER BY ins.version
+SELECT r.i, r.actual, ins.position, ins.version, ins.recorded_at,
+       CASE WHEN r.claim_key IS NOT NULL AND r.actual = r.expected
+                 AND NOT EXISTS (SELECT FROM claimed AS c WHERE c.stream_id = r.stream_id)
+            THEN (SELECT c.data FROM claims AS c
+                  WHERE c.stream_id = r.stream_id AND c.key = r.claim_key)
+       END AS first_claim
+FROM request AS r LEFT JOIN ins ON ins.stream_id = r.stream_id
+ORDER BY r.i, ins.version
 """
 _STREAM_VERSION = "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1"
 # A concurrent claim of the same key waits for the first to commit, then inserts nothing.
@@ -294,8 +343,30 @@ _NATS_START_ATTEMPTS = 2  # further tries to reach NATS when the log opens
 _NOTIFY_LIMIT = 7900  # bytes per payload; PostgreSQL refuses 8000 and more
 _TRACK_BATCH = 10_000
 _TRACK_GRACE = 0.002  # seconds a hole may stand before the tracker queries
+#: The writer's connection plans its one statement once: left to choose, PostgreSQL re-plans
+#: it at every execution (its estimate for a custom plan always wins), about 0.6 ms each here.
+_WRITER_SETTINGS = {"plan_cache_mode": "force_generic_plan"}
 
 _T = TypeVar("_T")
+
+
+@dataclass(slots=True)
+class _Append:
+    """An append waiting for the writer (``PostgresEventLog._write_appends``)."""
+
+    stream_id: str
+    expected_version: int
+    events: list[bytes]
+    claim: tuple[str, bytes] | None
+    future: asyncio.Future[list[StoredEvent]]
+
+
+# What the writer hands back for one append: the stored events, or why nothing was stored.
+_Outcome = list[StoredEvent] | BaseException
+
+
+def _stream_of(request: _Append) -> str:
+    return request.stream_id
 
 
 class PostgresEventLog(EventLog):
@@ -306,8 +377,9 @@ class PostgresEventLog(EventLog):
     ...         await log.append("table-1", 0, [b"created"])
     ...         return await log.stream_version("table-1")
 
-    ``pool_size`` connections serve appends and reads; each instance has two more, one that
-    LISTENs and one that sends the coalesced NOTIFYs.
+    ``pool_size`` connections serve reads (and claims and projections); each instance has three
+    more: the writer's, which stores the appends, one that LISTENs and one that sends the
+    coalesced NOTIFYs. ``max_batch`` bounds how many appends share one statement.
     """
 
     def __init__(
@@ -320,10 +392,13 @@ class PostgresEventLog(EventLog):
         reconnect_delay: float = 0.05,
         notify: bool = True,
         fanout: str = "",
+        max_batch: int = 256,
     ) -> None:
         super().__init__()
         if pool_size < 1:
             raise ValueError(f"pool_size must be 1 or more, not {pool_size}")
+        if max_batch < 1:
+            raise ValueError(f"max_batch must be 1 or more, not {max_batch}")
         if fanout and not fanout.startswith(NATS_SCHEMES):
             raise ValueError(
                 f"fanout must be empty (LISTEN/NOTIFY) or a NATS URL (nats://host:port), "
@@ -340,8 +415,11 @@ class PostgresEventLog(EventLog):
         self.notify = notify
         #: "" for LISTEN/NOTIFY, else the NATS server that carries the notifications.
         self.fanout = fanout
-        #: Counters for metrics and tests.
+        #: How many appends (of as many streams) share one statement at most.
+        self.max_batch = max_batch
+        #: Counters for metrics and tests: appends stored, the transactions that stored them.
         self.appends = 0
+        self.commits = 0
         self.notifications_sent = 0
         self.listener_reconnects = 0
         self.instance_id = uuid.uuid4().hex
@@ -351,9 +429,12 @@ class PostgresEventLog(EventLog):
         self._channel = ""
         self._server_settings: dict[str, str] = {"application_name": "spades-eventlog"}
         self._tasks: list[asyncio.Task[None]] = []
-        # Appends in flight (close() lets them finish) and per-stream order within this instance.
-        self._appending: set[asyncio.Task[list[StoredEvent]]] = set()
-        self._stream_locks: dict[str, tuple[asyncio.Lock, list[int]]] = {}
+        # Appends waiting for the writer, in call order; _writing while it stores a batch.
+        self._queued: list[_Append] = []
+        self._writing = False
+        self._writer_wakeup = asyncio.Event()
+        self._appends_idle = asyncio.Event()
+        self._appends_idle.set()
         # Final-prefix state: every position <= _final is committed or will never be; once a
         # snapshot's xmin reaches _bound[1], every position <= _bound[0] is final too.
         self._final = 0
@@ -368,6 +449,7 @@ class PostgresEventLog(EventLog):
         self._outbox_idle = asyncio.Event()
         self._outbox_idle.set()
         self._sender: asyncpg.Connection | None = None
+        self._writer: asyncpg.Connection | None = None
         self._listener: asyncpg.Connection | None = None
         self._listener_lost = asyncio.Event()
         self._nats: Any = None  # a nats.aio.client.Client, when fanout is NATS
@@ -408,6 +490,7 @@ class PostgresEventLog(EventLog):
             if head:
                 self._bound = (head, xid)  # final once every older writer has finished
             self._target = head
+            self._writer = await self._connect("spades-eventlog-write", _WRITER_SETTINGS)
             if self.fanout:
                 await self._connect_nats(schema)
             else:
@@ -420,6 +503,7 @@ class PostgresEventLog(EventLog):
         self.notifier.start(self._final)
         self._state = "open"
         self._tasks = [
+            asyncio.create_task(self._write_appends(), name="eventlog-write"),
             asyncio.create_task(self._track(), name="eventlog-track"),
             asyncio.create_task(self._send_notifications(), name="eventlog-notify"),
             asyncio.create_task(self._keep_listening(), name="eventlog-listen"),
@@ -438,8 +522,8 @@ class PostgresEventLog(EventLog):
     async def _shut_down(self) -> None:
         """Finish the appends in flight and their NOTIFYs, then stop everything."""
         self._state = "closing"
-        if self._appending:
-            await asyncio.gather(*self._appending, return_exceptions=True)
+        if self._tasks:
+            await self._appends_idle.wait()  # the writer stores what was queued before
         if self._outbox and self._tasks:
             self._outbox_wakeup.set()
             with contextlib.suppress(TimeoutError):
@@ -452,7 +536,7 @@ class PostgresEventLog(EventLog):
             for task in pending:
                 task.cancel()
             _, pending = await asyncio.wait(pending, timeout=0.5)
-        for connection in (self._listener, self._sender):
+        for connection in (self._writer, self._listener, self._sender):
             if connection is not None:
                 with contextlib.suppress(Exception):
                     await connection.close(timeout=2.0)
@@ -465,8 +549,14 @@ class PostgresEventLog(EventLog):
             self._pool.terminate()
         self._state = "closed"
 
-    async def _connect(self, application_name: str) -> asyncpg.Connection:
-        settings = {**self._server_settings, "application_name": application_name}
+    async def _connect(
+        self, application_name: str, settings: dict[str, str] | None = None
+    ) -> asyncpg.Connection:
+        settings = {
+            **self._server_settings,
+            **(settings or {}),
+            "application_name": application_name,
+        }
         connection: asyncpg.Connection = await asyncpg.connect(self.dsn, server_settings=settings)
         return connection
 
@@ -514,8 +604,8 @@ class PostgresEventLog(EventLog):
     ) -> list[StoredEvent]:
         """Append atomically iff the stream is at ``expected_version``; see :class:`EventLog`.
 
-        Cancelling the awaiting task does not withdraw the append: it may still be committed
-        (and is then published and notified as usual).
+        Cancelling the awaiting task does not withdraw the append once it is queued: it may
+        still be committed (and is then published and notified as usual).
         """
         _check_stream_id(stream_id)
         _check_not_negative("expected_version", expected_version)
@@ -523,15 +613,13 @@ class PostgresEventLog(EventLog):
         if not payloads:
             raise ValueError("an append needs at least one event")
         self._check_open()
-        task = asyncio.create_task(self._append(stream_id, expected_version, payloads, claim))
-        self._appending.add(task)
-        task.add_done_callback(self._append_done)
-        return await asyncio.shield(task)
-
-    def _append_done(self, task: asyncio.Task[list[StoredEvent]]) -> None:
-        self._appending.discard(task)
-        if not task.cancelled():
-            task.exception()  # retrieved: the appender may have been cancelled meanwhile
+        assert self._loop is not None
+        future: asyncio.Future[list[StoredEvent]] = self._loop.create_future()
+        self._queued.append(_Append(stream_id, expected_version, payloads, claim, future))
+        if not self._writing:
+            self._appends_idle.clear()
+            self._writer_wakeup.set()
+        return await future
 
     async def claim(self, stream_id: str, key: str, data: bytes) -> bytes | None:
         _check_stream_id(stream_id)
@@ -568,81 +656,207 @@ class PostgresEventLog(EventLog):
         async with connection.transaction():
             await _claim_in(connection, stream_id, key, data)
 
-    async def _append(
-        self,
-        stream_id: str,
-        expected_version: int,
-        payloads: list[bytes],
-        claim: tuple[str, bytes] | None = None,
-    ) -> list[StoredEvent]:
-        lock, users = self._stream_locks.setdefault(stream_id, (asyncio.Lock(), [0]))
-        users[0] += 1
+    # -- the writer: appends of many streams in one statement ---------------------------------
+
+    async def _write_appends(self) -> None:
+        """Store what ``append`` queued: everything queued while the previous batch was in
+        flight goes to PostgreSQL as one statement (one transaction, one round trip)."""
+        while True:
+            if not self._queued:
+                self._writing = False
+                self._appends_idle.set()  # close() waits for this
+                self._writer_wakeup.clear()
+                await self._writer_wakeup.wait()
+                continue
+            self._writing = True
+            self._appends_idle.clear()
+            batch = self._take_batch()
+            try:
+                outcomes = await self._store(batch)
+            except Exception as error:  # not the storage's: tell the callers, keep on writing
+                outcomes = [error] * len(batch)
+            except BaseException as error:  # cancelled (the loop ends): nobody is left to tell
+                for request in batch:
+                    if not request.future.done():
+                        request.future.set_exception(LogClosed(f"{self!r} stopped: {error!r}"))
+                raise
+            self._deliver(batch, outcomes)
+
+    def _take_batch(self) -> list[_Append]:
+        """The next batch: at most one append per stream (a stream's later appends wait for the
+        next batch, so they see the earlier ones' outcome, in call order), ``max_batch`` in all,
+        in stream order (so two replicas' batches take the unique key's locks in one order)."""
+        queued = self._queued
+        if len(queued) == 1:
+            self._queued = []
+            return queued
+        batch: list[_Append] = []
+        later: list[_Append] = []
+        streams: set[str] = set()
+        for request in queued:
+            if request.stream_id in streams or len(batch) >= self.max_batch:
+                later.append(request)
+            else:
+                streams.add(request.stream_id)
+                batch.append(request)
+        self._queued = later
+        batch.sort(key=_stream_of)
+        return batch
+
+    async def _store(self, batch: list[_Append]) -> list[_Outcome]:
+        """Each append's outcome: the stored events, or why nothing of it was stored."""
         try:
-            async with lock:
-                try:
-                    rows = await self._run(
-                        self._insert, stream_id, expected_version, payloads, claim
-                    )
-                except _STORAGE_FAILURES as error:
-                    if self._state != "open":
-                        raise
-                    reason = f"the event log cannot be written now: {error}"
-                    self.write_health.failed(reason)
-                    raise LogUnavailable(reason) from error
-                self.write_health.worked()
-                if rows[0]["position"] is None:
-                    raise VersionConflict(stream_id, expected_version, rows[0]["actual"])
-                stored = [
-                    StoredEvent(
-                        stream_id, row["version"], row["position"], row["recorded_at"], data
-                    )
-                    for row, data in zip(rows, payloads, strict=True)
-                ]
-                self.appends += 1
-                # Stream subscribers here: at once, from memory, in version order (still locked).
-                self.notifier.publish_to_streams(stored)
-        finally:
-            users[0] -= 1
-            if not users[0]:
-                del self._stream_locks[stream_id]
-        self._committed(stored)
-        if self.notify:
-            self._outbox[stream_id] = (stored[-1].version, stored[-1].position)
-            self._outbox_idle.clear()
-            self._outbox_wakeup.set()
-        return stored
+            outcomes = await self._on_writer(batch)
+        except Exception as error:
+            storage = isinstance(error, _STORAGE_FAILURES)
+            if len(batch) > 1 and (not storage or isinstance(error, asyncpg.DataError)):
+                # A failure that may be one append's (a unique-key race lost to another
+                # replica, a deadlock between replicas, a value refused): the statement stored
+                # nothing, so each append is tried alone, for its own outcome.
+                return [(await self._store([request]))[0] for request in batch]
+            if storage:
+                return self._unavailable(error, len(batch))
+            return [error]
+        self.write_health.worked()
+        return outcomes
+
+    async def _on_writer(self, batch: list[_Append]) -> list[_Outcome]:
+        """Run a batch on the writer's own connection (connected again after it was lost)."""
+        if self._state not in ("open", "closing"):
+            raise LogClosed(f"{self!r} is {self._state}, not open")
+        connection = self._writer
+        if connection is None or connection.is_closed():
+            connection = await self._connect("spades-eventlog-write", _WRITER_SETTINGS)
+            self._writer = connection
+        try:
+            outcomes = await self._insert(connection, batch)
+        except BaseException as error:
+            # An error PostgreSQL reported leaves the connection usable; anything else (lost,
+            # timed out, cancelled mid-statement) may not have: start afresh next time.
+            if connection.is_closed() or not isinstance(
+                error, asyncpg.PostgresError | asyncpg.DataError
+            ):
+                connection.terminate()
+                self._writer = None
+            raise
+        if any(isinstance(outcome, list) for outcome in outcomes):
+            self.commits += 1
+        return outcomes
+
+    def _unavailable(self, error: Exception, count: int) -> list[_Outcome]:
+        """What a storage failure means for each of ``count`` appends: LogUnavailable (the raw
+        error while closing), one exception each, as each caller raises its own."""
+        if self._state != "open":
+            return [error] * count
+        reason = f"the event log cannot be written now: {error}"
+        self.write_health.failed(reason)
+        outcomes: list[_Outcome] = []
+        for _ in range(count):
+            unavailable = LogUnavailable(reason)
+            unavailable.__cause__ = error
+            outcomes.append(unavailable)
+        return outcomes
 
     @staticmethod
-    async def _insert(
-        connection: asyncpg.Connection,
-        stream_id: str,
-        expected: int,
-        payloads: list[bytes],
-        claim: tuple[str, bytes] | None = None,
-    ) -> list[asyncpg.Record]:
+    async def _insert(connection: asyncpg.Connection, batch: list[_Append]) -> list[_Outcome]:
+        streams: list[str] = []
+        expected: list[int] = []
+        keys: list[str | None] = []
+        claims: list[bytes | None] = []
+        indices: list[int] = []
+        places: list[int] = []
+        payloads: list[bytes] = []
+        for index, request in enumerate(batch, start=1):
+            streams.append(request.stream_id)
+            expected.append(request.expected_version)
+            if request.claim is None:
+                keys.append(None)
+                claims.append(None)
+            else:
+                keys.append(request.claim[0])
+                claims.append(request.claim[1])
+            for place, data in enumerate(request.events, start=1):
+                indices.append(index)
+                places.append(place)
+                payloads.append(data)
         try:
-            if claim is None:
-                return await connection.fetch(_APPEND, stream_id, expected, payloads)
-            key, data = claim
             rows = await connection.fetch(
-                _APPEND_CLAIMING, stream_id, expected, payloads, key, data
+                _APPEND_BATCH, streams, expected, keys, claims, indices, places, payloads
             )
-            if rows[0]["position"] is None and rows[0]["actual"] == expected:
-                first = await connection.fetchval(_READ_CLAIM, stream_id, key)
-                raise ClaimTaken(stream_id, key, bytes(first))
-            return rows
         except asyncpg.UniqueViolationError:
+            if len(batch) > 1:
+                raise  # tried again one by one
             # A concurrent writer read the same version and committed first.
+            stream_id = batch[0].stream_id
             actual = await connection.fetchval(_STREAM_VERSION, stream_id)
-            raise VersionConflict(stream_id, expected, actual) from None
+            return [VersionConflict(stream_id, batch[0].expected_version, actual)]
+        stored: list[list[StoredEvent]] = [[] for _ in batch]
+        refused: dict[int, _Outcome] = {}
+        for row in rows:
+            index = row["i"] - 1
+            request = batch[index]
+            if row["position"] is not None:
+                version = row["version"]
+                data = request.events[version - request.expected_version - 1]
+                stored[index].append(
+                    StoredEvent(
+                        request.stream_id, version, row["position"], row["recorded_at"], data
+                    )
+                )
+            elif row["actual"] != request.expected_version:
+                refused[index] = VersionConflict(
+                    request.stream_id, request.expected_version, row["actual"]
+                )
+            elif request.claim is not None:
+                key = request.claim[0]
+                first = row["first_claim"]
+                if first is None:  # claimed by a transaction this statement's snapshot missed
+                    first = await connection.fetchval(_READ_CLAIM, request.stream_id, key)
+                refused[index] = ClaimTaken(request.stream_id, key, bytes(first))
+            else:
+                refused[index] = RuntimeError(f"an append to {request.stream_id!r} stored nothing")
+        return [refused.get(index, events) for index, events in enumerate(stored)]
+
+    def _deliver(self, batch: list[_Append], outcomes: list[_Outcome]) -> None:
+        """Publish what the batch committed, then answer each append."""
+        committed: list[StoredEvent] = []
+        for request, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, list):
+                committed.extend(outcome)
+                if self.notify:
+                    last = outcome[-1]
+                    self._outbox[request.stream_id] = (last.version, last.position)
+        if committed:
+            self.appends += sum(isinstance(outcome, list) for outcome in outcomes)
+            # Stream subscribers here: at once, from memory (each stream's events in order).
+            self.notifier.publish_to_streams(committed)
+            self._committed(committed)
+            if self.notify:
+                self._outbox_idle.clear()
+                self._outbox_wakeup.set()
+        for request, outcome in zip(batch, outcomes, strict=True):
+            future = request.future
+            if future.done():
+                continue  # the appender was cancelled; the append stands
+            if isinstance(outcome, list):
+                future.set_result(outcome)
+            else:
+                future.set_exception(outcome)
 
     def _committed(self, stored: list[StoredEvent]) -> None:
         """Advance the final prefix over committed positions, at once when they extend it
         (no query); otherwise the tracker looks if the hole below them persists."""
-        self._known.update(event.position for event in stored if event.position > self._final)
-        self._raise_final(self._final)
-        if self._known and stored[-1].position > self._target:
-            self._target = stored[-1].position
+        final = self._final
+        newest = 0
+        for event in stored:
+            position = event.position
+            if position > final:
+                self._known.add(position)
+            if position > newest:
+                newest = position
+        self._raise_final(final)
+        if self._known and newest > self._target:
+            self._target = newest
             self._track_wakeup.set()
 
     def _raise_final(self, final: int) -> None:

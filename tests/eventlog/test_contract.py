@@ -440,3 +440,28 @@ async def test_a_reopened_log_sees_everything(new_log: NewLog) -> None:
         stream_b = await take(log.subscribe("b", 3), lambda event: event.version == 8)
     assert replayed == [*written, appended]
     assert [event.version for event in stream_b] == [4, 5, 6, 7, 8]
+
+
+async def test_submit_hands_each_outcome_to_its_callback(log: EventLog) -> None:
+    """``submit`` is ``append`` with the outcome handed to a callback on the event loop: the
+    stored events (durable, in call order per stream), or the exception, such as a conflict."""
+    await log.append("s", 0, [payload("s", 1)])
+    loop = asyncio.get_running_loop()
+    outcomes: dict[str, asyncio.Future[list[StoredEvent] | BaseException]] = {}
+
+    def collect(name: str) -> Callable[[list[StoredEvent] | BaseException], None]:
+        outcomes[name] = loop.create_future()
+        return outcomes[name].set_result
+
+    log.submit("s", 1, [payload("s", 2), payload("s", 3)], collect("next"))
+    log.submit("s", 1, [b"late"], collect("conflict"))
+    log.submit("t", 0, [payload("t", 1)], collect("other"), claim=("k", b"v"))
+    async with asyncio.timeout(DEADLINE):
+        stored = await outcomes["next"]
+        conflict = await outcomes["conflict"]
+        other = await outcomes["other"]
+    assert isinstance(stored, list) and [event.version for event in stored] == [2, 3]
+    assert isinstance(conflict, VersionConflict) and conflict.actual == 3
+    assert isinstance(other, list) and [event.stream_id for event in other] == ["t"]
+    assert [event.data for event in await log.read("s")] == [payload("s", v) for v in (1, 2, 3)]
+    assert await log.read_claim("t", "k") == b"v"

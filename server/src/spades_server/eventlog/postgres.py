@@ -358,7 +358,9 @@ class _Append:
     expected_version: int
     events: list[bytes]
     claim: tuple[str, bytes] | None
-    future: asyncio.Future[list[StoredEvent]]
+    #: Where the outcome goes: the awaiting caller's future, or :meth:`PostgresEventLog.submit`'s
+    #: callback.
+    future: asyncio.Future[list[StoredEvent]] | Callable[[list[StoredEvent] | BaseException], None]
 
 
 # What the writer hands back for one append: the stored events, or why nothing was stored.
@@ -615,11 +617,33 @@ class PostgresEventLog(EventLog):
         self._check_open()
         assert self._loop is not None
         future: asyncio.Future[list[StoredEvent]] = self._loop.create_future()
-        self._queued.append(_Append(stream_id, expected_version, payloads, claim, future))
+        self._queue(_Append(stream_id, expected_version, payloads, claim, future))
+        return await future
+
+    def submit(
+        self,
+        stream_id: str,
+        expected_version: int,
+        events: Sequence[bytes],
+        then: Callable[[list[StoredEvent] | BaseException], None],
+        *,
+        claim: tuple[str, bytes] | None = None,
+    ) -> None:
+        """:meth:`append` handing its outcome to ``then``, called where the writer answers each
+        append (no future, no task per append)."""
+        _check_stream_id(stream_id)
+        _check_not_negative("expected_version", expected_version)
+        payloads = [bytes(event) for event in events]
+        if not payloads:
+            raise ValueError("an append needs at least one event")
+        self._check_open()
+        self._queue(_Append(stream_id, expected_version, payloads, claim, then))
+
+    def _queue(self, request: _Append) -> None:
+        self._queued.append(request)
         if not self._writing:
             self._appends_idle.clear()
             self._writer_wakeup.set()
-        return await future
 
     async def claim(self, stream_id: str, key: str, data: bytes) -> bytes | None:
         _check_stream_id(stream_id)
@@ -675,10 +699,9 @@ class PostgresEventLog(EventLog):
                 outcomes = await self._store(batch)
             except Exception as error:  # not the storage's: tell the callers, keep on writing
                 outcomes = [error] * len(batch)
-            except BaseException as error:  # cancelled (the loop ends): nobody is left to tell
-                for request in batch:
-                    if not request.future.done():
-                        request.future.set_exception(LogClosed(f"{self!r} stopped: {error!r}"))
+            except BaseException as error:  # cancelled (the loop ends): tell who still waits
+                stopped = LogClosed(f"{self!r} stopped: {error!r}")
+                self._answer(batch, [stopped] * len(batch))
                 raise
             self._deliver(batch, outcomes)
 
@@ -834,11 +857,22 @@ class PostgresEventLog(EventLog):
             if self.notify:
                 self._outbox_idle.clear()
                 self._outbox_wakeup.set()
+        self._answer(batch, outcomes)
+
+    @staticmethod
+    def _answer(batch: list[_Append], outcomes: list[_Outcome]) -> None:
         for request, outcome in zip(batch, outcomes, strict=True):
             future = request.future
-            if future.done():
+            if not isinstance(future, asyncio.Future):
+                try:
+                    future(outcome)  # submit()'s callback
+                except Exception as error:  # one failing callback must not cost the others theirs
+                    asyncio.get_running_loop().call_exception_handler(
+                        {"message": "an append's callback failed", "exception": error}
+                    )
+            elif future.done():
                 continue  # the appender was cancelled; the append stands
-            if isinstance(outcome, list):
+            elif isinstance(outcome, list):
                 future.set_result(outcome)
             else:
                 future.set_exception(outcome)

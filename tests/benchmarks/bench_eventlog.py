@@ -11,8 +11,9 @@ Settings: SQLite with ``durability`` normal and full (a file in a temporary dire
 PostgreSQL (``--postgres-dsn``, default ``SPADES_TEST_POSTGRES_DSN`` or
 ``postgresql://postgres@127.0.0.1:5432/test``; a fresh schema, dropped afterwards) with the
 coalesced NOTIFY on (``pg``) and off (``pg-nonotify``, to show what the fan-out costs), with
-``--pool-size`` connections. PostgreSQL commits every append on its own (autocommit), so
-commits/s equals events/s there. Skipped with a note when no PostgreSQL server answers.
+``--pool-size`` connections. Both logs commit the appends gathered while the previous commit was
+on its way in one transaction (PostgreSQL: one statement). Skipped with a note when no
+PostgreSQL server answers.
 """
 
 from __future__ import annotations
@@ -66,10 +67,8 @@ async def measure(name: str, log: EventLog, tasks: int, seconds: float) -> str:
 
 
 def _commits(log: EventLog) -> int:
-    if isinstance(log, SqliteEventLog):
-        return log.commits
-    assert isinstance(log, PostgresEventLog)
-    return log.appends  # autocommit: one transaction per append
+    assert isinstance(log, SqliteEventLog | PostgresEventLog)
+    return log.commits  # each backend's transactions (either group-commits appends)
 
 
 async def postgres_reachable(dsn: str) -> str | None:

@@ -15,6 +15,12 @@ gRPC carries, measured alone.
 Printed: actions per second and this process's CPU per action (one thread: the event loop's,
 plus the log's checkpointer). ``bench_server.py`` measures the whole server; its fan-out
 reference, the messages an action needs at least, plus this, is about what the server costs.
+
+Then (``--parts``) the part of that no design avoids, in a plain loop with no event loop at
+all: the engine deciding each action (``decide_action``), its events made into rows
+(``journal.encode``) and folded into the table, and each of the four seats' batch redacted and
+serialised (``frames.batch``, the seat on turn with its prompt); the rows' commit is not in it
+(``bench_eventlog.py`` measures the log alone).
 """
 
 from __future__ import annotations
@@ -35,9 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from spades import protocol
 from spades.engine import Rules, new_match
 from spades.v1 import play_pb2
-from spades_server import logs, tokens
+from spades_server import frames, journal, logs, tokens
 from spades_server.config import Settings
-from spades_server.decisions import decide_join, decide_new_table
+from spades_server.decisions import ActionRequest, decide_action, decide_join, decide_new_table
+from spades_server.eventlog.base import StoredEvent
 from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.feeds import Outbox, SeatFeed, SeatSession
 from spades_server.limits import Limits
@@ -151,11 +158,108 @@ async def main(tables: int, seconds: float) -> tuple[int, float, float]:
     return actions, spent, wall
 
 
+def parts(actions: int) -> dict[str, float]:
+    """CPU seconds per action of each unavoidable part, over ``actions`` random actions on
+    tables played from their start (a new one when a match ends), with no event loop."""
+    rng = random.Random(16)
+    spent = dict.fromkeys(("decide", "encode", "fold", "batches"), 0.0)
+    seat_tokens = [f"p.{'s' * 20}{seat}" for seat in range(4)]
+    table = _played_table(seat_tokens)
+    feeds = _seat_feeds(table, seat_tokens)
+    done = 0
+    while done < actions:
+        state = table.state
+        if state.turn is None or table.finished:
+            table = _played_table(seat_tokens)
+            feeds = _seat_feeds(table, seat_tokens)
+            continue
+        seat = state.turn
+        legal = state.legal_actions(seat)
+        request = ActionRequest(
+            seat,
+            tokens.digest(seat_tokens[seat]),
+            False,
+            legal[rng.randrange(len(legal))],
+            f"a{done}",
+            table.version,
+        )
+        started = time.thread_time()
+        decided = decide_action(table, request)
+        decided_at = time.thread_time()
+        rows = [journal.encode(draft) for draft in decided.drafts]
+        encoded_at = time.thread_time()
+        start = table.version
+        entries = [
+            journal.appended(StoredEvent(table.table_id, start + n, 0, time.time(), row), draft)
+            for n, (row, draft) in enumerate(zip(rows, decided.drafts, strict=True), 1)
+        ]
+        table.adopt(decided.state, entries)
+        folded_at = time.thread_time()
+        turn = frames.turn_payload(table)
+        for feed in feeds:
+            feed.position = table.version
+            frames.batch(table, start, table.version, feed.viewer, (), feed._prompt(table), turn)
+        batched_at = time.thread_time()
+        spent["decide"] += decided_at - started
+        spent["encode"] += encoded_at - decided_at
+        spent["fold"] += folded_at - encoded_at
+        spent["batches"] += batched_at - folded_at
+        done += 1
+    return {part: seconds / actions for part, seconds in spent.items()}
+
+
+def _played_table(seat_tokens: list[str]) -> Table:
+    """A table with four seats taken, folded without a log."""
+    table = Table("p")
+
+    def fold(decided: Decided) -> None:
+        entries = [
+            journal.appended(StoredEvent("p", table.version + n, 0, time.time(), b""), draft)
+            for n, draft in enumerate(decided.drafts, 1)
+        ]
+        table.adopt(decided.state, entries)
+
+    fold(decide_new_table(new_match(Rules()), name="p", private=False, join_code=""))
+    for seat, token in enumerate(seat_tokens):
+        fold(decide_join(table, seat, f"p{seat}", True, "", token))
+    return table
+
+
+def _seat_feeds(table: Table, seat_tokens: list[str]) -> list[SeatFeed]:
+    """Each seat's feed object, for its prompt (never run)."""
+    feeds = []
+    for seat, token in enumerate(seat_tokens):
+        session = SeatSession(
+            table.table_id,
+            seat,
+            tokens.digest(token),
+            False,
+            asyncio.Event(),
+            structlog.get_logger(),
+        )
+        feeds.append(
+            SeatFeed(
+                None,  # type: ignore[arg-type]
+                session,
+                table.version,
+                asyncio.Event(),
+                outbox=Outbox(1),
+                actions=None,  # type: ignore[arg-type]
+                reclaim=asyncio.sleep,  # type: ignore[arg-type]
+                batched=True,
+            )
+        )
+    return feeds
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--parts", type=int, default=0, metavar="ACTIONS", help="then time the parts over so many"
+    )
     args = parser.parse_args()
     logs.configure("json", "info")  # as a serving process logs: actions at debug, filtered out
     print(f"the service alone (no gRPC), SQLite, {args.tables} tables, {args.seconds:g} s a round")
@@ -166,3 +270,8 @@ if __name__ == "__main__":
             f" {spent / max(actions, 1) * 1000:.3f} ms CPU per action"
             f" ({spent / wall:.0%} of a core)"
         )
+    if args.parts:
+        measured = parts(args.parts)
+        shown = ", ".join(f"{part} {seconds * 1e6:.1f}" for part, seconds in measured.items())
+        total = sum(measured.values()) * 1e6
+        print(f"the parts no design avoids, µs per action: {shown}; {total:.1f} in all")

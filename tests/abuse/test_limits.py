@@ -264,8 +264,7 @@ async def test_open_streams_per_seat_token_are_limited(storage: Storages) -> Non
                 break
             await asyncio.sleep(0.01)
         assert sum(server.limits.play_streams.values()) == 2
-        third = client.seat_stream(tokens[0])
-        error = await stream_error(third.call)
+        error = await stream_error(lambda: client.seat_stream(tokens[0]).call)
         assert_status(error, Code.RESOURCE_EXHAUSTED, "2 open Play streams", "at most 2")
         # Another seat is not affected, and closing one lets a new one in.
         other = client.seat_stream(tokens[1])

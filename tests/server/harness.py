@@ -266,7 +266,29 @@ async def rpc_error(awaitable: Any) -> grpc.aio.AioRpcError:
 
 
 async def stream_error(call: Any, *requests: play_pb2.PlayRequest) -> grpc.aio.AioRpcError:
-    """The status a Play stream ends with after ``requests`` (then the client's half-close)."""
+    """The status a Play stream ends with after ``requests`` (then the client's half-close).
+
+    ``call`` is the call, or a function that makes it. A call the server refuses as it opens
+    (before reading anything) may lose that status to a bug of grpc.aio's client: a write that
+    meets the already-ended stream overwrites the server's status with INTERNAL "Internal error
+    from Core" (debug string 'Failed "execute_batch"', grpc/grpc#36066). Given a function, the
+    refusal is asked again on a new call then (a refusal changes nothing, so asking twice is
+    the same as asking once)."""
+    make = call if callable(call) else None
+    for _ in range(3):
+        error = await _stream_status(make() if make is not None else call, requests)
+        if make is None or not _lost_to_a_failed_write(error):
+            return error
+    return error
+
+
+def _lost_to_a_failed_write(error: grpc.aio.AioRpcError) -> bool:
+    return error.code() is grpc.StatusCode.INTERNAL and "execute_batch" in (
+        error.debug_error_string() or ""
+    )
+
+
+async def _stream_status(call: Any, requests: Sequence[Any]) -> grpc.aio.AioRpcError:
     try:
         for request in requests:
             await call.write(request)

@@ -169,7 +169,7 @@ async def test_timeouts_bring_a_substitute_until_the_player_reconnects(storage: 
         await asyncio.wait([bot.task], timeout=10)
         assert bot.finished and (table_id, SOUTH) not in server.house_bots.substitutes
         refused = await stream_error(
-            client.seat_stream(bot.token).call,
+            lambda: client.seat_stream(bot.token).call,
             play_pb2.PlayRequest(start=play_pb2.StartPlay()),
         )
         assert refused.code() == grpc.StatusCode.UNAUTHENTICATED

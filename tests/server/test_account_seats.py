@@ -130,7 +130,7 @@ async def test_an_account_key_is_refused_for_seats_it_does_not_hold(
         ((("authorization", "Basic abc"),), Code.UNAUTHENTICATED, "Bearer"),
     ]
     for metadata, code, words in cases:
-        error = await stream_error(client.play.Play(metadata=metadata), start)  # type: ignore[call-arg]
+        error = await stream_error(lambda sent=metadata: client.play.Play(metadata=sent), start)  # type: ignore[call-arg]
         assert error.code() == code, (metadata, error)
         assert words in (error.details() or ""), (words, error.details())
     # Act too, and a join with a revoked key changes nothing.

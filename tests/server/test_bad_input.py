@@ -254,13 +254,15 @@ async def test_play_stream_refusals(client: Client, server: SpadesServer) -> Non
     version = await server.log.stream_version(table_id)
 
     async with nothing_written(server, client, table_id):
-        error = await stream_error(client.play.Play(), START)  # type: ignore[call-arg]
+        error = await stream_error(lambda: client.play.Play(), START)  # type: ignore[call-arg]
     assert_status(error, Code.UNAUTHENTICATED, TOKEN_KEY)
 
     for bad in ("garbage", f"{table_id}.{'y' * 32}", f"nowhere.{'y' * 32}"):
         async with nothing_written(server, client, table_id):
-            call = client.play.Play(metadata=((TOKEN_KEY, bad),))  # type: ignore[call-arg]
-            error = await stream_error(call, START)
+            error = await stream_error(
+                lambda token=bad: client.play.Play(metadata=((TOKEN_KEY, token),)),  # type: ignore[call-arg]
+                START,
+            )
         assert_status(error, Code.UNAUTHENTICATED)
 
     first_action = play_pb2.PlayRequest(

@@ -163,7 +163,7 @@ async def test_legacy_tokens_and_join_codes_still_work(legacy_db: Path) -> None:
         await player.start()
         await player.close()
         refused = await stream_error(
-            client.play.Play(metadata=((TOKEN_KEY, substitute["token"]),)),  # type: ignore[call-arg]
+            lambda: client.play.Play(metadata=((TOKEN_KEY, substitute["token"]),)),  # type: ignore[call-arg]
             play_pb2.PlayRequest(start=play_pb2.StartPlay()),
         )
         assert refused.code() is grpc.StatusCode.UNAUTHENTICATED

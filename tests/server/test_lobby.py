@@ -214,8 +214,10 @@ async def test_leave_before_the_start_frees_the_seat(client: Client) -> None:
         )
     )
     assert error.code() == grpc.StatusCode.UNAUTHENTICATED
-    call = client.play.Play(metadata=((TOKEN_KEY, north.seat_token),))  # type: ignore[call-arg]
-    error = await stream_error(call, play_pb2.PlayRequest(start=play_pb2.StartPlay()))
+    error = await stream_error(
+        lambda: client.play.Play(metadata=((TOKEN_KEY, north.seat_token),)),  # type: ignore[call-arg]
+        play_pb2.PlayRequest(start=play_pb2.StartPlay()),
+    )
     assert error.code() == grpc.StatusCode.UNAUTHENTICATED
 
     # The seat is free again: any-seat takes it first, with a new token.

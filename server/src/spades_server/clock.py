@@ -53,7 +53,8 @@ def _deadline(table: Table) -> float | None:
         started = entries[-2]
         allowed += clock.extension_millis / 1000
     # The stored time, at the precision a stream's prompt shows it (whole nanoseconds).
-    return started.message.time.ToNanoseconds() / 1e9 + allowed
+    time = started.message.time
+    return (time.seconds * 1_000_000_000 + time.nanos) / 1e9 + allowed
 
 
 def turn_of(table: Table) -> play_pb2.Turn | None:

@@ -696,6 +696,7 @@ def _entries(stored: Sequence[StoredEvent], decided: Decided) -> list[Entry]:
 
 
 def timestamp(seconds: float) -> Timestamp:
-    stamp = Timestamp()
-    stamp.FromNanoseconds(int(seconds * 1e9))
-    return stamp
+    """``seconds`` (unix) as a Timestamp, to the nanosecond (set field by field: the
+    well-known type's own FromNanoseconds is Python code, on every event and prompt)."""
+    whole, nanos = divmod(int(seconds * 1e9), 1_000_000_000)
+    return Timestamp(seconds=whole, nanos=nanos)

@@ -55,6 +55,11 @@ class Secrets:
     request_id_sha256: bytes = b""
 
 
+#: What most events come with: one shared instance (an entry is kept for as long as its table,
+#: and every object kept is one more for the cyclic collector to walk while it is young).
+NO_SECRETS = Secrets()
+
+
 @dataclass(frozen=True)
 class Listing:
     """What TableCreated says of the table besides the engine's part (public, the lobby's)."""
@@ -71,7 +76,7 @@ class Draft:
 
     event: ev.Event
     action_id: str = ""
-    secrets: Secrets = field(default_factory=Secrets)
+    secrets: Secrets = NO_SECRETS
     #: Only for TableCreated.
     listing: Listing | None = None
     #: Only for SeatTaken: the account holding the seat (public), if any.
@@ -106,7 +111,7 @@ class Entry:
     #: The public event: sequence and time set; no action id (only its actor gets that).
     message: events_pb2.Event = field(repr=False)
     action_id: str = ""
-    secrets: Secrets = field(default_factory=Secrets)
+    secrets: Secrets = NO_SECRETS
 
     @property
     def actor(self) -> int | None:
@@ -123,7 +128,7 @@ def drafts(
 ) -> list[Draft]:
     """Engine events to append; the first carries the action id, secrets, listing and account."""
     return [
-        Draft(event, action_id, secrets or Secrets(), listing, account_id)
+        Draft(event, action_id, secrets or NO_SECRETS, listing, account_id)
         if index == 0
         else Draft(event)
         for index, event in enumerate(events)
@@ -135,7 +140,7 @@ def encode(draft: Draft) -> bytes:
     come with no secret and no action id but their first: the LogEntry is then framed from the
     public message's bytes, not built and serialised as a message of its own."""
     event = draft.event
-    if draft.secrets != _NO_SECRETS or isinstance(event, ev.TableCreated):
+    if draft.secrets != NO_SECRETS or isinstance(event, ev.TableCreated):
         secrets = log_pb2.Secrets(
             join_code_sha256=draft.secrets.join_code_sha256,
             seat_token_sha256=draft.secrets.seat_token_sha256,
@@ -153,10 +158,6 @@ def encode(draft: Draft) -> bytes:
     if draft.action_id:
         parts.append(_field(b"\x12", draft.action_id.encode()))
     return b"".join(parts)
-
-
-#: What most events come with.
-_NO_SECRETS = Secrets()
 
 
 def _field(tag: bytes, payload: bytes) -> bytes:
@@ -282,6 +283,8 @@ def decode(stored: StoredEvent) -> Entry:
             kept.substitute_token_sha256,
             kept.request_id_sha256,
         )
+        if secrets == NO_SECRETS:
+            secrets = NO_SECRETS  # one instance for the many rows with none
         seed, preset_deals = kept.seed, kept.preset_deals
     else:
         message = events_pb2.Event.FromString(data)

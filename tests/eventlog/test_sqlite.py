@@ -227,3 +227,29 @@ async def test_an_append_failing_halfway_fails_alone_and_leaves_nothing(
         assert await log.read_claim("slipped", "action") is None
         assert [event.data for event in await log.read("slipped")] == [b"1", b"\x00"]
         assert [event.version for event in await log.append("slipped", 2, [b"3"])] == [3]
+
+
+async def test_the_wal_of_a_log_written_on_the_loop_stays_bounded(tmp_path: Path) -> None:
+    """With ``normal`` durability the event loop commits and a thread checkpoints: commits
+    pause while it does, or the -wal file would grow with every commit for as long as the load
+    lasts (a checkpoint copies only what was committed before it began)."""
+    path = tmp_path / "events.db"
+    wal = Path(f"{path}-wal")
+    async with SqliteEventLog(path) as log:
+        log.checkpoint_at = 128 * 1024
+        largest = 0
+        for round_number in range(150):  # about 6 MiB of pages in all, 20 appends a commit
+            await asyncio.gather(
+                *(
+                    log.append(f"s{stream}", round_number, [bytes(2048)])
+                    for stream in range(20)
+                )
+            )
+            largest = max(largest, wal.stat().st_size)
+        assert log.checkpoints >= 3
+        assert largest < 4 * log.checkpoint_at + (1 << 20)  # not the ~6 MiB written
+        assert await log.stream_version("s19") == 150
+    # Closed: everything is in the database, the -wal gone.
+    assert not wal.exists()
+    async with SqliteEventLog(path) as log:
+        assert [event.version for event in await log.read("s0")] == list(range(1, 151))

@@ -317,9 +317,7 @@ def _entry(
     secrets: Secrets,
 ) -> Entry:
     message.sequence = stored.version
-    message.time.seconds, message.time.nanos = divmod(
-        int(stored.recorded_at * 1e9), 1_000_000_000
-    )
+    message.time.seconds, message.time.nanos = divmod(int(stored.recorded_at * 1e9), 1_000_000_000)
     return Entry(
         table_id=stored.stream_id,
         sequence=stored.version,

@@ -17,9 +17,15 @@ no wake-up of another thread and no handover of the GIL, which a writer thread p
 times per transaction (every statement releases the GIL and takes it back from the busy loop).
 In bench-server (64 tables) that was about 15 % of the server's CPU per action. Its checkpoints,
 which do fsync, run on a thread of their own (``wal_autocheckpoint`` is off on the writing
-connection; a PASSIVE checkpoint every ``CHECKPOINT_EVERY`` commits), so the loop never waits
-for a disk. With ``full`` every COMMIT waits for an fsync, which must not stop the loop: a
-*dedicated writer thread* takes the queue instead, and resolves each append on the loop.
+connection), so the loop never waits for a disk: once the -wal file holds
+``CHECKPOINT_AT_BYTES``, the loop stops committing, the thread checkpoints, and the loop commits
+what was queued meanwhile. Commits must pause: a checkpoint copies only the frames committed
+before it began, and the -wal file starts over only once one copied them all, so checkpoints
+beside a steady stream of commits never catch up and the file grows for ever (235 MiB after
+1,063 commits in bench_service_alone before this pause). Appends wait through a checkpoint as
+they did when SQLite ran it inside a COMMIT. With ``full`` every COMMIT waits for an fsync,
+which must not stop the loop: a *dedicated writer thread* takes the queue instead (SQLite
+checkpoints inside its COMMITs), and resolves each append on the loop.
 
 Inside the transaction each append checks the stream's version against the versions this writer
 committed (it is the file's only writer) and writes its claim and events with no SAVEPOINT: a
@@ -188,9 +194,11 @@ _INSERT_CLAIM = "INSERT INTO claims (stream_id, key, data) VALUES (?, ?, ?)"
 _KEPT_VERSIONS = 8192
 #: How long a write on the event loop waits for a lock another connection holds.
 LOOP_BUSY_TIMEOUT_MS = 100
-#: A PASSIVE checkpoint (on the checkpointer thread) after this many commits written on the
-#: event loop (about 5 pages each: SQLite's own automatic checkpoint comes at 1,000 pages).
-CHECKPOINT_EVERY = 200
+#: When the event loop writes: a checkpoint once the -wal file holds this many bytes (SQLite's
+#: own automatic checkpoint comes at 1,000 pages, 4 MiB) ...
+CHECKPOINT_AT_BYTES = 4 << 20
+#: ... and the -wal file is cut back to this size when it starts over after one.
+WAL_SIZE_LIMIT = 1 << 20
 #: A claim made unless the key has one (then nothing changes, and the first is read).
 _CLAIM_UNLESS_TAKEN = _INSERT_CLAIM + " ON CONFLICT (stream_id, key) DO NOTHING"
 #: The columns of the events table (a table without them is not this log's).
@@ -351,7 +359,12 @@ class SqliteEventLog(EventLog):
         self._queued: list[_AppendRequest | _ProjectionWrite] = []
         self._checkpointer: concurrent.futures.ThreadPoolExecutor | None = None
         self._checkpointer_connection: sqlite3.Connection | None = None
+        #: True while the checkpointer runs: the loop commits nothing meanwhile.
         self._checkpointing = False
+        #: The -wal file's size at which the loop has it checkpointed.
+        self.checkpoint_at = CHECKPOINT_AT_BYTES
+        #: Checkpoints run (for tests).
+        self.checkpoints = 0
         self._probe_timer: asyncio.TimerHandle | None = None
         self._writer: threading.Thread | None = None
         self._reader: concurrent.futures.ThreadPoolExecutor | None = None
@@ -418,14 +431,17 @@ class SqliteEventLog(EventLog):
             self._requests.put(None)
             await asyncio.to_thread(self._writer.join)
         if self._loop_connection is not None:
-            self._write_queued()  # what is queued is committed before the close
             if self._probe_timer is not None:
                 self._probe_timer.cancel()
                 self._probe_timer = None
             if self._checkpointer is not None:
+                # After a checkpoint that may be running (its end writes what waited for it).
                 loop = asyncio.get_running_loop()
                 await loop.run_in_executor(self._checkpointer, self._close_checkpointer)
                 self._checkpointer.shutdown(wait=True)
+                await asyncio.sleep(0)  # (the checkpoint's done callback, if one ran)
+            self._checkpointing = False
+            self._write_queued()  # what is queued is committed before the close
             self._close_writer(self._loop_connection)
             self._loop_connection = None
         self.notifier.close()
@@ -542,7 +558,10 @@ class SqliteEventLog(EventLog):
         self._queued.append(request)
 
     def _write_queued(self) -> None:
-        """On the event loop: write everything queued, appends in one transaction."""
+        """On the event loop: write everything queued, appends in one transaction (unless a
+        checkpoint runs: its end writes them)."""
+        if self._checkpointing:
+            return
         queued, self._queued = self._queued, []
         connection = self._loop_connection
         if not queued or connection is None:
@@ -748,6 +767,7 @@ class SqliteEventLog(EventLog):
                 # as unavailable, and are probed until they work).
                 connection.execute(f"PRAGMA busy_timeout = {LOOP_BUSY_TIMEOUT_MS}")
                 connection.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer's job
+                connection.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
             else:
                 connection.execute("PRAGMA busy_timeout = 5000")
             schema_version = connection.execute("PRAGMA user_version").fetchone()[0]
@@ -847,14 +867,16 @@ class SqliteEventLog(EventLog):
             self._checkpointer_connection = None
 
     def _checkpoint_soon(self) -> None:
-        """On the loop, after a commit: every CHECKPOINT_EVERY commits, copy the WAL into the
-        database on the checkpointer thread (PASSIVE: it waits for no writer and no reader)."""
-        if (
-            self._checkpointing
-            or self._checkpointer is None
-            or self.commits % CHECKPOINT_EVERY
-            or self._state != "open"
-        ):
+        """On the loop, after a commit: once the -wal file holds ``checkpoint_at`` bytes, stop
+        committing and copy it into the database on the checkpointer thread (with no commit
+        beside it, it copies every frame, and the next transaction starts the -wal over)."""
+        if self._checkpointing or self._checkpointer is None or self._state != "open":
+            return
+        try:
+            size = os.stat(f"{self.path}-wal").st_size
+        except OSError:
+            return
+        if size < self.checkpoint_at:
             return
         self._checkpointing = True
         assert self._loop is not None
@@ -868,8 +890,10 @@ class SqliteEventLog(EventLog):
 
     def _checkpointed(self, done: asyncio.Future[None]) -> None:
         self._checkpointing = False
+        self.checkpoints += 1
         if not done.cancelled() and done.exception() is not None:
             _log.warning("checkpoint of %s failed: %s", self.path, done.exception())
+        self._write_queued()  # what came meanwhile
 
     def _probe(self, connection: sqlite3.Connection) -> None:
         """While writes fail: try one that changes nothing, and report when it works."""

@@ -240,10 +240,7 @@ async def test_the_wal_of_a_log_written_on_the_loop_stays_bounded(tmp_path: Path
         largest = 0
         for round_number in range(150):  # about 6 MiB of pages in all, 20 appends a commit
             await asyncio.gather(
-                *(
-                    log.append(f"s{stream}", round_number, [bytes(2048)])
-                    for stream in range(20)
-                )
+                *(log.append(f"s{stream}", round_number, [bytes(2048)]) for stream in range(20))
             )
             largest = max(largest, wal.stat().st_size)
         assert log.checkpoints >= 3

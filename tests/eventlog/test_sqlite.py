@@ -229,22 +229,29 @@ async def test_an_append_failing_halfway_fails_alone_and_leaves_nothing(
         assert [event.version for event in await log.append("slipped", 2, [b"3"])] == [3]
 
 
-async def test_the_wal_of_a_log_written_on_the_loop_stays_bounded(tmp_path: Path) -> None:
+async def test_the_wal_of_a_log_written_on_the_loop_starts_over_after_each_checkpoint(
+    tmp_path: Path,
+) -> None:
     """With ``normal`` durability the event loop commits and a thread checkpoints: commits
-    pause while it does, or the -wal file would grow with every commit for as long as the load
-    lasts (a checkpoint copies only what was committed before it began)."""
+    pause for the checkpoint's second pass, so it copies every frame and the next commit starts
+    the -wal file over. Without the pause a checkpoint beside a steady stream of commits never
+    copies the last ones, the file never starts over and grows with everything written (18 MiB
+    for the 12 MiB here, when the pause was taken out)."""
     path = tmp_path / "events.db"
     wal = Path(f"{path}-wal")
     async with SqliteEventLog(path) as log:
         log.checkpoint_at = 128 * 1024
-        largest = 0
-        for round_number in range(150):  # about 6 MiB of pages in all, 20 appends a commit
+        for round_number in range(150):  # 20 appends of 2 KiB a commit
             await asyncio.gather(
                 *(log.append(f"s{stream}", round_number, [bytes(2048)]) for stream in range(20))
             )
-            largest = max(largest, wal.stat().st_size)
-        assert log.checkpoints >= 3
-        assert largest < 4 * log.checkpoint_at + (1 << 20)  # not the ~6 MiB written
+        assert log.checkpoints >= 1
+        # The -wal header counts the times the file started over (its checkpoint sequence
+        # number, bytes 12-15): once after each checkpoint but perhaps the last, which may
+        # have had no commit after it. How large the file grew in between depends on how
+        # long the first pass's fsyncs took, and is not asserted.
+        started_over = int.from_bytes(wal.read_bytes()[12:16], "big")
+        assert started_over >= max(1, log.checkpoints - 1)
         assert await log.stream_version("s19") == 150
     # Closed: everything is in the database, the -wal gone.
     assert not wal.exists()

@@ -674,3 +674,13 @@ def _check_stream_id(stream_id: str) -> None:
 def _check_not_negative(name: str, value: int) -> None:
     if value < 0:
         raise ValueError(f"{name} must be 0 or more, not {value}")
+
+
+def _append_payloads(stream_id: str, expected_version: int, events: Sequence[bytes]) -> list[bytes]:
+    """An append's events as bytes, once its arguments are checked (ValueError if not)."""
+    _check_stream_id(stream_id)
+    _check_not_negative("expected_version", expected_version)
+    payloads = [bytes(event) for event in events]
+    if not payloads:
+        raise ValueError("an append needs at least one event")
+    return payloads

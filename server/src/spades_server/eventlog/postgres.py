@@ -173,6 +173,7 @@ from spades_server.eventlog.base import (
     ProjectionRow,
     StoredEvent,
     VersionConflict,
+    _append_payloads,
     _check_not_negative,
     _check_stream_id,
 )
@@ -609,11 +610,7 @@ class PostgresEventLog(EventLog):
         Cancelling the awaiting task does not withdraw the append once it is queued: it may
         still be committed (and is then published and notified as usual).
         """
-        _check_stream_id(stream_id)
-        _check_not_negative("expected_version", expected_version)
-        payloads = [bytes(event) for event in events]
-        if not payloads:
-            raise ValueError("an append needs at least one event")
+        payloads = _append_payloads(stream_id, expected_version, events)
         self._check_open()
         assert self._loop is not None
         future: asyncio.Future[list[StoredEvent]] = self._loop.create_future()
@@ -631,11 +628,7 @@ class PostgresEventLog(EventLog):
     ) -> None:
         """:meth:`append` handing its outcome to ``then``, called where the writer answers each
         append (no future, no task per append)."""
-        _check_stream_id(stream_id)
-        _check_not_negative("expected_version", expected_version)
-        payloads = [bytes(event) for event in events]
-        if not payloads:
-            raise ValueError("an append needs at least one event")
+        payloads = _append_payloads(stream_id, expected_version, events)
         self._check_open()
         self._queue(_Append(stream_id, expected_version, payloads, claim, then))
 

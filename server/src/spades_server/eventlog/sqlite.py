@@ -112,6 +112,7 @@ from spades_server.eventlog.base import (
     ProjectionRow,
     StoredEvent,
     VersionConflict,
+    _append_payloads,
     _check_not_negative,
     _check_stream_id,
 )
@@ -525,11 +526,7 @@ class SqliteEventLog(EventLog):
         Cancelling the awaiting task does not withdraw an append that is already queued: it may
         still be committed (a later append with the same expected version then conflicts).
         """
-        _check_stream_id(stream_id)
-        _check_not_negative("expected_version", expected_version)
-        payloads = [bytes(event) for event in events]
-        if not payloads:
-            raise ValueError("an append needs at least one event")
+        payloads = _append_payloads(stream_id, expected_version, events)
         loop = self._running_loop()
         future: asyncio.Future[list[StoredEvent]] = loop.create_future()
         self._enqueue(_AppendRequest(stream_id, expected_version, payloads, future, claim))
@@ -546,11 +543,7 @@ class SqliteEventLog(EventLog):
     ) -> None:
         """:meth:`append` handing its outcome to ``then``, called by the writer's delivery on
         the event loop (no future, no task: the commit's callback is the append's end)."""
-        _check_stream_id(stream_id)
-        _check_not_negative("expected_version", expected_version)
-        payloads = [bytes(event) for event in events]
-        if not payloads:
-            raise ValueError("an append needs at least one event")
+        payloads = _append_payloads(stream_id, expected_version, events)
         self._running_loop()
         self._enqueue(_AppendRequest(stream_id, expected_version, payloads, then, claim))
 
@@ -1100,26 +1093,12 @@ class SqliteEventLog(EventLog):
         recorded_at: float,
         moved: dict[str, int],
     ) -> _Outcome:
+        """One append under a SAVEPOINT: a statement failing halfway through undoes this
+        append alone, which fails, and the transaction goes on."""
         stream_id, expected = request.stream_id, request.expected_version
         connection.execute("SAVEPOINT append")
         try:
-            if expected >= 0:
-                actual = self._version_of(connection, stream_id, moved)
-                if actual != expected:
-                    raise VersionConflict(stream_id, expected, actual)
-            if request.claim is not None:
-                # This thread is the file's only writer: what it reads here is what is there.
-                key, data = request.claim
-                if not connection.execute(_CLAIM_UNLESS_TAKEN, (stream_id, key, data)).rowcount:
-                    first = connection.execute(_READ_CLAIM, (stream_id, key)).fetchone()
-                    connection.execute("ROLLBACK TO append")
-                    connection.execute("RELEASE append")
-                    return ClaimTaken(stream_id, key, bytes(first[0]))
-            stored: list[StoredEvent] = []
-            for version, data in enumerate(request.events, start=expected + 1):
-                cursor = connection.execute(_INSERT, (stream_id, version, recorded_at, data))
-                assert cursor.lastrowid is not None
-                stored.append(StoredEvent(stream_id, version, cursor.lastrowid, recorded_at, data))
+            outcome = self._append_whole(connection, request, recorded_at, moved)
         except sqlite3.IntegrityError:
             # The unique (stream_id, version) key caught a writer the version check missed.
             connection.execute("ROLLBACK TO append")
@@ -1128,20 +1107,14 @@ class SqliteEventLog(EventLog):
             moved.pop(stream_id, None)
             actual = connection.execute(_CURRENT_VERSION, (stream_id,)).fetchone()[0]
             return VersionConflict(stream_id, expected, actual)
-        except VersionConflict as conflict:
-            connection.execute("ROLLBACK TO append")
-            connection.execute("RELEASE append")
-            return conflict
         except sqlite3.Error as error:
             if not connection.in_transaction:
                 raise  # SQLite rolled the whole transaction back: fail the batch
             connection.execute("ROLLBACK TO append")
             connection.execute("RELEASE append")
             return self._unavailable(error)
-        connection.execute("RELEASE append")
-        if stored:
-            moved[stream_id] = stored[-1].version
-        return stored
+        connection.execute("RELEASE append")  # (a refusal wrote nothing)
+        return outcome
 
     # -- back on the event loop ---------------------------------------------------------------
 

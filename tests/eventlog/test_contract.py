@@ -465,3 +465,30 @@ async def test_submit_hands_each_outcome_to_its_callback(log: EventLog) -> None:
     assert isinstance(other, list) and [event.stream_id for event in other] == ["t"]
     assert [event.data for event in await log.read("s")] == [payload("s", v) for v in (1, 2, 3)]
     assert await log.read_claim("t", "k") == b"v"
+
+
+async def test_a_failing_submit_callback_costs_no_other_append_its_outcome(log: EventLog) -> None:
+    """A callback that raises is reported to the event loop's exception handler; the appends
+    submitted beside it (the same batch, where a backend batches) still get their outcomes,
+    and its own append stands."""
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, object]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+
+        def fail(outcome: list[StoredEvent] | BaseException) -> None:
+            raise RuntimeError("a listener's fault")
+
+        after: asyncio.Future[list[StoredEvent] | BaseException] = loop.create_future()
+        log.submit("a", 0, [payload("a", 1)], fail)
+        log.submit("b", 0, [payload("b", 1)], after.set_result)
+        async with asyncio.timeout(DEADLINE):
+            stored = await after
+            while not reported:
+                await asyncio.sleep(0.01)
+    finally:
+        loop.set_exception_handler(previous)
+    assert isinstance(stored, list) and [event.stream_id for event in stored] == ["b"]
+    assert isinstance(reported[0]["exception"], RuntimeError)
+    assert [event.data for event in await log.read("a")] == [payload("a", 1)]

@@ -657,6 +657,31 @@ def _hand_over(
     then(task.result() if error is None else error)
 
 
+#: Where an append's outcome goes: the awaiting caller's future, or submit()'s callback.
+AppendAnswer = (
+    asyncio.Future[list[StoredEvent]] | Callable[[list[StoredEvent] | BaseException], None]
+)
+
+
+def _answer_append(to: AppendAnswer, outcome: list[StoredEvent] | BaseException) -> None:
+    """Hand an append's outcome to whoever asked: a callback (one failing must not cost the
+    other appends of its batch their answers) or a future (unless its caller was cancelled:
+    the append stands all the same)."""
+    if not isinstance(to, asyncio.Future):
+        try:
+            to(outcome)
+        except Exception as error:
+            asyncio.get_running_loop().call_exception_handler(
+                {"message": "an append's callback failed", "exception": error}
+            )
+    elif to.done():
+        return
+    elif isinstance(outcome, BaseException):
+        to.set_exception(outcome)
+    else:
+        to.set_result(outcome)
+
+
 def _wake(watched: _WatchedStream) -> None:
     wakeup, watched.wakeup = watched.wakeup, asyncio.Event()
     wakeup.set()

@@ -165,6 +165,7 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from spades_server.eventlog.base import (
+    AppendAnswer,
     ClaimTaken,
     EventLog,
     LogClosed,
@@ -173,6 +174,7 @@ from spades_server.eventlog.base import (
     ProjectionRow,
     StoredEvent,
     VersionConflict,
+    _answer_append,
     _append_payloads,
     _check_not_negative,
     _check_stream_id,
@@ -361,7 +363,7 @@ class _Append:
     claim: tuple[str, bytes] | None
     #: Where the outcome goes: the awaiting caller's future, or :meth:`PostgresEventLog.submit`'s
     #: callback.
-    future: asyncio.Future[list[StoredEvent]] | Callable[[list[StoredEvent] | BaseException], None]
+    future: AppendAnswer
 
 
 # What the writer hands back for one append: the stored events, or why nothing was stored.
@@ -855,20 +857,7 @@ class PostgresEventLog(EventLog):
     @staticmethod
     def _answer(batch: list[_Append], outcomes: list[_Outcome]) -> None:
         for request, outcome in zip(batch, outcomes, strict=True):
-            future = request.future
-            if not isinstance(future, asyncio.Future):
-                try:
-                    future(outcome)  # submit()'s callback
-                except Exception as error:  # one failing callback must not cost the others theirs
-                    asyncio.get_running_loop().call_exception_handler(
-                        {"message": "an append's callback failed", "exception": error}
-                    )
-            elif future.done():
-                continue  # the appender was cancelled; the append stands
-            elif isinstance(outcome, list):
-                future.set_result(outcome)
-            else:
-                future.set_exception(outcome)
+            _answer_append(request.future, outcome)
 
     def _committed(self, stored: list[StoredEvent]) -> None:
         """Advance the final prefix over committed positions, at once when they extend it

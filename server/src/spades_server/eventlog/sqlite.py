@@ -103,6 +103,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from spades_server.eventlog.base import (
+    AppendAnswer,
     ClaimTaken,
     EventLog,
     LogClosed,
@@ -112,6 +113,7 @@ from spades_server.eventlog.base import (
     ProjectionRow,
     StoredEvent,
     VersionConflict,
+    _answer_append,
     _append_payloads,
     _check_not_negative,
     _check_stream_id,
@@ -283,7 +285,7 @@ class _AppendRequest:
     events: list[bytes]
     #: Where the outcome goes: the awaiting caller's future, or :meth:`SqliteEventLog.submit`'s
     #: callback.
-    future: asyncio.Future[list[StoredEvent]] | Callable[[list[StoredEvent] | BaseException], None]
+    future: AppendAnswer
     claim: tuple[str, bytes] | None = None
 
 
@@ -1131,20 +1133,7 @@ class SqliteEventLog(EventLog):
         elif committed:
             self.write_health.worked()
         for request, outcome in zip(batch, outcomes, strict=True):
-            future = request.future
-            if not isinstance(future, asyncio.Future):
-                try:
-                    future(outcome)  # submit()'s callback
-                except Exception as error:  # one failing callback must not cost the others theirs
-                    asyncio.get_running_loop().call_exception_handler(
-                        {"message": "an append's callback failed", "exception": error}
-                    )
-            elif future.done():
-                continue  # the appender was cancelled
-            elif isinstance(outcome, BaseException):
-                future.set_exception(outcome)
-            else:
-                future.set_result(outcome)
+            _answer_append(request.future, outcome)
 
 
 def _settle(future: asyncio.Future[None], outcome: BaseException | None) -> None:

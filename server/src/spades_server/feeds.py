@@ -42,6 +42,7 @@ from spades_server.auth import check_holder
 from spades_server.clock import deadline_of, turn_of
 from spades_server.decisions import SUPERSEDED
 from spades_server.frames import redacted
+from spades_server.protowire import framed
 from spades_server.tables import Table, TableStore, timestamp
 
 __all__ = [
@@ -258,7 +259,7 @@ class SpectatorFeed:
                         yield frames.event(table, self.position - 1, viewer)
                     prompt = self._prompt(table)
                     if prompt is not None:
-                        yield frames.framed(frames.PROMPT_TAG, prompt)
+                        yield framed(frames.PROMPT_TAG, prompt)
                     for result in self._results():
                         yield play_pb2.PlayResponse(action_result=result)
                 if self.position < table.version or self._news():
@@ -426,6 +427,6 @@ class SeatFeed(SpectatorFeed):
 def _legal_action_field(action: Action) -> bytes:
     """A legal action as a prompt's ``legal_actions`` field, serialised once per action (there
     are few: the cards, the bids, and the choices)."""
-    return frames.framed(
+    return framed(
         frames.PROMPT_LEGAL_ACTION_TAG, protocol.action_to_proto(action).SerializeToString()
     )

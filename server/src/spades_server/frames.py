@@ -30,6 +30,7 @@ from spades import protocol
 from spades.engine import Viewer, redact
 from spades.v1 import events_pb2, play_pb2
 from spades_server.clock import turn_of
+from spades_server.protowire import framed, varint
 from spades_server.tables import Table
 
 #: Tags (field number << 3 | 2, length-delimited) of the fields the frames are made of.
@@ -66,26 +67,6 @@ def wire_key(sequence: int, viewer: Viewer) -> int:
     """The key in :attr:`Table.wire <spades_server.tables.Table.wire>` of the event at
     ``sequence`` as ``viewer``'s streams send it."""
     return sequence * _SLOTS + (_PUBLIC if viewer is None else viewer)
-
-
-#: Each length under 128 as its one-byte varint.
-_ONE_BYTE: Final = tuple(bytes((value,)) for value in range(0x80))
-
-
-def _varint(value: int) -> bytes:
-    if value < 0x80:
-        return _ONE_BYTE[value]
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def framed(tag: bytes, payload: bytes) -> bytes:
-    """A length-delimited field: its tag, the payload's length, the payload."""
-    return tag + _varint(len(payload)) + payload
 
 
 def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
@@ -186,8 +167,7 @@ def batch(
     parts = []
     for index in range(start, end):
         payload = event_payload(table, index, viewer)
-        size = len(payload)
-        parts.append(BATCH_EVENT_TAG + (_ONE_BYTE[size] if size < 0x80 else _varint(size)))
+        parts.append(BATCH_EVENT_TAG + varint(len(payload)))
         parts.append(payload)
     for result in results:
         parts.append(framed(BATCH_RESULT_TAG, result.SerializeToString()))

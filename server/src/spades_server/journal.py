@@ -34,6 +34,7 @@ from spades import protocol
 from spades.engine import events as ev
 from spades.v1 import events_pb2
 from spades_server.eventlog.base import StoredEvent
+from spades_server.protowire import framed, read_varint
 from spades_server.v1 import log_pb2
 
 #: The first byte of every row written with the private envelope.
@@ -154,20 +155,10 @@ def encode(draft: Draft) -> bytes:
         return ENVELOPE_MARKER + row.SerializeToString()
     # LogEntry.event = 1 and .action_id = 2, length-delimited: plain protobuf encoding, which
     # decode() parses as above (an absent secrets field reads as empty secrets).
-    parts = [ENVELOPE_MARKER, _field(b"\x0a", draft.message.SerializeToString())]
+    parts = [ENVELOPE_MARKER, framed(b"\x0a", draft.message.SerializeToString())]
     if draft.action_id:
-        parts.append(_field(b"\x12", draft.action_id.encode()))
+        parts.append(framed(b"\x12", draft.action_id.encode()))
     return b"".join(parts)
-
-
-def _field(tag: bytes, payload: bytes) -> bytes:
-    size = len(payload)
-    length = bytearray()
-    while size >= 0x80:
-        length.append((size & 0x7F) | 0x80)
-        size >>= 7
-    length.append(size)
-    return tag + bytes(length) + payload
 
 
 #: The claim data of an accepted action id (its events carry the id and say where it went).
@@ -255,19 +246,11 @@ def _first_field_of_first_field(data: bytes, start: int) -> int:
     length-delimited one) of ``data[start:]``; 0 when it is not laid out so."""
     if data[start : start + 1] != b"\x0a":  # LogEntry.event = 1, length-delimited
         return 0
-    index = start + 1
-    while index < len(data) and data[index] & 0x80:  # the event's length
-        index += 1
-    index += 1
-    tag = shift = 0
-    while index < len(data):
-        byte = data[index]
-        tag |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return tag >> 3
-        index += 1
-        shift += 7
-    return 0
+    length = read_varint(data, start + 1)  # the event's length
+    if length is None or not length[0]:
+        return 0  # (an empty event: what follows is the entry's next field)
+    tag = read_varint(data, length[1])
+    return 0 if tag is None else tag[0] >> 3
 
 
 def decode(stored: StoredEvent) -> Entry:

@@ -137,12 +137,12 @@ run: $(RUNTIME_STAMP) $(WEB_STAMP) ## start the table service on var/spades.db (
 # `make demo DEMO_ARGS='--target 300 --max-hands 20'`; records go to the git-ignored records/.
 DEMO_ARGS ?=
 demo: $(RUNTIME_STAMP) ## a server on a temporary log, four heuristic bots, one match told hand by hand
-	$(PY) -m spades_server.demo $(DEMO_ARGS)
+	$(PY) -m spades_server.app.demo $(DEMO_ARGS)
 
 # `make demo-tournament TOURNAMENT_ARGS='--entrants 6 --boards 1'`; the record goes to records/.
 TOURNAMENT_ARGS ?=
 demo-tournament: $(RUNTIME_STAMP) ## a short duplicate tournament of bot accounts, standings live (rich), its record written
-	$(PY) -m spades_server.tournament_demo $(TOURNAMENT_ARGS)
+	$(PY) -m spades_server.app.tournament_demo $(TOURNAMENT_ARGS)
 
 # The SDK's optional `benchmark` extra: OpenSpiel, which bench-engine measures beside the engine.
 BENCH_STAMP := $(VENV)/.installed-benchmark

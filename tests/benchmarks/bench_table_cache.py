@@ -34,10 +34,11 @@ import asyncpg
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from spades.engine import Rules, new_match
-from spades_server import tokens
-from spades_server.decisions import decide_join, decide_new_table
+from spades_server.domain import tokens
+from spades_server.domain.decisions import decide_join, decide_new_table
+from spades_server.domain.tables import Decided, Table
 from spades_server.eventlog.postgres import PostgresEventLog
-from spades_server.tables import Decided, Table, TableStore
+from spades_server.store.table_store import TableStore
 from tests.benchmarks.bench_server import DEFAULT_DSN, postgres_processes
 
 

@@ -22,8 +22,9 @@ from pathlib import Path
 
 from spades.engine import MatchState, Rules, new_match
 from spades.engine import events as ev
-from spades_server import journal
+from spades_server.domain import table_events
 from spades_server.eventlog.sqlite import SqliteEventLog, marker_path
+from spades_server.store import journal
 from spades_server.v1 import log_pb2
 
 SERVER = Path(sys.executable).with_name("spades-server")
@@ -62,7 +63,7 @@ def match_events(rng: random.Random, *, finished: bool) -> list[ev.Event]:
 
 async def _append_all(log: SqliteEventLog, tables: dict[str, list[ev.Event]]) -> None:
     for table_id, events in tables.items():
-        data = [journal.encode(draft) for draft in journal.drafts(events)]
+        data = [journal.encode(draft) for draft in table_events.drafts(events)]
         await log.append(table_id, 0, data)
 
 

@@ -6,9 +6,11 @@ from spades.engine import Card, MatchState, Rules, new_match
 from spades.engine import events as ev
 from spades.engine.events import SubstitutionReason
 from spades.v1 import cards_pb2, events_pb2
-from spades_server import journal
+from spades_server.domain import table_events
+from spades_server.domain.table_events import Draft, Listing, Secrets
 from spades_server.eventlog.base import StoredEvent
-from spades_server.journal import ENVELOPE_MARKER, Draft, Listing, Secrets, decode, encode
+from spades_server.store import journal
+from spades_server.store.journal import ENVELOPE_MARKER, decode, encode
 from spades_server.v1 import log_pb2
 
 DEAL = [list(range(seat * 13, seat * 13 + 13)) for seat in range(4)]
@@ -55,7 +57,7 @@ def test_action_ids_and_token_digests_round_trip() -> None:
 def test_drafts_put_the_action_id_and_secrets_on_the_first_event_only() -> None:
     card = Card.parse("QS")
     events: list[ev.Event] = [ev.CardPlayed(0, card), ev.TrickWon(1, 0, card)]
-    made = journal.drafts(events, "a", Secrets(seat_token_sha256=b"x"))
+    made = table_events.drafts(events, "a", Secrets(seat_token_sha256=b"x"))
     assert [d.action_id for d in made] == ["a", ""]
     assert [d.secrets for d in made] == [Secrets(seat_token_sha256=b"x"), Secrets()]
 

@@ -14,10 +14,10 @@ import pytest
 
 from spades.engine import Rules
 from spades.v1 import actions_pb2, lobby_pb2
-from spades_server import journal
+from spades_server.app.server import SpadesServer
 from spades_server.eventlog.base import ProjectionCheckpoint
-from spades_server.projection import LOBBY, LobbyProjection
-from spades_server.server import SpadesServer
+from spades_server.processes.projection import LOBBY, LobbyProjection
+from spades_server.store import journal
 from tests.backends import LogStorage, Storages, read_to_head, require_postgres
 from tests.replicas.test_replicas import clients, replicas
 from tests.server.harness import Client, current_view, lobby_caught_up, log_head, new_server

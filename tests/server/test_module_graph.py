@@ -45,7 +45,11 @@ def import_graph() -> dict[str, set[str]]:
 
 def test_the_server_modules_import_one_another_without_a_cycle() -> None:
     graph = import_graph()
-    assert {"spades_server.lobby", "spades_server.house", "spades_server.play"} <= set(graph)
+    assert {
+        "spades_server.api.lobby",
+        "spades_server.processes.house",
+        "spades_server.api.play",
+    } <= set(graph)
     try:
         tuple(TopologicalSorter(graph).static_order())
     except CycleError as error:
@@ -56,10 +60,10 @@ def test_the_server_modules_import_one_another_without_a_cycle() -> None:
 
 def test_house_bots_and_admin_do_not_depend_on_the_lobby_servicer() -> None:
     graph = import_graph()
-    assert "spades_server.lobby" not in graph["spades_server.house"]
-    assert "spades_server.projection" not in graph["spades_server.house"]
-    assert "spades_server.lobby" not in graph["spades_server.admin"]
-    assert "spades_server.lobby" not in graph["spades_server.play"]
+    assert "spades_server.api.lobby" not in graph["spades_server.processes.house"]
+    assert "spades_server.processes.projection" not in graph["spades_server.processes.house"]
+    assert "spades_server.api.lobby" not in graph["spades_server.api.admin"]
+    assert "spades_server.api.lobby" not in graph["spades_server.api.play"]
 
 
 def test_the_cycle_check_sees_a_cycle() -> None:

@@ -26,8 +26,8 @@ from spades.client import SpadesClient
 from spades.engine import Card, Clock, Rules
 from spades.v1 import cards_pb2, events_pb2, play_pb2, play_pb2_grpc
 from spades_bots.random_bot import RandomBot
-from spades_server.config import Settings
-from spades_server.server import WEB_CLIENT, SpadesServer
+from spades_server.app.server import WEB_CLIENT, SpadesServer
+from spades_server.ops.settings import Settings
 from tests.web.conftest import web_server
 
 CHROMIUM = os.environ.get("SPADES_TEST_CHROMIUM", "/usr/bin/chromium")

@@ -466,7 +466,7 @@ def deals_from_proto(
 
 def _table_created_to(event: ev.TableCreated) -> events_pb2.TableCreated:
     # The seed and preset deals are the server's secrets: spades.v1 has no field for them (the
-    # server's log keeps them beside the event, see spades_server.journal).
+    # server's log keeps them beside the event, see spades_server.store.journal).
     return events_pb2.TableCreated(
         rules=rules_to_proto(event.rules),
         seed_commitment=event.seed_commitment,

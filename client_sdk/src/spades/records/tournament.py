@@ -1,8 +1,9 @@
 """Duplicate tournaments, the pure part: deals from the seed, pairings, scores, standings, and
 the offline check of a tournament record (``spades-record tournament FILE``).
 
-The server runs tournaments with these very functions (``spades_server.tournaments``), so what
-the verifier recomputes is what the server computed (docs/tournaments.md).
+The server runs tournaments with these very functions
+(``spades_server.domain.tournaments``), so what the verifier recomputes is what the server
+computed (docs/tournaments.md).
 
 Deals (``spades-tournament-v1``): round ``r`` (from 1) of a tournament with seed ``S`` deals its
 boards from the round's deal seed ``SHA-256("spades-tournament-v1/deals" || S || u32(r))``:

@@ -1,0 +1,480 @@
+"""Is an event log whole? The checks the server runs at start, and ``spades-server check``.
+
+A log that is not whole must be refused, not served: serving it would show players less than
+they were acknowledged, or a history the engine never produced. What is checked, and when:
+
+==============================================  ====================  ====================
+check                                           at start              ``check``
+==============================================  ====================  ====================
+the file opens, is SQLite, has the ``events``   yes (on open)         yes
+table, and can be written (folder too)
+the committed marker: nothing acknowledged      yes (on open)         yes
+is missing
+SQLite's own check of the file                  ``quick_check`` [1]   ``integrity_check``
+no event removed (count = highest position;     yes [1]               every table
+then the tables with a version gap)
+every event decodes and replays through the     tables in play [1]    every table
+engine (it reproduces each event)
+==============================================  ====================  ====================
+
+[1] skipped when the file is exactly as this server left it at a clean close (the committed
+marker's clean stamp, see ``eventlog/sqlite.py``): a clean restart of a big log costs nothing,
+a start after a crash or on a file changed since pays for the scan. ``check --quick`` runs the
+start-up set on its own (the tables not finished are found from their last events).
+
+At start the server folds the tables still in play anyway, so replaying them costs little; a
+finished table is settled history, replayed by ``check`` (run it from cron, or on a backup).
+A finding names the table and its first bad sequence.
+
+:func:`backup` copies a log with SQLite's online backup API (consistent even while a server
+writes it) and gives the copy its committed marker, so the copy starts and checks clean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from google.protobuf.message import DecodeError
+
+from spades.engine import events as ev
+from spades_server.domain import replays
+from spades_server.eventlog.base import EventLog, LogDamaged, StoredEvent
+from spades_server.eventlog.sqlite import (
+    EVENT_COLUMNS,
+    SqliteEventLog,
+    describe_sqlite_error,
+    read_marker,
+    write_marker,
+)
+from spades_server.store import (
+    account_store,
+    challenge_store,
+    journal,
+    rating_store,
+    tournament_store,
+)
+from spades_server.store import stream_kinds as streams
+
+__all__ = [
+    "Finding",
+    "backup",
+    "check_database",
+    "check_tables",
+    "decode_everything",
+    "explain",
+    "main",
+    "open_checked",
+]
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+#: How many findings a refusal names (``check`` lists them all).
+_NAMED_AT_START = 5
+_GAPPED = (
+    "SELECT stream_id FROM events GROUP BY stream_id"
+    " HAVING MIN(version) != 1 OR MAX(version) != COUNT(*)"
+)
+#: Every stream once, in one pass over the (stream_id, version) index: whether its versions
+#: are 1..N without a gap (unique versions from 1 whose highest is their count), and its last
+#: event (found by position, the row id).
+_STREAMS = (
+    "SELECT s.stream_id, s.gap_free, s.head, e.data FROM"
+    " (SELECT stream_id, MIN(version) = 1 AND MAX(version) = COUNT(*) AS gap_free,"
+    " MAX(version) AS head, MAX(position) AS last FROM events GROUP BY stream_id) AS s"
+    " JOIN events AS e ON e.position = s.last"
+)
+_STREAM = "SELECT version, data FROM events WHERE stream_id = ? ORDER BY version"
+_ALL_STREAMS = "SELECT DISTINCT stream_id FROM events"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing wrong with a log: a table and its first bad sequence, when it is a table's."""
+
+    problem: str
+    table_id: str = ""
+    sequence: int = 0
+
+    def __str__(self) -> str:
+        if not self.table_id:
+            return self.problem
+        return f"table {self.table_id} at sequence {self.sequence}: {self.problem}"
+
+
+@dataclass
+class Report:
+    """What a check found, and how much it looked at."""
+
+    findings: list[Finding]
+    tables: int = 0
+    events: int = 0
+    replayed: int = 0
+    seconds: float = 0.0
+
+
+#: How deep a check goes. ``scan``: the file as a whole (SQLite's quick_check, the events
+#: table, the marker, versions without a gap), what a start always runs unless the file is
+#: unchanged since a clean close. ``quick``: that, plus every table's last event decoded and the
+#: tables not finished replayed (``check --quick``: what a start checks, found without the
+#: server's lobby). ``full``: SQLite's integrity_check, and every table decoded and replayed.
+Depth = Literal["scan", "quick", "full"]
+
+
+def check_database(path: str | os.PathLike[str], depth: Depth = "full") -> Report:
+    """Check the SQLite log at ``path`` to ``depth``.
+
+    Reads only (a server may be running on the file). Runs on the calling thread: it is
+    blocking work, so the server calls it in a worker thread.
+    """
+    started = time.perf_counter()
+    report = Report(_file_findings(Path(path)))
+    if not report.findings:
+        try:
+            with contextlib.closing(_connect_read_only(Path(path))) as connection:
+                _check_connection(connection, Path(path), depth, report)
+        except sqlite3.Error as error:
+            report.findings.append(Finding(describe_sqlite_error(error)))
+        except LogDamaged as error:  # the committed marker itself
+            report.findings.append(Finding(str(error)))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def check_tables(path: str | os.PathLike[str], table_ids: Sequence[str]) -> Report:
+    """Decode and replay the given tables of the SQLite log at ``path``."""
+    started = time.perf_counter()
+    report = Report([])
+    with contextlib.closing(_connect_read_only(Path(path))) as connection:
+        _replay_streams(connection, table_ids, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def decode_everything(path: str | os.PathLike[str]) -> Report:
+    """Decode every event of the log at ``path`` (no replay): the first bad one of each table."""
+    report = Report([])
+    bad: set[str] = set()
+    with contextlib.closing(_connect_read_only(Path(path))) as connection:
+        for stream_id, version, data in connection.execute(
+            "SELECT stream_id, version, data FROM events"
+        ):
+            report.events += 1
+            if stream_id in bad:
+                continue
+            finding = _decode(stream_id, version, data)[1]
+            if finding is not None:
+                bad.add(stream_id)
+                report.findings.append(finding)
+    return report
+
+
+def _file_findings(path: Path) -> list[Finding]:
+    """What is wrong with the file before SQLite reads it."""
+    try:
+        with path.open("rb") as file:
+            header = file.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return [Finding("does not exist")]
+    except OSError as error:
+        return [Finding(f"cannot be read ({error.strerror or error})")]
+    if not header:
+        return [Finding("is empty (0 bytes): it holds no event log")]
+    if header != SQLITE_HEADER:
+        return [Finding("is not an SQLite database, or its header is damaged")]
+    return []
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    connection.execute("PRAGMA query_only = ON")
+    connection.execute("PRAGMA busy_timeout = 5000")
+    return connection
+
+
+def _check_connection(
+    connection: sqlite3.Connection, path: Path, depth: Depth, report: Report
+) -> None:
+    findings = report.findings
+    pragma = "integrity_check" if depth == "full" else "quick_check"
+    problems = [row[0] for row in connection.execute(f"PRAGMA {pragma}")]
+    if problems != ["ok"]:
+        shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" * (len(problems) > 3))
+        findings.append(Finding(f"is damaged, says SQLite's {pragma}: {shown}"))
+        return
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(events)")}
+    if not columns >= EVENT_COLUMNS:
+        findings.append(Finding("has no events table (dropped, or another program's database)"))
+        return
+    head, report.events = connection.execute(
+        "SELECT COALESCE(MAX(position), 0), COUNT(*) FROM events"
+    ).fetchone()
+    committed = read_marker(path)
+    if committed is not None and head < committed:
+        findings.append(
+            Finding(
+                f"holds events up to position {head}, but {committed} were committed: "
+                "acknowledged events are missing"
+            )
+        )
+    # Positions are handed out 1, 2, 3... and never reused (a rolled-back append takes its
+    # numbers back), so a whole log has as many events as its highest position: one count
+    # proves no event was removed, and only a log that fails it pays for naming the tables.
+    if depth == "scan":
+        if report.events != head:
+            for (stream_id,) in connection.execute(_GAPPED):
+                findings.append(_first_gap(connection, stream_id))
+        return
+    gapped: list[str] = []
+    to_replay: list[str] = []
+    for stream_id, gap_free, version, data in connection.execute(_STREAMS).fetchall():
+        if not streams.is_table_stream(stream_id):
+            if not gap_free:
+                gapped.append(stream_id)
+            continue  # an account's or a pool's stream: no match to replay
+        report.tables += 1
+        if not gap_free:
+            gapped.append(stream_id)
+            continue
+        event, finding = _decode(stream_id, version, data)
+        if finding is not None:
+            findings.append(finding)
+        elif depth == "full" or not isinstance(event, replays.FINISHED):
+            to_replay.append(stream_id)
+    findings.extend(_first_gap(connection, stream_id) for stream_id in gapped)
+    _replay_streams(connection, to_replay, report)
+
+
+def _replay_streams(
+    connection: sqlite3.Connection, stream_ids: Sequence[str], report: Report
+) -> None:
+    for stream_id in stream_ids:
+        finding = _replay_stream(connection, stream_id)
+        report.replayed += 1
+        if finding is not None:
+            report.findings.append(finding)
+
+
+def _decode(stream_id: str, version: int, data: bytes) -> tuple[ev.Event | None, Finding | None]:
+    """The engine event a row holds, read by the journal (the one reader of rows); an account's
+    row is read by its own journal, and holds no engine event."""
+    if not streams.is_table_stream(stream_id):
+        if stream_id.startswith(streams.ACCOUNT_PREFIX):
+            read: Callable[[StoredEvent], object] = account_store.decode
+        elif stream_id.startswith(streams.CHALLENGE_PREFIX):
+            read = challenge_store.decode
+        else:
+            read = rating_store.decode
+        try:
+            if stream_id.startswith(streams.TOURNAMENT_PREFIX):
+                tournament_store.decode_row(data)
+            else:
+                read(StoredEvent(stream_id, version, 0, 0.0, data))
+        except (DecodeError, ValueError) as error:
+            return None, Finding(f"the event does not decode ({error})", stream_id, version)
+        return None, None
+    try:
+        return journal.decode(StoredEvent(stream_id, version, 0, 0.0, data)).event, None
+    except DecodeError as error:
+        return None, Finding(f"the event does not decode ({error})", stream_id, version)
+    except ValueError as error:
+        return None, Finding(f"the event is not one the engine knows ({error})", stream_id, version)
+
+
+def _first_gap(connection: sqlite3.Connection, stream_id: str) -> Finding:
+    expected = 1
+    for (version,) in connection.execute(
+        "SELECT version FROM events WHERE stream_id = ? ORDER BY version", (stream_id,)
+    ):
+        if version != expected:
+            break
+        expected += 1
+    return Finding(
+        f"its versions jump from {expected - 1} to {version}: events are missing",
+        stream_id,
+        expected,
+    )
+
+
+def _replay_stream(connection: sqlite3.Connection, stream_id: str) -> Finding | None:
+    """Decode a stream's events and replay them through the engine; the first bad one."""
+    engine_events: list[ev.Event] = []
+    for version, data in connection.execute(_STREAM, (stream_id,)):
+        event, finding = _decode(stream_id, version, data)
+        if event is None:
+            return finding
+        engine_events.append(event)
+    if not isinstance(engine_events[0], ev.TableCreated):
+        return None  # not a table's stream: nothing the engine can replay
+    bad = replays.first_unreplayed(stream_id, engine_events)
+    return None if bad is None else Finding(bad.reason, stream_id, bad.sequence)
+
+
+def _refusal(where: str, findings: Sequence[Finding]) -> LogDamaged:
+    named = [str(finding) for finding in findings[:_NAMED_AT_START]]
+    if len(findings) > _NAMED_AT_START:
+        named.append(
+            f"and {len(findings) - _NAMED_AT_START} more (spades-server check {where} lists all)"
+        )
+    return LogDamaged(where, named)
+
+
+class Projection(Protocol):
+    """What the start-up needs of the lobby projection (``lobby.LobbyProjection``)."""
+
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+    def active_table_ids(self) -> list[str]: ...
+
+
+async def open_checked(log: EventLog, projection: Projection) -> None:
+    """Open the log and start the projection on it, refusing a log that is not whole.
+
+    The scan runs before the lobby is rebuilt, the replay of the tables in play after (the
+    lobby knows which they are); both are skipped for a file unchanged since this server's
+    clean close. On a finding the projection and the log are closed again and LogDamaged is
+    raised. Only the SQLite file is checked: PostgreSQL guards its own storage, and a replica
+    starting must not hold up the others with a scan of the shared log.
+    """
+    await log.open()
+    try:
+        path = None
+        if isinstance(log, SqliteEventLog) and not log.unchanged_since_clean_close:
+            path = log.path
+        if path is not None:
+            await _refuse_findings(log, asyncio.to_thread(check_database, path, "scan"))
+        try:
+            await projection.start()
+        except Exception as error:
+            raise await explain(log, error) from error
+        if path is not None:
+            replay = asyncio.to_thread(check_tables, path, projection.active_table_ids())
+            await _refuse_findings(log, replay)
+        if isinstance(log, SqliteEventLog):
+            log.verified = True  # whole: its clean close may stamp it
+    except LogDamaged:
+        await projection.stop()
+        await log.close()
+        raise
+
+
+async def _refuse_findings(log: EventLog, checking: Awaitable[Report]) -> None:
+    report = await checking
+    if report.findings:
+        raise _refusal(str(getattr(log, "path", "the event log")), report.findings)
+
+
+async def explain(log: EventLog, error: Exception) -> LogDamaged:
+    """Why the server could not start on ``log`` (the lobby could not be rebuilt from it):
+    the tables at fault, found by decoding every event, or the error itself."""
+    where = str(getattr(log, "path", "the event log"))
+    if isinstance(log, SqliteEventLog):
+        report = await asyncio.to_thread(check_database, log.path, "quick")
+        if not report.findings:
+            report = await asyncio.to_thread(decode_everything, log.path)
+        if report.findings:
+            return _refusal(where, report.findings)
+    cause = f"{type(error).__name__}: {error}"
+    return LogDamaged(where, [f"the lobby cannot be rebuilt from it ({cause})"])
+
+
+# -- backup ---------------------------------------------------------------------------------
+
+
+def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> int:
+    """Copy the log at ``source`` to the new file ``destination`` (SQLite's online backup: a
+    consistent copy even while a server writes the source); returns the events copied."""
+    source_path, target = Path(source), Path(destination)
+    problems = _file_findings(source_path)
+    if problems:
+        raise LogDamaged(str(source_path), [str(problem) for problem in problems])
+    if target.exists():
+        raise FileExistsError(f"{target} exists; a backup goes to a new file")
+    partial = target.with_name(target.name + ".partial")
+    partial.unlink(missing_ok=True)
+    try:
+        with (
+            contextlib.closing(_connect_read_only(source_path)) as reader,
+            contextlib.closing(sqlite3.connect(partial, isolation_level=None)) as copy,
+        ):
+            reader.backup(copy)
+            copy.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
+            head, count = copy.execute(
+                "SELECT COALESCE(MAX(position), 0), COUNT(*) FROM events"
+            ).fetchone()
+        write_marker(target, head)
+        partial.rename(target)  # only a complete copy takes the name
+    except sqlite3.Error as error:
+        partial.unlink(missing_ok=True)
+        raise LogDamaged(str(source_path), [describe_sqlite_error(error)]) from None
+    return int(count)
+
+
+# -- the commands ---------------------------------------------------------------------------
+
+COMMANDS = ("check", "backup")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="spades-server", description="Event-log tools.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser(
+        "check",
+        help="check that an event log is whole (exit 0), or list what is wrong (exit 2)",
+        description="Run every check on a SQLite event log: SQLite's integrity_check, the "
+        "committed marker, version gaps, and decoding and replaying every table.",
+    )
+    check.add_argument("database", help="the SQLite event log file")
+    check.add_argument(
+        "--quick", action="store_true", help="only the checks the server runs at start"
+    )
+    copy = commands.add_parser(
+        "backup",
+        help="copy an event log consistently (also while a server runs on it)",
+        description="Copy a SQLite event log with SQLite's online backup API; the copy gets "
+        "its committed marker and is checked.",
+    )
+    copy.add_argument("database", help="the SQLite event log file")
+    copy.add_argument("destination", help="the new file to write (must not exist)")
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    """``spades-server check DATABASE`` and ``spades-server backup DATABASE DEST``."""
+    arguments = _parser().parse_args(list(argv))
+    if arguments.command == "backup":
+        try:
+            copied = backup(arguments.database, arguments.destination)
+        except (LogDamaged, OSError) as error:
+            print(f"spades-server backup: {error}", file=sys.stderr)
+            return 2
+        print(f"{arguments.destination}: {copied} events copied from {arguments.database}")
+        return _report(arguments.destination, check_database(arguments.destination, "full"))
+    depth: Depth = "quick" if arguments.quick else "full"
+    return _report(arguments.database, check_database(arguments.database, depth))
+
+
+def _report(database: str, report: Report) -> int:
+    for line in _lines(database, report):
+        print(line, file=sys.stderr if report.findings else sys.stdout)
+    return 2 if report.findings else 0
+
+
+def _lines(database: str, report: Report) -> Iterator[str]:
+    if report.findings:
+        yield f"{database}: NOT whole, {len(report.findings)} finding(s):"
+        for finding in report.findings:
+            yield f"  {finding}"
+        return
+    yield (
+        f"{database}: whole ({report.tables} tables, {report.events} events, "
+        f"{report.replayed} replayed, in {report.seconds:.2f} s)"
+    )

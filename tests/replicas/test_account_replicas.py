@@ -13,7 +13,7 @@ from spades.client import SpadesClient, SpadesError
 from spades.engine import Rules
 from spades_bots.registry import bot_class
 from spades_server.domain import ratings
-from spades_server.store import rating_store
+from spades_server.store import codecs, rating_store
 from tests.replicas.test_replicas import replicas
 
 pytestmark = pytest.mark.asyncio
@@ -82,7 +82,7 @@ async def test_a_rated_match_played_across_replicas_is_rated_once(tmp_path: Path
             for player in players:
                 await player.close()
         rows = await one.log.read(rating_store.stream_of(ratings.PARTNERSHIP))
-        assert [rating_store.decode(row).table_id for row in rows] == [table_id]
+        assert [codecs.decode_pool(row).table_id for row in rows] == [table_id]
         async with SpadesClient(f"127.0.0.1:{two.port}") as reader:
             board = await reader.leaderboard("partnership")
         assert sorted(line.name for line in board.lines) == ["Replica One", "Replica Two"]

@@ -18,7 +18,7 @@ import pytest
 from spades.client import SpadesClient, SpadesError
 from spades.engine import Rules
 from spades_server.app.server import SpadesServer
-from spades_server.store import challenge_store
+from spades_server.store import challenge_store, codecs
 from spades_server.v1 import log_pb2
 from tests.backends import Storages, require_postgres
 from tests.server.harness import log_head, running_server
@@ -58,7 +58,7 @@ async def make_accounts(server: SpadesServer, *names: str) -> dict[str, tuple[st
 
 async def rows_of(server: SpadesServer, challenge_id: str) -> list[log_pb2.ChallengeLogEntry]:
     stored = await server.log.read(challenge_store.stream_of(challenge_id))
-    return [challenge_store.decode(row) for row in stored]
+    return [codecs.decode_challenge(row) for row in stored]
 
 
 async def refused(call: object, code: Code, reason_code: str) -> None:

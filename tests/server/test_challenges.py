@@ -24,7 +24,7 @@ from spades_bots.random_bot import RandomBot
 from spades_server.app.server import SpadesServer
 from spades_server.domain import challenges
 from spades_server.processes import challenge_flow
-from spades_server.store import challenge_store
+from spades_server.store import challenge_store, codecs
 from tests.server.harness import log_head
 
 pytestmark = pytest.mark.asyncio
@@ -451,7 +451,7 @@ async def test_the_sweeper_expires_once_and_forgets_what_ended(
     await asyncio.sleep(1.1)
     await asyncio.gather(server.challenge_sweeper.sweep(), server.challenge_sweeper.sweep())
     rows = await server.log.read(challenge_store.stream_of(made.challenge_id))
-    assert [challenge_store.decode(row).WhichOneof("kind") for row in rows] == [
+    assert [codecs.decode_challenge(row).WhichOneof("kind") for row in rows] == [
         "created",
         "expired",
     ]

@@ -19,7 +19,7 @@ from spades_bots.registry import bot_class
 from spades_server.app.server import SpadesServer
 from spades_server.domain import ratings
 from spades_server.eventlog.base import StoredEvent
-from spades_server.store import account_store, rating_store
+from spades_server.store import codecs, rating_store
 from tests.backends import Storages
 from tests.server.harness import Client, log_head, rpc_error, running_server
 
@@ -372,7 +372,7 @@ async def test_accounts_are_told_of_a_match_rated_just_before_a_kill(storage: St
     try:
         match = ratings.rate(ratings.Pool(ratings.PARTNERSHIP), result)
         await log.append(
-            rating_store.stream_of(ratings.PARTNERSHIP), 0, [rating_store.encode(match)]
+            rating_store.stream_of(ratings.PARTNERSHIP), 0, [codecs.encode_pool(match)]
         )
     finally:
         await log.close()
@@ -386,5 +386,5 @@ async def test_accounts_are_told_of_a_match_rated_just_before_a_kill(storage: St
 
 def rated_table_of(row: StoredEvent) -> str:
     """The table an account's row says was rated, or ""."""
-    message = account_store.decode(row).message
+    message = codecs.decode_account(row).message
     return message.rating_changed.match.table_id if message.HasField("rating_changed") else ""

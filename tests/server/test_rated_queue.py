@@ -17,7 +17,7 @@ from spades_bots.heuristic import HeuristicBot
 from spades_server.app.server import SpadesServer
 from spades_server.domain import accounts, ratings
 from spades_server.processes import house_accounts
-from spades_server.store import account_store, rating_store
+from spades_server.store import account_store, codecs, rating_store
 from tests.backends import Storages
 from tests.server.harness import log_head, rpc_error, running_server
 from tests.server.refusals import assert_call_refused
@@ -91,7 +91,7 @@ async def test_a_lone_rated_player_gets_house_accounts_and_everyone_is_rated(
         for account in found.values():
             rows = await again.log.read(account_store.stream_of(account.account_id))
             created = [
-                r for r in rows if account_store.decode(r).message.HasField("account_created")
+                r for r in rows if codecs.decode_account(r).message.HasField("account_created")
             ]
             assert len(created) == 1
 
@@ -147,7 +147,7 @@ async def give_ratings(
     await log.open()
     try:
         await log.append(
-            rating_store.stream_of(ratings.PARTNERSHIP), 0, [rating_store.encode(match)]
+            rating_store.stream_of(ratings.PARTNERSHIP), 0, [codecs.encode_pool(match)]
         )
     finally:
         await log.close()

@@ -23,7 +23,7 @@ from spades_server.domain import accounts, errors, tokens
 from spades_server.domain.accounts import Account
 from spades_server.domain.checks import check_request_id
 from spades_server.eventlog.base import LogClosed
-from spades_server.store import account_store
+from spades_server.store import account_store, codecs
 from spades_server.store.account_store import AccountStore
 
 log = structlog.get_logger(__name__)
@@ -166,7 +166,7 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
                         reason_code=Reason.STREAM_REPLACED,
                     )
                 try:
-                    entry = account_store.decode(next_row.result())
+                    entry = codecs.decode_account(next_row.result())
                 except LogClosed:
                     raise errors.refuse(
                         Reason.SHUTTING_DOWN, "the server is shutting down; reconnect"

@@ -23,7 +23,7 @@ from spades_server.domain.accounts import Account
 from spades_server.domain.checks import check_request_id
 from spades_server.eventlog.base import LogClosed
 from spades_server.processes.tournament_driver import TournamentDriver
-from spades_server.store import tournament_store
+from spades_server.store import codecs, tournament_store
 from spades_server.store.account_store import AccountStore
 from spades_server.store.table_store import TableStore
 from spades_server.store.tournament_store import TournamentStore
@@ -172,7 +172,7 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
                         "the server is shutting down; reconnect and resume from your last sequence",
                     )
                 try:
-                    entry = tournament_store.decode(next_row.result())
+                    entry = codecs.decode_tournament(next_row.result())
                 except (LogClosed, StopAsyncIteration):
                     raise errors.refuse(
                         Reason.SHUTTING_DOWN, "the server is shutting down; reconnect"

@@ -39,7 +39,7 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -57,11 +57,8 @@ from spades_server.eventlog.sqlite import (
     write_marker,
 )
 from spades_server.store import (
-    account_store,
-    challenge_store,
+    codecs,
     journal,
-    rating_store,
-    tournament_store,
 )
 from spades_server.store import stream_kinds as streams
 
@@ -266,18 +263,10 @@ def _replay_streams(
 def _decode(stream_id: str, version: int, data: bytes) -> tuple[ev.Event | None, Finding | None]:
     """The engine event a row holds, read by the journal (the one reader of rows); an account's
     row is read by its own journal, and holds no engine event."""
-    if not streams.is_table_stream(stream_id):
-        if stream_id.startswith(streams.ACCOUNT_PREFIX):
-            read: Callable[[StoredEvent], object] = account_store.decode
-        elif stream_id.startswith(streams.CHALLENGE_PREFIX):
-            read = challenge_store.decode
-        else:
-            read = rating_store.decode
+    codec = codecs.codec_of(stream_id)
+    if codec is not codecs.TABLE:
         try:
-            if stream_id.startswith(streams.TOURNAMENT_PREFIX):
-                tournament_store.decode_row(data)
-            else:
-                read(StoredEvent(stream_id, version, 0, 0.0, data))
+            codec.decode(StoredEvent(stream_id, version, 0, 0.0, data))
         except (DecodeError, ValueError) as error:
             return None, Finding(f"the event does not decode ({error})", stream_id, version)
         return None, None

@@ -13,7 +13,6 @@ from spades_server.domain import errors, tokens
 from spades_server.domain.accounts import (
     Account,
     AccountDecided,
-    AccountEntry,
     account_id_for,
     account_not_found,
     account_of_key,
@@ -27,14 +26,10 @@ from spades_server.domain.accounts import (
 )
 from spades_server.eventlog.base import EventLog, LogUnavailable, StoredEvent, VersionConflict
 from spades_server.store import stream_kinds as streams
+from spades_server.store.codecs import decode_account, encode_account
 from spades_server.store.repository import AggregateKind, Repository, log_unavailable
-from spades_server.v1 import log_pb2
 
 STREAM_PREFIX = streams.ACCOUNT_PREFIX
-
-
-#: The first byte of every account row (as for tables: room for a later format).
-ENVELOPE_MARKER = b"\x00"
 
 
 #: The stream whose write-once claims say which account each CreateAccount request id was sent
@@ -46,48 +41,16 @@ def stream_of(account_id: str) -> str:
     return STREAM_PREFIX + account_id
 
 
-def encode(
-    event: account_pb2.AccountEvent,
-    key_sha256: bytes = b"",
-    request_id_sha256: bytes = b"",
-    house: bool = False,
-) -> bytes:
-    row = log_pb2.AccountLogEntry(
-        event=event, key_sha256=key_sha256, request_id_sha256=request_id_sha256, house=house
-    )
-    return ENVELOPE_MARKER + row.SerializeToString()
-
-
-def decode(stored: StoredEvent) -> AccountEntry:
-    """The entry an account row holds (ValueError when it is not one)."""
-    if not stored.data.startswith(ENVELOPE_MARKER):
-        raise ValueError("an account row starts with the envelope marker")
-    row = log_pb2.AccountLogEntry.FromString(stored.data[len(ENVELOPE_MARKER) :])
-    message = row.event
-    message.sequence = stored.version
-    message.time.FromNanoseconds(int(stored.recorded_at * 1e9))
-    return AccountEntry(
-        account_id=stored.stream_id.removeprefix(STREAM_PREFIX),
-        sequence=stored.version,
-        position=stored.position,
-        recorded_at=stored.recorded_at,
-        message=message,
-        key_sha256=row.key_sha256,
-        request_id_sha256=row.request_id_sha256,
-        house=row.house,
-    )
-
-
 # ---------------------------------------------------------------------------------- store
 
 
 def _fold(account: Account, row: StoredEvent) -> None:
-    account.fold(decode(row))
+    account.fold(decode_account(row))
 
 
 def _rows(decided: AccountDecided) -> list[bytes]:
     return [
-        encode(event, key, request, decided.house and event.HasField("account_created"))
+        encode_account(event, key, request, decided.house and event.HasField("account_created"))
         for event, key, request in decided.events
     ]
 

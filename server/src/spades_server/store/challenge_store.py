@@ -16,31 +16,15 @@ from spades_server.domain import errors
 from spades_server.domain.challenges import ChallengeState, challenge_not_found
 from spades_server.eventlog.base import EventLog, StoredEvent, VersionConflict
 from spades_server.store import stream_kinds as streams
+from spades_server.store.codecs import decode_challenge, encode_challenge
 from spades_server.store.repository import AggregateKind, Repository
 from spades_server.v1 import log_pb2
 
 STREAM_PREFIX: Final = streams.CHALLENGE_PREFIX
 
 
-ENVELOPE_MARKER: Final = b"\x00"
-
-
 def stream_of(challenge_id: str) -> str:
     return STREAM_PREFIX + challenge_id
-
-
-# ---------------------------------------------------------------------------------- journal
-
-
-def encode(entry: log_pb2.ChallengeLogEntry) -> bytes:
-    return ENVELOPE_MARKER + entry.SerializeToString()
-
-
-def decode(stored: StoredEvent) -> log_pb2.ChallengeLogEntry:
-    """The entry a challenge row holds (ValueError when it is not one)."""
-    if not stored.data.startswith(ENVELOPE_MARKER):
-        raise ValueError("a challenge row starts with the envelope marker")
-    return log_pb2.ChallengeLogEntry.FromString(stored.data[len(ENVELOPE_MARKER) :])
 
 
 # ---------------------------------------------------------------------------------- store
@@ -54,14 +38,14 @@ def _check_id(challenge_id: str) -> None:
 
 
 def _fold(challenge: ChallengeState, row: StoredEvent) -> None:
-    challenge.fold(row.version, decode(row))
+    challenge.fold(row.version, decode_challenge(row))
 
 
 CHALLENGES: AggregateKind[ChallengeState, log_pb2.ChallengeLogEntry] = AggregateKind(
     prefix=STREAM_PREFIX,
     new=ChallengeState,
     fold=_fold,
-    rows=lambda entry: [encode(entry)],
+    rows=lambda entry: [encode_challenge(entry)],
     not_found=challenge_not_found,
     contended=Reason.CHALLENGE_CONTENDED,
     contended_reason="the challenge kept changing under this request; try again",

@@ -11,30 +11,12 @@ from spades_server.domain.ratings import POOLS, Pool, match_result, pool_not_fou
 from spades_server.domain.tables import Table
 from spades_server.eventlog.base import EventLog, StoredEvent
 from spades_server.store import stream_kinds as streams
+from spades_server.store.codecs import decode_pool, encode_pool
 from spades_server.store.repository import AggregateKind, Repository
-from spades_server.v1 import log_pb2
-
-ENVELOPE_MARKER = b"\x00"
 
 
 def stream_of(pool: str) -> str:
     return streams.POOL_PREFIX + pool
-
-
-# ---------------------------------------------------------------------------------- journal
-
-
-def encode(match: rating_pb2.MatchRated) -> bytes:
-    return ENVELOPE_MARKER + log_pb2.PoolLogEntry(match_rated=match).SerializeToString()
-
-
-def decode(stored: StoredEvent) -> rating_pb2.MatchRated:
-    """The rated match a pool's row holds, its time the log's (ValueError if not one)."""
-    if not stored.data.startswith(ENVELOPE_MARKER):
-        raise ValueError("a pool's row starts with the envelope marker")
-    match = log_pb2.PoolLogEntry.FromString(stored.data[len(ENVELOPE_MARKER) :]).match_rated
-    match.time.FromNanoseconds(int(stored.recorded_at * 1e9))
-    return match
 
 
 # ---------------------------------------------------------------------------------- store
@@ -46,14 +28,14 @@ def _check_name(name: str) -> None:
 
 
 def _fold(pool: Pool, row: StoredEvent) -> None:
-    pool.fold(row.version, decode(row))
+    pool.fold(row.version, decode_pool(row))
 
 
 RATING_POOLS: AggregateKind[Pool, rating_pb2.MatchRated] = AggregateKind(
     prefix=streams.POOL_PREFIX,
     new=Pool,
     fold=_fold,
-    rows=lambda match: [encode(match)],
+    rows=lambda match: [encode_pool(match)],
     not_found=pool_not_found,
     contended=Reason.POOL_CONTENDED,
     contended_reason="the pool kept changing",
@@ -79,4 +61,4 @@ class PoolStore(Repository[Pool, rating_pb2.MatchRated]):
             return None if result.table_id in pool.rated_tables else rate(pool, result)
 
         _, stored = await self.execute_stored(result.pool, decide)
-        return decode(stored[0]) if stored else None
+        return decode_pool(stored[0]) if stored else None

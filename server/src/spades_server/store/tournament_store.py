@@ -16,18 +16,22 @@ from spades_server.domain import errors, tokens
 from spades_server.domain.tournaments import (
     Decided,
     Tournament,
-    TournamentEntry,
     decide_creation,
     tournament_not_found,
 )
 from spades_server.eventlog.base import EventLog, StoredEvent, VersionConflict
 from spades_server.store import stream_kinds as streams
+from spades_server.store.codecs import (
+    decode_tournament,
+    decode_tournament_row,
+    encode_tournament,
+    encode_tournament_listed,
+)
 from spades_server.store.repository import (
     MAX_DECIDE_ATTEMPTS,
     AggregateKind,
     Repository,
 )
-from spades_server.v1 import log_pb2
 
 STREAM_PREFIX = streams.TOURNAMENT_PREFIX
 
@@ -35,40 +39,8 @@ STREAM_PREFIX = streams.TOURNAMENT_PREFIX
 INDEX_STREAM = STREAM_PREFIX + "index"
 
 
-ENVELOPE_MARKER = b"\x00"
-
-
 def stream_of(tournament_id: str) -> str:
     return STREAM_PREFIX + tournament_id
-
-
-def encode(
-    event: tournament_pb2.TournamentEvent, seed: bytes = b"", request_digest: bytes = b""
-) -> bytes:
-    row = log_pb2.TournamentLogEntry(event=event, seed=seed, request_id_sha256=request_digest)
-    return ENVELOPE_MARKER + row.SerializeToString()
-
-
-def decode_row(data: bytes) -> log_pb2.TournamentLogEntry:
-    """A tournament or index row (ValueError when it is not one)."""
-    if not data.startswith(ENVELOPE_MARKER):
-        raise ValueError("a tournament row starts with the envelope marker")
-    return log_pb2.TournamentLogEntry.FromString(data[len(ENVELOPE_MARKER) :])
-
-
-def decode(stored: StoredEvent) -> TournamentEntry:
-    row = decode_row(stored.data)
-    message = row.event
-    message.sequence = stored.version
-    message.time.FromNanoseconds(int(stored.recorded_at * 1e9))
-    return TournamentEntry(
-        stored.version,
-        stored.position,
-        stored.recorded_at,
-        message,
-        row.seed,
-        row.request_id_sha256,
-    )
 
 
 # ---------------------------------------------------------------------------------- store
@@ -80,14 +52,16 @@ def _check_id(tournament_id: str) -> None:
 
 
 def _fold(tournament: Tournament, row: StoredEvent) -> None:
-    tournament.fold(decode(row))
+    tournament.fold(decode_tournament(row))
 
 
 TOURNAMENTS: AggregateKind[Tournament, Decided] = AggregateKind(
     prefix=STREAM_PREFIX,
     new=Tournament,
     fold=_fold,
-    rows=lambda decided: [encode(event, seed, digest) for event, seed, digest in decided],
+    rows=lambda decided: [
+        encode_tournament(event, seed, digest) for event, seed, digest in decided
+    ],
     not_found=tournament_not_found,
     contended=Reason.TOURNAMENT_CONTENDED,
     contended_reason="the tournament kept changing under this request",
@@ -110,7 +84,7 @@ class TournamentStore(Repository[Tournament, Decided]):
         async with self._index_lock:  # two readers at once would list a row twice
             for row in await self.log.read(INDEX_STREAM, after_version=self._index_version):
                 if row.version == self._index_version + 1:
-                    self._index.append(decode_row(row.data).listed_tournament_id)
+                    self._index.append(decode_tournament_row(row.data).listed_tournament_id)
                     self._index_version = row.version
             return list(self._index)
 
@@ -119,11 +93,8 @@ class TournamentStore(Repository[Tournament, Decided]):
             listed = await self.index()
             if tournament_id in listed:
                 return
-            row = (
-                ENVELOPE_MARKER
-                + log_pb2.TournamentLogEntry(listed_tournament_id=tournament_id).SerializeToString()
-            )
             try:
+                row = encode_tournament_listed(tournament_id)
                 await self.log.append(INDEX_STREAM, self._index_version, [row])
             except VersionConflict:
                 continue

@@ -50,7 +50,6 @@ from spades_server.processes.absent import AbsentPlayers
 from spades_server.processes.unclaimed import UnclaimedSeats
 from spades_server.store.account_store import AccountStore
 from spades_server.store.table_store import TableStore, refused_again
-from spades_server.streams import frames
 from spades_server.streams.feeds import (
     Outbox,
     Outgoing,
@@ -75,8 +74,8 @@ class Shutdown:
 
 
 class PlayServicer:
-    """PlayService's methods; register them with :func:`add_to_server` (the streams write
-    pre-serialised messages, see :mod:`spades_server.streams.frames`)."""
+    """PlayService's methods (registered by :func:`spades_server.api.registration.register`:
+    the streams write pre-serialised messages, see :mod:`spades_server.streams.frames`)."""
 
     def __init__(
         self,
@@ -419,50 +418,6 @@ class PlayServicer:
         )
         if stored:
             bound.info("seat reclaimed", seat=seat, sequence=stored[0].sequence)
-
-
-SERVICE_NAME = play_pb2.DESCRIPTOR.services_by_name["PlayService"].full_name
-
-
-def add_to_server(servicer: PlayServicer, server: grpc.aio.Server) -> None:
-    """Register PlayService's methods on ``server``, as the generated
-    ``add_PlayServiceServicer_to_server`` does, except that a stream's response serializer
-    writes a pre-serialised message (``bytes``, from :mod:`spades_server.streams.frames`) as it
-    is."""
-    handlers = {
-        "Play": grpc.stream_stream_rpc_method_handler(
-            servicer.Play,
-            request_deserializer=play_pb2.PlayRequest.FromString,
-            response_serializer=frames.serializer(play_pb2.PlayResponse),
-        ),
-        "Watch": grpc.unary_stream_rpc_method_handler(
-            servicer.Watch,
-            request_deserializer=play_pb2.WatchRequest.FromString,
-            response_serializer=frames.serializer(play_pb2.WatchResponse),
-        ),
-        "Seat": grpc.unary_stream_rpc_method_handler(
-            servicer.Seat,
-            request_deserializer=play_pb2.SeatRequest.FromString,
-            response_serializer=frames.serializer(play_pb2.SeatResponse),
-        ),
-        "GetRecord": grpc.unary_unary_rpc_method_handler(
-            servicer.GetRecord,
-            request_deserializer=play_pb2.GetRecordRequest.FromString,
-            response_serializer=play_pb2.GetRecordResponse.SerializeToString,
-        ),
-        "Act": grpc.unary_unary_rpc_method_handler(
-            servicer.Act,
-            request_deserializer=play_pb2.ActRequest.FromString,
-            response_serializer=play_pb2.ActResponse.SerializeToString,
-        ),
-        "GetView": grpc.unary_unary_rpc_method_handler(
-            servicer.GetView,
-            request_deserializer=play_pb2.GetViewRequest.FromString,
-            response_serializer=play_pb2.GetViewResponse.SerializeToString,
-        ),
-    }
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
-    server.add_registered_method_handlers(SERVICE_NAME, handlers)  # type: ignore[attr-defined]
 
 
 async def _until_cancelled() -> None:

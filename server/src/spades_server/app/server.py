@@ -27,20 +27,14 @@ from grpc_status import rpc_status
 from spades.reasons import Reason
 from spades.v1 import (
     account_pb2,
-    account_pb2_grpc,
     admin_pb2,
-    admin_pb2_grpc,
     challenge_pb2,
-    challenge_pb2_grpc,
     lobby_pb2,
-    lobby_pb2_grpc,
     play_pb2,
     rating_pb2,
-    rating_pb2_grpc,
     tournament_pb2,
-    tournament_pb2_grpc,
 )
-from spades_server.api import limits, play
+from spades_server.api import limits
 from spades_server.api.account_service import AccountServicer
 from spades_server.api.admin import AdminServicer
 from spades_server.api.auth import OperatorGate
@@ -48,6 +42,7 @@ from spades_server.api.challenge_service import ChallengeServicer
 from spades_server.api.lobby import LobbyServicer
 from spades_server.api.play import PlayServicer, Shutdown
 from spades_server.api.rating_service import RatingServicer
+from spades_server.api.registration import register
 from spades_server.api.tournament_service import TournamentServicer
 from spades_server.api.web import Gateway
 from spades_server.app import integrity
@@ -86,14 +81,16 @@ WEB_CLIENT = Path(__file__).resolve().parents[2] / "web" / "dist"
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
 
-SERVICE_NAMES = (
-    lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name,
-    play_pb2.DESCRIPTOR.services_by_name["PlayService"].full_name,
-    admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
-    account_pb2.DESCRIPTOR.services_by_name["AccountService"].full_name,
-    rating_pb2.DESCRIPTOR.services_by_name["RatingService"].full_name,
-    challenge_pb2.DESCRIPTOR.services_by_name["ChallengeService"].full_name,
-    tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
+#: The services of spades.v1, each registered from its descriptor (api/registration).
+LOBBY = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"]
+PLAY = play_pb2.DESCRIPTOR.services_by_name["PlayService"]
+ADMIN = admin_pb2.DESCRIPTOR.services_by_name["AdminService"]
+ACCOUNT = account_pb2.DESCRIPTOR.services_by_name["AccountService"]
+RATING = rating_pb2.DESCRIPTOR.services_by_name["RatingService"]
+CHALLENGE = challenge_pb2.DESCRIPTOR.services_by_name["ChallengeService"]
+TOURNAMENT = tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"]
+SERVICE_NAMES = tuple(
+    service.full_name for service in (LOBBY, PLAY, ADMIN, ACCOUNT, RATING, CHALLENGE, TOURNAMENT)
 )
 
 
@@ -417,7 +414,7 @@ class SpadesServer:
         lobby = LobbyServicer(
             self.store, self.projection, self.limits, self.house_bots, self.accounts, self.pools
         )
-        lobby_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, self.server)
+        register(lobby, LOBBY, self.server)
         if self.house_bots.capacity > 0 and self.settings.rated_fill_after > 0:
             # The rated queue's house-bot accounts: made once, whichever replica needs them first.
             kinds = house_accounts.available_kinds(house_accounts.RATED_FILL_KINDS)
@@ -425,7 +422,7 @@ class SpadesServer:
                 self.accounts, kinds
             )
             self.house_bots.seat_account = lobby.seat_house_account
-        play.add_to_server(
+        register(
             PlayServicer(
                 self.store,
                 self.shutdown,
@@ -434,27 +431,31 @@ class SpadesServer:
                 self.unclaimed,
                 self.accounts,
             ),
+            PLAY,
             self.server,
         )
-        admin_pb2_grpc.add_AdminServiceServicer_to_server(
-            AdminServicer(self.store, self.projection, self.settings.operator_token), self.server
+        register(
+            AdminServicer(self.store, self.projection, self.settings.operator_token),
+            ADMIN,
+            self.server,
         )
-        account_pb2_grpc.add_AccountServiceServicer_to_server(
+        register(
             AccountServicer(
                 self.accounts,
                 OperatorGate(self.settings.operator_token),
                 self.settings.registration,
                 self.shutdown.event,
             ),
+            ACCOUNT,
             self.server,
         )
-        rating_pb2_grpc.add_RatingServiceServicer_to_server(
-            RatingServicer(self.pools, self.accounts, self.settings.leaderboards), self.server
+        register(
+            RatingServicer(self.pools, self.accounts, self.settings.leaderboards),
+            RATING,
+            self.server,
         )
-        challenge_pb2_grpc.add_ChallengeServiceServicer_to_server(
-            ChallengeServicer(self.challenges), self.server
-        )
-        tournament_pb2_grpc.add_TournamentServiceServicer_to_server(
+        register(ChallengeServicer(self.challenges), CHALLENGE, self.server)
+        register(
             TournamentServicer(
                 self.tournaments,
                 self.tournament_driver,
@@ -464,6 +465,7 @@ class SpadesServer:
                 self.settings.tournaments,
                 self.shutdown.event,
             ),
+            TOURNAMENT,
             self.server,
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)

@@ -301,6 +301,7 @@ class SpadesServer:
         self.log = event_log or open_event_log(settings)
         self.store = TableStore(self.log, settings.table_cache_size)
         self.projection = LobbyProjection(self.log)
+        self.projection.folded = self.store.folded_entry
         self.accounts = AccountStore(self.log)
         self.pools = PoolStore(self.log)
         self.ratings = RatingKeeper(self.pools, self._announce_rating)

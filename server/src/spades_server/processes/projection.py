@@ -120,6 +120,9 @@ class LobbyProjection:
         #: Called with every row it follows of a stream that is not a table's (an account's,
         #: a rating pool's), undecoded: each kind has its own reader.
         self.stream_listeners: list[Callable[[StoredEvent], None]] = []
+        #: The entry of a row this process's table store folded already (None: decode it), so
+        #: the lobby does not decode again what the process itself just encoded.
+        self.folded: Callable[[StoredEvent], Entry | None] = lambda stored: None
 
     async def start(self) -> None:
         """Resume from the checkpoint (or rebuild from the whole log), then follow the log."""
@@ -194,7 +197,8 @@ class LobbyProjection:
                 elif not self.listeners and await self._fold_unseen(stored):
                     pass  # nothing the lobby shows but the sequence: not decoded
                 else:
-                    entry = journal.decode(stored)  # once, for the lobby and every listener
+                    # Once, for the lobby and every listener; not at all if the store has it.
+                    entry = self.folded(stored) or journal.decode(stored)
                     if await self._fold(entry):
                         self._refresh_gauges()
                     for listener in self.listeners:

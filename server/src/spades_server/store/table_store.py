@@ -302,6 +302,15 @@ class TableStore:
         """Every table in the cache now."""
         return list(self._cache.values())
 
+    def folded_entry(self, stored: StoredEvent) -> Entry | None:
+        """The entry of ``stored`` if a cached table folded it already (this replica appended
+        or followed it), so a reader of the whole log (the lobby) need not decode it again."""
+        table = self._cache.get(stored.stream_id)
+        if table is None or not 0 < stored.version <= len(table.entries):
+            return None
+        entry = table.entries[stored.version - 1]
+        return entry if entry.position == stored.position else None
+
     def cached_version(self, table_id: str) -> int:
         """The cached table's version; -1 when it is not cached (never loaded, or evicted)."""
         table = self._cache.get(table_id)

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import grpc
 import structlog
 
-from spades import protocol, records
+from spades import protocol
 from spades.engine import legal
 from spades.reasons import Reason
 from spades.v1 import play_pb2
@@ -58,6 +58,7 @@ from spades_server.streams.feeds import (
     SpectatorFeed,
     snapshot,
 )
+from spades_server.streams.records import record_of
 
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -234,8 +235,7 @@ class PlayServicer:
     ) -> play_pb2.GetRecordResponse:
         table = await self._store.load(request.table_id)
         # Public (spectator's events, no seed) until the match ends, then the whole record.
-        record = records.build_record(table.events, table_id=table.table_id)
-        return play_pb2.GetRecordResponse(record=record)
+        return play_pb2.GetRecordResponse(record=record_of(table))
 
     async def GetView(
         self, request: play_pb2.GetViewRequest, context: Context

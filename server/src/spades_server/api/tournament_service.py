@@ -12,7 +12,6 @@ from typing import Any
 import grpc
 import structlog
 
-from spades import records
 from spades.reasons import Reason
 from spades.records import tournament as rules_of_play
 from spades.v1 import tournament_pb2, tournament_pb2_grpc
@@ -27,6 +26,7 @@ from spades_server.store import codecs, tournament_store
 from spades_server.store.account_store import AccountStore
 from spades_server.store.table_store import TableStore
 from spades_server.store.tournament_store import TournamentStore
+from spades_server.streams.records import record_of
 
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -207,5 +207,5 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
                         table = await self._tables.load(table_id)
                     except errors.RequestError:
                         continue  # not opened yet (the driver opens it in a moment)
-                    record.tables.append(records.build_record(table.events, table_id=table_id))
+                    record.tables.append(record_of(table))
         return tournament_pb2.GetTournamentRecordResponse(record=record)

@@ -75,6 +75,31 @@ class Draft:
         return message
 
 
+def add_server_fields(public: events_pb2.Event, rendering: events_pb2.Event) -> None:
+    """Give ``rendering`` (the same event converted again, e.g. redacted for a viewer) what the
+    server added to the stored ``public`` message beyond the engine's event: the table's
+    listing on TableCreated (name, private, quick match, rated) and the account on SeatTaken,
+    all public. Without it a spectator's TableCreated (its seed hidden, so converted anew) and a
+    record built from the engine's events would say less than the lobby and GetTable.
+
+    >>> public, bare = events_pb2.Event(), events_pb2.Event()
+    >>> public.table_created.name, public.table_created.rated = "Pond", True
+    >>> bare.table_created.shuffle_version = "v1"
+    >>> add_server_fields(public, bare)
+    >>> bare.table_created.name, bare.table_created.rated, bare.table_created.shuffle_version
+    ('Pond', True, 'v1')
+    """
+    kind = public.WhichOneof("kind")
+    if kind != rendering.WhichOneof("kind"):
+        return
+    if kind == "table_created":
+        source, target = public.table_created, rendering.table_created
+        target.name, target.private = source.name, source.private
+        target.quick_match, target.rated = source.quick_match, source.rated
+    elif kind == "seat_taken":
+        rendering.seat_taken.account_id = public.seat_taken.account_id
+
+
 @dataclass(frozen=True)
 class Entry:
     """One stored event of a table, as the server uses it."""

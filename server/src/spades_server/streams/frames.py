@@ -29,6 +29,7 @@ from google.protobuf.message import Message
 from spades import protocol
 from spades.engine import Viewer, redact
 from spades.v1 import events_pb2, play_pb2
+from spades_server.domain.table_events import add_server_fields
 from spades_server.domain.tables import Table
 from spades_server.processes.clock import turn_of
 from spades_server.store.protowire import framed, varint
@@ -88,6 +89,7 @@ def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
         out = protocol.event_to_proto(shown)
         out.sequence = entry.message.sequence
         out.time.CopyFrom(entry.message.time)
+        add_server_fields(entry.message, out)
     if own_action:
         out.action_id = entry.action_id
     return out

@@ -49,9 +49,14 @@ from typing import Self
 
 from spades_server.eventlog.errors import (
     ClaimTaken,
+    EventLogError,
     LogClosed,
     LogDamaged,
+    LogIncompatible,
+    LogInUse,
     LogUnavailable,
+    LogUnreachable,
+    LogUrlInvalid,
     VersionConflict,
 )
 from spades_server.eventlog.notifier import AppendNotifier
@@ -61,9 +66,14 @@ __all__ = [
     "AppendNotifier",
     "ClaimTaken",
     "EventLog",
+    "EventLogError",
     "LogClosed",
     "LogDamaged",
+    "LogInUse",
+    "LogIncompatible",
     "LogUnavailable",
+    "LogUnreachable",
+    "LogUrlInvalid",
     "ProjectionCheckpoint",
     "ProjectionRow",
     "StoredEvent",

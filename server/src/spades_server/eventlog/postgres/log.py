@@ -18,7 +18,9 @@ from asyncpg.pool import PoolConnectionProxy
 
 from spades_server.eventlog.base import (
     ClaimTaken,
+    LogIncompatible,
     LogUnavailable,
+    LogUnreachable,
     ProjectionCheckpoint,
     ProjectionRow,
     StoredEvent,
@@ -54,6 +56,10 @@ from spades_server.eventlog.postgres.schema import (
 from spades_server.eventlog.postgres.writer import _WRITER_SETTINGS, Writer
 
 __all__ = ["PostgresEventLog"]
+
+#: What the driver (or the way to PostgreSQL, or to NATS) raises when the log cannot open: no
+#: server listening, a login or database refused, a malformed DSN. Wrapped in LogUnreachable.
+_CANNOT_OPEN = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
 class PostgresEventLog(Writer, Fanout):
@@ -106,8 +112,10 @@ class PostgresEventLog(Writer, Fanout):
                 if self.notify:
                     self._sender = await self._connect("spades-eventlog-notify")
                 await self._listen()
-        except BaseException:
+        except BaseException as error:
             await self._shut_down()
+            if isinstance(error, _CANNOT_OPEN):
+                raise LogUnreachable(str(error)) from error
             raise
         self.notifier.start(self._final)
         self._state = "open"
@@ -167,14 +175,14 @@ class PostgresEventLog(Writer, Fanout):
                 await connection.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote_ident(self.schema)}")
             schema: str | None = await connection.fetchval("SELECT current_schema()")
             if schema is None:
-                raise RuntimeError("the connection's search_path names no existing schema")
+                raise LogIncompatible("the connection's search_path names no existing schema")
             await connection.execute(
                 "CREATE TABLE IF NOT EXISTS eventlog_schema (version integer NOT NULL)"
             )
             version = await connection.fetchval("SELECT max(version) FROM eventlog_schema")
             current = version or 0
             if current > SCHEMA_VERSION:
-                raise RuntimeError(
+                raise LogIncompatible(
                     f"schema {schema!r} has event-log schema {current}; this version of the "
                     f"server knows schema {SCHEMA_VERSION} at most"
                 )

@@ -31,6 +31,7 @@ from spades_server.eventlog.base import (
     ClaimTaken,
     LogClosed,
     LogDamaged,
+    LogInUse,
     ProjectionCheckpoint,
     ProjectionRow,
     StoredEvent,
@@ -39,6 +40,7 @@ from spades_server.eventlog.base import (
     _check_stream_id,
 )
 from spades_server.eventlog.sqlite.checkpointer import CHECKPOINT_AT_BYTES, LogState
+from spades_server.eventlog.sqlite.errors import describe_sqlite_error
 from spades_server.eventlog.sqlite.marker import (
     _MARKER_SIZE,
     _file_stamp,
@@ -175,8 +177,10 @@ class SqliteEventLog(SqliteWriter):
                 max_workers=1, thread_name_prefix=f"eventlog-reader:{self.path.name}"
             )
             await self._loop.run_in_executor(self._reader, self._connect_reader)
-        except BaseException:
+        except BaseException as error:
             await self._shut_down()
+            if isinstance(error, sqlite3.Error):  # (the writer's own are LogDamaged already)
+                raise LogDamaged(str(self.path), [describe_sqlite_error(error)]) from None
             raise
         self.notifier.start(head_position)
         self._was_open = True
@@ -265,7 +269,7 @@ class SqliteEventLog(SqliteWriter):
             fcntl.flock(lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             lock_file.close()
-            raise RuntimeError(
+            raise LogInUse(
                 f"{self.path} is in use by another process; the embedded event log has one "
                 "server (use PostgreSQL for several)"
             ) from None

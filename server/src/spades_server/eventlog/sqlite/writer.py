@@ -57,6 +57,7 @@ from spades_server.eventlog.base import (
     AppendAnswer,
     ClaimTaken,
     LogDamaged,
+    LogIncompatible,
     LogUnavailable,
     ProjectionCheckpoint,
     ProjectionRow,
@@ -191,7 +192,7 @@ class SqliteWriter(SqliteCheckpointer):
         try:
             mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
-                raise RuntimeError(f"{self.path}: could not switch to WAL mode (got {mode!r})")
+                raise LogIncompatible(f"{self.path}: could not switch to WAL mode (got {mode!r})")
             connection.execute(f"PRAGMA synchronous = {self.durability.upper()}")
             if self._writes_on_loop:
                 # The file is this process's (locked on open): nothing should hold its write
@@ -204,7 +205,7 @@ class SqliteWriter(SqliteCheckpointer):
                 connection.execute("PRAGMA busy_timeout = 5000")
             schema_version = connection.execute("PRAGMA user_version").fetchone()[0]
             if schema_version > SCHEMA_VERSION:
-                raise RuntimeError(
+                raise LogIncompatible(
                     f"{self.path} has event-log schema {schema_version}; this version of the "
                     f"server knows schema {SCHEMA_VERSION} at most"
                 )

@@ -26,13 +26,26 @@ from spades_server.eventlog.base import (
     VersionConflict,
     WriteHealth,
 )
-from spades_server.eventlog.factory import log_from_url, log_url
+from spades_server.eventlog.factory import (
+    backup_from_url,
+    inspection_from_url,
+    log_from_url,
+    log_url,
+)
+from spades_server.eventlog.inspection import (
+    Depth,
+    LogInspection,
+    StorageFinding,
+    StorageScan,
+    StreamSummary,
+)
 from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.eventlog.sqlite import Durability, SqliteEventLog
 
 __all__ = [
     "AppendNotifier",
     "ClaimTaken",
+    "Depth",
     "Durability",
     "EventLog",
     "EventLogError",
@@ -40,6 +53,7 @@ __all__ = [
     "LogDamaged",
     "LogInUse",
     "LogIncompatible",
+    "LogInspection",
     "LogUnavailable",
     "LogUnreachable",
     "LogUrlInvalid",
@@ -47,9 +61,14 @@ __all__ = [
     "ProjectionCheckpoint",
     "ProjectionRow",
     "SqliteEventLog",
+    "StorageFinding",
+    "StorageScan",
     "StoredEvent",
+    "StreamSummary",
     "VersionConflict",
     "WriteHealth",
+    "backup_from_url",
+    "inspection_from_url",
     "log_from_url",
     "log_url",
 ]

@@ -59,6 +59,7 @@ from spades_server.eventlog.errors import (
     LogUrlInvalid,
     VersionConflict,
 )
+from spades_server.eventlog.inspection import LogInspection
 from spades_server.eventlog.notifier import AppendNotifier
 from spades_server.eventlog.records import ProjectionCheckpoint, ProjectionRow, StoredEvent
 
@@ -127,10 +128,28 @@ class EventLog(abc.ABC):
     #: gather the work of following them (a follower that reads in bursts sets it); ``hurry``
     #: cuts a wait short when someone waits for a position.
     lag_allowed: float = 0.0
+    #: True when the storage is exactly as this server left it at a clean close after it was
+    #: checked (``verified``): its storage checks may then be skipped (the SQLite file's clean
+    #: stamp; always False for a backend that keeps none).
+    unchanged_since_clean_close: bool = False
+    #: Set by whoever checked the opened log and found it whole; a backend that can may then
+    #: remember it at its clean close (the SQLite log stamps its file; others ignore it).
+    verified: bool = False
 
     def __init__(self) -> None:
         self.notifier = AppendNotifier()
         self.write_health = WriteHealth()
+
+    @property
+    def where(self) -> str:
+        """The log's storage as an operator names it in a message (a file's path)."""
+        return "the event log"
+
+    def inspection(self) -> LogInspection | None:
+        """A read-only look at this log's storage for the integrity checks (see
+        ``eventlog.inspection``), or None when the backend offers none (its storage guards
+        itself). Reads nothing until asked: make it anywhere, ask it in a worker thread."""
+        return None
 
     def hurry(self) -> None:  # noqa: B027 (a backend that gathers nothing needs no override)
         """Someone waits for ``subscribe_all`` to reach a position: stop gathering now."""

@@ -19,6 +19,10 @@ masked) and the schemes accepted.
 Today's command line names a file (``--database``) or a DSN (``--postgres-dsn``):
 :func:`log_url` turns those into the URL.
 
+The tools that work on a log's storage rather than an open log (``spades-server check`` and
+``backup``) take a URL too: :func:`inspection_from_url` and :func:`backup_from_url`, for the
+backends that offer them (SQLite; PostgreSQL guards its own storage and has ``pg_dump``).
+
 >>> log_url("var/spades.db", None)
 'sqlite:///var/spades.db'
 >>> log_url("/var/lib/spades.db", None)
@@ -34,14 +38,28 @@ from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
 from spades_server.eventlog.base import EventLog, LogUrlInvalid
+from spades_server.eventlog.inspection import LogInspection
 from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.eventlog.sqlite import Durability, SqliteEventLog
+from spades_server.eventlog.sqlite.integrity import SqliteInspection, backup
 
-__all__ = ["POSTGRES_SCHEMES", "SQLITE_SCHEME", "log_from_url", "log_url"]
+__all__ = [
+    "POSTGRES_SCHEMES",
+    "SQLITE_SCHEME",
+    "backup_from_url",
+    "inspection_from_url",
+    "log_from_url",
+    "log_url",
+    "sqlite_path",
+]
 
 SQLITE_SCHEME = "sqlite"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 _ACCEPTED = "sqlite:///PATH (a file), postgresql://... or postgres://... (a PostgreSQL DSN)"
+_NO_STORAGE_TOOLS = (
+    "the PostgreSQL event log has no {what} here: PostgreSQL guards its own storage "
+    "(use pg_dump and PostgreSQL's own checks)"
+)
 
 
 def log_from_url(url: str, *, durability: Durability = "normal", fanout: str = "") -> EventLog:
@@ -62,6 +80,32 @@ def log_from_url(url: str, *, durability: Durability = "normal", fanout: str = "
         f"cannot open an event log at {_shown(url)!r}: it is an invalid DSN or URL "
         f"(the schemes accepted: {_ACCEPTED})"
     )
+
+
+def inspection_from_url(url: str) -> LogInspection:
+    """A read-only look at the storage of the log ``url`` names (see ``eventlog.inspection``);
+    raises :class:`LogUrlInvalid` for a backend that offers none, or a URL none serves."""
+    if url.partition(":")[0].lower() in POSTGRES_SCHEMES:
+        raise LogUrlInvalid(_NO_STORAGE_TOOLS.format(what="check of its storage"))
+    return SqliteInspection(_sqlite_path_of(url))
+
+
+def backup_from_url(source: str, destination: str) -> int:
+    """Copy the log ``source`` names to a new log at ``destination`` (both SQLite URLs: the
+    online backup, consistent while a server writes the source); returns the events copied."""
+    for url in (source, destination):
+        if url.partition(":")[0].lower() in POSTGRES_SCHEMES:
+            raise LogUrlInvalid(_NO_STORAGE_TOOLS.format(what="backup"))
+    return backup(_sqlite_path_of(source), _sqlite_path_of(destination))
+
+
+def _sqlite_path_of(url: str) -> Path:
+    if url.partition(":")[0].lower() != SQLITE_SCHEME:
+        raise LogUrlInvalid(
+            f"cannot look at a log at {_shown(url)!r}: it is an invalid DSN or URL "
+            f"(the schemes accepted: {_ACCEPTED})"
+        )
+    return sqlite_path(url)
 
 
 def sqlite_path(url: str) -> Path:

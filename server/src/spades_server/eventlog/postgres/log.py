@@ -28,6 +28,7 @@ from spades_server.eventlog.base import (
     _check_not_negative,
     _check_stream_id,
 )
+from spades_server.eventlog.inspection import LogInspection
 from spades_server.eventlog.postgres.core import (
     _STORAGE_FAILURES,
     _Append,
@@ -74,6 +75,13 @@ class PostgresEventLog(Writer, Fanout):
     more: the writer's, which stores the appends, one that LISTENs and one that sends the
     coalesced NOTIFYs. ``max_batch`` bounds how many appends share one statement.
     """
+
+    def inspection(self) -> LogInspection | None:
+        """None: this backend offers no storage check. PostgreSQL guards its own storage (page
+        checksums, its WAL, replication), its version gaps cannot come from a lost file, and a
+        replica starting must not hold up the others with a scan of the shared log; a damaged
+        table is still refused when it is first loaded (the table store checks what it folds)."""
+        return None
 
     async def open(self) -> None:
         if self._state != "new":

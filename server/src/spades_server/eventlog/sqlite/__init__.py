@@ -29,6 +29,7 @@ makes that one fsync per batch of appends, not per append.
 
 from spades_server.eventlog.sqlite.checkpointer import CHECKPOINT_AT_BYTES, WAL_SIZE_LIMIT
 from spades_server.eventlog.sqlite.errors import describe_sqlite_error
+from spades_server.eventlog.sqlite.integrity import SqliteInspection, backup
 from spades_server.eventlog.sqlite.log import SqliteEventLog
 from spades_server.eventlog.sqlite.marker import marker_path, read_marker, write_marker
 from spades_server.eventlog.sqlite.schema import EVENT_COLUMNS, SCHEMA_VERSION, Durability
@@ -42,6 +43,8 @@ __all__ = [
     "WAL_SIZE_LIMIT",
     "Durability",
     "SqliteEventLog",
+    "SqliteInspection",
+    "backup",
     "describe_sqlite_error",
     "marker_path",
     "read_marker",

@@ -41,6 +41,7 @@ from spades_server.eventlog.base import (
 )
 from spades_server.eventlog.sqlite.checkpointer import CHECKPOINT_AT_BYTES, LogState
 from spades_server.eventlog.sqlite.errors import describe_sqlite_error
+from spades_server.eventlog.sqlite.integrity import SqliteInspection
 from spades_server.eventlog.sqlite.marker import (
     _MARKER_SIZE,
     _file_stamp,
@@ -142,6 +143,14 @@ class SqliteEventLog(SqliteWriter):
 
     def __repr__(self) -> str:
         return f"SqliteEventLog({str(self.path)!r}, durability={self.durability!r})"
+
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    def inspection(self) -> SqliteInspection:
+        """The file, looked at read-only (``integrity``): its checks, its streams, its events."""
+        return SqliteInspection(self.path)
 
     # -- lifecycle ----------------------------------------------------------------------------
 

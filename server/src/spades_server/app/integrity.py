@@ -18,43 +18,45 @@ engine (it reproduces each event)
 ==============================================  ====================  ====================
 
 [1] skipped when the file is exactly as this server left it at a clean close (the committed
-marker's clean stamp, see ``eventlog/sqlite.py``): a clean restart of a big log costs nothing,
-a start after a crash or on a file changed since pays for the scan. ``check --quick`` runs the
-start-up set on its own (the tables not finished are found from their last events).
+marker's clean stamp, see ``eventlog/sqlite/marker.py``): a clean restart of a big log costs
+nothing, a start after a crash or on a file changed since pays for the scan. ``check --quick``
+runs the start-up set on its own (the tables not finished are found from their last events).
 
 At start the server folds the tables still in play anyway, so replaying them costs little; a
 finished table is settled history, replayed by ``check`` (run it from cron, or on a backup).
 A finding names the table and its first bad sequence.
 
-:func:`backup` copies a log with SQLite's online backup API (consistent even while a server
-writes it) and gives the copy its committed marker, so the copy starts and checks clean.
+The storage is the log backend's to read (``EventLog.inspection()``, or
+``inspection_from_url`` for a log named by URL: ``eventlog.inspection``); what its events mean is
+this module's: it decodes them and replays the tables through the engine. :func:`backup` is the
+backend's online backup (``eventlog.sqlite.integrity``), which gives the copy its committed
+marker, so the copy starts and checks clean.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
-import sqlite3
 import sys
 import time
 from collections.abc import Awaitable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal, Protocol
 
 from google.protobuf.message import DecodeError
 
 from spades.engine import events as ev
 from spades_server.domain import replays
-from spades_server.eventlog.base import EventLog, LogDamaged, StoredEvent
-from spades_server.eventlog.sqlite import (
-    EVENT_COLUMNS,
-    SqliteEventLog,
-    describe_sqlite_error,
-    read_marker,
-    write_marker,
+from spades_server.eventlog import (
+    EventLog,
+    LogDamaged,
+    LogInspection,
+    StorageFinding,
+    StoredEvent,
+    backup_from_url,
+    inspection_from_url,
+    log_url,
 )
 from spades_server.store import (
     codecs,
@@ -73,24 +75,8 @@ __all__ = [
     "open_checked",
 ]
 
-SQLITE_HEADER = b"SQLite format 3\x00"
 #: How many findings a refusal names (``check`` lists them all).
 _NAMED_AT_START = 5
-_GAPPED = (
-    "SELECT stream_id FROM events GROUP BY stream_id"
-    " HAVING MIN(version) != 1 OR MAX(version) != COUNT(*)"
-)
-#: Every stream once, in one pass over the (stream_id, version) index: whether its versions
-#: are 1..N without a gap (unique versions from 1 whose highest is their count), and its last
-#: event (found by position, the row id).
-_STREAMS = (
-    "SELECT s.stream_id, s.gap_free, s.head, e.data FROM"
-    " (SELECT stream_id, MIN(version) = 1 AND MAX(version) = COUNT(*) AS gap_free,"
-    " MAX(version) AS head, MAX(position) AS last FROM events GROUP BY stream_id) AS s"
-    " JOIN events AS e ON e.position = s.last"
-)
-_STREAM = "SELECT version, data FROM events WHERE stream_id = ? ORDER BY version"
-_ALL_STREAMS = "SELECT DISTINCT stream_id FROM events"
 
 
 @dataclass(frozen=True)
@@ -105,6 +91,11 @@ class Finding:
         if not self.table_id:
             return self.problem
         return f"table {self.table_id} at sequence {self.sequence}: {self.problem}"
+
+    @classmethod
+    def of_storage(cls, finding: StorageFinding) -> Finding:
+        """What the log's storage found, as a finding (a stream's version is its sequence)."""
+        return cls(finding.problem, finding.stream_id, finding.version)
 
 
 @dataclass
@@ -127,43 +118,53 @@ Depth = Literal["scan", "quick", "full"]
 
 
 def check_database(path: str | os.PathLike[str], depth: Depth = "full") -> Report:
-    """Check the SQLite log at ``path`` to ``depth``.
+    """Check the SQLite log at ``path`` to ``depth`` (see :func:`check_log`)."""
+    return check_log(inspection_from_url(log_url(path, None)), depth)
 
-    Reads only (a server may be running on the file). Runs on the calling thread: it is
-    blocking work, so the server calls it in a worker thread.
+
+def check_log(inspection: LogInspection, depth: Depth = "full") -> Report:
+    """Check a log's storage to ``depth``, then decode and replay its tables as ``depth`` says.
+
+    Reads only (a server may be running on the log). Runs on the calling thread: it is
+    blocking work, so the server calls it in a worker thread. Closes ``inspection``.
     """
     started = time.perf_counter()
-    report = Report(_file_findings(Path(path)))
-    if not report.findings:
-        try:
-            with contextlib.closing(_connect_read_only(Path(path))) as connection:
-                _check_connection(connection, Path(path), depth, report)
-        except sqlite3.Error as error:
-            report.findings.append(Finding(describe_sqlite_error(error)))
-        except LogDamaged as error:  # the committed marker itself
-            report.findings.append(Finding(str(error)))
+    report = Report([])
+    try:
+        with inspection:
+            _check_inspection(inspection, depth, report)
+    except LogDamaged as error:  # the storage cannot be read on: each problem a finding
+        report.findings.extend(Finding(problem) for problem in error.problems)
     report.seconds = time.perf_counter() - started
     return report
 
 
 def check_tables(path: str | os.PathLike[str], table_ids: Sequence[str]) -> Report:
     """Decode and replay the given tables of the SQLite log at ``path``."""
+    return check_log_tables(inspection_from_url(log_url(path, None)), table_ids)
+
+
+def check_log_tables(inspection: LogInspection, table_ids: Sequence[str]) -> Report:
+    """Decode and replay the given tables of a log (closes ``inspection``)."""
     started = time.perf_counter()
     report = Report([])
-    with contextlib.closing(_connect_read_only(Path(path))) as connection:
-        _replay_streams(connection, table_ids, report)
+    with inspection:
+        _replay_streams(inspection, table_ids, report)
     report.seconds = time.perf_counter() - started
     return report
 
 
 def decode_everything(path: str | os.PathLike[str]) -> Report:
     """Decode every event of the log at ``path`` (no replay): the first bad one of each table."""
+    return decode_log(inspection_from_url(log_url(path, None)))
+
+
+def decode_log(inspection: LogInspection) -> Report:
+    """Decode every event of a log (no replay): the first bad one of each table."""
     report = Report([])
     bad: set[str] = set()
-    with contextlib.closing(_connect_read_only(Path(path))) as connection:
-        for stream_id, version, data in connection.execute(
-            "SELECT stream_id, version, data FROM events"
-        ):
+    with inspection:
+        for stream_id, version, data in inspection.all_events():
             report.events += 1
             if stream_id in bad:
                 continue
@@ -174,87 +175,37 @@ def decode_everything(path: str | os.PathLike[str]) -> Report:
     return report
 
 
-def _file_findings(path: Path) -> list[Finding]:
-    """What is wrong with the file before SQLite reads it."""
-    try:
-        with path.open("rb") as file:
-            header = file.read(len(SQLITE_HEADER))
-    except FileNotFoundError:
-        return [Finding("does not exist")]
-    except OSError as error:
-        return [Finding(f"cannot be read ({error.strerror or error})")]
-    if not header:
-        return [Finding("is empty (0 bytes): it holds no event log")]
-    if header != SQLITE_HEADER:
-        return [Finding("is not an SQLite database, or its header is damaged")]
-    return []
-
-
-def _connect_read_only(path: Path) -> sqlite3.Connection:
-    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    connection.execute("PRAGMA query_only = ON")
-    connection.execute("PRAGMA busy_timeout = 5000")
-    return connection
-
-
-def _check_connection(
-    connection: sqlite3.Connection, path: Path, depth: Depth, report: Report
-) -> None:
+def _check_inspection(inspection: LogInspection, depth: Depth, report: Report) -> None:
+    scan = inspection.scan(depth)
+    report.events = scan.events
+    report.findings.extend(Finding.of_storage(finding) for finding in scan.findings)
+    if not scan.readable or depth == "scan":
+        return
     findings = report.findings
-    pragma = "integrity_check" if depth == "full" else "quick_check"
-    problems = [row[0] for row in connection.execute(f"PRAGMA {pragma}")]
-    if problems != ["ok"]:
-        shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" * (len(problems) > 3))
-        findings.append(Finding(f"is damaged, says SQLite's {pragma}: {shown}"))
-        return
-    columns = {row[1] for row in connection.execute("PRAGMA table_info(events)")}
-    if not columns >= EVENT_COLUMNS:
-        findings.append(Finding("has no events table (dropped, or another program's database)"))
-        return
-    head, report.events = connection.execute(
-        "SELECT COALESCE(MAX(position), 0), COUNT(*) FROM events"
-    ).fetchone()
-    committed = read_marker(path)
-    if committed is not None and head < committed:
-        findings.append(
-            Finding(
-                f"holds events up to position {head}, but {committed} were committed: "
-                "acknowledged events are missing"
-            )
-        )
-    # Positions are handed out 1, 2, 3... and never reused (a rolled-back append takes its
-    # numbers back), so a whole log has as many events as its highest position: one count
-    # proves no event was removed, and only a log that fails it pays for naming the tables.
-    if depth == "scan":
-        if report.events != head:
-            for (stream_id,) in connection.execute(_GAPPED):
-                findings.append(_first_gap(connection, stream_id))
-        return
     gapped: list[str] = []
     to_replay: list[str] = []
-    for stream_id, gap_free, version, data in connection.execute(_STREAMS).fetchall():
+    for stream in inspection.streams():
+        stream_id = stream.stream_id
         if not streams.is_table_stream(stream_id):
-            if not gap_free:
+            if not stream.gap_free:
                 gapped.append(stream_id)
             continue  # an account's or a pool's stream: no match to replay
         report.tables += 1
-        if not gap_free:
+        if not stream.gap_free:
             gapped.append(stream_id)
             continue
-        event, finding = _decode(stream_id, version, data)
+        event, finding = _decode(stream_id, stream.head, stream.last)
         if finding is not None:
             findings.append(finding)
         elif depth == "full" or not isinstance(event, replays.FINISHED):
             to_replay.append(stream_id)
-    findings.extend(_first_gap(connection, stream_id) for stream_id in gapped)
-    _replay_streams(connection, to_replay, report)
+    findings.extend(Finding.of_storage(inspection.first_gap(stream_id)) for stream_id in gapped)
+    _replay_streams(inspection, to_replay, report)
 
 
-def _replay_streams(
-    connection: sqlite3.Connection, stream_ids: Sequence[str], report: Report
-) -> None:
+def _replay_streams(inspection: LogInspection, stream_ids: Sequence[str], report: Report) -> None:
     for stream_id in stream_ids:
-        finding = _replay_stream(connection, stream_id)
+        finding = _replay_stream(inspection, stream_id)
         report.replayed += 1
         if finding is not None:
             report.findings.append(finding)
@@ -278,25 +229,10 @@ def _decode(stream_id: str, version: int, data: bytes) -> tuple[ev.Event | None,
         return None, Finding(f"the event is not one the engine knows ({error})", stream_id, version)
 
 
-def _first_gap(connection: sqlite3.Connection, stream_id: str) -> Finding:
-    expected = 1
-    for (version,) in connection.execute(
-        "SELECT version FROM events WHERE stream_id = ? ORDER BY version", (stream_id,)
-    ):
-        if version != expected:
-            break
-        expected += 1
-    return Finding(
-        f"its versions jump from {expected - 1} to {version}: events are missing",
-        stream_id,
-        expected,
-    )
-
-
-def _replay_stream(connection: sqlite3.Connection, stream_id: str) -> Finding | None:
+def _replay_stream(inspection: LogInspection, stream_id: str) -> Finding | None:
     """Decode a stream's events and replay them through the engine; the first bad one."""
     engine_events: list[ev.Event] = []
-    for version, data in connection.execute(_STREAM, (stream_id,)):
+    for version, data in inspection.stream_events(stream_id):
         event, finding = _decode(stream_id, version, data)
         if event is None:
             return finding
@@ -335,20 +271,18 @@ async def open_checked(log: EventLog, projection: Projection) -> None:
     """
     await log.open()
     try:
-        path = None
-        if isinstance(log, SqliteEventLog) and not log.unchanged_since_clean_close:
-            path = log.path
-        if path is not None:
-            await _refuse_findings(log, asyncio.to_thread(check_database, path, "scan"))
+        inspection = None if log.unchanged_since_clean_close else log.inspection()
+        if inspection is not None:
+            await _refuse_findings(log, asyncio.to_thread(check_log, inspection, "scan"))
         try:
             await projection.start()
         except Exception as error:
             raise await explain(log, error) from error
-        if path is not None:
-            replay = asyncio.to_thread(check_tables, path, projection.active_table_ids())
-            await _refuse_findings(log, replay)
-        if isinstance(log, SqliteEventLog):
-            log.verified = True  # whole: its clean close may stamp it
+        replay = None if log.unchanged_since_clean_close else log.inspection()
+        if replay is not None:
+            checking = asyncio.to_thread(check_log_tables, replay, projection.active_table_ids())
+            await _refuse_findings(log, checking)
+        log.verified = True  # whole: a backend that can may remember it at its clean close
     except LogDamaged:
         await projection.stop()
         await log.close()
@@ -358,17 +292,19 @@ async def open_checked(log: EventLog, projection: Projection) -> None:
 async def _refuse_findings(log: EventLog, checking: Awaitable[Report]) -> None:
     report = await checking
     if report.findings:
-        raise _refusal(str(getattr(log, "path", "the event log")), report.findings)
+        raise _refusal(log.where, report.findings)
 
 
 async def explain(log: EventLog, error: Exception) -> LogDamaged:
     """Why the server could not start on ``log`` (the lobby could not be rebuilt from it):
     the tables at fault, found by decoding every event, or the error itself."""
-    where = str(getattr(log, "path", "the event log"))
-    if isinstance(log, SqliteEventLog):
-        report = await asyncio.to_thread(check_database, log.path, "quick")
-        if not report.findings:
-            report = await asyncio.to_thread(decode_everything, log.path)
+    where = log.where
+    inspection = log.inspection()
+    if inspection is not None:
+        report = await asyncio.to_thread(check_log, inspection, "quick")
+        decoding = log.inspection()
+        if not report.findings and decoding is not None:
+            report = await asyncio.to_thread(decode_log, decoding)
         if report.findings:
             return _refusal(where, report.findings)
     cause = f"{type(error).__name__}: {error}"
@@ -379,32 +315,10 @@ async def explain(log: EventLog, error: Exception) -> LogDamaged:
 
 
 def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> int:
-    """Copy the log at ``source`` to the new file ``destination`` (SQLite's online backup: a
-    consistent copy even while a server writes the source); returns the events copied."""
-    source_path, target = Path(source), Path(destination)
-    problems = _file_findings(source_path)
-    if problems:
-        raise LogDamaged(str(source_path), [str(problem) for problem in problems])
-    if target.exists():
-        raise FileExistsError(f"{target} exists; a backup goes to a new file")
-    partial = target.with_name(target.name + ".partial")
-    partial.unlink(missing_ok=True)
-    try:
-        with (
-            contextlib.closing(_connect_read_only(source_path)) as reader,
-            contextlib.closing(sqlite3.connect(partial, isolation_level=None)) as copy,
-        ):
-            reader.backup(copy)
-            copy.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
-            head, count = copy.execute(
-                "SELECT COALESCE(MAX(position), 0), COUNT(*) FROM events"
-            ).fetchone()
-        write_marker(target, head)
-        partial.rename(target)  # only a complete copy takes the name
-    except sqlite3.Error as error:
-        partial.unlink(missing_ok=True)
-        raise LogDamaged(str(source_path), [describe_sqlite_error(error)]) from None
-    return int(count)
+    """Copy the SQLite log at ``source`` to the new file ``destination`` (the backend's online
+    backup: a consistent copy even while a server writes the source); returns the events
+    copied."""
+    return backup_from_url(log_url(source, None), log_url(destination, None))
 
 
 # -- the commands ---------------------------------------------------------------------------

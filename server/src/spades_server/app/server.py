@@ -8,23 +8,18 @@ import gc
 import shutil
 import signal
 import socket
-import sqlite3
 import tempfile
 import time
-import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import grpc
 import structlog
 from grpc_health.v1 import _async as health_aio  # = health.aio, which mypy cannot see
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from grpc_status import rpc_status
 
-from spades.reasons import Reason
 from spades.v1 import (
     account_pb2,
     admin_pb2,
@@ -39,6 +34,7 @@ from spades_server.api.account_service import AccountServicer
 from spades_server.api.admin import AdminServicer
 from spades_server.api.auth import OperatorGate
 from spades_server.api.challenge_service import ChallengeServicer
+from spades_server.api.interceptors import RequestErrors
 from spades_server.api.lobby import LobbyServicer
 from spades_server.api.play import PlayServicer, Shutdown
 from spades_server.api.rating_service import RatingServicer
@@ -47,13 +43,16 @@ from spades_server.api.tournament_service import TournamentServicer
 from spades_server.api.web import Gateway
 from spades_server.app import integrity
 from spades_server.app.config import split_address
-from spades_server.domain import errors
 from spades_server.domain.accounts import decide_rating_change
 from spades_server.domain.ratings import POOLS
-from spades_server.eventlog.base import EventLog
-from spades_server.eventlog.postgres import PostgresEventLog
-from spades_server.eventlog.sqlite import SqliteEventLog
-from spades_server.ops import metrics
+from spades_server.eventlog import (
+    EventLog,
+    EventLogError,
+    LogDamaged,
+    LogUrlInvalid,
+    log_from_url,
+    log_url,
+)
 from spades_server.ops.log_health import LogHealth
 from spades_server.ops.settings import Settings
 from spades_server.processes import house_accounts
@@ -76,7 +75,7 @@ from spades_server.store.tournament_store import TournamentStore
 RECENT_MATCHES_TOLD = 20
 
 #: The built web client (``make web``), served on the web port when present.
-WEB_CLIENT = Path(__file__).resolve().parents[2] / "web" / "dist"
+WEB_CLIENT = Path(__file__).resolve().parents[3] / "web" / "dist"
 
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -92,152 +91,6 @@ TOURNAMENT = tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"]
 SERVICE_NAMES = tuple(
     service.full_name for service in (LOBBY, PLAY, ADMIN, ACCOUNT, RATING, CHALLENGE, TOURNAMENT)
 )
-
-
-class _Errors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
-    """Turns a RequestError into its status, binds a request id to every log line, and
-    bounds how long a stream may wait for its client to read."""
-
-    def __init__(self, write_timeout: float) -> None:
-        self._write_timeout = write_timeout
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Any]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Any:
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return handler
-        method = handler_call_details.method
-        if handler.unary_unary:
-            inner_unary = handler.unary_unary
-
-            async def unary(request: Any, context: Context) -> Any:
-                structlog.contextvars.bind_contextvars(request_id=uuid.uuid4().hex[:12])
-                try:
-                    return await inner_unary(request, context)
-                except errors.RequestError as error:
-                    await _abort(context, error, method)
-
-            return grpc.unary_unary_rpc_method_handler(
-                unary,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream or handler.stream_stream:
-            streaming = handler.unary_stream or handler.stream_stream
-
-            write_timeout = self._write_timeout
-
-            async def stream(request: Any, context: Context) -> None:
-                structlog.contextvars.bind_contextvars(request_id=uuid.uuid4().hex[:12])
-                # A client that stops reading fills its flow-control window; it gets a bounded
-                # wait, then its stream is closed (no one else waits on it).
-                watch = _WriteWatch(write_timeout)
-                try:
-                    async for message in streaming(request, context):
-                        watch.since = watch.loop.time()
-                        if watch.timer is None:
-                            watch.arm()
-                        try:
-                            await context.write(message)
-                        except asyncio.CancelledError:
-                            if not watch.expired():
-                                raise
-                            raise errors.refuse(
-                                Reason.STREAM_NOT_READ,
-                                f"this stream was not read for {write_timeout:g} s, so it is "
-                                "closed; reconnect and resume from your last sequence",
-                            ) from None
-                        finally:
-                            watch.since = None
-                except errors.RequestError as error:
-                    await _abort(context, error, method)
-                finally:
-                    watch.close()
-
-            make = (
-                grpc.unary_stream_rpc_method_handler
-                if handler.unary_stream
-                else grpc.stream_stream_rpc_method_handler
-            )
-            return make(
-                stream,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler
-
-
-class _WriteWatch:
-    """Bounds how long each write of one stream may wait (``stream_write_timeout``) with one
-    timer per stream, not one per write: a write notes when it began (``since``, None while
-    none waits); the timer, armed by a write when none is, looks when the oldest possible
-    deadline passes and cancels the stream's task if the write then waiting began ``timeout``
-    ago, else moves itself to that write's deadline. A stream writing every few milliseconds so
-    costs one timer per ``timeout`` seconds instead of a timer set and cancelled per message
-    (asyncio.timeout's), with the same bound: no write waits longer than ``timeout``."""
-
-    __slots__ = ("_cancelling", "_fired", "_task", "_timeout", "loop", "since", "timer")
-
-    def __init__(self, timeout: float) -> None:
-        self._timeout = timeout
-        self.loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
-        assert task is not None
-        self._task = task
-        self._cancelling = task.cancelling()
-        self._fired = False
-        #: When the write now waiting began (loop time), None while none waits.
-        self.since: float | None = None
-        self.timer: asyncio.TimerHandle | None = None
-
-    def arm(self) -> None:
-        """Start the timer for the write that just began (``since``)."""
-        assert self.since is not None
-        self.timer = self.loop.call_at(self.since + self._timeout, self._check)
-
-    def _check(self) -> None:
-        self.timer = None
-        since = self.since
-        if since is None:
-            return  # no write waits: the next one arms the timer again
-        if self.loop.time() >= since + self._timeout:
-            self._fired = True
-            self._task.cancel()
-        else:
-            self.timer = self.loop.call_at(since + self._timeout, self._check)
-
-    def expired(self) -> bool:
-        """After a CancelledError out of a write: True when this watch cancelled it (and not
-        also someone else: the call's own cancellation goes on), as asyncio.timeout decides."""
-        if not self._fired:
-            return False
-        self._fired = False
-        return self._task.uncancel() <= self._cancelling
-
-    def close(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-
-
-async def _abort(context: Context, error: errors.RequestError, method: str) -> None:
-    metrics.ERRORS.labels(error.code.name).inc()
-    # NOT_FOUND and ABORTED are a client's ordinary misses and races; the rest is worth a look.
-    routine = error.code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.ABORTED)
-    (log.debug if routine else log.info)(
-        "request refused",
-        method=method,
-        code=error.code.name,
-        reason_code=error.reason_code,
-        reason=error.reason,
-    )
-    # The one place a refusal becomes a call's status: google.rpc.Status with its details, in
-    # the grpc-status-details-bin trailer (grpcio-status), beside grpc-status and grpc-message.
-    status = rpc_status.to_status(errors.status_of(error))
-    await context.abort(status.code, status.details, status.trailing_metadata)
 
 
 class StartupError(Exception):
@@ -286,11 +139,14 @@ def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
 
 
 def open_event_log(settings: Settings) -> EventLog:
-    """The PostgreSQL log when a DSN is set, else the embedded SQLite file."""
-    if settings.postgres_dsn:
-        fanout = "" if settings.fanout == "postgres" else settings.fanout
-        return PostgresEventLog(settings.postgres_dsn, fanout=fanout)
-    return SqliteEventLog(settings.database, durability=settings.durability)
+    """The (unopened) log the settings name: the PostgreSQL DSN when one is set, else the
+    embedded SQLite file (``eventlog.factory``)."""
+    try:
+        url = log_url(settings.database, settings.postgres_dsn)
+        return log_from_url(url, durability=settings.durability, fanout=settings.fanout)
+    except LogUrlInvalid as error:
+        where = "PostgreSQL" if settings.postgres_dsn else settings.database
+        raise StartupError(f"cannot open the event log {where}: {error}") from None
 
 
 class SpadesServer:
@@ -343,7 +199,7 @@ class SpadesServer:
         self.log_health = LogHealth(self.log, self.health, SERVICE_NAMES)
         self.limits = limits.Limits(settings)
         self.server = grpc.aio.server(
-            interceptors=[_Errors(settings.stream_write_timeout), limits.Guard(self.limits)],
+            interceptors=[RequestErrors(settings.stream_write_timeout), limits.Guard(self.limits)],
             # No SO_REUSEPORT: a second server on a busy port must fail, not share the port.
             options=[
                 *limits.server_options(settings),
@@ -388,13 +244,9 @@ class SpadesServer:
             # Opens the log and rebuilds the lobby, refusing a log that is not whole
             # (LogDamaged, which names the file and the fault).
             await integrity.open_checked(self.log, self.projection)
-        except (
-            OSError,
-            RuntimeError,
-            sqlite3.Error,
-            asyncpg.PostgresError,
-            asyncpg.InterfaceError,
-        ) as error:
+        except LogDamaged:
+            raise  # it names the file and the fault itself
+        except (OSError, RuntimeError, EventLogError) as error:
             # A folder it cannot write, a file that is not SQLite, a log another server holds,
             # a PostgreSQL it cannot reach or log in to, a malformed DSN.
             where = "PostgreSQL" if self.settings.postgres_dsn else self.settings.database

@@ -53,9 +53,12 @@ from spades.engine import (
     MatchState,
     Phase,
     Rules,
+    act,
+    automatic_action,
     card_power,
     cards_of,
     effective_suit,
+    legal_actions,
     trump_power,
 )
 from spades.engine import events as ev
@@ -480,17 +483,19 @@ def bid_out(
     state = world.clone()
     before = side_values(state)
     hand = state.hand_number
-    events = state.act(seat, BID[bid])
+    events = act(state, seat, BID[bid])
     while state.phase is not Phase.PLAYING and state.hand_number == hand and not state.is_over:
         turn = state.seat_to_act()
         if state.phase is Phase.BIDDING:
             legal = [
-                action.tricks for action in state.legal_actions(turn) if isinstance(action, MakeBid)
+                action.tricks
+                for action in legal_actions(state, turn)
+                if isinstance(action, MakeBid)
             ]
             action: Action = BID[nearest_legal_bid(counts[turn], legal)]
         else:
-            action = state.automatic_action()
-        events = state.act(turn, action)
+            action = automatic_action(state)
+        events = act(state, turn, action)
     return finish(state, seat, before, hand, events, playout)
 
 
@@ -500,7 +505,7 @@ def play_out(world: MatchState, seat: int, card: int, playout: Playout) -> float
     state = world.clone()
     before = side_values(state)
     hand = state.hand_number
-    events = state.act(seat, PLAY[card])
+    events = act(state, seat, PLAY[card])
     return finish(state, seat, before, hand, events, playout)
 
 
@@ -516,7 +521,7 @@ def finish(
     outcome for ``seat``'s side since ``before``."""
     while state.hand_number == hand and not state.is_over:
         turn = state.seat_to_act()
-        events = state.act(turn, PLAY[playout.card(state, turn)])
+        events = act(state, turn, PLAY[playout.card(state, turn)])
     mine = state.side_of(seat)
     after = side_values(state)  # the hand is scored (the next one may have been dealt)
     gains = [new - old for new, old in zip(after, before, strict=True)]

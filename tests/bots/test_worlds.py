@@ -280,14 +280,14 @@ def test_sampled_worlds_are_uniform_among_the_deals_that_agree(seed: bytes) -> N
     assert statistic < len(agreeing) + 6 * (2 * len(agreeing)) ** 0.5
 
 
-def test_the_view_samples_worlds_itself() -> None:
+def test_a_tracked_view_samples_worlds() -> None:
     state, events = seated_match(Rules(), seed=bytes(32))
     seat = state.seat_to_act()
     tracker = SeatTracker(seat)
     for event in events:
         tracker.fold(redact(event, seat))
     view = tracker.view(legal_actions(state, seat))
-    first, second = view.sample_world(random.Random(1)), view.sample_world(random.Random(2))
+    first, second = sample_world(view, random.Random(1)), sample_world(view, random.Random(2))
     # Its own hand as dealt; the others filled in, differently for another draw.
     assert first.hands[seat] == second.hands[seat] == state.hands[seat]
     assert all(first.hands[other] for other in range(4))

@@ -196,6 +196,14 @@ def test_the_playout_sheds_its_highest_loser_once_the_contract_is_made() -> None
     assert Playout(Rules()).card(made, 2) == Card.parse("9D")
 
 
+def test_the_playout_does_not_overtake_its_partner() -> None:
+    # North's 10 is winning and North-South still need tricks: South, who could take the trick
+    # with the ace, leaves it to its partner and plays its lowest diamond.
+    led = dealt_by_west({0: "TD", 1: "2D", 2: "AD 3D"}, [4, 4, 4, 1], "TD", "2D")
+    assert led.seat_to_act() == 2
+    assert Playout(Rules()).card(led, 2) == Card.parse("3D")
+
+
 def test_the_playout_stays_under_an_opponents_nil_card() -> None:
     # East bid Nil and is winning with the 10: South, whose side still needs tricks, stays
     # under it with the 9 rather than take the trick with the queen.

@@ -99,13 +99,12 @@ class Playout:
     clean Nil bidder stay under (or be overtaken)."""
 
     def __init__(self, rules: Rules) -> None:
+        seating = rules.seating
         self.players = rules.players
-        self.step = rules.step
-        self.partners = rules.players == 4
+        #: Per seat: its partner, or None in cutthroat.
+        self.partner = [seating.partner(seat) for seat in seating.seats]
         #: Per seat: the seats of its side.
-        self.side = [
-            next(side for side in rules.sides if seat in side) for seat in range(rules.players)
-        ]
+        self.side = [seating.sides[seating.side_of(seat)] for seat in seating.seats]
         self.power = [[card_power(rules, card, led) for card in range(54)] for led in range(4)]
         #: Within a suit, higher is stronger; every trump is above every other card.
         self.strength = [trump_power(rules, card) or card % 13 + 1 for card in range(54)]
@@ -174,8 +173,8 @@ class Playout:
             if len(trick) == self.players - 1:
                 return max(winners, key=strength.__getitem__)
             return min(winners, key=power.__getitem__)
-        partner = (seat + 2) % 4 if self.partners else -1
-        if best_seat == partner:
+        partner = self.partner[seat]
+        if partner is not None and best_seat == partner:
             if winners and self._clean_nil(state, partner):
                 return min(winners, key=power.__getitem__)  # cover my Nil partner
             return min(losers or legal, key=self.low.__getitem__)

@@ -39,7 +39,7 @@ import structlog
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from spades import protocol
-from spades.engine import Rules, new_match
+from spades.engine import Rules, legal_actions, new_match
 from spades.v1 import play_pb2
 from spades_server.api.limits import Limits
 from spades_server.api.play import PlayServicer, Shutdown
@@ -118,7 +118,7 @@ async def seat(
             state = table.state
             if state.turn != number or outbox.deciding:
                 continue
-            legal = state.legal_actions(number)
+            legal = legal_actions(state, number)
             if not legal:
                 continue
             ids += 1
@@ -183,7 +183,7 @@ def parts(actions: int) -> dict[str, float]:
             feeds = _seat_feeds(table, seat_tokens)
             continue
         seat = state.turn
-        legal = state.legal_actions(seat)
+        legal = legal_actions(state, seat)
         request = ActionRequest(
             seat,
             tokens.digest(seat_tokens[seat]),

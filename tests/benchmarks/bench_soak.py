@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from spades.bot import play_match
 from spades.client import SpadesClient
-from spades.engine import Concede, Rules, new_match
+from spades.engine import Concede, Rules, apply, apply_seat, legal_actions, new_match
 from spades.engine import events as ev
 from spades.v1 import lobby_pb2
 from spades_bots.random_bot import RandomBot
@@ -164,16 +164,16 @@ def finished_match_rows(seed: int) -> list[bytes]:
     state, events = new_match(ONE_HAND)
     drafts = table_events.drafts(events, listing=Listing("history"))
     for sitting in range(4):
-        state, events = state.apply_seat(sitting, f"bot {sitting}", bot=True)
+        state, events = apply_seat(state, sitting, f"bot {sitting}", bot=True)
         secrets = Secrets(seat_token_sha256=tokens.digest(tokens.new_seat_token("history")))
         drafts += table_events.drafts(events, secrets=secrets)
     while not state.is_over:
         turn = state.turn
         if turn is None:
             raise RuntimeError("no one to act in a match that is not over")
-        legal = state.legal_actions(turn)
+        legal = legal_actions(state, turn)
         action = rng.choice(legal) if legal else Concede()
-        state, events = state.apply(turn, action)
+        state, events = apply(state, turn, action)
         drafts += table_events.drafts(events, action_id=f"a{len(drafts)}")
     assert isinstance(drafts[-1].event, ev.SeedRevealed), drafts[-1].event
     return [journal.encode(draft) for draft in drafts]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from spades.engine import Concede, IllegalAction, Rules, new_match
+from spades.engine import Concede, IllegalAction, Rules, legal_actions, new_match
 from spades.engine import events as ev
 from spades.engine.events import SubstitutionReason
 from spades_server.domain import errors, table_events, tokens
@@ -119,7 +119,7 @@ def request_for(table: Table, action_id: str = "a1", **changes: object) -> Actio
         "seat": seat,
         "holder": tokens.digest(TOKENS[seat]),
         "substitute": False,
-        "action": table.state.legal_actions(seat)[0],
+        "action": legal_actions(table.state, seat)[0],
         "action_id": action_id,
         "sequence": table.version,
     }

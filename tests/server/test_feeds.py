@@ -11,7 +11,7 @@ import pytest
 import pytest_asyncio
 import structlog
 
-from spades.engine import Action, Rules, new_match
+from spades.engine import Action, Rules, legal_actions, new_match
 from spades.v1 import play_pb2
 from spades_server.domain import errors, tokens
 from spades_server.domain.decisions import (
@@ -154,7 +154,7 @@ async def test_a_seat_feed_refuses_a_token_that_is_not_the_seats(store: TableSto
 def _first_legal_action(table: Table) -> tuple[int, Action]:
     seat = table.state.turn
     assert seat is not None
-    return seat, table.state.legal_actions(seat)[0]
+    return seat, legal_actions(table.state, seat)[0]
 
 
 @pytest.mark.asyncio

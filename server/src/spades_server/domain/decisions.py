@@ -14,7 +14,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spades.engine import Action, Concede, IllegalAction, MatchState
+from spades.engine import (
+    Action,
+    Concede,
+    IllegalAction,
+    MatchState,
+    apply,
+    apply_seat,
+    close,
+    leave_seat,
+    reclaim,
+    substitute,
+    time_out,
+)
 from spades.engine import events as ev
 from spades.engine.events import SubstitutionReason
 from spades.reasons import Reason
@@ -127,7 +139,7 @@ def decide_join(
         )
     # A taken seat is the engine's refusal (IllegalAction: SEAT_TAKEN).
     return Decided.of(
-        state.apply_seat(seat_wanted, name, bot=bot),
+        apply_seat(state, seat_wanted, name, bot=bot),
         secrets=Secrets(seat_token_sha256=tokens.digest(token), request_id_sha256=request_digest),
         account_id=account_id,
     )
@@ -152,7 +164,7 @@ def decide_leave(table: Table, seat: int, token: str) -> Decided:
             Reason.MATCH_STARTED,
             "the match has started: seats cannot be left now (you may concede)",
         )
-    return Decided.of(table.state.leave_seat(seat))
+    return Decided.of(leave_seat(table.state, seat))
 
 
 def decide_release(table: Table, seat: int, holder: bytes) -> Decided | None:
@@ -161,7 +173,7 @@ def decide_release(table: Table, seat: int, holder: bytes) -> Decided | None:
     hands (left, or taken again by someone else), so the release happens once."""
     if table.started or not table.is_player(seat, holder):
         return None
-    return Decided.of(table.state.leave_seat(seat))
+    return Decided.of(leave_seat(table.state, seat))
 
 
 # ---------------------------------------------------------------------------------- play
@@ -216,7 +228,7 @@ def decide_action(table: Table, request: ActionRequest, *, superseded: bool = Fa
             metadata=sequences,
         )
     try:
-        return Decided.of(table.state.apply(seat, request.action), request.action_id)
+        return Decided.of(apply(table.state, seat, request.action), request.action_id)
     except IllegalAction as error:
         raise errors.from_illegal(error, "action.") from error
 
@@ -228,7 +240,7 @@ def decide_timeout(table: Table, version: int) -> Decided | None:
     """The timeout if the table is still where the deadline was computed (at ``version``)."""
     if table.version != version or table.state.turn is None or table.finished:
         return None
-    return Decided.of(table.state.time_out())
+    return Decided.of(time_out(table.state))
 
 
 # ---------------------------------------------------------------------------------- absence
@@ -254,7 +266,7 @@ def decide_substitution(
     elif state.substitutions[seat] is not None or connected:
         return None
     return Decided.of(
-        state.substitute(seat, reason),
+        substitute(state, seat, reason),
         secrets=Secrets(substitute_token_sha256=tokens.digest(token)),
     )
 
@@ -266,7 +278,7 @@ def decide_reclaim(table: Table, seat: int, holder: bytes) -> Decided | None:
         return None
     if table.state.substitutions[seat] is None:
         return None
-    return Decided.of(table.state.reclaim(seat))
+    return Decided.of(reclaim(table.state, seat))
 
 
 # ---------------------------------------------------------------------------------- admin
@@ -275,4 +287,4 @@ def decide_reclaim(table: Table, seat: int, holder: bytes) -> Decided | None:
 def decide_close(table: Table) -> Decided:
     """The operator closes the table: the engine ends the match (MatchEnded, no winners, then
     SeedRevealed); "the match is already over" is its refusal."""
-    return Decided.of(table.state.close())
+    return Decided.of(close(table.state))

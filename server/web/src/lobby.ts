@@ -4,8 +4,6 @@
 
 import {
   POOLS,
-  Code,
-  ConnectError,
   HouseBotKind,
   PlayDirection,
   type RuleSet,
@@ -19,6 +17,7 @@ import {
   seatName,
 } from "@spades/client";
 import { h, replace } from "./dom.js";
+import { describe } from "./errors.js";
 import { holder, leaderboardHref } from "./ratings.js";
 import { openRecordFile } from "./record.js";
 
@@ -256,11 +255,4 @@ async function quickMatch(clients: SpadesClients, playerName: string, message: H
   } catch (error) {
     message.textContent = `Quick match failed: ${describe(error)}`;
   }
-}
-
-export function describe(error: unknown): string {
-  if (error instanceof ConnectError) {
-    return error.code === Code.Unavailable ? "the server cannot be reached" : error.rawMessage;
-  }
-  return String(error);
 }

@@ -175,8 +175,7 @@ class Rules:
     def badges(self) -> list[str]:
         """Short labels for every variation that differs from the default game."""
         default = Rules()
-        return [
-            variation.badge(self)
-            for variation in VARIATIONS
-            if variation.badge is not None and variation.in_use(self, default)
-        ]
+        badges = (
+            variation.badge_of(self) for variation in VARIATIONS if variation.in_use(self, default)
+        )
+        return [badge for badge in badges if badge is not None]

@@ -21,7 +21,6 @@ protobuf, and a test holds every name to the ``.proto`` files. Every field of ``
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Final
@@ -96,8 +95,9 @@ class Variation:
     fields: tuple[Field, ...]
     #: What it does, in one line.
     description: str
-    #: The lobby's badge when the rules differ from the default game here; None: never shown.
-    badge: Callable[[Rules], str] | None
+    #: The lobby's badge when the rules differ from the default game here, a format string of
+    #: the row's own ``Rules`` fields (``"to {target_score}"``); None: never shown.
+    badge: str | None
     #: How a bot's manifest (``spades.v1.RuleManifest``) declares it: the ``RuleOption`` value's
     #: name, or the manifest fields that do; empty when any manifest allows it.
     manifest: tuple[str, ...]
@@ -108,6 +108,12 @@ class Variation:
         """Whether ``rules`` differ from the ``default`` game in this variation's fields."""
         return any(getattr(rules, f.rules) != getattr(default, f.rules) for f in self.fields)
 
+    def badge_of(self, rules: Rules) -> str | None:
+        """The badge of ``rules`` in this variation (whether or not it is in use)."""
+        if self.badge is None:
+            return None
+        return self.badge.format(**{f.rules: getattr(rules, f.rules) for f in self.fields})
+
 
 #: Every rule variation, in the order of the lobby's badges.
 VARIATIONS: Final[tuple[Variation, ...]] = (
@@ -115,7 +121,7 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="players",
         fields=(Field("players", "players"),),
         description="4 players in partnerships, or 3 in cutthroat (everyone plays alone).",
-        badge=lambda rules: "cutthroat (3 players)",
+        badge="cutthroat (3 players)",
         manifest=("players",),
         control=Checkbox("cutthroat", "Cutthroat (3 players, each alone)", "players", 3),
     ),
@@ -123,7 +129,7 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="target_score",
         fields=(Field("target_score", "target_score"),),
         description="The score that wins, 100 to 1000 (500 by default).",
-        badge=lambda rules: f"to {rules.target_score}",
+        badge="to {target_score}",
         manifest=("min_target_score", "max_target_score"),
         control=NumberInput(
             "target", "Target score", "target_score", 500, 100, 1000, step=50, beside_name=True
@@ -133,7 +139,7 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="nil",
         fields=(Field("nil_allowed", "nil_disabled", Wire.NEGATED),),
         description="Nil may be bid (on by default); off, bids are 1 and up.",
-        badge=lambda rules: "no nil",
+        badge="no nil",
         manifest=("RULE_OPTION_NIL_DISABLED",),
         control=Checkbox("no-nil", "No Nil", "nil_disabled"),
     ),
@@ -141,7 +147,7 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="nil_tricks_count_for_partner",
         fields=(Field("nil_tricks_count_for_partner", "nil_tricks_count_for_partner"),),
         description="A Nil bidder's tricks count toward the partner's contract.",
-        badge=lambda rules: "nil tricks count for partner",
+        badge="nil tricks count for partner",
         manifest=("RULE_OPTION_NIL_TRICKS_COUNT_FOR_PARTNER",),
         control=Checkbox(
             "nil-tricks-count", "Nil tricks count for partner", "nil_tricks_count_for_partner"
@@ -151,7 +157,7 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="blind_nil",
         fields=(Field("blind_nil", "blind_nil"),),
         description="A side far enough behind may bid Nil before looking at its cards.",
-        badge=lambda rules: "blind nil",
+        badge="blind nil",
         manifest=("RULE_OPTION_BLIND_NIL",),
         control=Checkbox("blind-nil", "Blind Nil", "blind_nil"),
     ),
@@ -166,7 +172,7 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="blind_nil_pass_cards",
         fields=(Field("blind_nil_pass_cards", "blind_nil_pass_cards"),),
         description="A Blind Nil bidder and partner exchange 2 cards after bidding.",
-        badge=lambda rules: f"blind nil pass {rules.blind_nil_pass_cards}",
+        badge="blind nil pass {blind_nil_pass_cards}",
         manifest=("RULE_OPTION_BLIND_NIL_PASS_CARDS",),
         control=Checkbox(
             "blind-nil-pass", "Blind Nil card pass (2 cards)", "blind_nil_pass_cards", 2
@@ -176,7 +182,7 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="two_of_clubs_leads",
         fields=(Field("two_of_clubs_leads", "two_of_clubs_leads"),),
         description="The holder of the 2♣ leads it to the first trick of every hand.",
-        badge=lambda rules: "2♣ leads",
+        badge="2♣ leads",
         manifest=("RULE_OPTION_TWO_OF_CLUBS_LEADS",),
         control=Checkbox("two-of-clubs-leads", "2♣ leads", "two_of_clubs_leads"),
     ),
@@ -184,7 +190,7 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="jokers",
         fields=(Field("jokers", "jokers"),),
         description="Big Joker, Little Joker: the jokers are the top trumps, then the 2♠.",
-        badge=lambda rules: "big joker, little joker",
+        badge="big joker, little joker",
         manifest=("RULE_OPTION_JOKERS",),
         control=Checkbox("jokers", "Big joker, little joker", "jokers"),
     ),
@@ -192,7 +198,7 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="minimum_team_bid",
         fields=(Field("minimum_team_bid", "minimum_team_bid"),),
         description="The smallest contract a side may have (a board), 0 to 13.",
-        badge=lambda rules: f"board {rules.minimum_team_bid}",
+        badge="board {minimum_team_bid}",
         manifest=("RULE_OPTION_MINIMUM_TEAM_BID",),
         control=NumberInput(
             "minimum-team-bid", "Minimum team bid (0: none)", "minimum_team_bid", 0, 0, 13
@@ -202,14 +208,14 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="bags",
         fields=(Field("bag_limit", "bag_limit"), Field("bag_penalty", "bag_penalty")),
         description="How many bags cost a penalty, and how many points (10 cost 100).",
-        badge=lambda rules: f"{rules.bag_limit} bags cost {rules.bag_penalty}",
+        badge="{bag_limit} bags cost {bag_penalty}",
         manifest=("RULE_OPTION_BAGS",),
     ),
     Variation(
         name="spades_lead_any_time",
         fields=(Field("spades_must_be_broken", "spades_lead_any_time", Wire.NEGATED),),
         description="Spades may be led before they are broken.",
-        badge=lambda rules: "spades lead any time",
+        badge="spades lead any time",
         manifest=("RULE_OPTION_SPADES_LEAD_ANY_TIME",),
         control=Checkbox(
             "spades-lead-any-time", "Spades may be led any time", "spades_lead_any_time"
@@ -219,7 +225,7 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="loss_threshold",
         fields=(Field("loss_threshold", "loss_threshold", Wire.ZERO_IS_NONE),),
         description="Mercy: a side at or below this score after a hand loses (off by default).",
-        badge=lambda rules: f"mercy at {rules.loss_threshold}",
+        badge="mercy at {loss_threshold}",
         manifest=(),
         control=NumberInput(
             "loss-threshold", "Mercy: lose at or below (0: off)", "loss_threshold", 0, -1000, 0
@@ -229,7 +235,7 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="max_hands",
         fields=(Field("max_hands", "max_hands", Wire.ZERO_IS_NONE),),
         description="The match ends after this many hands (no limit by default).",
-        badge=lambda rules: f"{rules.max_hands} hands",
+        badge="{max_hands} hands",
         manifest=(),
         control=NumberInput(
             "hands", "Hands at most (0: no cap)", "max_hands", 0, 0, 100, beside_name=True
@@ -239,7 +245,7 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="direction",
         fields=(Field("direction", "direction", Wire.ENUM),),
         description="Bidding, play and the deal go counter-clockwise.",
-        badge=lambda rules: "counter-clockwise",
+        badge="counter-clockwise",
         manifest=("RULE_OPTION_COUNTER_CLOCKWISE",),
         control=Checkbox(
             "counter-clockwise",
@@ -252,7 +258,7 @@ VARIATIONS: Final[tuple[Variation, ...]] = (
         name="clock",
         fields=(Field("clock", "clock", Wire.MESSAGE),),
         description="A turn's time and its one extension (30 s each), enforced by the server.",
-        badge=lambda rules: f"clock {rules.clock.turn_millis}+{rules.clock.extension_millis} ms",
+        badge="clock {clock.turn_millis}+{clock.extension_millis} ms",
         manifest=(),
         control=NumberInput(
             "turn-seconds", "Seconds a turn", "clock.turn_millis", 30, 1, 600, scale=1000

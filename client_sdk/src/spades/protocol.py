@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, Final
 
 from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
@@ -169,7 +170,9 @@ def _seats_from_proto(values: Iterable[int], field: str) -> tuple[int, ...]:
 # ---------------------------------------------------------------------------------- rules
 
 # A rule set converts field by field as the table of variations says (spades.engine.variations):
-# each Rules field, the RuleSet field that carries it, and how its value reads on the wire.
+# each Rules field, the RuleSet field that carries it, and how its value reads on the wire. Each
+# field's two converters are built once, here, so a conversion is a loop over plain functions
+# (every table, view, record and challenge carries its rules).
 
 _DEFAULT_RULES: Final = Rules()
 _RULE_FIELDS: Final = tuple(field for variation in VARIATIONS for field in variation.fields)
@@ -177,7 +180,9 @@ _RULE_FIELDS: Final = tuple(field for variation in VARIATIONS for field in varia
 _RULE_FIELD_IN_PROTO: Final = {
     field.rules: field.proto for field in _RULE_FIELDS if field.rules != field.proto
 }
-_RULE_SET_FIELDS: Final = rules_pb2.RuleSet.DESCRIPTOR.fields_by_name
+
+_Write = Callable[[Any], Any]
+_Read = Callable[[Message], Any]
 
 
 def _enum_of(descriptor: FieldDescriptor) -> tuple[EnumDescriptor, str]:
@@ -189,62 +194,93 @@ def _enum_of(descriptor: FieldDescriptor) -> tuple[EnumDescriptor, str]:
     return enum, re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
 
 
-def _rule_to_proto(wire: Wire, descriptor: FieldDescriptor, value: Any) -> Any:
-    if wire is Wire.NEGATED:
-        return not value
-    if wire is Wire.ZERO_IS_NONE:
-        return value or 0
-    if wire is Wire.ENUM:
-        enum, prefix = _enum_of(descriptor)
-        return enum.values_by_name[prefix + value.name].number
-    if wire is Wire.MESSAGE:
-        return {part.name: getattr(value, part.name) for part in dataclass_fields(value)}
-    return value
-
-
-def _same_from_proto(message: Message, descriptor: FieldDescriptor, default: Any) -> Any:
+def _same_reader(descriptor: FieldDescriptor, default: Any) -> _Read:
+    name = descriptor.name
     if descriptor.has_presence:
-        return getattr(message, descriptor.name) if message.HasField(descriptor.name) else default
-    return getattr(message, descriptor.name) or default
+        return lambda message: getattr(message, name) if message.HasField(name) else default
+    return lambda message: getattr(message, name) or default
 
 
-def _rule_from_proto(
-    wire: Wire, message: Message, descriptor: FieldDescriptor, default: Any
-) -> Any:
-    value = getattr(message, descriptor.name)
+def _rule_converters(wire: Wire, descriptor: FieldDescriptor, default: Any) -> tuple[_Write, _Read]:
+    """How one ``Rules`` value becomes its ``RuleSet`` field's value, and back."""
+    name = descriptor.name
     if wire is Wire.NEGATED:
-        return not value
+        return (lambda value: not value), (lambda message: not getattr(message, name))
     if wire is Wire.ZERO_IS_NONE:
-        return value or None
+        return (lambda value: value or 0), (lambda message: getattr(message, name) or None)
     if wire is Wire.ENUM:
         enum, prefix = _enum_of(descriptor)
-        known = enum.values_by_number.get(value)
-        if known is None:
-            words = prefix.replace("_", " ").lower().strip()
-            raise InvalidRules(descriptor.name, f"unknown {words} {int(value)}")
-        if known.number == 0:  # UNSPECIFIED
-            return default
-        return type(default)[known.name.removeprefix(prefix)]
+        to_number = {
+            member: enum.values_by_name[prefix + member.name].number for member in type(default)
+        }
+        from_number = {
+            value.number: default
+            if value.number == 0
+            else type(default)[value.name.removeprefix(prefix)]
+            for value in enum.values
+        }
+        words = prefix.replace("_", " ").lower().strip()
+
+        def read_enum(message: Message) -> Any:
+            number = getattr(message, name)
+            if number not in from_number:
+                raise InvalidRules(name, f"unknown {words} {int(number)}")
+            return from_number[number]
+
+        return to_number.__getitem__, read_enum
     if wire is Wire.MESSAGE:
-        if not message.HasField(descriptor.name):
-            return default
-        parts = value.DESCRIPTOR.fields_by_name
-        return type(default)(
-            **{
-                part.name: _same_from_proto(value, parts[part.name], getattr(default, part.name))
-                for part in dataclass_fields(default)
-            }
-        )
-    return _same_from_proto(message, descriptor, default)
+        message = descriptor.message_type
+        if message is None:
+            raise TypeError(f"RuleSet.{name} is not a message, yet the table says MESSAGE")
+        parts = [
+            (
+                part.name,
+                _same_reader(message.fields_by_name[part.name], getattr(default, part.name)),
+            )
+            for part in dataclass_fields(default)
+        ]
+        dataclass_type = type(default)
+        names = attrgetter(*(part for part, _ in parts))
+
+        def write_message(value: Any) -> dict[str, Any]:  # the message's fields, as a dict
+            return dict(zip((part for part, _ in parts), names(value), strict=True))
+
+        def read_message(message: Message) -> Any:
+            if not message.HasField(name):
+                return default
+            inner = getattr(message, name)
+            return dataclass_type(**{part: read(inner) for part, read in parts})
+
+        return write_message, read_message
+    return (lambda value: value), _same_reader(descriptor, default)
+
+
+_RULE_CONVERTERS: Final = tuple(
+    (
+        field,
+        *_rule_converters(
+            field.wire,
+            rules_pb2.RuleSet.DESCRIPTOR.fields_by_name[field.proto],
+            getattr(_DEFAULT_RULES, field.rules),
+        ),
+    )
+    for field in _RULE_FIELDS
+)
+
+
+_RULE_VALUES: Final = attrgetter(*(field.rules for field in _RULE_FIELDS))
+#: Each RuleSet field's name and its writer, None where the value is written as it is.
+_RULE_WRITERS: Final = tuple(
+    (field.proto, None if field.wire is Wire.SAME else write)
+    for field, write, _ in _RULE_CONVERTERS
+)
 
 
 def rules_to_proto(rules: Rules) -> rules_pb2.RuleSet:
     """A rule set as ``spades.v1.RuleSet``, every value written out (no zero-means-default)."""
     values = {
-        field.proto: _rule_to_proto(
-            field.wire, _RULE_SET_FIELDS[field.proto], getattr(rules, field.rules)
-        )
-        for field in _RULE_FIELDS
+        proto: value if write is None else write(value)
+        for (proto, write), value in zip(_RULE_WRITERS, _RULE_VALUES(rules), strict=True)
     }
     try:
         return rules_pb2.RuleSet(**values)
@@ -258,15 +294,7 @@ def rules_from_proto(message: rules_pb2.RuleSet) -> Rules:
     Raises :class:`~spades.engine.InvalidRules` naming the ``RuleSet`` field when the rule set
     cannot be played.
     """
-    values = {
-        field.rules: _rule_from_proto(
-            field.wire,
-            message,
-            _RULE_SET_FIELDS[field.proto],
-            getattr(_DEFAULT_RULES, field.rules),
-        )
-        for field in _RULE_FIELDS
-    }
+    values = {field.rules: read(message) for field, _, read in _RULE_CONVERTERS}
     try:
         return Rules(**values)
     except InvalidRules as error:

@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos web browser node-client engine lint contract test run demo demo-tournament bench-engine bench-search bench-server bench-soak bench-ratings fmt clean
+.PHONY: help install-runtime install buf protos variations web browser node-client engine lint contract test run demo demo-tournament bench-engine bench-search bench-server bench-soak bench-ratings fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -81,7 +81,12 @@ WEB_SOURCES := $(wildcard protos/spades/v1/*.proto $(TS_CLIENT)/src/*.ts $(WEB_A
 	$(WEB_APP)/index.html $(WEB_APP)/vite.config.ts
 WEB_STAMP := $(WEB_APP)/dist/index.html
 
-$(WEB_STAMP): $(WEB_SOURCES)
+# The form's controls come from the table of rule variations (tools/gen_variations.py, which
+# also writes docs/rules.md's list): written again first, so the build always has the table's.
+VARIATIONS_TABLE := $(ENGINE_DIR)/variations.py tools/gen_variations.py
+
+$(WEB_STAMP): $(WEB_SOURCES) $(VARIATIONS_TABLE) $(RUNTIME_STAMP)
+	$(PY) tools/gen_variations.py
 	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund
 	npm run --prefix $(TS_CLIENT) generate
 	npm run --prefix $(TS_CLIENT) check
@@ -89,6 +94,9 @@ $(WEB_STAMP): $(WEB_SOURCES)
 	npm run --prefix $(WEB_APP) build
 
 web: $(WEB_STAMP) ## build the web client (TypeScript from protos/, vite) into server/web/dist
+
+variations: $(RUNTIME_STAMP) ## write the web form's controls and docs/rules.md's list from the table of rule variations
+	$(PY) tools/gen_variations.py
 
 # The browser tests drive Debian's chromium (Playwright with the system browser: no download).
 CHROMIUM ?= /usr/bin/chromium

@@ -23,10 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Final
-
-if TYPE_CHECKING:  # the rules read this table (their badges): a type only, no import back
-    from spades.engine.rules import Rules
+from typing import Final
 
 
 class Wire(Enum):
@@ -104,11 +101,12 @@ class Variation:
     #: The web form's control for it, or None when the form does not offer it.
     control: Control | None = None
 
-    def in_use(self, rules: Rules, default: Rules) -> bool:
-        """Whether ``rules`` differ from the ``default`` game in this variation's fields."""
+    def in_use(self, rules: object, default: object) -> bool:
+        """Whether ``rules`` differ from the ``default`` game in this variation's fields (both
+        :class:`~spades.engine.rules.Rules`, which read this table: no import back)."""
         return any(getattr(rules, f.rules) != getattr(default, f.rules) for f in self.fields)
 
-    def badge_of(self, rules: Rules) -> str | None:
+    def badge_of(self, rules: object) -> str | None:
         """The badge of ``rules`` in this variation (whether or not it is in use)."""
         if self.badge is None:
             return None

@@ -18,6 +18,7 @@ from grpc_status import rpc_status
 
 from spades.reasons import Reason
 from spades_server.domain import errors
+from spades_server.eventlog.base import LogUnavailable
 from spades_server.ops import metrics
 
 log = structlog.get_logger(__name__)
@@ -49,6 +50,8 @@ class RequestErrors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                     return await inner_unary(request, context)
                 except errors.RequestError as error:
                     await abort(context, error, method)
+                except LogUnavailable as error:
+                    await abort(context, unavailable(error), method)
 
             return grpc.unary_unary_rpc_method_handler(
                 unary,
@@ -84,6 +87,8 @@ class RequestErrors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                             watch.since = None
                 except errors.RequestError as error:
                     await abort(context, error, method)
+                except LogUnavailable as error:
+                    await abort(context, unavailable(error), method)
                 finally:
                     watch.close()
 
@@ -98,6 +103,12 @@ class RequestErrors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 response_serializer=handler.response_serializer,
             )
         return handler
+
+
+def unavailable(error: LogUnavailable) -> errors.RequestError:
+    """UNAVAILABLE (LOG_UNAVAILABLE) for a log that could not be read or written now, wherever
+    below a servicer it was met: the one home that turns storage's failure into a status."""
+    return errors.refuse(Reason.LOG_UNAVAILABLE, str(error))
 
 
 class WriteWatch:

@@ -26,7 +26,13 @@ from typing import Any, Literal, TypeVar
 
 import asyncpg
 
-from spades_server.eventlog.base import AppendAnswer, EventLog, LogClosed, StoredEvent
+from spades_server.eventlog.base import (
+    AppendAnswer,
+    EventLog,
+    LogClosed,
+    LogUnavailable,
+    StoredEvent,
+)
 
 _log = logging.getLogger("spades_server.eventlog.postgres")
 
@@ -160,6 +166,17 @@ class PostgresLogCore(EventLog):
             if self._state != "open":
                 raise LogClosed(f"{self!r} is {self._state}") from error
             raise
+
+    async def _query(self, work: Callable[..., Awaitable[_T]], *arguments: Any) -> _T:
+        """Run a read on a pooled connection, a storage failure (PostgreSQL down, the way to it
+        cut) reported as :class:`LogUnavailable`, as a write's is: the caller is refused with a
+        reason code it can act on (retry), never a driver's error."""
+        try:
+            return await self._run(work, *arguments)
+        except _STORAGE_FAILURES as error:
+            if self._state != "open":
+                raise
+            raise LogUnavailable(f"the event log cannot be read now: {error}") from error
 
     async def _guarded(self, work: Awaitable[_T]) -> _T | None:
         """Background work: log and carry on after a database error."""

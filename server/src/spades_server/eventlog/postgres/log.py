@@ -253,7 +253,7 @@ class PostgresEventLog(Writer, Fanout):
     async def read_claim(self, stream_id: str, key: str) -> bytes | None:
         _check_stream_id(stream_id)
         self._check_open()
-        data = await self._run(_fetch_claim, stream_id, key)
+        data = await self._query(_fetch_claim, stream_id, key)
         return bytes(data) if data is not None else None
 
     async def save_projection(
@@ -284,11 +284,11 @@ class PostgresEventLog(Writer, Fanout):
             raise LogUnavailable(f"the event log cannot be written now: {error}") from error
 
     async def load_projection(self, projection: str) -> ProjectionCheckpoint | None:
-        row = await self._run(_fetchrow, _GET_CHECKPOINT, projection)
+        row = await self._query(_fetchrow, _GET_CHECKPOINT, projection)
         return None if row is None else ProjectionCheckpoint(row["position"], row["data"])
 
     async def projection_row(self, projection: str, key: str) -> ProjectionRow | None:
-        row = await self._run(_fetchrow, _GET_ROW, projection, key)
+        row = await self._query(_fetchrow, _GET_ROW, projection, key)
         return None if row is None else _projection_row(row)
 
     async def projection_rows(
@@ -302,7 +302,7 @@ class PostgresEventLog(Writer, Fanout):
     ) -> list[ProjectionRow]:
         _check_not_negative("offset", offset)
         _check_not_negative("limit", limit)
-        rows = await self._run(
+        rows = await self._query(
             _fetch, _LIST_ROWS, projection, listed_only, limit, offset, list(excluded)
         )
         return [_projection_row(row) for row in rows]
@@ -314,7 +314,7 @@ class PostgresEventLog(Writer, Fanout):
         _check_not_negative("after_version", after_version)
         if limit is not None:
             _check_not_negative("limit", limit)
-        rows = await self._run(_fetch, _READ_STREAM, stream_id, after_version, limit)
+        rows = await self._query(_fetch, _READ_STREAM, stream_id, after_version, limit)
         return [
             StoredEvent(stream_id, row["version"], row["position"], row["recorded_at"], row["data"])
             for row in rows
@@ -322,7 +322,7 @@ class PostgresEventLog(Writer, Fanout):
 
     async def stream_version(self, stream_id: str) -> int:
         _check_stream_id(stream_id)
-        version: int = await self._run(_fetchval, _STREAM_VERSION, stream_id)
+        version: int = await self._query(_fetchval, _STREAM_VERSION, stream_id)
         return version
 
     async def read_all(self, after_position: int = 0, limit: int = 1000) -> list[StoredEvent]:
@@ -331,7 +331,7 @@ class PostgresEventLog(Writer, Fanout):
         _check_not_negative("after_position", after_position)
         _check_not_negative("limit", limit)
         final, bound = self._final, self._bound  # before the query: older than its snapshot
-        rows = await self._run(_fetch, _READ_ALL, after_position, limit)
+        rows = await self._query(_fetch, _READ_ALL, after_position, limit)
         xmin = rows[0]["xmin"]
         rows = [row for row in rows if row["position"] is not None]
         positions = [row["position"] for row in rows]

@@ -317,7 +317,10 @@ class EventLog(abc.ABC):
         ``linger``: once caught up and woken by a new event, wait up to that many seconds
         (unless ``hurry`` is set, which it then clears) so that one read takes everything
         committed meanwhile: fewer, larger reads for a follower that may lag that long.
-        Raises :class:`LogClosed` when the log closes.
+        Raises :class:`LogClosed` when the log closes. A log that cannot be read for a while
+        (:class:`LogUnavailable`: PostgreSQL restarting, the way to it cut) ends nothing: the
+        subscription reads again every :data:`SUBSCRIPTION_RETRY` seconds and goes on from its
+        cursor, so a follower (the lobby) resumes by itself once the log answers.
         """
         _check_not_negative("after_position", after_position)
         notifier = self.notifier
@@ -326,7 +329,11 @@ class EventLog(abc.ABC):
             batch = notifier.recent_in_all(cursor, self.subscription_batch_size)
             if batch is None:
                 notifier.check_open()
-                batch = await self.read_all(cursor, self.subscription_batch_size)
+                try:
+                    batch = await self.read_all(cursor, self.subscription_batch_size)
+                except LogUnavailable:
+                    await asyncio.sleep(SUBSCRIPTION_RETRY)
+                    continue
             if not batch:
                 await notifier.wait_for_position(cursor)
                 if linger > 0:
@@ -343,6 +350,10 @@ class EventLog(abc.ABC):
                 if event.position > cursor:
                     yield event
                     cursor = event.position
+
+
+#: Seconds a subscription waits before it reads a log that could not be read again.
+SUBSCRIPTION_RETRY = 0.25
 
 
 def _hand_over(

@@ -25,7 +25,7 @@ import pytest
 
 from spades.client import SpadesClient
 from spades.commands.spades import parser
-from spades.engine import Rules
+from spades.engine import CARDS, Rules
 from tests.operations.server_process import ServerProcess, clean_environment, spades_server
 
 BIN = Path(sys.executable).parent
@@ -420,6 +420,24 @@ def test_the_operator_calls(server: ServerProcess, tmp_path: Path) -> None:
     listed = {table["table_id"]: table for table in operator.json("admin", "list")}
     assert listed[table_id]["end_reason"] == "closed"
     operator.refused("TABLE_NOT_FOUND", "admin", "close", "no-such-table")
+    cards = [str(card) for card in CARDS[:52]]
+    deals = tmp_path / "deals.json"
+    deals.write_text(json.dumps({"deals": [[" ".join(cards[i::4]) for i in range(4)]]}))
+    created = operator.ok("admin", "create-with-deals", str(deals), "--name", "Dealt")
+    assert created.startswith("Created ") and "1 preset deal(s)" in created
+    preset = {table["name"]: table for table in operator.json("admin", "list")}["Dealt"]
+    assert preset["preset_deals"] == 1
+
+
+def test_a_person_and_a_bot_are_told_why_a_seat_is_refused(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    user = make_user(server, tmp_path, "player")
+    user.refused("TABLE_NOT_FOUND", "play", "--table", "no-such-table")
+    ran = user.run("bot", "--bot", "random", "--table", "no-such-table", "--seat", "north")
+    assert ran.returncode == 1 and "NOT_FOUND TABLE_NOT_FOUND: " in ran.stderr, ran.stderr
+    usage = user.run("bot", "--bot", "random", "--seat", "north", "--quick-match")
+    assert usage.returncode == 2 and "--seat needs --table" in usage.stderr
 
 
 # ------------------------------------------------------------------------------- tournaments

@@ -30,6 +30,7 @@ from spades.commands.common import (
     add_server_flag,
     channel_credentials,
     configured,
+    describe,
     parse_command_line,
 )
 from spades.engine import SEAT_NAMES
@@ -232,7 +233,7 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(run(args))
     except SpadesError as error:
-        log.error("%s: %s", error.code.name, error.reason)
+        log.error("%s", describe(error))
         return 1
     except ValueError as error:  # a bot that cannot be loaded
         log.error("%s", error)
@@ -261,7 +262,7 @@ def _run_config(args: argparse.Namespace) -> int:
             )
         )
     except SpadesError as error:
-        log.error("%s: %s", error.code.name, error.reason)
+        log.error("%s", describe(error))
         return 1
     except KeyboardInterrupt:
         return 130

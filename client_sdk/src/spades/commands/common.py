@@ -60,6 +60,17 @@ def add_server_flag(parser: argparse.ArgumentParser, *, again: bool = False) -> 
     )
 
 
+def add_account_key_flag(parser: argparse.ArgumentParser) -> None:
+    """``--account-key``, which comes before the environment and the config file."""
+    parser.add_argument(
+        "--account-key",
+        default="",
+        metavar="KEY",
+        help="the account's key [else env SPADES_ACCOUNT_KEY, else the config file; "
+        "better than the flag: a command line is visible in ps]",
+    )
+
+
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print JSON (one document) for a program to read"
@@ -160,13 +171,7 @@ def add_leaf(
     if json_output:
         add_json_flag(parser)
     if needs_key:
-        parser.add_argument(
-            "--account-key",
-            default="",
-            metavar="KEY",
-            help="the account's key [else env SPADES_ACCOUNT_KEY, else the config file; "
-            "better than the flag: a command line is visible in ps]",
-        )
+        add_account_key_flag(parser)
 
     def run(arguments: argparse.Namespace) -> int:
         return run_with_client(program, action, arguments, needs_key=needs_key)

@@ -26,7 +26,13 @@ from typing import Any
 
 from spades.bot import Bot, BotView, play_match
 from spades.client import SeatTicket, SpadesClient, SpadesError
-from spades.commands.common import add_server_flag, channel_credentials, parse_command_line
+from spades.commands.common import (
+    add_server_flag,
+    channel_credentials,
+    fail,
+    parse_command_line,
+    program_of,
+)
 from spades.engine import Card, Rules, seat_name
 from spades.engine import events as ev
 from spades.records import MatchNarrator
@@ -371,8 +377,7 @@ async def _main(arguments: argparse.Namespace) -> int:
                 arguments.table, arguments.house_bots = created.table_id, 3
             ticket = await take_seat(client, arguments)
         except SpadesError as error:
-            print(f"{PROGRAM}: {error}", file=sys.stderr)
-            return 1
+            return fail(program_of(arguments, PROGRAM), error)
         app = PlayScreen(client, ticket)
         await app.run_async()
         if app.outcome_text:

@@ -50,10 +50,9 @@ ALIASED: dict[str, tuple[ModuleType, Callable[[argparse.Namespace], int], str]] 
     "record": (record, record.run, "fetch, show, verify, score records (spades-record)"),
     "admin": (admin, admin.run, "the operator's calls (spades-admin)"),
 }
-#: The groups that exist only under ``spades``: each module's ``register`` adds its parser.
-GROUPS: tuple[ModuleType, ...] = (account, challenge, leaderboard, tournament, completion)
-#: Every subcommand, in the order ``spades --help`` lists them.
-SUBCOMMANDS = ("account", "challenge", "leaderboard", "tournament", *ALIASED, "completion")
+#: The groups that exist only under ``spades``: each module's ``register`` adds its parser
+#: (``spades --help`` lists these, then the aliased ones, then ``completion``).
+GROUPS: tuple[ModuleType, ...] = (account, challenge, leaderboard, tournament)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -64,14 +63,12 @@ def parser() -> argparse.ArgumentParser:
         epilog=f"Config file: ${CONFIG_VARIABLE}, else {config_path()} (docs/accounts.md).",
     )
     commands = top.add_subparsers(dest="subcommand", required=True, metavar="SUBCOMMAND")
-    for module in GROUPS[:-1]:
+    for module in GROUPS:
         module.register(commands)
     for name, (module, run, help) in ALIASED.items():
         sub = commands.add_parser(name, help=help, description=module.DESCRIPTION)
         module.configure(sub)
         sub.set_defaults(run=run, program=f"{PROGRAM} {name}")
-        if name == "bot":
-            sub.set_defaults(command_parser=sub)
     completion.register(commands)
     return top
 

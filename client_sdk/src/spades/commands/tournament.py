@@ -21,7 +21,13 @@ from typing import Any
 from google.protobuf import json_format
 
 from spades.client import SpadesClient
-from spades.commands.common import account_key, add_leaf, configured, print_json
+from spades.commands.common import (
+    account_key,
+    add_account_key_flag,
+    add_leaf,
+    configured,
+    print_json,
+)
 from spades.engine import Rules
 from spades.records.tournament import render_standings
 from spades.v1 import tournament_pb2
@@ -178,7 +184,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--swiss", type=int, default=0, metavar="ROUNDS", help="a Swiss of ROUNDS rounds"
     )
     create.add_argument("--target-score", type=int, default=Rules().target_score)
-    create.add_argument("--account-key", default="", metavar="KEY", help=argparse.SUPPRESS)
+    add_account_key_flag(create)  # without the operator token, an account organises it
     add_leaf(verbs, "list", "tournaments, newest first", _list, program=PROGRAM, json_output=True)
     for name, help, action, needs_key, json_output in (
         ("enter", "enter your account (before the start)", _enter, True, True),

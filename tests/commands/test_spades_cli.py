@@ -308,6 +308,16 @@ def test_challenges_made_answered_and_refused(server: ServerProcess, tmp_path: P
     challenge_id = made["challenge_id"]
     incoming = bob.json("challenge", "list", "--incoming", "--pending")
     assert [c["challenge_id"] for c in incoming] == [challenge_id]
+    # Bob's account stream told him: created, key issued, then the challenge (JSON Lines).
+    streamed = bob.ok("account", "events", "--count", "3", "--json").splitlines()
+    assert [next(iter(json.loads(line).keys() - {"sequence", "time"})) for line in streamed] == [
+        "accountCreated",
+        "keyIssued",
+        "challengeReceived",
+    ]
+    assert json.loads(streamed[2])["challengeReceived"]["challenge"]["challengeId"] == challenge_id
+    told = bob.ok("account", "events", "--after", "2", "--count", "1")
+    assert told.startswith("#3 challenge received") and challenge_id in told
     assert ada.json("challenge", "list", "--incoming") == []
 
     # Someone else's challenge: answering one not addressed to you, cancelling one not yours.

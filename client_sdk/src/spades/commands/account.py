@@ -5,6 +5,7 @@
     spades account rotate-key [--save] [--json]   a new key; the old one stops working
     spades account revoke --yes                   the key never works again
     spades account manifest [--players 4 3] [--target-scores MIN MAX] [--option NAME ...]
+    spades account events [--after N] [--count N] [--json]   the account's stream, live
 
 The key comes from ``SPADES_ACCOUNT_KEY``, else the config file (:mod:`spades.commands.config`);
 ``--save`` writes a new key, and the account's id, into the config file (mode 0600) instead of
@@ -15,8 +16,11 @@ registration is for the operator only).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from typing import Any
+
+from google.protobuf import json_format
 
 from spades.client import AccountInfo, AccountKey, NotFound, RatingInfo, SpadesClient
 from spades.commands.common import add_leaf, configured, print_json, usage_error
@@ -168,6 +172,21 @@ async def _manifest(client: SpadesClient, arguments: argparse.Namespace) -> int:
     return 0
 
 
+async def _events(client: SpadesClient, arguments: argparse.Namespace) -> int:
+    seen = 0
+    async for event in client.connect(arguments.after):
+        kind = event.WhichOneof("kind") or "event"
+        if arguments.json:  # JSON Lines: one event a line, as they come
+            print(json.dumps(json_format.MessageToDict(event)), flush=True)
+        else:
+            detail = json_format.MessageToDict(getattr(event, kind)) if kind != "event" else {}
+            print(f"#{event.sequence} {kind.replace('_', ' ')} {json.dumps(detail)}", flush=True)
+        seen += 1
+        if arguments.count and seen >= arguments.count:
+            break
+    return 0
+
+
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group = commands.add_parser(
         "account",
@@ -212,6 +231,21 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         program=PROGRAM,
         needs_key=True,
         json_output=True,
+    )
+    events = add_leaf(
+        verbs,
+        "events",
+        "the account's stream: its events after --after, then live ones until Ctrl-C",
+        _events,
+        program=PROGRAM,
+        needs_key=True,
+        json_output=True,
+    )
+    events.add_argument(
+        "--after", type=int, default=0, metavar="N", help="after this sequence (default: 0, all)"
+    )
+    events.add_argument(
+        "--count", type=int, default=0, metavar="N", help="stop after N events (default: never)"
     )
     manifest.add_argument(
         "--players", type=int, nargs="+", choices=[3, 4], default=[4], help="default: 4"

@@ -191,7 +191,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     group = commands.add_parser(
         "account",
         help="create an account, show one, rotate or revoke its key, declare its manifest",
-        description=__doc__,
+        description=__doc__.replace("``", "") if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     verbs = group.add_subparsers(dest="verb", required=True, metavar="VERB")

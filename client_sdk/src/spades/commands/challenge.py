@@ -155,7 +155,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     group = commands.add_parser(
         "challenge",
         help="challenge accounts to a match; accept, decline, cancel, list",
-        description=__doc__,
+        description=__doc__.replace("``", "") if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     verbs = group.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -170,8 +170,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     create.add_argument("opponents", nargs="+", metavar="OPPONENT", help="an account id or name")
     create.add_argument("--rated", action="store_true", help="a rated match")
-    create.add_argument("--target-score", type=int, default=Rules().target_score)
-    create.add_argument("--max-hands", type=int, default=None, help="end after this many hands")
+    create.add_argument(
+        "--target-score", type=int, default=Rules().target_score, metavar="N", help="default: 500"
+    )
+    create.add_argument(
+        "--max-hands", type=int, default=None, metavar="N", help="end after this many hands"
+    )
     create.add_argument(
         "--seat",
         action="append",

@@ -59,7 +59,9 @@ def parser() -> argparse.ArgumentParser:
     """The whole command tree."""
     top = argparse.ArgumentParser(
         prog=PROGRAM,
-        description=__doc__.split("\n\n")[0].split(": ", 1)[-1] if __doc__ else None,
+        description="One command for every verb of the Spades service: accounts, challenges, "
+        "the leaderboard, tournaments, records, tables, watching, playing, bots and the "
+        "operator's calls. `spades SUBCOMMAND --help` says more, at every level.",
         epilog=f"Config file: ${CONFIG_VARIABLE}, else {config_path()} (docs/accounts.md).",
     )
     commands = top.add_subparsers(dest="subcommand", required=True, metavar="SUBCOMMAND")

@@ -162,7 +162,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     group = commands.add_parser(
         "tournament",
         help="create, enter, withdraw, list, watch duplicate tournaments and their standings",
-        description=__doc__,
+        description=__doc__.replace("``", "") if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     verbs = group.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -175,15 +175,23 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         json_output=True,
     )
     create.add_argument("name")
-    create.add_argument("--boards", type=int, default=2, help="boards a round (default: 2)")
     create.add_argument(
-        "--entrants", type=int, default=4, help="start once this many entered (default: 4)"
+        "--boards", type=int, default=2, metavar="N", help="boards a round (default: 2)"
+    )
+    create.add_argument(
+        "--entrants",
+        type=int,
+        default=4,
+        metavar="N",
+        help="start once this many entered (default: 4)",
     )
     create.add_argument("--rated", action="store_true")
     create.add_argument(
         "--swiss", type=int, default=0, metavar="ROUNDS", help="a Swiss of ROUNDS rounds"
     )
-    create.add_argument("--target-score", type=int, default=Rules().target_score)
+    create.add_argument(
+        "--target-score", type=int, default=Rules().target_score, metavar="N", help="default: 500"
+    )
     add_account_key_flag(create)  # without the operator token, an account organises it
     add_leaf(verbs, "list", "tournaments, newest first", _list, program=PROGRAM, json_output=True)
     for name, help, action, needs_key, json_output in (

@@ -1,8 +1,9 @@
-"""``spades-admin``: the operator's calls, with the token from ``SPADES_OPERATOR_TOKEN``.
+"""``spades admin`` (and its alias ``spades-admin``): the operator's calls (AdminService), with
+the token from ``SPADES_OPERATOR_TOKEN``, else ``operator_token`` in the config file.
 
-    spades-admin list [--status waiting|playing|finished]   every table, private ones too
-    spades-admin close TABLE_ID                             end a match with no winner
-    spades-admin create-with-deals DEALS.json [--name N]    a table whose first hands are given
+    spades admin list [--status waiting|playing|finished] [--json]  every table, private ones too
+    spades admin close TABLE_ID                             end a match with no winner
+    spades admin create-with-deals DEALS.json [--name N]    a table whose first hands are given
 
 A deals file is JSON: ``{"deals": [["AS KS ...", "...", "...", "..."], ...], "seed": "hex"}``,
 one list per hand with each seat's cards in seat order (North first); ``seed`` (optional, 64 hex
@@ -15,19 +16,30 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from spades.client import AdminClient, SpadesError, TableDetail
-from spades.commands.common import add_server_flag, channel_credentials, fail
-from spades.commands.tables import table_line
+from spades.commands.common import (
+    USAGE,
+    MissingCredential,
+    add_json_flag,
+    add_server_flag,
+    channel_credentials,
+    fail,
+    operator_token,
+    parse_command_line,
+    print_json,
+    program_of,
+)
+from spades.commands.tables import table_json, table_line
 from spades.engine import Rules, parse_cards
 
 PROGRAM = "spades-admin"
 TOKEN_VARIABLE = "SPADES_OPERATOR_TOKEN"
+DESCRIPTION = "the operator's calls (AdminService)"
 
 
 def read_deals(path: Path) -> tuple[list[list[list[int]]], bytes]:
@@ -73,17 +85,22 @@ async def _main(arguments: argparse.Namespace, token: str) -> int:
         try:
             if arguments.command == "list":
                 token_ = ""
+                listed: list[TableDetail] = []
                 while True:
                     details, token_ = await admin.list_tables(arguments.status, page_token=token_)
-                    for detail in details:
-                        extra = (
-                            f"  preset deals {detail.preset_deals}" if detail.preset_deals else ""
-                        )
-                        ended = f"  ended: {detail.end_reason}" if detail.end_reason else ""
-                        private = "  private" if detail.table.private else ""
-                        print(table_line(detail.table) + private + extra + ended)
+                    listed += details
                     if not token_:
                         break
+                if arguments.json:
+                    print_json(
+                        [
+                            table_json(detail.table)
+                            | {"preset_deals": detail.preset_deals, "end_reason": detail.end_reason}
+                            for detail in listed
+                        ]
+                    )
+                for detail in [] if arguments.json else listed:
+                    print(detail_line(detail))
             elif arguments.command == "close":
                 table = await admin.close_table(arguments.table_id)
                 print(f"Closed {table.table_id}: {table.status}, scores {list(table.scores)}")
@@ -91,7 +108,7 @@ async def _main(arguments: argparse.Namespace, token: str) -> int:
                 try:
                     deals, seed = read_deals(arguments.deals)
                 except ValueError as error:
-                    print(f"{PROGRAM}: {error}", file=sys.stderr)
+                    print(f"{program_of(arguments, PROGRAM)}: {error}", file=sys.stderr)
                     return 2
                 created = await admin.create_table_with_deals(
                     arguments.name, deals, Rules(), seed=seed, private=arguments.private
@@ -100,32 +117,63 @@ async def _main(arguments: argparse.Namespace, token: str) -> int:
                 if created.join_code:
                     print(f"Join code (shown once): {created.join_code}")
         except SpadesError as error:
-            return fail(PROGRAM, error)
+            return fail(
+                program_of(arguments, PROGRAM), error, as_json=getattr(arguments, "json", False)
+            )
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog=PROGRAM,
-        description=__doc__.splitlines()[0].split(": ", 1)[-1],
-        epilog=f"The operator token comes from the environment variable {TOKEN_VARIABLE}.",
-    )
+EPILOG = (
+    f"The operator token comes from the environment variable {TOKEN_VARIABLE}, else "
+    "operator_token in the config file (docs/accounts.md); never from a flag."
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EPILOG
     add_server_flag(parser)
-    commands = parser.add_subparsers(dest="command", required=True)
-    listing = commands.add_parser("list", help="every table, private ones too")
+    again = argparse.ArgumentParser(add_help=False)
+    add_server_flag(again, again=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    listing = commands.add_parser(
+        "list",
+        parents=[again],
+        help="every table, private ones too",
+        description="every table, private ones too",
+    )
     listing.add_argument("--status", choices=["waiting", "playing", "finished"])
-    closing = commands.add_parser("close", help="end a table's match with no winner")
+    add_json_flag(listing)
+    closing = commands.add_parser(
+        "close",
+        parents=[again],
+        help="end a table's match with no winner",
+        description="end a match, no winner",
+    )
     closing.add_argument("table_id")
-    creating = commands.add_parser("create-with-deals", help="a table whose first hands are given")
+    creating = commands.add_parser(
+        "create-with-deals",
+        parents=[again],
+        help="a table whose first hands are given",
+        description=__doc__.split("\n\n", 2)[2] if __doc__ else None,
+    )
     creating.add_argument("deals", type=Path, help="the deals file (JSON, see --help above)")
     creating.add_argument("--name", default="Preset deals")
     creating.add_argument("--private", action="store_true")
-    arguments = parser.parse_args(argv)
-    token = os.environ.get(TOKEN_VARIABLE, "")
-    if not token:
-        print(f"{PROGRAM}: set {TOKEN_VARIABLE} to the server's operator token", file=sys.stderr)
-        return 2
+
+
+def run(arguments: argparse.Namespace) -> int:
+    try:
+        token = operator_token()
+    except MissingCredential as error:
+        print(f"{program_of(arguments, PROGRAM)}: {error}", file=sys.stderr)
+        return USAGE
     return asyncio.run(_main(arguments, token))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=PROGRAM, description=DESCRIPTION)
+    configure(parser)
+    return run(parse_command_line(parser, argv))
 
 
 if __name__ == "__main__":

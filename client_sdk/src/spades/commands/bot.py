@@ -1,4 +1,5 @@
-"""``spades-bot``: seat a bot at a table (or in the quick-match queue) and play.
+"""``spades bot`` (and its alias ``spades-bot``): seat a bot at a table (or in the quick-match
+queue) and play.
 
 spades-bot --bot mymodule:MyBot --quick-match       # an author's class: the SDK alone runs it
 spades-bot --bot "exec:node bots/examples/simple.js" --quick-match   # a bot in any language
@@ -25,7 +26,13 @@ from collections.abc import Sequence
 from spades.bot import Backoff, Bot, MatchOutcome, named_bot_class, play_match
 from spades.bot.runner import first_contact
 from spades.client import SeatTicket, SpadesClient, SpadesError, new_request_id
-from spades.commands.common import add_server_flag, channel_credentials
+from spades.commands.common import (
+    add_server_flag,
+    channel_credentials,
+    configured,
+    describe,
+    parse_command_line,
+)
 from spades.engine import SEAT_NAMES
 
 #: Where ``--account-key`` is read from when the flag is not given (a key on the command line
@@ -35,10 +42,18 @@ ACCOUNT_KEY_VARIABLE = "SPADES_ACCOUNT_KEY"
 log = logging.getLogger("spades.bot")
 
 
+DESCRIPTION = "Play Spades on a server with a bot."
+
+
 def parser() -> argparse.ArgumentParser:
-    parse = argparse.ArgumentParser(
-        prog="spades-bot", description="Play Spades on a server with a bot."
-    )
+    parse = argparse.ArgumentParser(prog="spades-bot", description=DESCRIPTION)
+    configure(parse)
+    return parse
+
+
+def configure(parse: argparse.ArgumentParser) -> None:
+    """The flags of ``spades bot`` and ``spades-bot``."""
+    parse.set_defaults(command_parser=parse)
     add_server_flag(parse)
     parse.add_argument(
         "--bot",
@@ -74,10 +89,11 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--name", help="the name shown at the table (default: the bot's)")
     parse.add_argument(
         "--account-key",
-        default=os.environ.get(ACCOUNT_KEY_VARIABLE, ""),
+        default=configured("account_key"),
         metavar="KEY",
         help=f"play as the account this key is for (docs/accounts.md) [env "
-        f"{ACCOUNT_KEY_VARIABLE}, better than the flag: a command line is visible in ps]",
+        f"{ACCOUNT_KEY_VARIABLE}, else the config file; better than the flag: a command line "
+        "is visible in ps]",
     )
     parse.add_argument(
         "--rated",
@@ -98,7 +114,6 @@ def parser() -> argparse.ArgumentParser:
         choices=["debug", "info", "warning", "error"],
         help="default: %(default)s",
     )
-    return parse
 
 
 def make_bot(spec: str, think_ms: float | None = None) -> Bot:
@@ -194,17 +209,22 @@ async def _seat(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    return run_command(parse_command_line(parser(), argv))
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run ``spades bot`` / ``spades-bot`` with its parsed flags."""
+    usage = args.command_parser
     # Like `python -m`, find an author's module in the current folder (a console script's
     # sys.path starts at its own bin/ folder instead).
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     if args.seat and not args.table:
-        parser().error("--seat needs --table")
+        usage.error("--seat needs --table")
     if args.retry_for < 0:
-        parser().error("--retry-for must not be negative")
+        usage.error("--retry-for must not be negative")
     if args.rated and not args.quick_match:
-        parser().error("--rated needs --quick-match (a rated table's id goes with --table)")
+        usage.error("--rated needs --quick-match (a rated table's id goes with --table)")
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s"
     )
@@ -213,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return asyncio.run(run(args))
     except SpadesError as error:
-        log.error("%s: %s", error.code.name, error.reason)
+        log.error("%s", describe(error))
         return 1
     except ValueError as error:  # a bot that cannot be loaded
         log.error("%s", error)
@@ -242,7 +262,7 @@ def _run_config(args: argparse.Namespace) -> int:
             )
         )
     except SpadesError as error:
-        log.error("%s: %s", error.code.name, error.reason)
+        log.error("%s", describe(error))
         return 1
     except KeyboardInterrupt:
         return 130

@@ -1,4 +1,5 @@
-"""``spades-play``: a person plays a seat in the terminal, against bots or people.
+"""``spades play`` (and its alias ``spades-play``): a person plays a seat in the terminal,
+against bots or people.
 
     spades-play --quick-match [--name NAME]            a seat in the quick-match queue
     spades-play --table TABLE_ID [--seat S] [--join-code C] [--house-bots N]
@@ -25,7 +26,13 @@ from typing import Any
 
 from spades.bot import Bot, BotView, play_match
 from spades.client import SeatTicket, SpadesClient, SpadesError
-from spades.commands.common import add_server_flag, channel_credentials
+from spades.commands.common import (
+    add_server_flag,
+    channel_credentials,
+    fail,
+    parse_command_line,
+    program_of,
+)
 from spades.engine import Card, Rules, seat_name
 from spades.engine import events as ev
 from spades.records import MatchNarrator
@@ -338,10 +345,16 @@ async def take_seat(client: SpadesClient, arguments: argparse.Namespace) -> Seat
     return ticket
 
 
+DESCRIPTION = "a person plays a seat in the terminal, against bots or people"
+
+
 def parser() -> argparse.ArgumentParser:
-    parse = argparse.ArgumentParser(
-        prog=PROGRAM, description=__doc__.splitlines()[0].split(": ", 1)[-1]
-    )
+    parse = argparse.ArgumentParser(prog=PROGRAM, description=DESCRIPTION)
+    configure(parse)
+    return parse
+
+
+def configure(parse: argparse.ArgumentParser) -> None:
     where = parse.add_mutually_exclusive_group(required=True)
     where.add_argument("--quick-match", action="store_true", help="join the quick-match queue")
     where.add_argument("--table", help="the table to join (spades-tables lists them)")
@@ -354,7 +367,6 @@ def parser() -> argparse.ArgumentParser:
         "--house-bots", type=int, default=0, help="house bots to seat after you (--table)"
     )
     add_server_flag(parse)
-    return parse
 
 
 async def _main(arguments: argparse.Namespace) -> int:
@@ -365,8 +377,7 @@ async def _main(arguments: argparse.Namespace) -> int:
                 arguments.table, arguments.house_bots = created.table_id, 3
             ticket = await take_seat(client, arguments)
         except SpadesError as error:
-            print(f"{PROGRAM}: {error}", file=sys.stderr)
-            return 1
+            return fail(program_of(arguments, PROGRAM), error)
         app = PlayScreen(client, ticket)
         await app.run_async()
         if app.outcome_text:
@@ -375,7 +386,10 @@ async def _main(arguments: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    arguments = parser().parse_args(argv)
+    return run(parse_command_line(parser(), argv))
+
+
+def run(arguments: argparse.Namespace) -> int:
     if App is None:
         print(
             f"{PROGRAM} needs textual: pip install './client_sdk[terminal]' (from a checkout)",

@@ -1,6 +1,7 @@
-"""``spades-tables``: the lobby's tables, one line each (newest first).
+"""``spades tables`` (and its alias ``spades-tables``): the lobby's tables, one line each
+(newest first), or with ``--json`` one JSON list.
 
-spades-tables [--status waiting|playing|finished] [--server HOST:PORT]
+spades tables [--status waiting|playing|finished] [--server HOST:PORT] [--json]
 """
 
 from __future__ import annotations
@@ -9,9 +10,18 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from spades.client import SpadesClient, SpadesError, TableInfo
-from spades.commands.common import add_server_flag, channel_credentials, fail
+from spades.commands.common import (
+    add_json_flag,
+    add_server_flag,
+    channel_credentials,
+    fail,
+    parse_command_line,
+    print_json,
+    program_of,
+)
 from spades.engine import seat_name
 
 PROGRAM = "spades-tables"
@@ -35,33 +45,67 @@ def table_line(table: TableInfo) -> str:
     )
 
 
+def table_json(table: TableInfo) -> dict[str, Any]:
+    """A table as ``--json`` prints it."""
+    return {
+        "table_id": table.table_id,
+        "name": table.name,
+        "status": table.status,
+        "seats": [
+            {
+                "seat": seat_name(seat.seat).lower(),
+                "player_name": seat.player_name,
+                "bot": seat.bot,
+                "occupied": seat.occupied,
+            }
+            for seat in table.seats
+        ],
+        "scores": list(table.scores),
+        "hand_number": table.hand_number,
+        "badges": list(table.badges),
+        "private": table.private,
+    }
+
+
 async def _main(arguments: argparse.Namespace) -> int:
+    tables: list[TableInfo] = []
     async with SpadesClient(arguments.server, credentials=channel_credentials(arguments)) as client:
         try:
-            printed = 0
             token = ""
-            while printed < MOST:
+            while len(tables) < MOST:
                 page = await client.list_tables(arguments.status, page_token=token)
-                for table in page.tables:
-                    print(table_line(table))
-                    printed += 1
+                tables += page.tables
                 token = page.next_page_token
                 if not token:
                     break
         except SpadesError as error:
-            return fail(PROGRAM, error)
-    if printed == 0:
+            return fail(program_of(arguments, PROGRAM), error, as_json=arguments.json)
+    if arguments.json:
+        print_json([table_json(table) for table in tables])
+    for table in [] if arguments.json else tables:
+        print(table_line(table))
+    if not tables and not arguments.json:
         print("No tables.")
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog=PROGRAM, description=__doc__.splitlines()[0].split(": ", 1)[-1]
-    )
+DESCRIPTION = "the lobby's tables, one line each (newest first)"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--status", choices=["waiting", "playing", "finished"])
     add_server_flag(parser)
-    return asyncio.run(_main(parser.parse_args(argv)))
+    add_json_flag(parser)
+
+
+def run(arguments: argparse.Namespace) -> int:
+    return asyncio.run(_main(arguments))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=PROGRAM, description=DESCRIPTION)
+    configure(parser)
+    return run(parse_command_line(parser, argv))
 
 
 if __name__ == "__main__":

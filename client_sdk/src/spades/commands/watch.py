@@ -1,4 +1,5 @@
-"""``spades-watch TABLE_ID``: a table's match told hand by hand as it is played.
+"""``spades watch TABLE_ID`` (and its alias ``spades-watch``): a table's match told hand by
+hand as it is played.
 
 What a spectator may see, from the public Watch stream: the players, every hand's bids and
 tricks, each hand's score table with the points each side still needs, and how the match ends.
@@ -15,7 +16,13 @@ from collections.abc import Callable, Sequence
 import grpc
 
 from spades.client import SpadesClient, SpadesError, StreamEvent, Unavailable
-from spades.commands.common import add_server_flag, channel_credentials, fail
+from spades.commands.common import (
+    add_server_flag,
+    channel_credentials,
+    fail,
+    parse_command_line,
+    program_of,
+)
 from spades.engine import events as ev
 from spades.records import MatchNarrator
 
@@ -75,21 +82,29 @@ async def _main(arguments: argparse.Namespace) -> int:
             print(f"Table {table.table_id} '{table.name}': {rules}")
             await narrate(client, arguments.table_id, lambda line: print(line, flush=True))
         except SpadesError as error:
-            return fail(PROGRAM, error)
+            return fail(program_of(arguments, PROGRAM), error)
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog=PROGRAM, description=__doc__.splitlines()[0].split(": ", 1)[-1]
-    )
-    parser.add_argument("table_id", help="the table to watch (spades-tables lists them)")
+DESCRIPTION = "a table's match told hand by hand as it is played"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("table_id", help="the table to watch (spades tables lists them)")
     add_server_flag(parser)
-    arguments = parser.parse_args(argv)
+
+
+def run(arguments: argparse.Namespace) -> int:
     try:
         return asyncio.run(_main(arguments))
     except KeyboardInterrupt:
         return 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=PROGRAM, description=DESCRIPTION)
+    configure(parser)
+    return run(parse_command_line(parser, argv))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-"""``spades-record``: score, verify or show a game record file from the command line.
+"""Score, verify or show a game record file from the command line (the files only; the
+installed ``spades record`` and ``spades-record`` add records fetched from a server by table or
+tournament id, :mod:`spades.commands.record`). ``python -m spades.records.cli`` runs it.
 
     spades-record score match.json [--json]   replay the match, then print its score table
     spades-record verify match.pb             check the seed, its commitment and every deal
@@ -14,9 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from spades.records.files import load_record
+from spades.records.files import Format, load_record
 from spades.records.record import events_of
 from spades.records.render import render_match, render_score_table, score_table, score_table_json
 from spades.records.replay import replay
@@ -26,15 +28,39 @@ from spades.records.tournament import (
     verify_tournament,
 )
 from spades.records.verify import verify
-from spades.v1 import record_pb2
+from spades.v1 import record_pb2, tournament_pb2
+
+#: Reads a game record named on the command line (a file, or a table id: ``spades record``).
+RecordSource = Callable[[str, Format | None], record_pb2.GameRecord]
+#: Reads a tournament record named on the command line.
+TournamentSource = Callable[[str], tournament_pb2.TournamentRecord]
+
+DESCRIPTION = "Score, verify or show a Spades game record."
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="spades-record", description="Score, verify or show a Spades game record."
+    parser = argparse.ArgumentParser(prog="spades-record", description=DESCRIPTION)
+    configure(parser)
+    return parser
+
+
+def configure(
+    parser: argparse.ArgumentParser,
+    *,
+    source_help: str = "",
+    tournament_help: str = "",
+    common: argparse.ArgumentParser | None = None,
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """The subcommands score, verify, show and tournament; ``source_help`` says what the record
+    argument may name (a file by default); ``common``: a parent parser whose flags every
+    subcommand takes too. Returns the subparsers, for more subcommands."""
+    shared = [] if common is None else [common]
+    common = argparse.ArgumentParser(add_help=False, parents=shared)
+    common.add_argument(
+        "file",
+        metavar="RECORD",
+        help=source_help or "the record: .json (protobuf JSON) or .pb/.bin (binary)",
     )
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("file", help="the record: .json (protobuf JSON) or .pb/.bin (binary)")
     common.add_argument(
         "--format",
         choices=("json", "binary"),
@@ -51,19 +77,35 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("show", parents=[common], help="print the match hand by hand")
     commands.add_parser(
         "tournament",
+        parents=shared,
         help="verify a tournament record: every table, the deals against the revealed seed, "
         "the standings recomputed",
-    ).add_argument("file", help="the tournament record: .json (protobuf JSON) or binary")
-    return parser
+    ).add_argument(
+        "file",
+        metavar="RECORD",
+        help=tournament_help or "the tournament record: .json (protobuf JSON) or binary",
+    )
+    return commands
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    arguments = _parser().parse_args(argv)
+    return run(_parser().parse_args(argv))
+
+
+def run(
+    arguments: argparse.Namespace,
+    source: RecordSource = load_record,
+    tournament_source: TournamentSource = load_tournament_record,
+    *,
+    program: str = "spades-record",
+) -> int:
+    """Run score, verify, show or tournament on the record ``source`` (or
+    ``tournament_source``) reads; returns the exit status."""
     try:
         if arguments.command == "tournament":
-            return _tournament(arguments.file)
-        record = load_record(arguments.file, arguments.format)
+            return _tournament(tournament_source(arguments.file))
+        record = source(arguments.file, arguments.format)
         if arguments.command == "score":
             return _score(record, as_json=arguments.json)
         if arguments.command == "verify":
@@ -75,12 +117,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except ValueError as error:  # RecordError, ProtocolError, InvalidRules: all say why
         reason = " ".join(str(error).splitlines())
-        print(f"spades-record: {reason}", file=sys.stderr)
+        print(f"{program}: {reason}", file=sys.stderr)
         return 1
 
 
-def _tournament(path: str) -> int:
-    checked = verify_tournament(load_tournament_record(path))
+def _tournament(record: tournament_pb2.TournamentRecord) -> int:
+    checked = verify_tournament(record)
     print(f"seed commitment {checked.seed_commitment.hex()}: the revealed seed matches")
     print(f"{checked.tables} tables verified, {checked.boards} boards scored again")
     print(render_standings(checked.standings), end="")

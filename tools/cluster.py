@@ -472,12 +472,12 @@ class Cluster:
     def _balancer_environment(self) -> dict[str, str]:
         environment = dict(os.environ)
         environment.update(
-            SPADES_BALANCER_GRPC=self.address("balancer-grpc"),
-            SPADES_BALANCER_WEB=self.address("balancer-web"),
-            SPADES_BALANCER_METRICS=self.address("balancer-metrics"),
+            BALANCER_GRPC=self.address("balancer-grpc"),
+            BALANCER_WEB=self.address("balancer-web"),
+            BALANCER_METRICS=self.address("balancer-metrics"),
         )
         for number in self._numbers():
-            prefix = f"SPADES_REPLICA_{number}"
+            prefix = f"REPLICA_{number}"
             environment[f"{prefix}_GRPC"] = self.address(f"spades-{number}-grpc")
             environment[f"{prefix}_WEB"] = self.address(f"spades-{number}-web")
             environment[f"{prefix}_METRICS_HOST"] = LOOPBACK

@@ -111,7 +111,7 @@ cluster-tools: ## install the cluster's Debian packages when missing (needs root
 # Ctrl-C (or SIGTERM) stops every process it started; data and logs stay in var/cluster/.
 CLUSTER_ARGS ?=
 cluster: $(INSTALL_STAMP) cluster-tools ## PostgreSQL, NATS, 2 replicas, haproxy, Prometheus, Alertmanager, in the foreground (var/cluster/)
-	$(PY) tools/cluster.py $(CLUSTER_ARGS)
+	$(PY) tools/spades_cluster.py $(CLUSTER_ARGS)
 
 # The Node client check (tests/node_client): a client of spades.v1 written from protos/ and
 # docs/ alone, on @grpc/grpc-js and @grpc/proto-loader from the npm registry (pinned by its lock).

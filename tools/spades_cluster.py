@@ -172,8 +172,8 @@ class Component:
 
     def start(self, timeout: float = START_TIMEOUT) -> None:
         with self.log_path.open("ab") as log:
-            # A session of its own: Ctrl-C in the terminal reaches only tools/cluster.py, which
-            # stops the children in order.
+            # A session of its own: Ctrl-C in the terminal reaches only this script, which stops
+            # the children in order.
             self.process = subprocess.Popen(
                 self.argv(),
                 stdin=subprocess.DEVNULL,

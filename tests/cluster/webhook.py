@@ -30,13 +30,19 @@ class Notifications:
             self.alerts.extend(payload.get("alerts", []))
             self.changed.notify_all()
 
-    def wait_for(self, matches: Callable[[Alert], bool], timeout: float, what: str) -> Alert:
-        """The first alert received (since the start) that ``matches``, waiting at most
-        ``timeout`` seconds for it."""
+    def count(self) -> int:
+        with self.changed:
+            return len(self.alerts)
+
+    def wait_for(
+        self, matches: Callable[[Alert], bool], timeout: float, what: str, since: int = 0
+    ) -> Alert:
+        """The first alert received after the first ``since`` (a :meth:`count`) that
+        ``matches``, waiting at most ``timeout`` seconds for it."""
         deadline = time.monotonic() + timeout
         with self.changed:
             while True:
-                found = next((alert for alert in self.alerts if matches(alert)), None)
+                found = next((alert for alert in self.alerts[since:] if matches(alert)), None)
                 if found is not None:
                     return found
                 left = deadline - time.monotonic()

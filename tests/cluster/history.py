@@ -13,10 +13,13 @@ What it asserts, per table:
 - every stream a client opened delivered its snapshot and then events at consecutive sequences
   (snapshot + 1, + 2, ...), each one the log's event at that sequence (its kind: a seat's view
   redacts the content, not the kind).
+
+The streams also keep every refused action's status and reason code, for the tests to judge.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +27,7 @@ from typing import Any
 from spades.bot import MatchOutcome
 from spades.client import SeatConnection, SpadesClient
 from spades.client.client import DEFAULT_CHANNEL_OPTIONS
-from spades.client.messages import PlayMessage, Snapshot, StreamEvent
+from spades.client.messages import ActionResult, PlayMessage, Snapshot, StreamEvent
 from spades_server.eventlog import PostgresEventLog
 from spades_server.eventlog.base import StoredEvent
 from tests.backends import read_to_head
@@ -47,6 +50,8 @@ class Delivery:
     token: str
     snapshot: int | None = None
     events: list[tuple[int, str]] = field(default_factory=list)
+    #: Refused actions: (time.monotonic() received, status code name, reason code).
+    refusals: list[tuple[float, str, str]] = field(default_factory=list)
 
 
 class DeliveryRecordingConnection(RecordingConnection):
@@ -60,6 +65,9 @@ class DeliveryRecordingConnection(RecordingConnection):
             self.delivery.snapshot = message.sequence
         elif isinstance(message, StreamEvent):
             self.delivery.events.append((message.sequence, type(message.event).__name__))
+        elif isinstance(message, ActionResult) and not message.accepted:
+            refusal = (time.monotonic(), message.code.name, message.reason_code)
+            self.delivery.refusals.append(refusal)
         return message
 
 

@@ -145,6 +145,23 @@ def grpc_serving(address: str) -> bool:
     return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
 
+def as_user(user: str | None, argv: list[str]) -> list[str]:
+    """``argv`` run as ``user`` (None: as we are).
+
+    Through setpriv rather than Popen(user=...): that makes Python fork() instead of vfork(),
+    and a fork of a process whose gRPC threads are busy (the tests') can crash in gRPC's fork
+    handlers before it execs; setpriv also keeps the pid (it execs the command)."""
+    if user is None:
+        return argv
+    return [
+        tool("setpriv", "/usr/bin"),
+        f"--reuid={user}",
+        f"--regid={user}",
+        "--init-groups",
+        *argv,
+    ]
+
+
 # -- one child process -------------------------------------------------------------------------
 
 
@@ -157,6 +174,7 @@ class Component:
     ready: Callable[[], bool]
     log_path: Path
     env: Mapping[str, str] | None = None
+    #: Run as this user (we are root): through setpriv, which execs it with that user's ids.
     user: str | None = None
     #: Signal for a clean stop (postgres: SIGINT is its "fast" shutdown).
     stop_signal: int = signal.SIGTERM
@@ -175,12 +193,11 @@ class Component:
             # A session of its own: Ctrl-C in the terminal reaches only this script, which stops
             # the children in order.
             self.process = subprocess.Popen(
-                self.argv(),
+                as_user(self.user, self.argv()),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=None if self.env is None else dict(self.env),
-                user=self.user,
                 start_new_session=True,
             )
         process = self.process
@@ -324,22 +341,24 @@ class Cluster:
             account = pwd.getpwnam(self.postgres_user)
             os.chown(self.postgres_data, account.pw_uid, account.pw_gid)
         subprocess.run(
-            [
-                str(postgres_bin() / "initdb"),
-                "--pgdata",
-                str(self.postgres_data),
-                "--username",
-                "spades",
-                "--auth",
-                "trust",
-                "--encoding",
-                "UTF8",
-                "--no-sync",
-            ],
+            as_user(
+                self.postgres_user,
+                [
+                    str(postgres_bin() / "initdb"),
+                    "--pgdata",
+                    str(self.postgres_data),
+                    "--username",
+                    "spades",
+                    "--auth",
+                    "trust",
+                    "--encoding",
+                    "UTF8",
+                    "--no-sync",
+                ],
+            ),
             check=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            user=self.postgres_user,
             cwd="/",
         )
 

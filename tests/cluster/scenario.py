@@ -82,11 +82,15 @@ class Play:
         self.outcomes: list[list[MatchOutcome]] = []
 
     async def __aenter__(self) -> Play:
+        # Every table seated first, then every bot started: no match is under way (or over)
+        # while the next table is still being created.
         for number in range(self.count):
             client = HistoryClient(self.address, CHANNEL_OPTIONS)
+            self.tables.append(Table("", [], client))
             table_id, tokens = await seat_four(client, self.rules, f"cluster {number}")
-            table = Table(table_id, tokens, client)
-            self.tables.append(table)
+            self.tables[-1] = Table(table_id, tokens, client)
+        for number, table in enumerate(self.tables):
+            table_id, tokens, client = table.table_id, table.tokens, table.client
             table.tasks = [
                 asyncio.ensure_future(
                     play_match(

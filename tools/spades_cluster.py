@@ -703,10 +703,13 @@ def running(settings: Settings) -> Iterator[Cluster]:
 # -- the command -------------------------------------------------------------------------------
 
 
+BOT = os.path.relpath(Path(sys.executable).with_name("spades-bot"))
+
+
 def describe(addresses: Mapping[str, Any], out: IO[str]) -> None:
     lines = [
         f"Spades cluster: connect a bot to {addresses['grpc']}",
-        f"  bot:           spades-bot --server {addresses['grpc']} --quick-match --bot random",
+        f"  bot:           {BOT} --server {addresses['grpc']} --quick-match --bot random",
         f"  web:           {addresses['web']}",
         f"  prometheus:    {addresses['prometheus']}  (targets, alerts)",
         f"  alertmanager:  {addresses['alertmanager']}",

@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos variations web browser node-client engine lint contract test run demo demo-tournament bench-engine bench-search bench-server bench-soak bench-ratings fmt clean
+.PHONY: help install-runtime install buf protos variations web browser cluster-tools cluster node-client engine lint contract test run demo demo-tournament bench-engine bench-search bench-server bench-soak bench-ratings fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -105,6 +105,22 @@ browser: ## install Debian's chromium for the browser tests (needs root, as on C
 		apt-get install -y -qq chromium; }
 	@$(CHROMIUM) --version
 
+# `make cluster` and the cluster tests (tests/cluster) run Debian's own daemons, natively: a
+# private PostgreSQL and NATS, haproxy, Prometheus (promtool comes with it) and Alertmanager.
+CLUSTER_PACKAGES := postgresql nats-server haproxy prometheus prometheus-alertmanager
+CLUSTER_COMMANDS := /usr/sbin/nats-server /usr/sbin/haproxy /usr/bin/prometheus /usr/bin/promtool \
+	/usr/bin/prometheus-alertmanager
+cluster-tools: ## install the cluster's Debian packages when missing (needs root, as on CI)
+	@missing=0; for command in $(CLUSTER_COMMANDS); do test -x $$command || missing=1; done; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing=1; \
+	if [ $$missing = 1 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends $(CLUSTER_PACKAGES); fi
+
+# Ctrl-C (or SIGTERM) stops every process it started; data and logs stay in var/cluster/.
+CLUSTER_ARGS ?=
+cluster: $(INSTALL_STAMP) cluster-tools ## PostgreSQL, NATS, 2 replicas, haproxy, Prometheus, Alertmanager, in the foreground (var/cluster/)
+	$(PY) tools/spades_cluster.py $(CLUSTER_ARGS)
+
 # The Node client check (tests/node_client): a client of spades.v1 written from protos/ and
 # docs/ alone, on @grpc/grpc-js and @grpc/proto-loader from the npm registry (pinned by its lock).
 NODE_CLIENT := tests/node_client
@@ -129,7 +145,7 @@ lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy +
 contract: $(BUF_STAMP) ## record protos/ as the wire contract `make lint` checks breaking changes against
 	$(BUF) build -o $(CONTRACT)
 
-test: lint web browser node-client engine ## lint, build the web client and the engine, then pytest (saying why each skipped test was skipped)
+test: lint web browser cluster-tools node-client engine ## lint, build the web client and the engine, then pytest (saying why each skipped test was skipped)
 	$(PY) -m pytest -rs
 	@echo "the engine's tests and examples again, on the pure-Python engine (SPADES_ENGINE=python):"
 	SPADES_ENGINE=python $(PY) -m pytest -rs tests/engine tests/test_doctests.py

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import importlib
 import re
-import warnings
-from collections.abc import Iterator
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from spades_server.app import config
+from tests.backends import in_ci
 from tests.deploy.files import (
     DEPLOY,
     dockerfile_stages,
@@ -49,7 +50,8 @@ def test_the_stack_is_complete() -> None:
         *SERVER_REPLICAS,
         "postgres",
         "nats",
-        "envoy",
+        "haproxy",
+        "alertmanager",
         "prometheus",
         "grafana",
     }
@@ -118,78 +120,90 @@ def test_bind_mounts_exist_and_named_volumes_are_declared() -> None:
                 assert source in declared, f"{name}: volume {source} not declared"
 
 
-def envoy_clusters() -> dict[str, Any]:
-    config = load_yaml(DEPLOY / "envoy" / "envoy.yaml")
-    return {c["name"]: c for c in config["static_resources"]["clusters"]}
+def haproxy_config() -> str:
+    return (DEPLOY / "haproxy" / "haproxy.cfg").read_text(encoding="utf-8")
 
 
-def type_urls(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
-        if "@type" in node:
-            yield node["@type"]
-        for value in node.values():
-            yield from type_urls(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from type_urls(value)
+def haproxy_variables() -> set[str]:
+    """The environment variables haproxy.cfg reads ("${NAME}" outside comments)."""
+    lines = [line for lines in haproxy_sections().values() for line in lines]
+    return set(re.findall(r"\$\{(\w+)\}", "\n".join(lines)))
 
 
-def test_envoy_config_is_valid_for_the_envoy_v3_api() -> None:
-    """Every field, enum and typed_config in envoy.yaml exists in Envoy's v3 API.
-
-    envoy-data-plane has dataclasses generated from Envoy's protos; from_dict refuses unknown
-    fields and unregistered Any types. (Imported by name: its generated code is not for mypy.)
-    """
-    config = load_yaml(DEPLOY / "envoy" / "envoy.yaml")
-    with warnings.catch_warnings():  # its generated models trip pydantic deprecation warnings
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pytest.importorskip("envoy_data_plane", reason="envoy-data-plane not installed")
-        for url in set(type_urls(config)):
-            package = url.removeprefix("type.googleapis.com/").rpartition(".")[0]
-            importlib.import_module(f"envoy_data_plane.{package}")  # registers its Any types
-        bootstrap = importlib.import_module("envoy_data_plane.envoy.config.bootstrap.v3")
-    parsed = bootstrap.Bootstrap.from_dict(config)
-    assert [c.name for c in parsed.static_resources.clusters] == list(envoy_clusters())
-    with pytest.raises(KeyError):  # the check has teeth: a misspelt field is refused
-        bootstrap.Bootstrap.from_dict({**config, "admn": {}})
+def haproxy_sections() -> dict[str, list[str]]:
+    """Each section ("backend spades_grpc", ...) with its lines, comments left out."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] = []
+    for raw in haproxy_config().splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if not line:
+            continue
+        if not line[0].isspace():
+            current = sections.setdefault(line.strip(), [])
+        else:
+            current.append(line.strip())
+    return sections
 
 
-def test_envoy_balances_over_every_replica_with_grpc_health_checks() -> None:
-    (cluster,) = envoy_clusters().values()
-    endpoints = [
-        e["endpoint"]["address"]["socket_address"]
-        for group in cluster["load_assignment"]["endpoints"]
-        for e in group["lb_endpoints"]
-    ]
-    assert {(e["address"], e["port_value"]) for e in endpoints} == {
-        (name, 50051) for name in SERVER_REPLICAS
-    }
-    options = cluster["typed_extension_protocol_options"][
-        "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
-    ]
-    assert "http2_protocol_options" in options["explicit_http_config"]  # gRPC upstream: HTTP/2
-    (health_check,) = cluster["health_checks"]
-    assert "grpc_health_check" in health_check
+def test_compose_gives_haproxy_every_address_it_reads() -> None:
+    haproxy = services()["haproxy"]
+    environment = haproxy["environment"]
+    assert set(environment) == haproxy_variables()
+    mounts = dict(v.split(":")[:2] for v in haproxy["volumes"])
+    assert mounts["./haproxy/haproxy.cfg"] == "/usr/local/etc/haproxy/haproxy.cfg"
+    replica_env = services()[SERVER_REPLICAS[0]]["environment"]
+    for number, name in enumerate(SERVER_REPLICAS, start=1):
+        prefix = f"REPLICA_{number}"
+        assert environment[f"{prefix}_GRPC"] == f"{name}:{port_of(replica_env['SPADES_LISTEN'])}"
+        assert environment[f"{prefix}_WEB"] == f"{name}:{port_of(replica_env['SPADES_WEB'])}"
+        assert environment[f"{prefix}_METRICS_HOST"] == name
+        assert environment[f"{prefix}_METRICS_PORT"] == str(port_of(replica_env["SPADES_METRICS"]))
+    published = {port.split(":")[-1] for port in haproxy["ports"]}
+    for frontend in ("BALANCER_GRPC", "BALANCER_WEB", "BALANCER_METRICS"):
+        assert str(port_of(environment[frontend])) in published, frontend
 
 
-def test_envoy_routes_reach_a_defined_cluster_and_ports_are_published() -> None:
-    config = load_yaml(DEPLOY / "envoy" / "envoy.yaml")
-    clusters = envoy_clusters()
-    (listener,) = config["static_resources"]["listeners"]
-    (chain,) = listener["filter_chains"]
-    (manager,) = chain["filters"]
-    routes = [
-        route
-        for host in manager["typed_config"]["route_config"]["virtual_hosts"]
-        for route in host["routes"]
-    ]
-    assert routes
-    for route in routes:
-        assert route["route"]["cluster"] in clusters
-        assert route["route"]["timeout"] == "0s"  # long-lived Play/Watch streams
-    published = {port.split(":")[-1] for port in services()["envoy"]["ports"]}
-    assert str(listener["address"]["socket_address"]["port_value"]) in published
-    assert str(config["admin"]["address"]["socket_address"]["port_value"]) in published
+def test_haproxy_balances_grpc_calls_over_http2_to_every_replica() -> None:
+    sections = haproxy_sections()
+    grpc_frontend = sections["frontend grpc"]
+    # h2c with prior knowledge on the way in, HTTP/2 to each replica: per-call balancing.
+    assert 'bind "${BALANCER_GRPC}" proto h2' in grpc_frontend
+    assert "default_backend spades_grpc" in grpc_frontend
+    servers = [line for line in sections["backend spades_grpc"] if line.startswith("server ")]
+    assert [line.split()[1] for line in servers] == list(SERVER_REPLICAS)
+    for number, line in enumerate(servers, start=1):
+        assert f'"${{REPLICA_{number}_GRPC}}" proto h2' in line
+        assert " check" in line
+    web = [line for line in sections["backend spades_web"] if line.startswith("server ")]
+    assert [line.split()[1] for line in web] == list(SERVER_REPLICAS)
+    # Long-lived Play and Watch streams: no short idle cut-off.
+    defaults = sections["defaults"]
+    assert "timeout client 1h" in defaults and "timeout server 1h" in defaults
+    assert "mode http" in defaults
+
+
+def test_haproxy_accepts_its_configuration() -> None:
+    """haproxy -c on the file itself, every address on loopback (the Debian package)."""
+    haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
+    if not Path(haproxy).is_file():
+        if in_ci():
+            pytest.fail("haproxy is not installed (make cluster-tools installs it)")
+        pytest.skip("haproxy not installed (Debian: make cluster-tools)")
+    environment = {name: "127.0.0.1:1" for name in haproxy_variables()}
+    environment.update(
+        {name: "127.0.0.1" for name in haproxy_variables() if name.endswith("_METRICS_HOST")}
+    )
+    environment.update(
+        {name: "1" for name in haproxy_variables() if name.endswith("_METRICS_PORT")}
+    )
+    result = subprocess.run(
+        [haproxy, "-c", "-f", str(DEPLOY / "haproxy" / "haproxy.cfg")],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_prometheus_scrapes_every_replica_and_loads_the_rules() -> None:
@@ -207,8 +221,15 @@ def test_prometheus_scrapes_every_replica_and_loads_the_rules() -> None:
     metrics_port = port_of(services()[SERVER_REPLICAS[0]]["environment"]["SPADES_METRICS"])
     assert sorted(targets["spades-server"]) == [f"{n}:{metrics_port}" for n in SERVER_REPLICAS]
     assert jobs["spades-server"].get("metrics_path", "/metrics") == "/metrics"
-    admin = load_yaml(DEPLOY / "envoy" / "envoy.yaml")["admin"]["address"]["socket_address"]
-    assert targets["envoy"] == [f"envoy:{admin['port_value']}"]
+    balancer = services()["haproxy"]["environment"]["BALANCER_METRICS"]
+    assert targets["haproxy"] == [f"haproxy:{port_of(balancer)}"]
+    alertmanagers = [
+        target
+        for manager in config["alerting"]["alertmanagers"]
+        for group in manager["static_configs"]
+        for target in group["targets"]
+    ]
+    assert alertmanagers == ["alertmanager:9093"]
     # rule files resolve relative to prometheus.yml, which compose mounts with its folder
     mounts = dict(v.split(":")[:2] for v in services()["prometheus"]["volumes"])
     assert mounts["./prometheus"] == "/etc/prometheus"
@@ -232,25 +253,3 @@ def test_grafana_provisioning_points_at_mounted_files_and_services() -> None:
     assert (DEPLOY / source / "spades.json").is_file()
     home = grafana["environment"]["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"]
     assert home == f"{path}/spades.json"
-
-
-def test_envoy_carries_grpc_web_and_cors_for_browsers() -> None:
-    """Browsers reach the replicas through Envoy over gRPC-Web, with CORS answered."""
-    config = load_yaml(DEPLOY / "envoy" / "envoy.yaml")
-    (listener,) = config["static_resources"]["listeners"]
-    (manager,) = listener["filter_chains"][0]["filters"]
-    filters = [f["name"] for f in manager["typed_config"]["http_filters"]]
-    # grpc_web and cors before the router (the router must stay last).
-    assert filters == [
-        "envoy.filters.http.grpc_web",
-        "envoy.filters.http.cors",
-        "envoy.filters.http.router",
-    ]
-    (host,) = manager["typed_config"]["route_config"]["virtual_hosts"]
-    cors = host["typed_per_filter_config"]["envoy.filters.http.cors"]
-    allowed = {name.strip() for name in cors["allow_headers"].split(",")}
-    assert {"content-type", "x-grpc-web", "spades-seat-token", "authorization"} <= allowed
-    exposed = {name.strip() for name in cors["expose_headers"].split(",")}
-    assert {"grpc-status", "grpc-message", "grpc-status-details-bin"} <= exposed
-    # A route that is not limited to application/grpc: gRPC-Web and preflights reach it.
-    assert any("grpc" not in route["match"] for route in host["routes"])

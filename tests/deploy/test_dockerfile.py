@@ -178,7 +178,7 @@ def run_healthcheck(listen: str) -> subprocess.CompletedProcess[str]:
 
 # This runs the image's HEALTHCHECK command itself, so it also guards the server's health
 # service: registered as the synchronous grpc_health HealthServicer on the grpc.aio server, every
-# Check ended in UNKNOWN and every probe (Docker's, Envoy's, Kubernetes') failed.
+# Check ended in UNKNOWN and every probe (Docker's, a balancer's, Kubernetes') failed.
 def test_healthcheck_passes_on_a_serving_server(server_address: str) -> None:
     started = time.monotonic()
     result = run_healthcheck(f"0.0.0.0:{port_of(server_address)}")

@@ -27,7 +27,7 @@ from spades_server.domain.accounts import (
 from spades_server.eventlog.base import EventLog, LogUnavailable, StoredEvent, VersionConflict
 from spades_server.store import stream_kinds as streams
 from spades_server.store.codecs import decode_account, encode_account
-from spades_server.store.repository import AggregateKind, Repository, log_unavailable
+from spades_server.store.repository import AggregateKind, Contended, Repository, log_unavailable
 
 STREAM_PREFIX = streams.ACCOUNT_PREFIX
 
@@ -66,8 +66,9 @@ ACCOUNTS: AggregateKind[Account, AccountDecided] = AggregateKind(
     fold=_fold,
     rows=_rows,
     not_found=lambda account_id: account_not_found(repr(account_id)),
-    contended=Reason.ACCOUNT_CONTENDED,
-    contended_reason="the account kept changing under this request; try again",
+    contended=Contended(
+        Reason.ACCOUNT_CONTENDED, "the account kept changing under this request; try again"
+    ),
     check_id=_check_id,
 )
 

@@ -17,7 +17,7 @@ from spades_server.domain.challenges import ChallengeState, challenge_not_found
 from spades_server.eventlog.base import EventLog, StoredEvent, VersionConflict
 from spades_server.store import stream_kinds as streams
 from spades_server.store.codecs import decode_challenge, encode_challenge
-from spades_server.store.repository import AggregateKind, Repository
+from spades_server.store.repository import AggregateKind, Contended, Repository
 from spades_server.v1 import log_pb2
 
 STREAM_PREFIX: Final = streams.CHALLENGE_PREFIX
@@ -47,8 +47,9 @@ CHALLENGES: AggregateKind[ChallengeState, log_pb2.ChallengeLogEntry] = Aggregate
     fold=_fold,
     rows=lambda entry: [encode_challenge(entry)],
     not_found=challenge_not_found,
-    contended=Reason.CHALLENGE_CONTENDED,
-    contended_reason="the challenge kept changing under this request; try again",
+    contended=Contended(
+        Reason.CHALLENGE_CONTENDED, "the challenge kept changing under this request; try again"
+    ),
     check_id=_check_id,
 )
 

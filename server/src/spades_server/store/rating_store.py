@@ -12,7 +12,7 @@ from spades_server.domain.tables import Table
 from spades_server.eventlog.base import EventLog, StoredEvent
 from spades_server.store import stream_kinds as streams
 from spades_server.store.codecs import decode_pool, encode_pool
-from spades_server.store.repository import AggregateKind, Repository
+from spades_server.store.repository import AggregateKind, Contended, Repository
 
 
 def stream_of(pool: str) -> str:
@@ -37,8 +37,7 @@ RATING_POOLS: AggregateKind[Pool, rating_pb2.MatchRated] = AggregateKind(
     fold=_fold,
     rows=lambda match: [encode_pool(match)],
     not_found=pool_not_found,
-    contended=Reason.POOL_CONTENDED,
-    contended_reason="the pool kept changing",
+    contended=Contended(Reason.POOL_CONTENDED, "the pool kept changing"),
     check_id=_check_name,
     exists_empty=True,  # a pool nobody was rated in yet is there all the same
 )

@@ -48,6 +48,14 @@ D = TypeVar("D")
 
 
 @dataclass(frozen=True)
+class Contended:
+    """An aggregate's refusal when it kept changing under a request (ABORTED, retry)."""
+
+    reason_code: Reason
+    reason: str
+
+
+@dataclass(frozen=True)
 class AggregateKind(Generic[A, D]):
     """One kind of aggregate, as the repository handles it (``D`` is what its decisions return)."""
 
@@ -61,9 +69,8 @@ class AggregateKind(Generic[A, D]):
     rows: Callable[[D], Sequence[bytes]]
     #: The refusal for an id with no stream (or one no stream may have).
     not_found: Callable[[str], errors.RequestError]
-    #: The refusal after :data:`MAX_DECIDE_ATTEMPTS` conflicts.
-    contended: Reason
-    contended_reason: str
+    #: The refusal after :data:`MAX_DECIDE_ATTEMPTS` conflicts (its ``*_CONTENDED`` code).
+    contended: Contended
     #: Checks an id before the log is read: a refusal for one that cannot name a stream.
     check_id: Callable[[str], None] | None = None
     #: Whether an aggregate with no row exists all the same (a rating pool does).
@@ -129,7 +136,7 @@ class Repository(Generic[A, D]):
                     continue
                 self._fold(aggregate, stored)
                 return aggregate, stored
-        raise errors.refuse(self.kind.contended, self.kind.contended_reason)
+        raise errors.refuse(self.kind.contended.reason_code, self.kind.contended.reason)
 
     async def start(self, aggregate_id: str, decided: D) -> A:
         """Append an aggregate's first rows (expected version 0) and cache it; raises

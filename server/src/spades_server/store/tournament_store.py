@@ -30,6 +30,7 @@ from spades_server.store.codecs import (
 from spades_server.store.repository import (
     MAX_DECIDE_ATTEMPTS,
     AggregateKind,
+    Contended,
     Repository,
 )
 
@@ -63,8 +64,9 @@ TOURNAMENTS: AggregateKind[Tournament, Decided] = AggregateKind(
         encode_tournament(event, seed, digest) for event, seed, digest in decided
     ],
     not_found=tournament_not_found,
-    contended=Reason.TOURNAMENT_CONTENDED,
-    contended_reason="the tournament kept changing under this request",
+    contended=Contended(
+        Reason.TOURNAMENT_CONTENDED, "the tournament kept changing under this request"
+    ),
     check_id=_check_id,
 )
 

@@ -45,6 +45,11 @@ typedef struct {
     uint64_t key;
     int32_t lower;
     int32_t upper;
+    /* The best lead found here: its suit and how many cards still out rank above it in that
+       suit (-1: none), so it names the same card in any position with the same relative
+       ranks. */
+    int8_t best_suit;
+    int8_t best_above;
 } Entry;
 
 typedef struct {
@@ -64,6 +69,8 @@ typedef struct {
     uint64_t leader_keys[4];
     uint64_t broken_key;
     uint64_t wins_multiplier;
+    uint64_t suit_multipliers[4];
+    int tricks_left;
 } Search;
 
 static uint64_t splitmix(uint64_t *state) {
@@ -143,7 +150,7 @@ typedef struct {
 } Move;
 
 /* One move per run of equivalent legal cards (its lowest card), best-looking first. */
-static int moves_of(const Search *search, const Node *node, Move *moves) {
+static int moves_of(const Search *search, const Node *node, Move *moves, int preferred) {
     uint64_t legal = legal_cards(search, node);
     uint64_t hand = node->hands[node->turn];
     uint64_t out = cards_out(search, node);
@@ -179,6 +186,7 @@ static int moves_of(const Search *search, const Node *node, Move *moves) {
             else
                 score = 40 - rank;
         }
+        if (preferred >= bottom && preferred <= top) score += 1000;
         moves[count].card = bottom;
         moves[count].score = score;
         count++;
@@ -195,42 +203,139 @@ static int moves_of(const Search *search, const Node *node, Move *moves) {
     return count;
 }
 
-static inline uint64_t key_of(const Search *search, const Node *node) {
-    uint64_t key = node->hash ^ search->leader_keys[node->leader];
+/* The key of a position at a trick boundary. Only the order of the cards still out matters,
+   not their ranks, so each suit is keyed by the owners of its remaining cards from the top
+   (2 bits each, with a leading 1 for the count): positions that differ only in which lower
+   cards are gone share their entry. */
+static uint64_t key_of(const Search *search, const Node *node) {
+    uint64_t key = search->leader_keys[node->leader];
     if (node->broken) key ^= search->broken_key;
     if (!search->additive) key ^= (uint64_t)(node->wins_index + 1) * search->wins_multiplier;
+    for (int suit = 0; suit < 4; suit++) {
+        uint64_t owners = 1;
+        uint32_t fields[4];
+        uint32_t out = 0;
+        for (int seat = 0; seat < search->players; seat++) {
+            fields[seat] = (uint32_t)(node->hands[seat] >> (SUIT_BITS * suit)) & 0xFFFF;
+            out |= fields[seat];
+        }
+        while (out) {
+            int bit = 31 - __builtin_clz(out);
+            out &= ~(1u << bit);
+            int owner = 0;
+            while (!((fields[owner] >> bit) & 1)) owner++;
+            owners = owners << 2 | (uint64_t)owner;
+        }
+        key ^= (owners + (uint64_t)suit) * search->suit_multipliers[suit];
+        key = (key ^ (key >> 29)) * 0xBF58476D1CE4E5B9ULL;
+    }
     return key | 1; /* 0 marks an empty slot */
+}
+
+/* How many cards still out rank above `card` in its suit. */
+static int cards_above(uint64_t out, int card) {
+    uint64_t field = SUIT_FIELD(card >> 4);
+    return __builtin_popcountll(out & field & ~(((uint64_t)2 << card) - 1));
+}
+
+/* The card of `hand` in `suit` with `above` cards still out above it, or -1. */
+static int card_with_above(uint64_t hand, uint64_t out, int suit, int above) {
+    uint64_t cards = hand & SUIT_FIELD(suit);
+    while (cards) {
+        int card = highest_bit(cards);
+        if (cards_above(out, card) == above) return card;
+        cards &= ~((uint64_t)1 << card);
+    }
+    return -1;
+}
+
+/* Tricks the seat on lead can surely take by cashing its top cards, whatever the others do:
+   in a side suit, its unbroken run from the top, limited by the length of any opponent who
+   could ruff; in trumps (when it may lead them), its run from the top. */
+static int quick_tricks(const Search *search, const Node *node) {
+    int leader = node->leader;
+    int side = search->maximizing[leader];
+    uint64_t hand = node->hands[leader];
+    uint64_t out = 0;
+    for (int seat = 0; seat < search->players; seat++) out |= node->hands[seat];
+    int total = 0;
+    for (int suit = 0; suit < 4; suit++) {
+        uint64_t field = SUIT_FIELD(suit);
+        if (!(hand & field)) continue;
+        if (suit == SPADES && search->must_break && !node->broken && (hand & ~field)) continue;
+        int run = 0;
+        uint64_t rest = out & field;
+        while (rest) {
+            int top = highest_bit(rest);
+            if (!((hand >> top) & 1)) break;
+            run++;
+            rest &= ~((uint64_t)1 << top);
+        }
+        if (!run) continue;
+        if (suit != SPADES) {
+            for (int seat = 0; seat < search->players; seat++) {
+                if (search->maximizing[seat] == side) continue;
+                if (!(node->hands[seat] & SUIT_FIELD(SPADES))) continue;
+                int length = __builtin_popcountll(node->hands[seat] & field);
+                if (length < run) run = length;
+            }
+        }
+        total += run;
+    }
+    return total;
 }
 
 static int32_t alpha_beta(const Search *search, const Node *node, int32_t alpha, int32_t beta) {
     uint64_t key = 0;
     Entry *entry = NULL;
+    int preferred = -1;
+    uint64_t out = 0;
     if (node->trick_length == 0) {
         int32_t low = search->low[node->wins_index], high = search->high[node->wins_index];
         if (low >= beta || low == high) return low;
         if (high <= alpha) return high;
+        if (search->additive) {
+            /* Tricks: the side on lead takes at least its quick tricks. */
+            int quick = quick_tricks(search, node);
+            if (quick) {
+                if (search->maximizing[node->leader]) {
+                    int32_t floor = low + quick;
+                    if (floor >= beta) return floor;
+                } else {
+                    int32_t ceiling = high - quick;
+                    if (ceiling <= alpha) return ceiling;
+                }
+            }
+        }
         key = key_of(search, node);
         entry = &search->table[key & search->table_mask];
+        for (int seat = 0; seat < search->players; seat++) out |= node->hands[seat];
         if (entry->key == key) {
             int32_t offset = search->offset[node->wins_index];
             if (entry->lower + offset >= beta) return entry->lower + offset;
             if (entry->upper + offset <= alpha) return entry->upper + offset;
+            if (entry->best_above >= 0)
+                preferred = card_with_above(node->hands[node->leader], out, entry->best_suit,
+                                            entry->best_above);
         }
     }
     Move moves[20];
-    int count = moves_of(search, node, moves);
+    int count = moves_of(search, node, moves, preferred);
     int maximizing = search->maximizing[node->turn];
     int32_t best = maximizing ? -INFINITE_VALUE : INFINITE_VALUE;
+    int best_card = -1;
     int32_t a = alpha, b = beta;
     for (int i = 0; i < count; i++) {
         Node child = *node;
         play(search, &child, moves[i].card);
         int32_t value = alpha_beta(search, &child, a, b);
+        if (maximizing ? value > best : value < best) {
+            best = value;
+            best_card = moves[i].card;
+        }
         if (maximizing) {
-            if (value > best) best = value;
             if (best > a) a = best;
         } else {
-            if (value < best) best = value;
             if (best < b) b = best;
         }
         if (a >= b) break;
@@ -242,6 +347,8 @@ static int32_t alpha_beta(const Search *search, const Node *node, int32_t alpha,
             entry->lower = -INFINITE_VALUE;
             entry->upper = INFINITE_VALUE;
         }
+        entry->best_suit = (int8_t)(best_card >> 4);
+        entry->best_above = (int8_t)cards_above(out, best_card);
         int32_t relative = best - offset;
         if (best <= alpha) {
             if (relative < entry->upper) entry->upper = relative;
@@ -388,6 +495,8 @@ static PyObject *solve(PyObject *module, PyObject *args) {
     }
     search.broken_key = splitmix(&seed);
     search.wins_multiplier = splitmix(&seed) | 1;
+    for (int suit = 0; suit < 4; suit++) search.suit_multipliers[suit] = splitmix(&seed) | 1;
+    search.tricks_left = tricks_left;
     for (int seat = 0; seat < players; seat++)
         for (int card = 0; card < 64; card++)
             if ((root.hands[seat] >> card) & 1) root.hash ^= search.card_keys[seat][card];

@@ -27,6 +27,8 @@
 #define SUIT_BITS 16
 #define SPADES 3
 #define INFINITE_VALUE 1000000000
+/* Bounds are stored in 16 bits (a hand's points stay far inside): beyond is "unbounded". */
+#define STORED_INFINITY 32000
 #define SUIT_FIELD(suit) ((uint64_t)0xFFFF << (SUIT_BITS * (suit)))
 
 typedef struct {
@@ -43,8 +45,8 @@ typedef struct {
 
 typedef struct {
     uint64_t key;
-    int32_t lower;
-    int32_t upper;
+    int16_t lower; /* relative to the offset: see alpha_beta */
+    int16_t upper;
     /* The best lead found here: its suit and how many cards still out rank above it in that
        suit (-1: none), so it names the same card in any position with the same relative
        ranks. */
@@ -171,10 +173,28 @@ static int moves_of(const Search *search, const Node *node, Move *moves, int pre
         int suit = bottom >> 4, rank = bottom & 15;
         int score;
         if (winning_card < 0) {
-            /* Leading: a card no one can beat in its suit first, else low cards. */
-            uint64_t above = out & SUIT_FIELD(suit) & ~(((uint64_t)2 << top) - 1);
-            score = above ? 20 - rank : 60 + rank;
-            if (suit == SPADES) score -= 5;
+            /* Leading: a winner of our own first; then low toward a partner's winner; then
+               low cards, away from a suit an opponent can ruff. */
+            uint64_t field = SUIT_FIELD(suit);
+            uint64_t above = out & field & ~(((uint64_t)2 << top) - 1);
+            int highest = highest_bit(out & field);
+            int holder = 0;
+            while (!((node->hands[holder] >> highest) & 1)) holder++;
+            if (!above)
+                score = 60 + rank;
+            else if (search->maximizing[holder] == mine)
+                score = 50 - rank;
+            else
+                score = 20 - rank;
+            if (suit != SPADES) {
+                for (int seat = 0; seat < search->players; seat++) {
+                    if (search->maximizing[seat] == mine) continue;
+                    if (!(node->hands[seat] & field) && (node->hands[seat] & SUIT_FIELD(SPADES)))
+                        score -= 30;
+                }
+            } else {
+                score -= 5;
+            }
         } else {
             int top_suit = winning_card >> 4;
             int beats = (suit == top_suit && bottom > winning_card) ||
@@ -285,6 +305,30 @@ static int quick_tricks(const Search *search, const Node *node) {
     return total;
 }
 
+/* The highest trump still out wins whatever trick it is played to, and so does every trump
+   below it in the same hand down to the first one held elsewhere: that hand's side takes at
+   least that many tricks. Returns the run's length and its seat. */
+static int top_trumps(const Search *search, const Node *node, int *owner) {
+    uint64_t trumps[4], out = 0;
+    for (int seat = 0; seat < search->players; seat++) {
+        trumps[seat] = node->hands[seat] & SUIT_FIELD(SPADES);
+        out |= trumps[seat];
+    }
+    if (!out) return 0;
+    int top = highest_bit(out);
+    int seat = 0;
+    while (!((trumps[seat] >> top) & 1)) seat++;
+    *owner = seat;
+    int run = 0;
+    while (out) {
+        top = highest_bit(out);
+        if (!((trumps[seat] >> top) & 1)) break;
+        run++;
+        out &= ~((uint64_t)1 << top);
+    }
+    return run;
+}
+
 static int32_t alpha_beta(const Search *search, const Node *node, int32_t alpha, int32_t beta) {
     uint64_t key = 0;
     Entry *entry = NULL;
@@ -296,6 +340,15 @@ static int32_t alpha_beta(const Search *search, const Node *node, int32_t alpha,
         if (high <= alpha) return high;
         if (search->additive) {
             /* Tricks: the side on lead takes at least its quick tricks. */
+            int owner = 0;
+            int trumps = top_trumps(search, node, &owner);
+            if (trumps) {
+                if (search->maximizing[owner]) {
+                    if (low + trumps >= beta) return low + trumps;
+                } else {
+                    if (high - trumps <= alpha) return high - trumps;
+                }
+            }
             int quick = quick_tricks(search, node);
             if (quick) {
                 if (search->maximizing[node->leader]) {
@@ -344,18 +397,20 @@ static int32_t alpha_beta(const Search *search, const Node *node, int32_t alpha,
         int32_t offset = search->offset[node->wins_index];
         if (entry->key != key) {
             entry->key = key;
-            entry->lower = -INFINITE_VALUE;
-            entry->upper = INFINITE_VALUE;
+            entry->lower = -STORED_INFINITY;
+            entry->upper = STORED_INFINITY;
         }
         entry->best_suit = (int8_t)(best_card >> 4);
         entry->best_above = (int8_t)cards_above(out, best_card);
         int32_t relative = best - offset;
+        if (relative > STORED_INFINITY) relative = STORED_INFINITY;
+        if (relative < -STORED_INFINITY) relative = -STORED_INFINITY;
         if (best <= alpha) {
-            if (relative < entry->upper) entry->upper = relative;
+            if (relative < entry->upper) entry->upper = (int16_t)relative;
         } else if (best >= beta) {
-            if (relative > entry->lower) entry->lower = relative;
+            if (relative > entry->lower) entry->lower = (int16_t)relative;
         } else {
-            entry->lower = entry->upper = relative;
+            entry->lower = entry->upper = (int16_t)relative;
         }
     }
     return best;
@@ -543,7 +598,7 @@ static PyObject *solve(PyObject *module, PyObject *args) {
     int cards_left = 0;
     for (int seat = 0; seat < players; seat++) cards_left += __builtin_popcountll(root.hands[seat]);
     int table_bits = 10 + cards_left / 2;
-    if (table_bits > 20) table_bits = 20;
+    if (table_bits > 22) table_bits = 22;
     search.table = calloc((size_t)1 << table_bits, sizeof(Entry));
     if (search.table == NULL) {
         PyErr_NoMemory();

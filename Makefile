@@ -163,6 +163,13 @@ $(BENCH_STAMP): $(INSTALL_STAMP) client_sdk/pyproject.toml
 bench-engine: $(BENCH_STAMP) $(ENGINE_STAMP) ## engine micro-benchmark: the mypyc build vs OpenSpiel (installs the benchmark extra)
 	$(PY) tests/benchmarks/bench_engine.py
 
+# Our double-dummy solver against DDS (endplay, in requirements-dev.txt) on the same deals in one
+# run: trick 1 medians and their ratio, and the p95 of a whole hand in both objectives; e.g.
+# SOLVER_BENCH_ARGS="--deals 20 --hands 10".
+SOLVER_BENCH_ARGS ?=
+bench-solver: $(INSTALL_STAMP) $(ENGINE_STAMP) $(SOLVER_STAMP) ## double-dummy solver vs DDS: trick 1 (ours / DDS) and a whole hand's p95 (SOLVER_BENCH_ARGS=--help)
+	$(PY) tests/benchmarks/bench_solver.py $(SOLVER_BENCH_ARGS)
+
 # The search bot against the heuristic (issue 12's benchmark: target >= 75% of the matches, at
 # 100 ms a decision), on the mypyc build; e.g. SEARCH_ARGS="--matches 200 --jobs 2 --seed s1"
 # (the arguments replace the defaults: give them all).

@@ -52,6 +52,9 @@ typedef struct {
        ranks. */
     int8_t best_suit;
     int8_t best_above;
+    /* Cards left at this position: of two candidates for a slot, the one with more cards
+       (higher in the tree, costlier to search again) stays. */
+    uint8_t cards;
 } Entry;
 
 typedef struct {
@@ -361,7 +364,11 @@ static int32_t alpha_beta(const Search *search, const Node *node, int32_t alpha,
             }
         }
         key = key_of(search, node);
-        entry = &search->table[key & search->table_mask];
+        /* Two slots per key; a new position takes the one holding fewer cards. */
+        Entry *pair = &search->table[key & search->table_mask & ~(uint64_t)1];
+        entry = pair[1].key == key || (pair[0].key != key && pair[1].cards < pair[0].cards)
+                    ? &pair[1]
+                    : &pair[0];
         for (int seat = 0; seat < search->players; seat++) out |= node->hands[seat];
         if (entry->key == key) {
             int32_t offset = search->offset[node->wins_index];
@@ -397,6 +404,9 @@ static int32_t alpha_beta(const Search *search, const Node *node, int32_t alpha,
         int32_t offset = search->offset[node->wins_index];
         if (entry->key != key) {
             entry->key = key;
+            entry->cards = 0;
+            for (int seat = 0; seat < search->players; seat++)
+                entry->cards += (uint8_t)__builtin_popcountll(node->hands[seat]);
             entry->lower = -STORED_INFINITY;
             entry->upper = STORED_INFINITY;
         }

@@ -13,7 +13,7 @@ from tests.solver.endings import dealt_and_bid
 
 def test_a_hand_still_being_bid_is_refused_in_words() -> None:
     state, _ = seated_match(Rules(), seed=bytes(32))
-    with pytest.raises(UnsolvablePosition, match="needs a hand in play.*'bidding'"):
+    with pytest.raises(UnsolvablePosition, match=r"needs a hand in play.*'bidding'"):
         solve(state, Objective.TRICKS)
 
 

@@ -75,6 +75,9 @@ typedef struct {
     uint64_t broken_key;
     uint64_t wins_multiplier;
     uint64_t suit_multipliers[4];
+    /* Per seat and card: how often it cut off a search (the history heuristic), which
+       breaks ties of the static move ordering. */
+    uint32_t *history;
     int tricks_left;
 } Search;
 
@@ -209,9 +212,10 @@ static int moves_of(const Search *search, const Node *node, Move *moves, int pre
             else
                 score = 40 - rank;
         }
-        if (preferred >= bottom && preferred <= top) score += 1000;
+        if (preferred >= bottom && preferred <= top) score += 100000;
         moves[count].card = bottom;
-        moves[count].score = score;
+        uint32_t seen = search->history[node->turn * 64 + bottom];
+        moves[count].score = score * 1024 + (int)(seen > 1023 ? 1023 : seen);
         count++;
     }
     for (int i = 1; i < count; i++) {
@@ -398,7 +402,10 @@ static int32_t alpha_beta(const Search *search, const Node *node, int32_t alpha,
         } else {
             if (best < b) b = best;
         }
-        if (a >= b) break;
+        if (a >= b) {
+            search->history[node->turn * 64 + moves[i].card] += 1;
+            break;
+        }
     }
     if (entry != NULL) {
         int32_t offset = search->offset[node->wins_index];
@@ -477,6 +484,7 @@ static PyObject *solve(PyObject *module, PyObject *args) {
     PyObject *result = NULL;
     Search search;
     memset(&search, 0, sizeof search);
+    uint32_t history[4 * 64] = {0};
     Node root;
     memset(&root, 0, sizeof root);
     int32_t *bounds = NULL;
@@ -609,6 +617,7 @@ static PyObject *solve(PyObject *module, PyObject *args) {
     for (int seat = 0; seat < players; seat++) cards_left += __builtin_popcountll(root.hands[seat]);
     int table_bits = 10 + cards_left / 2;
     if (table_bits > 22) table_bits = 22;
+    search.history = history;
     search.table = calloc((size_t)1 << table_bits, sizeof(Entry));
     if (search.table == NULL) {
         PyErr_NoMemory();

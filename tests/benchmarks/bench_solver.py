@@ -104,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  trick counts that differ from DDS: {disagreements} of {arguments.deals}")
     print(f"whole hand, {arguments.hands} hands (default rules):")
     times = whole_hands(arguments.hands, rng)
-    print(f"  p95 {percentile(times, 0.95):.2f} s (target under 2 s)")
+    if times:
+        print(f"  p95 {percentile(times, 0.95):.2f} s (target under 2 s)")
     print(f"load average after: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
     return 1 if disagreements else 0
 

@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos web browser node-client engine solver lint contract test run demo demo-tournament bench-engine bench-solver bench-search bench-server bench-soak bench-ratings fmt clean
+.PHONY: help install-runtime install buf protos variations web browser node-client engine solver lint contract test run demo demo-tournament bench-engine bench-solver bench-search bench-server bench-soak bench-ratings fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -91,7 +91,12 @@ WEB_SOURCES := $(wildcard protos/spades/v1/*.proto $(TS_CLIENT)/src/*.ts $(WEB_A
 	$(WEB_APP)/index.html $(WEB_APP)/vite.config.ts
 WEB_STAMP := $(WEB_APP)/dist/index.html
 
-$(WEB_STAMP): $(WEB_SOURCES)
+# The form's controls come from the table of rule variations (tools/gen_variations.py, which
+# also writes docs/rules.md's list): written again first, so the build always has the table's.
+VARIATIONS_TABLE := $(ENGINE_DIR)/variations.py tools/gen_variations.py
+
+$(WEB_STAMP): $(WEB_SOURCES) $(VARIATIONS_TABLE) $(RUNTIME_STAMP)
+	$(PY) tools/gen_variations.py
 	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund
 	npm run --prefix $(TS_CLIENT) generate
 	npm run --prefix $(TS_CLIENT) check
@@ -99,6 +104,9 @@ $(WEB_STAMP): $(WEB_SOURCES)
 	npm run --prefix $(WEB_APP) build
 
 web: $(WEB_STAMP) ## build the web client (TypeScript from protos/, vite) into server/web/dist
+
+variations: $(RUNTIME_STAMP) ## write the web form's controls and docs/rules.md's list from the table of rule variations
+	$(PY) tools/gen_variations.py
 
 # The browser tests drive Debian's chromium (Playwright with the system browser: no download).
 CHROMIUM ?= /usr/bin/chromium
@@ -147,12 +155,12 @@ run: $(RUNTIME_STAMP) $(WEB_STAMP) ## start the table service on var/spades.db (
 # `make demo DEMO_ARGS='--target 300 --max-hands 20'`; records go to the git-ignored records/.
 DEMO_ARGS ?=
 demo: $(RUNTIME_STAMP) ## a server on a temporary log, four heuristic bots, one match told hand by hand
-	$(PY) -m spades_server.demo $(DEMO_ARGS)
+	$(PY) -m spades_server.app.demo $(DEMO_ARGS)
 
 # `make demo-tournament TOURNAMENT_ARGS='--entrants 6 --boards 1'`; the record goes to records/.
 TOURNAMENT_ARGS ?=
 demo-tournament: $(RUNTIME_STAMP) ## a short duplicate tournament of bot accounts, standings live (rich), its record written
-	$(PY) -m spades_server.tournament_demo $(TOURNAMENT_ARGS)
+	$(PY) -m spades_server.app.tournament_demo $(TOURNAMENT_ARGS)
 
 # The SDK's optional `benchmark` extra: OpenSpiel, which bench-engine measures beside the engine.
 BENCH_STAMP := $(VENV)/.installed-benchmark

@@ -38,5 +38,5 @@ def test_docstring_examples(name: str) -> None:
 
 
 def test_the_server_and_bots_are_collected() -> None:
-    assert "spades_server.journal" in MODULES and "spades_bots.registry" in MODULES
+    assert "spades_server.store.journal" in MODULES and "spades_bots.registry" in MODULES
     assert not any(name.startswith(("spades.v1", "spades_server.v1")) for name in MODULES)

@@ -12,7 +12,7 @@ import grpc
 from spades import protocol
 from spades.engine import MatchState, view
 from spades.v1 import admin_pb2_grpc
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.backends import Storages
 from tests.server.harness import Client, current_view, log_events, log_head, running_server
 

@@ -14,7 +14,7 @@ from spades import protocol
 from spades.engine import Rules, new_match
 from spades.engine.shuffle import deal
 from spades.v1 import actions_pb2, admin_pb2, cards_pb2, events_pb2, lobby_pb2, play_pb2, rules_pb2
-from spades_server import config
+from spades_server.app import config
 from tests.abuse.common import (
     OPERATOR_TOKEN,
     Code,

@@ -51,7 +51,7 @@ from spades.v1 import (
     view_pb2,
 )
 from spades.wire import AUTHORIZATION_METADATA as AUTHORIZATION
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.abuse.common import (
     OPERATOR_KEY,
     OPERATOR_TOKEN,

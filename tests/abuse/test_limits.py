@@ -13,8 +13,11 @@ import pytest
 from spades.client import ErrorDetails
 from spades.engine import Rules
 from spades.v1 import actions_pb2, cards_pb2, lobby_pb2, play_pb2
-from spades_server import config, errors, limits
-from spades_server.limits import Buckets, Limits, client_address
+from spades_server.api import limits
+from spades_server.api.limits import Buckets, Limits, client_address
+from spades_server.app import config
+from spades_server.domain import errors
+from spades_server.ops.settings import Settings
 from tests.abuse.common import (
     OWN_CONNECTION,
     Code,
@@ -108,7 +111,7 @@ def test_delays_are_rounded_up() -> None:
 
 
 def test_the_defaults_let_a_64_table_loopback_benchmark_through() -> None:
-    settings = config.Settings()
+    settings = Settings()
     assert settings.tables_per_address >= 64 * 2
     assert settings.quick_match_per_address >= 4
     assert settings.max_play_streams >= 2, "a reconnecting seat may briefly have two"

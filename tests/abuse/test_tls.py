@@ -21,9 +21,9 @@ from spades.client import AdminClient, SpadesClient, StreamEvent, SyncSpadesClie
 from spades.engine import Phase, Rules
 from spades.engine import events as ev
 from spades.v1 import lobby_pb2
-from spades_server import config
-from spades_server.config import Settings
-from spades_server.server import SpadesServer
+from spades_server.app import config
+from spades_server.app.server import SpadesServer
+from spades_server.ops.settings import Settings
 from tests.backends import Storages
 from tests.server.harness import Client, running_server
 

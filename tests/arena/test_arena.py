@@ -13,7 +13,7 @@ from spades.records import events_of, load_record
 from spades_bots.arena import ArenaConfig, TeamStats, pair_specs, run_arena, wilson_interval
 from spades_bots.arena.cli import main
 from spades_bots.arena.duplicate import play_in_process
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.server.harness import running_server
 
 

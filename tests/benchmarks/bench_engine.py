@@ -16,10 +16,10 @@ four seats, commitment, first dealer, shuffle and deal), played until it is scor
 from a fixed-seed RNG. Every decision asks ``legal_actions(turn)`` and picks one with
 ``random.Random.choice``; both are inside the timed loop. Two ways of acting are timed:
 
-* ``apply``  -- functional: ``state, events = state.apply(seat, action)`` (a new state each
+* ``apply``  -- functional: ``state, events = apply(state, seat, action)`` (a new state each
   action; the server's path);
 * ``clone+act`` -- in place: one ``state.clone()`` of the dealt state per hand, then
-  ``state.act(seat, action)`` for every action (the path a search bot's rollout would take).
+  ``act(state, seat, action)`` for every action (the path a search bot's rollout would take).
 
 Which engine runs is printed: ``make bench-engine`` builds the mypyc build first (``make engine``)
 and measures it; ``SPADES_ENGINE=python`` measures the pure-Python engine instead.
@@ -60,7 +60,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from spades.engine import MatchState, Rules, compiled, seated_match
+from spades.engine import MatchState, Rules, act, apply, compiled, legal_actions, seated_match
 
 RNG_SEED = 20240601
 #: Issue 12: our in-place path at least as fast as OpenSpiel's.
@@ -127,7 +127,7 @@ def _ours_apply(rng: random.Random) -> tuple[int, int]:
     while state.hand_number == 1 and not state.is_over:
         seat = state.turn
         assert seat is not None  # someone is on turn until the match is over
-        state, _ = state.apply(seat, rng.choice(state.legal_actions(seat)))
+        state, _ = apply(state, seat, rng.choice(legal_actions(state, seat)))
         actions += 1
     return actions, 0
 
@@ -140,7 +140,7 @@ def _ours_clone_act(rng: random.Random) -> tuple[int, int]:
     while state.hand_number == 1 and not state.is_over:
         seat = state.turn
         assert seat is not None  # someone is on turn until the match is over
-        state.act(seat, rng.choice(state.legal_actions(seat)))
+        act(state, seat, rng.choice(legal_actions(state, seat)))
         actions += 1
     return actions, 0
 

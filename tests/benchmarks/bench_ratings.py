@@ -22,8 +22,8 @@ import hashlib
 import time
 
 from spades_bots.arena.duplicate import all_specs, play_in_process
-from spades_server import ratings
-from spades_server.lobby import QUICK_MATCH_RULES
+from spades_server.api.lobby import QUICK_MATCH_RULES
+from spades_server.domain import ratings
 
 MAX_MATCHES = 2000
 ACCOUNTS = ("heuristic", "random")

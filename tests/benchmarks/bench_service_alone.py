@@ -4,9 +4,9 @@ Run with ``python tests/benchmarks/bench_service_alone.py`` (``--tables 64 --sec
 
 What it measures: everything one action costs the server except gRPC itself, with the server's
 own code on the embedded SQLite log (durability ``normal``): ``--tables`` tables of four seats,
-each seat a real batched :class:`~spades_server.feeds.SeatFeed` (the feed of a Play stream)
+each seat a real batched :class:`~spades_server.streams.feeds.SeatFeed` (the feed of a Play stream)
 read by a task of this process instead of a gRPC stream; the seat whose turn it is acts through
-:meth:`PlayServicer._act <spades_server.play.PlayServicer>` (the checks, limits, idempotency,
+:meth:`PlayServicer._act <spades_server.api.play.PlayServicer>` (the checks, limits, idempotency,
 the engine, the append, the fold, the result) with a random legal action, as a Play stream's
 reader would. The lobby projection, the turn clock and the other listeners of a serving process
 do not run here. Nothing crosses a socket: this is what the server spends beyond the messages
@@ -39,17 +39,26 @@ import structlog
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from spades import protocol
-from spades.engine import Rules, new_match
+from spades.engine import Rules, legal_actions, new_match
 from spades.v1 import play_pb2
-from spades_server import frames, journal, logs, tokens
-from spades_server.config import Settings
-from spades_server.decisions import ActionRequest, decide_action, decide_join, decide_new_table
+from spades_server.api.limits import Limits
+from spades_server.api.play import PlayServicer, Shutdown
+from spades_server.domain import tokens
+from spades_server.domain.decisions import (
+    ActionRequest,
+    decide_action,
+    decide_join,
+    decide_new_table,
+)
+from spades_server.domain.tables import Decided, Table
 from spades_server.eventlog.base import StoredEvent
 from spades_server.eventlog.sqlite import SqliteEventLog
-from spades_server.feeds import Outbox, SeatFeed, SeatSession
-from spades_server.limits import Limits
-from spades_server.play import PlayServicer, Shutdown
-from spades_server.tables import Decided, Table, TableStore
+from spades_server.ops import logs
+from spades_server.ops.settings import Settings
+from spades_server.store import journal
+from spades_server.store.table_store import TableStore
+from spades_server.streams import frames
+from spades_server.streams.feeds import Outbox, SeatFeed, SeatSession
 
 
 async def seated_table(store: TableStore, name: str, seed: int) -> tuple[str, list[str]]:
@@ -109,7 +118,7 @@ async def seat(
             state = table.state
             if state.turn != number or outbox.deciding:
                 continue
-            legal = state.legal_actions(number)
+            legal = legal_actions(state, number)
             if not legal:
                 continue
             ids += 1
@@ -174,7 +183,7 @@ def parts(actions: int) -> dict[str, float]:
             feeds = _seat_feeds(table, seat_tokens)
             continue
         seat = state.turn
-        legal = state.legal_actions(seat)
+        legal = legal_actions(state, seat)
         request = ActionRequest(
             seat,
             tokens.digest(seat_tokens[seat]),

@@ -40,15 +40,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from spades.bot import play_match
 from spades.client import SpadesClient
-from spades.engine import Concede, Rules, new_match
+from spades.engine import Concede, Rules, apply, apply_seat, legal_actions, new_match
 from spades.engine import events as ev
 from spades.v1 import lobby_pb2
 from spades_bots.random_bot import RandomBot
-from spades_server import journal, tokens
+from spades_server.domain import table_events, tokens
+from spades_server.domain.table_events import Listing, Secrets
 from spades_server.eventlog.base import EventLog, ProjectionCheckpoint, StoredEvent
-from spades_server.journal import Listing, Secrets
-from spades_server.projection import LOBBY, LobbyProjection
-from spades_server.projection import row_of as projection_row
+from spades_server.processes.projection import LOBBY, LobbyProjection
+from spades_server.processes.projection import row_of as projection_row
+from spades_server.store import journal
 from spades_server.v1 import log_pb2
 from tests.backends import LogStorage, postgres_unavailable
 from tests.faults.common import free_port, seat_four
@@ -161,19 +162,19 @@ def finished_match_rows(seed: int) -> list[bytes]:
     (as the server's journal writes them), for a table of any id."""
     rng = random.Random(seed)
     state, events = new_match(ONE_HAND)
-    drafts = journal.drafts(events, listing=Listing("history"))
+    drafts = table_events.drafts(events, listing=Listing("history"))
     for sitting in range(4):
-        state, events = state.apply_seat(sitting, f"bot {sitting}", bot=True)
+        state, events = apply_seat(state, sitting, f"bot {sitting}", bot=True)
         secrets = Secrets(seat_token_sha256=tokens.digest(tokens.new_seat_token("history")))
-        drafts += journal.drafts(events, secrets=secrets)
+        drafts += table_events.drafts(events, secrets=secrets)
     while not state.is_over:
         turn = state.turn
         if turn is None:
             raise RuntimeError("no one to act in a match that is not over")
-        legal = state.legal_actions(turn)
+        legal = legal_actions(state, turn)
         action = rng.choice(legal) if legal else Concede()
-        state, events = state.apply(turn, action)
-        drafts += journal.drafts(events, action_id=f"a{len(drafts)}")
+        state, events = apply(state, turn, action)
+        drafts += table_events.drafts(events, action_id=f"a{len(drafts)}")
     assert isinstance(drafts[-1].event, ev.SeedRevealed), drafts[-1].event
     return [journal.encode(draft) for draft in drafts]
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from spades.engine import PLAY, Phase, Rules
+from spades.engine import PLAY, Phase, Rules, act
 from spades.engine.cards import iter_cards
 from spades.engine.legal import play_mask
 from spades.solver import Objective, Position, solve
@@ -82,7 +82,7 @@ def whole_hands(hands: int, rng: random.Random) -> list[float]:
                 solve(state, objective)
                 total += time.process_time() - start
             seat = state.seat_to_act()
-            state.act(seat, PLAY[rng.choice(list(iter_cards(play_mask(state, seat))))])
+            act(state, seat, PLAY[rng.choice(list(iter_cards(play_mask(state, seat))))])
         times.append(total)
         print(f"  hand {number + 1:>3}: {total:8.2f} s (52 positions, both objectives)", flush=True)
     return times

@@ -33,11 +33,12 @@ import asyncpg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from spades.engine import Rules, new_match
-from spades_server import tokens
-from spades_server.decisions import decide_join, decide_new_table
+from spades.engine import Rules, apply, legal_actions, new_match
+from spades_server.domain import tokens
+from spades_server.domain.decisions import decide_join, decide_new_table
+from spades_server.domain.tables import Decided, Table
 from spades_server.eventlog.postgres import PostgresEventLog
-from spades_server.tables import Decided, Table, TableStore
+from spades_server.store.table_store import TableStore
 from tests.benchmarks.bench_server import DEFAULT_DSN, postgres_processes
 
 
@@ -47,7 +48,7 @@ def random_action(rng: random.Random) -> Callable[[Table], Decided | None]:
         if table.finished or state.turn is None:
             return None
         seat = state.turn
-        return Decided.of(state.apply(seat, rng.choice(state.legal_actions(seat))))
+        return Decided.of(apply(state, seat, rng.choice(legal_actions(state, seat))))
 
     return decide
 

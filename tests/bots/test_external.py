@@ -21,7 +21,7 @@ from spades.engine import Rules, seated_match
 from spades.engine import events as ev
 from spades_bots.arena import ArenaConfig, run_arena
 from spades_bots.heuristic import HeuristicBot
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.sdk.helpers import audit, play_all, seat_bots
 from tests.server.harness import running_server
 

@@ -18,6 +18,8 @@ from spades.engine import (
     MatchState,
     Phase,
     Rules,
+    apply,
+    legal_actions,
     parse_cards,
     redact,
     seated_match,
@@ -77,12 +79,12 @@ def test_search_decisions_are_legal_and_repeat_for_a_seed(rules: Rules) -> None:
 def test_another_seed_searches_other_worlds_and_the_same_seed_the_same() -> None:
     state, events = seated_match(Rules(), seed=bytes(32))
     while state.phase is not Phase.PLAYING:  # everyone bids 3
-        state, more = state.apply(state.seat_to_act(), BID[3])
+        state, more = apply(state, state.seat_to_act(), BID[3])
         events += more
     tracker = SeatTracker(state.seat_to_act())
     for event in events:
         tracker.fold(redact(event, tracker.seat))
-    view = tracker.view(state.legal_actions(state.seat_to_act()))
+    view = tracker.view(legal_actions(state, state.seat_to_act()))
     cards = view.legal_cards
 
     def outcomes(seed: int) -> list[list[float]]:
@@ -175,9 +177,9 @@ def dealt_by_west(hands: dict[int, str], bids: list[int], *plays: str) -> MatchS
     seed = next(bytes([b]) * 32 for b in range(256) if first_dealer(bytes([b]) * 32, 4) == 3)
     state, _ = seated_match(Rules(), seed, preset_deals=[deal])
     for bid in bids:
-        state, _ = state.apply(state.seat_to_act(), BID[bid])
+        state, _ = apply(state, state.seat_to_act(), BID[bid])
     for text in plays:
-        state, _ = state.apply(state.seat_to_act(), PLAY[Card.parse(text)])
+        state, _ = apply(state, state.seat_to_act(), PLAY[Card.parse(text)])
     return state
 
 
@@ -192,6 +194,14 @@ def test_the_playout_sheds_its_highest_loser_once_the_contract_is_made() -> None
     )
     assert made.seat_to_act() == 2 and made.tricks_won[0] == 2
     assert Playout(Rules()).card(made, 2) == Card.parse("9D")
+
+
+def test_the_playout_does_not_overtake_its_partner() -> None:
+    # North's 10 is winning and North-South still need tricks: South, who could take the trick
+    # with the ace, leaves it to its partner and plays its lowest diamond.
+    led = dealt_by_west({0: "TD", 1: "2D", 2: "AD 3D"}, [4, 4, 4, 1], "TD", "2D")
+    assert led.seat_to_act() == 2
+    assert Playout(Rules()).card(led, 2) == Card.parse("3D")
 
 
 def test_the_playout_stays_under_an_opponents_nil_card() -> None:

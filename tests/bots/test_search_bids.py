@@ -4,7 +4,17 @@ worlds out, so a bid's value is what it would score, bags and sets included."""
 from __future__ import annotations
 
 from spades.bot import BotView, SeatTracker
-from spades.engine import BID, MatchState, Phase, Rules, parse_cards, redact, seated_match
+from spades.engine import (
+    BID,
+    MatchState,
+    Phase,
+    Rules,
+    apply,
+    legal_actions,
+    parse_cards,
+    redact,
+    seated_match,
+)
 from spades.engine.shuffle import first_dealer
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.search import (
@@ -32,13 +42,13 @@ def north_bids_last(north: str, bids: dict[int, int]) -> BotView:
     state, events = seated_match(Rules(), seed, preset_deals=[deal])
     while state.seat_to_act() != NORTH:
         seat = state.seat_to_act()
-        state, more = state.apply(seat, BID[bids[seat]])
+        state, more = apply(state, seat, BID[bids[seat]])
         events += more
     assert state.phase is Phase.BIDDING
     tracker = SeatTracker(NORTH)
     for event in events:
         tracker.fold(redact(event, NORTH))
-    return tracker.view(state.legal_actions(NORTH))
+    return tracker.view(legal_actions(state, NORTH))
 
 
 def test_each_bid_scores_what_the_played_out_hand_would() -> None:

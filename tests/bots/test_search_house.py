@@ -15,7 +15,7 @@ from spades.engine import events as ev
 from spades.wire import house_bot_kind
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.search import SearchBot
-from spades_server.house import make_house_bot
+from spades_server.processes.house import make_house_bot
 from tests.server.harness import running_server
 
 

@@ -21,7 +21,17 @@ from hypothesis import strategies as st
 
 from spades.bot import BotView, SeatTracker
 from spades.bot.worlds import Holders, Line, sample_world
-from spades.engine import MatchState, Phase, PlayCard, Rules, redact, seated_match, view
+from spades.engine import (
+    MatchState,
+    Phase,
+    PlayCard,
+    Rules,
+    apply,
+    legal_actions,
+    redact,
+    seated_match,
+    view,
+)
 from spades.engine import events as ev
 from tests.engine.test_properties import (
     PROPERTY_SETTINGS,
@@ -48,7 +58,7 @@ class Moment:
     trackers: list[SeatTracker]
 
     def view_of(self, seat: int) -> BotView:
-        legal = self.state.legal_actions(seat) if seat == self.state.turn else []
+        legal = legal_actions(self.state, seat) if seat == self.state.turn else []
         return self.trackers[seat].view(legal)
 
 
@@ -69,7 +79,7 @@ def moments(rules: Rules, seed: bytes, rng: random.Random) -> Iterator[Moment]:
     while not state.is_over:
         yield Moment(state, events, trackers)
         seat = state.seat_to_act()
-        state, new_events = state.apply(seat, rng.choice(state.legal_actions(seat)))
+        state, new_events = apply(state, seat, rng.choice(legal_actions(state, seat)))
         deliver(new_events)
 
 
@@ -139,11 +149,11 @@ def check_world(world: MatchState, moment: Moment, seat: int) -> None:
                     assert world.hands[event.to_seat] >> number & 1
     # The seat's choices are the same in the world, and the world plays on to the hand's end.
     if seat == real.turn and real.visible[seat]:
-        assert world.legal_actions(seat) == real.legal_actions(seat)
+        assert legal_actions(world, seat) == legal_actions(real, seat)
     line = Line(world)
     rng = random.Random(0)
     while line.state.hand_number == real.hand_number and not line.state.is_over:
-        line.push(rng.choice(line.state.legal_actions(line.state.seat_to_act())))
+        line.push(rng.choice(legal_actions(line.state, line.state.seat_to_act())))
     assert line.depth > 0
     for _ in range(line.depth):
         line.pop()
@@ -207,15 +217,15 @@ def test_sampled_worlds_know_nothing_the_view_does_not(
     for _ in range(stop):
         if states[0].phase is not Phase.BIDDING and states[0].phase is not Phase.PLAYING:
             break
-        action = play.choice(states[0].legal_actions(states[0].seat_to_act()))
-        if states[0].hand_number > 1 or action not in states[1].legal_actions(
-            states[1].seat_to_act()
+        action = play.choice(legal_actions(states[0], states[0].seat_to_act()))
+        if states[0].hand_number > 1 or action not in legal_actions(
+            states[1], states[1].seat_to_act()
         ):
             break
         if isinstance(action, PlayCard) and action.card in (a, b):
             break
         for index in range(2):
-            states[index], new_events = states[index].apply(states[index].seat_to_act(), action)
+            states[index], new_events = apply(states[index], states[index].seat_to_act(), action)
             for event in new_events:
                 trackers[index].fold(redact(event, seat))
     if states[0].hand_number > 1 or states[0].phase not in IN_HAND:
@@ -270,14 +280,14 @@ def test_sampled_worlds_are_uniform_among_the_deals_that_agree(seed: bytes) -> N
     assert statistic < len(agreeing) + 6 * (2 * len(agreeing)) ** 0.5
 
 
-def test_the_view_samples_worlds_itself() -> None:
+def test_a_tracked_view_samples_worlds() -> None:
     state, events = seated_match(Rules(), seed=bytes(32))
     seat = state.seat_to_act()
     tracker = SeatTracker(seat)
     for event in events:
         tracker.fold(redact(event, seat))
-    view = tracker.view(state.legal_actions(seat))
-    first, second = view.sample_world(random.Random(1)), view.sample_world(random.Random(2))
+    view = tracker.view(legal_actions(state, seat))
+    first, second = sample_world(view, random.Random(1)), sample_world(view, random.Random(2))
     # Its own hand as dealt; the others filled in, differently for another draw.
     assert first.hands[seat] == second.hands[seat] == state.hands[seat]
     assert all(first.hands[other] for other in range(4))
@@ -297,17 +307,17 @@ def test_a_cutthroat_leader_without_the_two_of_clubs_gets_worlds_where_it_is_und
         pytest.fail("no deal in 5000 left the 2♣ undealt")
     while state.phase is not Phase.PLAYING:
         seat = state.seat_to_act()
-        state, more = state.apply(seat, state.legal_actions(seat)[-1])
+        state, more = apply(state, seat, legal_actions(state, seat)[-1])
         events += more
     leader = state.seat_to_act()
     tracker = SeatTracker(leader)
     for event in events:
         tracker.fold(redact(event, leader))
-    seat_view = tracker.view(state.legal_actions(leader))
+    seat_view = tracker.view(legal_actions(state, leader))
     holders = Holders(seat_view)
     rng = random.Random(3)
     for _ in range(20):
         world = sample_world(seat_view, rng, holders)
         assert world.turn == leader
         assert not any(hand >> two_of_clubs & 1 for hand in world.hands)
-        assert world.legal_actions(leader) == state.legal_actions(leader)
+        assert legal_actions(world, leader) == legal_actions(state, leader)

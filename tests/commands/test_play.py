@@ -14,8 +14,8 @@ from textual.widgets import Button, DataTable, Static
 from spades.client import SpadesClient
 from spades.commands.play import PlayScreen, parser, take_seat
 from spades.engine import Rules
-from spades_server.config import Settings
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
+from spades_server.ops.settings import Settings
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "terminal"
 

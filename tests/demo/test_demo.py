@@ -15,7 +15,7 @@ def test_the_demo_tells_a_whole_match_and_exits_cleanly(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "spades_server.demo",
+            "spades_server.app.demo",
             "--target",
             "100",
             "--max-hands",

@@ -18,7 +18,7 @@ def test_the_tournament_demo_plays_to_the_end_and_writes_a_verified_record(
         [
             sys.executable,
             "-m",
-            "spades_server.tournament_demo",
+            "spades_server.app.tournament_demo",
             "--entrants",
             "2",
             "--boards",

@@ -16,7 +16,7 @@ import yaml
 from prometheus_client import REGISTRY, generate_latest
 from prometheus_client.metrics import MetricWrapperBase
 
-import spades_server.metrics
+import spades_server.ops.metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -186,9 +186,9 @@ _SUFFIXES = {
 
 
 def server_metrics() -> dict[str, MetricWrapperBase]:
-    """The collectors spades_server.metrics defines, by family name."""
+    """The collectors spades_server.ops.metrics defines, by family name."""
     found: dict[str, MetricWrapperBase] = {}
-    for value in vars(spades_server.metrics).values():
+    for value in vars(spades_server.ops.metrics).values():
         if isinstance(value, MetricWrapperBase):
             for family in value.describe():
                 found[family.name] = value
@@ -210,7 +210,7 @@ def registry_output() -> dict[str, set[str]]:
 def exported_series() -> dict[str, set[str]]:
     """Every series name the server exposes at /metrics, with the label names it carries.
 
-    The spades_* names are derived from the collectors in spades_server.metrics with the
+    The spades_* names are derived from the collectors in spades_server.ops.metrics with the
     suffixes prometheus_client gives each type (so labelled metrics that have no child yet are
     included); the rest of the default registry (process_*, python_*) is read from its output.
     """

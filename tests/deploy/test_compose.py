@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from spades_server import config
+from spades_server.app import config
 from tests.deploy.files import (
     DEPLOY,
     dockerfile_stages,

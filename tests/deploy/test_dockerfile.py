@@ -142,7 +142,7 @@ def test_image_pins_agree_with_the_project() -> None:
 def server_address(tmp_path: Path) -> Iterator[str]:
     """A real spades-server on a free port (SQLite in tmp_path), its address."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPADES_")}
-    command = [sys.executable, "-m", "spades_server.cli", "--listen", "127.0.0.1:0"]
+    command = [sys.executable, "-m", "spades_server.app.cli", "--listen", "127.0.0.1:0"]
     command += ["--metrics", "off", "--web", "off", "--database", str(tmp_path / "tables.db")]
     process = subprocess.Popen(
         command,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from spades_server import config
+from spades_server.app import config
 from tests.deploy.files import (
     DEPLOY,
     KUBERNETES,

@@ -31,6 +31,7 @@ from spades.engine import (
     Phase,
     PlayCard,
     Rules,
+    apply,
     parse_cards,
     seated_match,
 )
@@ -144,7 +145,7 @@ def play_hand(state: MatchState, hand: ScriptedHand) -> tuple[MatchState, list[E
             action = PlayCard(hand.plays[len(state.completed_tricks)][seat])
         else:
             raise AssertionError(f"a scripted hand does not expect {state.phase}")
-        state, more = state.apply(seat, action)
+        state, more = apply(state, seat, action)
         events.extend(more)
     return state, events
 
@@ -224,7 +225,7 @@ def bid_round(state: MatchState, bids: Mapping[int, int] | None = None) -> Match
         action: Action = (
             LOOK if state.phase is Phase.BLIND_NIL_CHOICE else MakeBid(bids.get(seat, 3))
         )
-        state, _ = state.apply(seat, action)
+        state, _ = apply(state, seat, action)
     return state
 
 
@@ -232,14 +233,14 @@ def card_pass(rules: Rules, hands: Mapping[int, str]) -> MatchState:
     """West dealt ``hands``; North bid Blind Nil, the others looked and bid 3: South (North's
     partner) is on turn to pass."""
     state = table(rules, hands, dealer=3)
-    state, _ = state.apply(0, BLIND)
+    state, _ = apply(state, 0, BLIND)
     for seat in (1, 2, 3):
-        state, _ = state.apply(seat, LOOK)
+        state, _ = apply(state, seat, LOOK)
     return bid_round(state)
 
 
 def play(state: MatchState, *cards: str) -> MatchState:
     """Whoever is on turn plays each card in order."""
     for text in cards:
-        state, _ = state.apply(state.seat_to_act(), PlayCard(Card.parse(text)))
+        state, _ = apply(state, state.seat_to_act(), PlayCard(Card.parse(text)))
     return state

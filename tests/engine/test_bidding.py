@@ -16,10 +16,14 @@ from spades.engine import (
     PassCards,
     Phase,
     Rules,
+    apply,
+    automatic_action,
     card,
+    legal_actions,
     pass_cards,
     redact,
     seated_match,
+    time_out,
     view,
 )
 from spades.engine import events as ev
@@ -30,12 +34,12 @@ BLIND_NIL_RULES = Rules(blind_nil=True)
 
 
 def bids_of(state: MatchState) -> list[int]:
-    return [a.tricks for a in state.legal_actions(state.seat_to_act()) if isinstance(a, MakeBid)]
+    return [a.tricks for a in legal_actions(state, state.seat_to_act()) if isinstance(a, MakeBid)]
 
 
 def refuse(state: MatchState, seat: int, action: object) -> str:
     with pytest.raises(IllegalAction) as refused:
-        state.apply(seat, action)  # type: ignore[arg-type]
+        apply(state, seat, action)  # type: ignore[arg-type]
     return refused.value.reason
 
 
@@ -49,7 +53,7 @@ def test_bidding_starts_left_of_the_dealer_and_goes_clockwise(dealer: int) -> No
     order = []
     while state.phase is Phase.BIDDING:
         order.append(state.seat_to_act())
-        state, _ = state.apply(state.seat_to_act(), BID[2])
+        state, _ = apply(state, state.seat_to_act(), BID[2])
     assert order == [(dealer + k) % 4 for k in range(1, 5)]
     assert state.phase is Phase.PLAYING and state.turn == (dealer + 1) % 4
 
@@ -60,7 +64,7 @@ def test_counter_clockwise_bidding_starts_right_of_the_dealer(dealer: int) -> No
     order = []
     while state.phase is Phase.BIDDING:
         order.append(state.seat_to_act())
-        state, _ = state.apply(state.seat_to_act(), BID[2])
+        state, _ = apply(state, state.seat_to_act(), BID[2])
     assert order == [(dealer - k) % 4 for k in range(1, 5)]
     assert state.turn == (dealer - 1) % 4
 
@@ -68,9 +72,9 @@ def test_counter_clockwise_bidding_starts_right_of_the_dealer(dealer: int) -> No
 def test_every_bid_from_nil_to_13_and_no_passing() -> None:
     state = table()
     assert bids_of(state) == list(range(14))
-    assert len(state.legal_actions(state.seat_to_act())) == 14
+    assert len(legal_actions(state, state.seat_to_act())) == 14
     others = [seat for seat in range(4) if seat != state.turn]
-    assert all(state.legal_actions(seat) == [] for seat in others)
+    assert all(legal_actions(state, seat) == [] for seat in others)
 
 
 def test_a_bid_out_of_turn_is_refused() -> None:
@@ -94,7 +98,7 @@ def test_four_bids_may_sum_past_13() -> None:
 
 def test_everyone_sees_every_earlier_bid() -> None:
     state = table(dealer=0)
-    state, events = state.apply(1, BID[4])
+    state, events = apply(state, 1, BID[4])
     assert events == [ev.BidMade(1, Bid(4))]
     assert all(redact(events[0], viewer) is events[0] for viewer in (0, 1, 2, 3, None))
     assert all(view(state, viewer).bids == (None, Bid(4), None, None) for viewer in (0, 2, None))
@@ -117,14 +121,14 @@ def board_table(minimum: int = 5, nil_allowed: bool = True) -> MatchState:
 def test_board_the_first_bidder_of_a_team_may_bid_anything() -> None:
     state = board_table()
     assert bids_of(state) == list(range(14))  # East
-    state, _ = state.apply(1, BID[2])
+    state, _ = apply(state, 1, BID[2])
     assert bids_of(state) == list(range(14))  # South
 
 
 def test_board_the_second_bidder_must_bring_the_team_to_the_minimum() -> None:
     state = board_table()
-    state, _ = state.apply(1, BID[2])  # East
-    state, _ = state.apply(2, BID[4])  # South
+    state, _ = apply(state, 1, BID[2])  # East
+    state, _ = apply(state, 2, BID[4])  # South
     assert state.turn == 3
     assert bids_of(state) == list(range(3, 14))  # West: 2 + 3 reaches 5, Nil is closed
     assert refuse(state, 3, BID[2]) == (
@@ -134,36 +138,36 @@ def test_board_the_second_bidder_must_bring_the_team_to_the_minimum() -> None:
         "Nil is open only when your partner's bid reaches the table minimum of 5, "
         "and your partner bid 2"
     )
-    state, _ = state.apply(3, BID[3])
+    state, _ = apply(state, 3, BID[3])
     assert bids_of(state) == list(range(1, 14))  # North: South's 4 + 1 reaches 5
     assert refuse(state, 0, BID[0]).startswith("Nil is open only when")
 
 
 def test_board_nil_is_open_when_the_partners_bid_alone_reaches_the_minimum() -> None:
     state = board_table()
-    state, _ = state.apply(1, BID[5])
-    state, _ = state.apply(2, BID[6])
+    state, _ = apply(state, 1, BID[5])
+    state, _ = apply(state, 2, BID[6])
     assert bids_of(state) == list(range(14))  # West: East's 5 reaches 5
-    state, _ = state.apply(3, BID[0])
+    state, _ = apply(state, 3, BID[0])
     assert bids_of(state) == list(range(14))  # North: South's 6
-    state, _ = state.apply(0, BID[0])
+    state, _ = apply(state, 0, BID[0])
     assert state.phase is Phase.PLAYING
 
 
 def test_board_after_a_partners_nil_the_second_bidder_bids_the_whole_minimum() -> None:
     state = board_table(minimum=7)
-    state, _ = state.apply(1, BID[0])
-    state, _ = state.apply(2, BID[1])
+    state, _ = apply(state, 1, BID[0])
+    state, _ = apply(state, 2, BID[1])
     assert bids_of(state) == list(range(7, 14))
 
 
 def test_board_with_nil_off() -> None:
     state = board_table(minimum=4, nil_allowed=False)
     assert bids_of(state) == list(range(1, 14))
-    state, _ = state.apply(1, BID[9])
-    state, _ = state.apply(2, BID[1])
+    state, _ = apply(state, 1, BID[9])
+    state, _ = apply(state, 2, BID[1])
     assert bids_of(state) == list(range(1, 14))  # no Nil even though 9 >= 4
-    state, _ = state.apply(3, BID[1])
+    state, _ = apply(state, 3, BID[1])
     assert bids_of(state) == list(range(3, 14))
 
 
@@ -196,13 +200,13 @@ def test_blind_nil_needs_the_team_to_trail_by_the_deficit() -> None:
     assert dealer is not None
     assert list(eligible) == [s for s in ((dealer + k) % 4 for k in (1, 2, 3, 4)) if s % 2 == 0]
     assert state.phase is Phase.BLIND_NIL_CHOICE and state.turn == eligible[0]
-    assert state.legal_actions(state.seat_to_act()) == [BLIND, LOOK]
+    assert legal_actions(state, state.seat_to_act()) == [BLIND, LOOK]
 
 
 def test_blind_nil_trailing_by_less_is_not_eligible() -> None:
     state, _ = trailing_table(BLIND_NIL_RULES, 90)
     assert state.phase is Phase.BIDDING and state.blind_pending == ()
-    assert BID[0] in state.legal_actions(state.seat_to_act())
+    assert BID[0] in legal_actions(state, state.seat_to_act())
 
 
 def test_blind_nil_deficit_is_configurable() -> None:
@@ -240,31 +244,31 @@ def test_an_eligible_seat_sees_no_cards_until_it_chooses() -> None:
 def test_looking_shows_the_cards_and_gives_up_blind_nil_but_not_nil() -> None:
     state = table(Rules(blind_nil=True, blind_nil_deficit=0), dealer=3)
     hand = tuple(state.hand_of(0))
-    state, events = state.apply(0, LOOK)
+    state, events = apply(state, 0, LOOK)
     assert events == [ev.BlindNilChosen(0, False), ev.CardsShown(0, hand)]
     assert redact(events[1], 1) == ev.CardsShown(0, None)
     assert redact(events[1], None) == ev.CardsShown(0, None)
     assert view(state, 0).hand == hand
     assert view(state, 1).hand is None  # East still has to choose
     for seat in (1, 2, 3):
-        state, _ = state.apply(seat, LOOK)
+        state, _ = apply(state, seat, LOOK)
     assert state.phase is Phase.BIDDING and state.turn == 0
     assert bids_of(state) == list(range(14))  # Nil is still open
-    state, events = state.apply(0, BID[0])
+    state, events = apply(state, 0, BID[0])
     assert events[0] == ev.BidMade(0, Bid.NIL)
 
 
 def test_blind_nil_is_a_bid_made_before_seeing_the_cards() -> None:
     state = table(Rules(blind_nil=True, blind_nil_deficit=0), dealer=3)
     hand = tuple(state.hand_of(0))
-    state, events = state.apply(0, BLIND)
+    state, events = apply(state, 0, BLIND)
     assert events == [ev.BlindNilChosen(0, True), ev.BidMade(0, Bid.BLIND_NIL)]
     for seat in (1, 2, 3):
-        state, _ = state.apply(seat, LOOK)
+        state, _ = apply(state, seat, LOOK)
     assert view(state, 0).hand is None  # still blind while the others bid
     assert state.turn == 1  # North has bid; East bids next
     while state.phase is Phase.BIDDING:
-        state, events = state.apply(state.seat_to_act(), BID[3])
+        state, events = apply(state, state.seat_to_act(), BID[3])
     assert ev.CardsShown(0, hand) in events  # bidding over: the Blind Nil bidder sees
     assert view(state, 0).hand == hand
     assert state.bids[0] == Bid.BLIND_NIL
@@ -272,8 +276,8 @@ def test_blind_nil_is_a_bid_made_before_seeing_the_cards() -> None:
 
 def test_the_clock_looks_for_a_seat_that_does_not_choose() -> None:
     state = table(Rules(blind_nil=True, blind_nil_deficit=0), dealer=3)
-    assert state.automatic_action() == LOOK
-    state, events = state.time_out()
+    assert automatic_action(state) == LOOK
+    state, events = time_out(state)
     assert events[0] == ev.TurnTimedOut(0, LOOK)
     assert events[1] == ev.BlindNilChosen(0, False)
 
@@ -296,11 +300,11 @@ def test_card_pass_the_partner_passes_first_then_the_blind_bidder_sees_and_passe
     state = card_pass_table()
     assert state.phase is Phase.PASSING and state.turn == 2
     assert view(state, 0).hand is None
-    partner_options = state.legal_actions(2)
+    partner_options = legal_actions(state, 2)
     assert len(partner_options) == 78  # 13 choose 2
     assert all(isinstance(option, PassCards) for option in partner_options)
 
-    state, events = state.apply(2, pass_cards("AS", "KS"))
+    state, events = apply(state, 2, pass_cards("AS", "KS"))
     passed = ev.CardsPassed(2, 0, (card("KS"), card("AS")), 2)
     assert events[0] == passed
     assert isinstance(events[1], ev.CardsShown) and events[1].seat == 0
@@ -312,7 +316,7 @@ def test_card_pass_the_partner_passes_first_then_the_blind_bidder_sees_and_passe
     assert redact(passed, 0) is passed and redact(passed, 2) is passed
 
     assert state.turn == 0 and state.phase is Phase.PASSING
-    state, events = state.apply(0, pass_cards("2C", "3C"))
+    state, events = apply(state, 0, pass_cards("2C", "3C"))
     assert events[0] == ev.CardsPassed(0, 2, (card("2C"), card("3C")), 2)
     assert set(state.hand_of(2)) >= {card("2C"), card("3C")}
     assert card("2C") not in state.hand_of(0) and card("KS") in state.hand_of(0)
@@ -330,16 +334,16 @@ def test_card_pass_refusals() -> None:
 
 def test_card_pass_the_clock_passes_the_lowest_cards() -> None:
     state = card_pass_table()
-    assert state.automatic_action() == pass_cards("2S", "3S")  # South holds only spades
-    state, _ = state.apply(2, pass_cards("AS", "KS"))
+    assert automatic_action(state) == pass_cards("2S", "3S")  # South holds only spades
+    state, _ = apply(state, 2, pass_cards("AS", "KS"))
     # North now holds all the clubs and two spades: the two lowest clubs, not a spade.
-    assert state.automatic_action() == pass_cards("2C", "3C")
+    assert automatic_action(state) == pass_cards("2C", "3C")
 
 
 def test_card_pass_a_timed_out_pass_is_not_shown_to_the_others() -> None:
     # RULES.md: the cards are passed face down; the TurnTimedOut event carries them.
     state = card_pass_table()
-    _, events = state.time_out()
+    _, events = time_out(state)
     timed_out = events[0]
     assert isinstance(timed_out, ev.TurnTimedOut)
     for viewer in (1, 3, None):
@@ -354,7 +358,7 @@ def test_card_pass_a_timed_out_pass_is_not_shown_to_the_others() -> None:
 def test_no_card_pass_when_both_partners_bid_blind_nil() -> None:
     state = table(Rules(blind_nil=True, blind_nil_deficit=0, blind_nil_pass_cards=2), dealer=3)
     for seat in (0, 1, 2, 3):
-        state, _ = state.apply(seat, BLIND if seat in (0, 2) else LOOK)
+        state, _ = apply(state, seat, BLIND if seat in (0, 2) else LOOK)
     state = bid_round(state)
     assert state.phase is Phase.PLAYING
     assert view(state, 0).hand is not None and view(state, 2).hand is not None
@@ -365,12 +369,12 @@ def test_card_pass_for_blind_nil_bidders_on_both_sides() -> None:
     # each must see its cards before play.
     state = table(Rules(blind_nil=True, blind_nil_deficit=0, blind_nil_pass_cards=2), dealer=3)
     for seat in (0, 1, 2, 3):
-        state, _ = state.apply(seat, BLIND if seat in (0, 1) else LOOK)
+        state, _ = apply(state, seat, BLIND if seat in (0, 1) else LOOK)
     state = bid_round(state)
     passes = []
     while state.phase is Phase.PASSING:
         passes.append(state.seat_to_act())
-        state, _ = state.apply(state.seat_to_act(), state.automatic_action())
+        state, _ = apply(state, state.seat_to_act(), automatic_action(state))
     assert sorted(passes) == [0, 1, 2, 3]
     assert state.phase is Phase.PLAYING
     for seat in range(4):
@@ -382,16 +386,16 @@ def test_board_minimum_two_blind_nils_cannot_leave_the_team_under_it() -> None:
     # not bid Blind Nil too (Nil for the second bidder only if the partner's bid reaches 5).
     rules = Rules(blind_nil=True, blind_nil_deficit=0, minimum_team_bid=5)
     state = table(rules, dealer=3)
-    state, _ = state.apply(0, BLIND)
-    state, _ = state.apply(1, LOOK)
+    state, _ = apply(state, 0, BLIND)
+    state, _ = apply(state, 1, LOOK)
     assert state.turn == 2
-    assert state.legal_actions(2) == [LOOK]
+    assert legal_actions(state, 2) == [LOOK]
     with pytest.raises(IllegalAction, match="minimum of 5"):
-        state.apply(2, BLIND)
-    state, _ = state.apply(2, LOOK)
-    state, _ = state.apply(3, LOOK)
+        apply(state, 2, BLIND)
+    state, _ = apply(state, 2, LOOK)
+    state, _ = apply(state, 3, LOOK)
     assert bids_of(state) == list(range(14))  # East bids first (West dealt)
-    state, _ = state.apply(1, BID[3])
+    state, _ = apply(state, 1, BID[3])
     assert bids_of(state) == list(range(5, 14))  # South must carry the whole minimum
 
 
@@ -400,12 +404,12 @@ def test_card_pass_blind_nil_partners_see_their_cards_after_the_other_sides_pass
     # Nil and passes with West. Once the passing is over, North and South must see their cards.
     state = table(Rules(blind_nil=True, blind_nil_deficit=0, blind_nil_pass_cards=2), dealer=3)
     for seat in (0, 1, 2, 3):
-        state, _ = state.apply(seat, LOOK if seat == 3 else BLIND)
+        state, _ = apply(state, seat, LOOK if seat == 3 else BLIND)
     state = bid_round(state)
     passes = []
     while state.phase is Phase.PASSING:
         passes.append(state.seat_to_act())
-        state, _ = state.apply(state.seat_to_act(), state.automatic_action())
+        state, _ = apply(state, state.seat_to_act(), automatic_action(state))
     assert passes == [3, 1]
     assert state.phase is Phase.PLAYING
     for seat in range(4):

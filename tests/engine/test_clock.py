@@ -13,8 +13,12 @@ from spades.engine import (
     MatchState,
     Play,
     Rules,
+    apply,
+    automatic_action,
     card,
+    legal_actions,
     new_match,
+    time_out,
     view,
 )
 from spades.engine import events as ev
@@ -36,66 +40,66 @@ def in_play(rules: Rules | None = None) -> MatchState:
 def test_a_timed_out_bid_is_1() -> None:
     state = table()
     seat = state.seat_to_act()
-    assert state.automatic_action() == BID[1]
-    new, events = state.time_out()
+    assert automatic_action(state) == BID[1]
+    new, events = time_out(state)
     assert events == [ev.TurnTimedOut(seat, BID[1]), ev.BidMade(seat, Bid(1))]
     assert new.timeouts == 1 and state.timeouts == 0
     assert new.turn == (seat + 1) % 4
 
 
 def test_a_timed_out_bid_with_nil_off_is_1() -> None:
-    assert table(Rules(nil_allowed=False)).automatic_action() == BID[1]
+    assert automatic_action(table(Rules(nil_allowed=False))) == BID[1]
 
 
 def test_a_timed_out_bid_under_a_board_is_the_lowest_that_reaches_it() -> None:
     state = table(Rules(minimum_team_bid=5), dealer=0)
-    state, _ = state.apply(1, BID[4])
-    state, _ = state.apply(2, BID[2])
-    assert state.automatic_action() == BID[1]  # West: East's 4 + 1
-    state, _ = state.apply(3, BID[4])
-    assert state.automatic_action() == BID[3]  # North: South's 2 + 3
+    state, _ = apply(state, 1, BID[4])
+    state, _ = apply(state, 2, BID[2])
+    assert automatic_action(state) == BID[1]  # West: East's 4 + 1
+    state, _ = apply(state, 3, BID[4])
+    assert automatic_action(state) == BID[3]  # North: South's 2 + 3
 
 
 def test_a_timed_out_blind_nil_choice_is_look() -> None:
     state = table(Rules(blind_nil=True, blind_nil_deficit=0))
-    assert state.automatic_action() == LOOK
+    assert automatic_action(state) == LOOK
 
 
 def test_a_timed_out_lead_is_the_lowest_non_spade() -> None:
     state = in_play()
-    assert state.automatic_action() == PLAY[card("2C")]
+    assert automatic_action(state) == PLAY[card("2C")]
 
 
 def test_a_timed_out_follow_is_the_lowest_of_the_led_suit() -> None:
     state = play(in_play(), "QH")
-    assert state.automatic_action() == PLAY[card("8H")]
+    assert automatic_action(state) == PLAY[card("8H")]
 
 
 def test_a_timed_out_void_player_discards_low_rather_than_trumps() -> None:
     state = play(in_play(), "2C", "TC", "2D")
     assert state.turn == 3  # West: hearts and spades, no club
-    assert state.automatic_action() == PLAY[card("2H")]
+    assert automatic_action(state) == PLAY[card("2H")]
 
 
 def test_a_timed_out_player_with_only_spades_plays_the_lowest_spade() -> None:
     state = bid_round(table(hands={0: "AS KS QS JS TS 9S 8S 7S 6S 5S 4S 3S 2S"}, dealer=3))
-    assert state.automatic_action() == PLAY[card("2S")]
+    assert automatic_action(state) == PLAY[card("2S")]
 
 
 def test_with_jokers_the_lowest_trump_is_the_three_of_spades() -> None:
     hands = {0: "BJ LJ 2S AS KS QS JS TS 9S 8S 7S 6S 3S"}
     state = bid_round(table(Rules(jokers=True), hands, dealer=3))
-    assert state.automatic_action() == PLAY[card("3S")]
+    assert automatic_action(state) == PLAY[card("3S")]
 
 
 def test_the_lowest_rank_across_suits() -> None:
     state = bid_round(table(hands={0: "9C 5D KH 2S 3S 4S 5S 6S 7S 8S 9S TS JS"}, dealer=3))
-    assert state.automatic_action() == PLAY[card("5D")]
+    assert automatic_action(state) == PLAY[card("5D")]
 
 
 def test_a_timed_out_play_is_recorded_then_played() -> None:
     state = in_play()
-    new, events = state.time_out()
+    new, events = time_out(state)
     assert events[0] == ev.TurnTimedOut(0, PLAY[card("2C")])
     assert events[1] == ev.CardPlayed(0, card("2C"))
     assert new.trick == [Play(0, card("2C"))]
@@ -106,7 +110,7 @@ def test_a_whole_match_can_be_played_by_the_clock() -> None:
     state = table(Rules(max_hands=2))
     steps = 0
     while not state.is_over:
-        state, _ = state.time_out()
+        state, _ = time_out(state)
         steps += 1
     assert state.hand_number >= 2 and state.timeouts == steps
 
@@ -114,9 +118,9 @@ def test_a_whole_match_can_be_played_by_the_clock() -> None:
 def test_no_turn_to_time_out_before_the_start() -> None:
     state, _ = new_match(Rules(), bytes(32))
     with pytest.raises(IllegalAction, match="no one is to act"):
-        state.automatic_action()
+        automatic_action(state)
     with pytest.raises(IllegalAction):
-        state.time_out()
+        time_out(state)
 
 
 def test_the_seat_on_turn_may_claim_its_extension_once_per_turn() -> None:
@@ -127,13 +131,13 @@ def test_the_seat_on_turn_may_claim_its_extension_once_per_turn() -> None:
     seat = state.seat_to_act()
     other = (seat + 1) % 4
     with pytest.raises(IllegalAction, match="turn"):
-        state.apply(other, CLAIM_EXTENSION)
-    state, events = state.apply(seat, CLAIM_EXTENSION)
+        apply(state, other, CLAIM_EXTENSION)
+    state, events = apply(state, seat, CLAIM_EXTENSION)
     assert events == [ev_.ExtensionClaimed(seat)]
     with pytest.raises(IllegalAction, match="already claimed"):
-        state.apply(seat, CLAIM_EXTENSION)
-    state, _ = state.apply(seat, state.legal_actions(seat)[1])
-    state, events = state.apply(state.seat_to_act(), CLAIM_EXTENSION)
+        apply(state, seat, CLAIM_EXTENSION)
+    state, _ = apply(state, seat, legal_actions(state, seat)[1])
+    state, events = apply(state, state.seat_to_act(), CLAIM_EXTENSION)
     assert events == [ev_.ExtensionClaimed(state.seat_to_act())]
 
 
@@ -142,4 +146,4 @@ def test_no_extension_to_claim_when_the_clock_has_none() -> None:
 
     state, _ = seated_match(Rules(clock=Clock(1000, 0)), seed=bytes(32))
     with pytest.raises(IllegalAction, match="no extension"):
-        state.apply(state.seat_to_act(), CLAIM_EXTENSION)
+        apply(state, state.seat_to_act(), CLAIM_EXTENSION)

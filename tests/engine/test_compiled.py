@@ -25,7 +25,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spades.engine import Direction, MatchState, Rules, compiled, seated_match
+from spades.engine import (
+    Direction,
+    MatchState,
+    Rules,
+    act,
+    apply,
+    compiled,
+    legal_actions,
+    seated_match,
+    time_out,
+)
 
 from .test_properties import SEARCH_PHASES, rule_sets
 
@@ -96,16 +106,16 @@ def play_transcript(rules: Rules, seed: bytes, choices: int, steps: int) -> list
         if state.is_over:
             break
         seat = state.seat_to_act()
-        legal = state.legal_actions(seat)
+        legal = legal_actions(state, seat)
         if rng.random() < 0.05:
-            state, events = state.time_out()
+            state, events = time_out(state)
             lines.append(f"{seat} timed out: {events!r}")
             continue
         action = rng.choice(legal)
         if rng.random() < 0.5:
-            events = state.act(seat, action)
+            events = act(state, seat, action)
         else:
-            state, events = state.apply(seat, action)
+            state, events = apply(state, seat, action)
         lines.append(f"{seat} {[str(a) for a in legal]} {action} {events!r}")
     lines.append(f"{state.scores} {state.bags} {state.phase} {state.end!r}")
     return lines

@@ -6,7 +6,16 @@ import random
 
 import pytest
 
-from spades.engine import IllegalAction, MatchState, Rules, decide, seated_match, view
+from spades.engine import (
+    IllegalAction,
+    MatchState,
+    Rules,
+    apply,
+    decide,
+    legal_actions,
+    seated_match,
+    view,
+)
 from spades.engine import events as ev
 
 
@@ -19,11 +28,11 @@ def test_decide_changes_nothing_and_apply_is_decide_then_evolve() -> None:
     rng = random.Random(4)
     while not state.is_over:
         seat = state.seat_to_act()
-        action = rng.choice(state.legal_actions(seat))
+        action = rng.choice(legal_actions(state, seat))
         before = snapshot(state)
         decided = decide(state, seat, action)
         assert snapshot(state) == before
-        new, applied = state.apply(seat, action)
+        new, applied = apply(state, seat, action)
         assert decided == applied
         events += applied
         folded = MatchState.from_events(events)
@@ -38,5 +47,5 @@ def test_decide_refuses_without_changing_the_state() -> None:
     other = state.seating.next(seat)
     before = snapshot(state)
     with pytest.raises(IllegalAction, match="turn"):
-        decide(state, other, state.legal_actions(seat)[0])
+        decide(state, other, legal_actions(state, seat)[0])
     assert snapshot(state) == before

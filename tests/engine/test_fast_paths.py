@@ -22,8 +22,10 @@ from spades.engine import (
     IllegalAction,
     Rules,
     Suit,
+    act,
     cards_of,
     effective_suit,
+    legal_actions,
     seated_match,
 )
 from spades.engine import events as ev
@@ -65,12 +67,12 @@ def test_a_bid_is_legal_exactly_when_the_legal_bids_list_it(
         listed = legal_bids(state, seat)
         for tricks in range(-1, 20):
             assert is_legal_bid(state, seat, tricks) == (tricks in listed), tricks
-        assert state.legal_actions(seat) == [BID[tricks] for tricks in listed]
+        assert legal_actions(state, seat) == [BID[tricks] for tricks in listed]
         refused = [n for n in range(19) if n not in listed]
         if refused:
             before = state.clone()
             try:
-                state.act(seat, BID[rng.choice(refused)])
+                act(state, seat, BID[rng.choice(refused)])
             except IllegalAction:
                 pass
             else:
@@ -78,7 +80,7 @@ def test_a_bid_is_legal_exactly_when_the_legal_bids_list_it(
             assert state.bids == before.bids and state.turn == before.turn
         chosen = rng.choice(listed)
         # The interned event is the event the bid would make anew.
-        assert state.act(seat, BID[chosen]) == [ev.BidMade(seat, Bid(chosen))]
+        assert act(state, seat, BID[chosen]) == [ev.BidMade(seat, Bid(chosen))]
         assert state.bids[seat] == Bid(chosen)
 
 

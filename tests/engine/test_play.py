@@ -14,7 +14,10 @@ from spades.engine import (
     Play,
     PlayCard,
     Rules,
+    act,
+    apply,
     card,
+    legal_actions,
     view,
 )
 from spades.engine import events as ev
@@ -37,13 +40,13 @@ def in_play(rules: Rules | None = None, dealer: int = 3) -> MatchState:
 
 def legal_cards(state: MatchState) -> set[str]:
     return {
-        str(a.card) for a in state.legal_actions(state.seat_to_act()) if isinstance(a, PlayCard)
+        str(a.card) for a in legal_actions(state, state.seat_to_act()) if isinstance(a, PlayCard)
     }
 
 
 def refusal(state: MatchState, text: str, seat: int | None = None) -> str:
     with pytest.raises(IllegalAction) as refused:
-        state.apply(state.seat_to_act() if seat is None else seat, PlayCard(card(text)))
+        apply(state, state.seat_to_act() if seat is None else seat, PlayCard(card(text)))
     return refused.value.reason
 
 
@@ -79,8 +82,8 @@ def test_following_suit_is_compulsory_with_the_reason() -> None:
 def test_a_void_player_may_play_anything_and_the_highest_of_the_led_suit_wins() -> None:
     state = play(in_play(), "QH", "JH")
     assert len(legal_cards(state)) == 13  # South holds no heart
-    state, events = state.apply(2, PLAY[card("AD")])  # a higher card off suit does not win
-    state, events = state.apply(3, PLAY[card("7H")])
+    state, events = apply(state, 2, PLAY[card("AD")])  # a higher card off suit does not win
+    state, events = apply(state, 3, PLAY[card("7H")])
     assert events == [ev.CardPlayed(3, card("7H")), ev.TrickWon(1, 0, card("QH"))]
     assert state.turn == state.leader == 0  # the winner leads
     assert state.completed_tricks[0].cards == (card("QH"), card("JH"), card("AD"), card("7H"))
@@ -91,7 +94,7 @@ def test_a_void_player_may_play_anything_and_the_highest_of_the_led_suit_wins() 
 def test_a_spade_may_be_played_to_the_first_trick_and_wins_it_and_breaks_spades() -> None:
     state = play(in_play(), "2C", "TC", "3D")
     assert "8S" in legal_cards(state)  # West holds no club
-    state, events = state.apply(3, PLAY[card("8S")])
+    state, events = apply(state, 3, PLAY[card("8S")])
     assert events[-1] == ev.TrickWon(1, 3, card("8S"))
     assert state.spades_broken and state.turn == 3
     assert "AS" in legal_cards(state)  # now a spade may be led
@@ -117,12 +120,12 @@ def test_a_card_not_held_or_out_of_turn_or_out_of_phase_is_refused() -> None:
     assert refusal(state, "AS") == "you do not hold the A♠"
     assert refusal(state, "JH", seat=1) == "it is North's turn, not East's"
     with pytest.raises(IllegalAction, match="it is time for playing a card, not to bid 3"):
-        state.apply(0, BID[3])
+        apply(state, 0, BID[3])
     bidding = table(hands=HANDS, dealer=3)
     with pytest.raises(IllegalAction, match="it is time for bidding, not to play QH"):
-        bidding.apply(bidding.seat_to_act(), PLAY[card("QH")])
+        apply(bidding, bidding.seat_to_act(), PLAY[card("QH")])
     with pytest.raises(IllegalAction, match="there is no seat 4"):
-        state.apply(4, PLAY[card("QH")])
+        apply(state, 4, PLAY[card("QH")])
 
 
 def test_a_refused_action_changes_nothing() -> None:
@@ -130,16 +133,16 @@ def test_a_refused_action_changes_nothing() -> None:
     before = view(state, None), state.hands[:]
     for action in (PLAY[card("2S")], PLAY[card("AS")], BID[3]):
         with pytest.raises(IllegalAction):
-            state.act(0, action)
+            act(state, 0, action)
         assert (view(state, None), state.hands) == before
 
 
 def test_act_changes_the_state_in_place_and_apply_does_not() -> None:
     state = in_play()
     copy = state.clone()
-    new, events = state.apply(0, PLAY[card("QH")])
+    new, events = apply(state, 0, PLAY[card("QH")])
     assert state.trick == [] and new.trick == [Play(0, card("QH"))]
-    assert copy.act(0, PLAY[card("QH")]) == events
+    assert act(copy, 0, PLAY[card("QH")]) == events
     assert view(copy, None) == view(new, None)
 
 
@@ -151,7 +154,7 @@ def test_counter_clockwise_play_goes_to_the_right(dealer: int) -> None:
     order = []
     for _ in range(4):
         order.append(state.seat_to_act())
-        state, _ = state.apply(state.seat_to_act(), state.legal_actions(state.seat_to_act())[0])
+        state, _ = apply(state, state.seat_to_act(), legal_actions(state, state.seat_to_act())[0])
     assert order == [(leader - k) % 4 for k in range(4)]
 
 

@@ -31,8 +31,13 @@ from spades.engine import (
     Phase,
     PlayCard,
     Rules,
+    act,
+    apply,
+    automatic_action,
+    legal_actions,
     redact,
     seated_match,
+    time_out,
     view,
 )
 from spades.engine import events as ev
@@ -465,8 +470,8 @@ class Referee:
         seat = state.seat_to_act()
         for other in range(self.players):
             if other != seat:
-                assert state.legal_actions(other) == []
-        actions = state.legal_actions(seat)
+                assert legal_actions(state, other) == []
+        actions = legal_actions(state, seat)
         if state.phase is Phase.PLAYING:
             legal = expected_legal_plays(
                 self.rules,
@@ -498,7 +503,7 @@ class Referee:
         before = view(state, None)
         attempts: list[tuple[int, Action]] = [((seat + 1) % self.players, LOOK)]
         if state.phase is Phase.PLAYING:
-            legal = {a.card for a in state.legal_actions(seat) if isinstance(a, PlayCard)}
+            legal = {a.card for a in legal_actions(state, seat) if isinstance(a, PlayCard)}
             illegal = sorted(self.holdings[seat] - legal)
             attempts += [
                 (seat, PlayCard(CARDS[c])) for c in rng.sample(illegal, min(2, len(illegal)))
@@ -513,7 +518,7 @@ class Referee:
         for who, action in attempts:
             trial = state.clone()
             try:
-                trial.act(who, action)
+                act(trial, who, action)
             except IllegalAction as error:
                 assert error.reason
                 if state.phase is Phase.PLAYING and isinstance(action, PlayCard) and who == seat:
@@ -584,14 +589,14 @@ def play_random_match(rules: Rules, seed: bytes, rng: random.Random) -> Referee:
             referee.check_refusals(state, rng)
         roll = rng.random()
         if roll < 0.002 or referee.hands_played > 12:
-            state, new_events = state.apply(rng.randrange(rules.players), CONCEDE)
+            state, new_events = apply(state, rng.randrange(rules.players), CONCEDE)
         elif roll < 0.08:
-            referee.check_automatic_action(state, state.automatic_action())
-            state, new_events = state.time_out()
+            referee.check_automatic_action(state, automatic_action(state))
+            state, new_events = time_out(state)
             assert isinstance(new_events[0], ev.TurnTimedOut)
         else:
             seat = state.seat_to_act()
-            state, new_events = state.apply(seat, rng.choice(state.legal_actions(seat)))
+            state, new_events = apply(state, seat, rng.choice(legal_actions(state, seat)))
         referee.follow(new_events)
         referee.check_views(state)
     assert referee.ended

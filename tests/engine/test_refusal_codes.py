@@ -16,6 +16,11 @@ from spades.engine import (
     PassCards,
     Phase,
     Rules,
+    act,
+    apply,
+    apply_seat,
+    close,
+    leave_seat,
     new_match,
     seated_match,
 )
@@ -25,7 +30,7 @@ from spades.reasons import Reason
 
 def refusal(state: MatchState, seat: int, action: object) -> IllegalAction:
     with pytest.raises(IllegalAction) as refused:
-        state.apply(seat, action)  # type: ignore[arg-type]
+        apply(state, seat, action)  # type: ignore[arg-type]
     return refused.value
 
 
@@ -51,7 +56,7 @@ def test_bidding_refusals() -> None:
 def test_play_refusals() -> None:
     state, _ = seated_match(Rules(clock=Clock(extension_millis=0)), seed=bytes(32))
     while state.phase is not Phase.PLAYING:
-        state.act(state.seat_to_act(), BID[1])
+        act(state, state.seat_to_act(), BID[1])
     leader = state.seat_to_act()
     hand = state.hand_of(leader)
     assert refusal(state, leader, CLAIM_EXTENSION).code is Reason.NO_EXTENSION
@@ -62,7 +67,7 @@ def test_play_refusals() -> None:
     not_held = refusal(state, leader, PLAY[missing])
     assert (not_held.code, not_held.field) == (Reason.CARD_NOT_HELD, "play_card")
     led = next(card for card in hand if card.suit != 3)
-    state.act(leader, PLAY[led])
+    act(state, leader, PLAY[led])
     second = state.seat_to_act()
     second_hand = state.hand_of(second)
     off_suit = [card for card in second_hand if card.suit != led.suit]
@@ -75,7 +80,7 @@ def test_play_refusals() -> None:
 def test_the_two_of_clubs_lead() -> None:
     state, _ = seated_match(Rules(two_of_clubs_leads=True), seed=bytes(32))
     while state.phase is not Phase.PLAYING:
-        state.act(state.seat_to_act(), BID[1])
+        act(state, state.seat_to_act(), BID[1])
     leader = state.seat_to_act()
     other = next(card for card in state.hand_of(leader) if card != 0)  # 0 is the 2♣
     assert refusal(state, leader, PLAY[other]).code is Reason.MUST_LEAD_TWO_OF_CLUBS
@@ -83,19 +88,19 @@ def test_the_two_of_clubs_lead() -> None:
 
 def test_seating_and_ending_refusals() -> None:
     state, _ = new_match(Rules(), seed=bytes(32))
-    state, _ = state.apply_seat(0, "north")
+    state, _ = apply_seat(state, 0, "north")
     with pytest.raises(IllegalAction) as taken:
-        state.apply_seat(0, "again")
+        apply_seat(state, 0, "again")
     assert taken.value.code is Reason.SEAT_TAKEN
     with pytest.raises(IllegalAction) as empty:
-        state.leave_seat(1)
+        leave_seat(state, 1)
     assert empty.value.code is Reason.SEAT_EMPTY
     assert refusal(state, 0, BID[3]).code is Reason.MATCH_NOT_STARTED
     played, _ = seated_match(Rules(), seed=bytes(32))
-    ended, _ = played.close()
+    ended, _ = close(played)
     assert refusal(ended, 0, BID[3]).code is Reason.MATCH_OVER
     with pytest.raises(IllegalAction) as over:
-        ended.close()
+        close(ended)
     assert over.value.code is Reason.MATCH_OVER
 
 

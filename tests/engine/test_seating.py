@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from spades.engine import Direction, Rules, Seating, seated_match
+from spades.engine import Direction, Rules, Seating, legal_actions, seated_match
 
 
 def test_partnership_clockwise() -> None:
@@ -67,4 +67,4 @@ def test_a_compiled_rule_set_and_a_state_survive_pickling() -> None:
     assert copied.rules == rules and copied.game.rules is copied.rules
     assert copied.game.trump_power == rules.game.trump_power
     seat = copied.seat_to_act()
-    assert copied.legal_actions(seat) == state.legal_actions(seat)
+    assert legal_actions(copied, seat) == legal_actions(state, seat)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spades.engine import IllegalAction, MatchState, Rules, new_match, seated_match, view
+from spades.engine import IllegalAction, MatchState, Rules, acting, new_match, seated_match, view
 from spades.engine import events as ev
 
 TIMEOUTS = ev.SubstitutionReason.TIMEOUTS
@@ -18,12 +18,14 @@ def started(rules: Rules | None = None) -> MatchState:
 
 def act(state: MatchState) -> MatchState:
     """The seat on turn takes its first legal action itself."""
-    new, _ = state.apply(state.seat_to_act(), state.legal_actions(state.seat_to_act())[0])
+    new, _ = acting.apply(
+        state, state.seat_to_act(), acting.legal_actions(state, state.seat_to_act())[0]
+    )
     return new
 
 
 def time_out(state: MatchState) -> MatchState:
-    new, _ = state.time_out()
+    new, _ = acting.time_out(state)
     return new
 
 
@@ -67,7 +69,7 @@ def test_a_substitute_takes_the_seat_and_its_run_starts_again() -> None:
     state = started()
     seat = state.seat_to_act()
     state = time_out(until_turn_of(time_out(state), seat))
-    new, events = state.substitute(seat, TIMEOUTS)
+    new, events = acting.substitute(state, seat, TIMEOUTS)
     assert events == [ev.SeatSubstituted(seat, TIMEOUTS)]
     assert new.substitutions[seat] is TIMEOUTS and state.substitutions[seat] is None
     assert new.timeout_streaks[seat] == 0
@@ -78,32 +80,32 @@ def test_a_substitute_takes_the_seat_and_its_run_starts_again() -> None:
 
 def test_the_player_takes_the_seat_back() -> None:
     state = started()
-    state, _ = state.substitute(2, DISCONNECTED)
-    state, events = state.reclaim(2)
+    state, _ = acting.substitute(state, 2, DISCONNECTED)
+    state, events = acting.reclaim(state, 2)
     assert events == [ev.SeatReclaimed(2)]
     assert state.substitutions[2] is None and view(state, 2).substituted == ()
     with pytest.raises(IllegalAction, match="not played by a substitute"):
-        state.reclaim(2)
+        acting.reclaim(state, 2)
 
 
 def test_a_substituted_seat_may_get_a_new_substitute() -> None:
     state = started()
-    state, _ = state.substitute(1, DISCONNECTED)
-    state, events = state.substitute(1, TIMEOUTS)
+    state, _ = acting.substitute(state, 1, DISCONNECTED)
+    state, events = acting.substitute(state, 1, TIMEOUTS)
     assert events == [ev.SeatSubstituted(1, TIMEOUTS)] and state.substitutions[1] is TIMEOUTS
 
 
 def test_no_substitute_before_the_match_or_after_it() -> None:
     waiting, _ = new_match(Rules(), bytes(32))
     with pytest.raises(IllegalAction, match="not started"):
-        waiting.substitute(0, TIMEOUTS)
+        acting.substitute(waiting, 0, TIMEOUTS)
     state = started(Rules(max_hands=1))
     while not state.is_over:
         state = act(state)
     with pytest.raises(IllegalAction, match="over"):
-        state.substitute(0, TIMEOUTS)
+        acting.substitute(state, 0, TIMEOUTS)
     with pytest.raises(IllegalAction, match="no seat 7"):
-        started().substitute(7, TIMEOUTS)
+        acting.substitute(started(), 7, TIMEOUTS)
 
 
 def scored_hands(events: list[ev.Event]) -> list[tuple[int, ...]]:
@@ -119,28 +121,28 @@ def test_hands_with_automatic_or_substitute_play_are_marked() -> None:
     # Hand 1: East times out once; every other turn is played by its seat.
     while state.hand_number == 1:
         if state.turn == 1 and not any(isinstance(e, ev.TurnTimedOut) for e in events):
-            state, produced = state.time_out()
+            state, produced = acting.time_out(state)
         else:
-            state, produced = state.apply(
-                state.seat_to_act(), state.legal_actions(state.seat_to_act())[0]
+            state, produced = acting.apply(
+                state, state.seat_to_act(), acting.legal_actions(state, state.seat_to_act())[0]
             )
         step(produced)
     # Hand 2: South gets a substitute mid-hand, who plays on into hand 3.
     state = act(state)
-    state, produced = state.substitute(2, DISCONNECTED)
+    state, produced = acting.substitute(state, 2, DISCONNECTED)
     step(produced)
     while state.hand_number == 2:
-        state, produced = state.apply(
-            state.seat_to_act(), state.legal_actions(state.seat_to_act())[0]
+        state, produced = acting.apply(
+            state, state.seat_to_act(), acting.legal_actions(state, state.seat_to_act())[0]
         )
         step(produced)
     # Hand 3: South's player takes the seat back mid-hand. Hand 4: nobody automatic.
     state = act(state)
-    state, produced = state.reclaim(2)
+    state, produced = acting.reclaim(state, 2)
     step(produced)
     while not state.is_over:
-        state, produced = state.apply(
-            state.seat_to_act(), state.legal_actions(state.seat_to_act())[0]
+        state, produced = acting.apply(
+            state, state.seat_to_act(), acting.legal_actions(state, state.seat_to_act())[0]
         )
         step(produced)
     assert scored_hands(events) == [(1,), (2,), (2,), ()]
@@ -152,7 +154,7 @@ def test_hands_with_automatic_or_substitute_play_are_marked() -> None:
 def test_a_match_played_by_the_clock_marks_every_hand_with_every_seat() -> None:
     state, events = seated_match(Rules(max_hands=2), seed=bytes(32))
     while not state.is_over:
-        state, produced = state.time_out()
+        state, produced = acting.time_out(state)
         events.extend(produced)
     hands = scored_hands(events)
     assert len(hands) >= 2 and set(hands) == {(0, 1, 2, 3)}
@@ -161,9 +163,9 @@ def test_a_match_played_by_the_clock_marks_every_hand_with_every_seat() -> None:
 def test_folding_the_events_gives_the_same_runs_and_substitutes() -> None:
     state, events = seated_match(Rules(max_hands=2), seed=bytes(32))
     for _ in range(9):
-        state, produced = state.time_out()
+        state, produced = acting.time_out(state)
         events.extend(produced)
-    state, produced = state.substitute(state.seat_to_act(), TIMEOUTS)
+    state, produced = acting.substitute(state, state.seat_to_act(), TIMEOUTS)
     events.extend(produced)
     folded = MatchState.from_events(events)
     assert folded.timeout_streaks == state.timeout_streaks

@@ -11,6 +11,8 @@ from spades.engine import (
     Phase,
     Play,
     Rules,
+    apply,
+    legal_actions,
     redact,
     seated_match,
     view,
@@ -39,7 +41,7 @@ def test_plays_record_the_seat_of_every_card_in_every_direction() -> None:
         rng = random.Random(5)
         while state.hand_number == 1 and not state.is_over:
             seat = state.seat_to_act()
-            state, more = state.apply(seat, rng.choice(state.legal_actions(seat)))
+            state, more = apply(state, seat, rng.choice(legal_actions(state, seat)))
             events += more
             expected = _played_tricks(events)
             done = expected[: len(state.completed_tricks)]
@@ -58,7 +60,7 @@ def test_a_redacted_fold_and_the_protocol_view_keep_the_plays() -> None:
     rng = random.Random(3)
     while len(state.completed_tricks) < 3 or len(state.trick) < 2:
         seat = state.seat_to_act()
-        state, more = state.apply(seat, rng.choice(state.legal_actions(seat)))
+        state, more = apply(state, seat, rng.choice(legal_actions(state, seat)))
         events += more
     folded = MatchState.from_events(redact(event, 1) for event in events)
     assert folded.completed_tricks == state.completed_tricks

@@ -13,10 +13,15 @@ from spades.engine import (
     Phase,
     PlayCard,
     Rules,
+    apply,
+    automatic_action,
     card,
+    close,
+    legal_actions,
     new_match,
     score_side,
     seated_match,
+    time_out,
     view,
 )
 from spades.engine import events as ev
@@ -36,13 +41,13 @@ from .scenario import (
 
 def legal_cards(state: MatchState) -> set[str]:
     return {
-        str(a.card) for a in state.legal_actions(state.seat_to_act()) if isinstance(a, PlayCard)
+        str(a.card) for a in legal_actions(state, state.seat_to_act()) if isinstance(a, PlayCard)
     }
 
 
 def refusal(state: MatchState, text: str) -> str:
     with pytest.raises(IllegalAction) as refused:
-        state.apply(state.seat_to_act(), PlayCard(card(text)))
+        apply(state, state.seat_to_act(), PlayCard(card(text)))
     return refused.value.reason
 
 
@@ -84,7 +89,7 @@ def test_two_of_clubs_leads_every_hand() -> None:
         if state.phase is Phase.PLAYING and not state.completed_tricks and not state.trick:
             leaders.append(state.seat_to_act())
             assert legal_cards(state) == {"2C"}
-        state, _ = state.time_out()
+        state, _ = time_out(state)
     assert leaders == [2, 3]  # whoever deals (North, then East)
 
 
@@ -168,7 +173,7 @@ def test_cutthroat_deals_17_each_and_leaves_one_card_out() -> None:
     dealt = [e for e in events if isinstance(e, ev.CardsDealt)]
     assert [len(e.cards or ()) for e in dealt] == [17, 17, 17]
     assert len({c for e in dealt for c in e.cards or ()}) == 51
-    assert state.legal_actions(state.seat_to_act())[-1] == BID[17]
+    assert legal_actions(state, state.seat_to_act())[-1] == BID[17]
 
 
 def test_cutthroat_with_jokers_deals_all_54_cards_18_each() -> None:
@@ -184,8 +189,8 @@ def test_cutthroat_tricks_of_three_each_player_scored_alone() -> None:
     while state.phase is not Phase.ENDED:
         if state.phase is Phase.PLAYING and len(order) < 3:
             order.append(state.seat_to_act())
-        action = BID[1] if state.phase is Phase.BIDDING else state.automatic_action()
-        state, more = state.apply(state.seat_to_act(), action)
+        action = BID[1] if state.phase is Phase.BIDDING else automatic_action(state)
+        state, more = apply(state, state.seat_to_act(), action)
         events.extend(more)
     dealer = state.dealer
     assert dealer is not None
@@ -294,14 +299,14 @@ def test_max_hands_a_tie_plays_another_hand() -> None:
 def test_concession_before_the_start_is_refused() -> None:
     state, _ = new_match(Rules(), bytes(32))
     with pytest.raises(IllegalAction) as refused:
-        state.apply(0, CONCEDE)
+        apply(state, 0, CONCEDE)
     assert refused.value.reason == "the match has not started, so there is nothing to concede"
 
 
 def test_concession_gives_the_match_to_the_other_team_at_once() -> None:
     state = table(dealer=0)
     assert state.turn == 1
-    state, events = state.apply(2, CONCEDE)  # South, not on turn
+    state, events = apply(state, 2, CONCEDE)  # South, not on turn
     assert events[:2] == [
         ev.Conceded(2),
         ev.MatchEnded(ev.EndReason.CONCESSION, (1, 3), (0, 0)),
@@ -309,23 +314,23 @@ def test_concession_gives_the_match_to_the_other_team_at_once() -> None:
     assert isinstance(events[2], ev.SeedRevealed)
     assert state.is_over
     with pytest.raises(IllegalAction, match="the match is over"):
-        state.apply(1, CONCEDE)
+        apply(state, 1, CONCEDE)
     with pytest.raises(IllegalAction, match="the match is over"):
-        state.apply(1, BID[3])
+        apply(state, 1, BID[3])
 
 
 def test_concession_in_cutthroat_goes_to_the_best_of_the_others() -> None:
     state = table(Rules(players=3))
-    state, events = state.apply(0, CONCEDE)
+    state, events = apply(state, 0, CONCEDE)
     end = match_end(events)
     assert end is not None and end.winners == (1, 2)  # level at 0: both others
 
 
 def test_no_action_after_the_end() -> None:
     state, _ = play_hands([scripted_hand([5, 2, 5, 1], [5, 2, 5, 1])], Rules(target_score=100))
-    assert state.turn is None and all(state.legal_actions(seat) == [] for seat in range(4))
+    assert state.turn is None and all(legal_actions(state, seat) == [] for seat in range(4))
     with pytest.raises(IllegalAction):
-        state.automatic_action()
+        automatic_action(state)
 
 
 def test_the_operator_can_close_a_match_and_no_side_wins() -> None:
@@ -333,10 +338,10 @@ def test_the_operator_can_close_a_match_and_no_side_wins() -> None:
     from spades.engine import events as ev_
 
     state, events = seated_match(Rules(), seed=bytes(32))
-    closed, more = state.close()
+    closed, more = close(state)
     assert more[0] == ev_.MatchEnded(ev_.EndReason.CLOSED, (), (0, 0))
     assert more[1] == ev_.SeedRevealed(bytes(32))
     assert closed.phase is Phase.ENDED and state.phase is not Phase.ENDED
     assert MatchState.from_events(events + more).end == closed.end
     with pytest.raises(IllegalAction, match="already over"):
-        closed.close()
+        close(closed)

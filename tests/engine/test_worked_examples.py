@@ -2,7 +2,7 @@
 
 Each example is checked twice: ``score_side`` on the example's bids and tricks, and a whole
 scripted hand (or several, when the example needs earlier scores or bags) played with
-``MatchState.apply`` whose HandScored and MatchEnded events must give the example's numbers.
+``spades.engine.apply`` whose HandScored and MatchEnded events must give the example's numbers.
 Seats: North 0, East 1, South 2, West 3; NS is side 0 and EW side 1.
 """
 

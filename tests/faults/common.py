@@ -31,8 +31,8 @@ from spades.engine import Action, Card, MatchState, Rules, view
 from spades.engine import events as ev
 from spades.v1 import events_pb2
 from spades_bots.random_bot import RandomBot
-from spades_server import journal
 from spades_server.eventlog.base import StoredEvent
+from spades_server.store import journal
 from tests.backends import LogStorage, read_to_head
 from tests.operations.server_process import ServerProcess, spades_server
 

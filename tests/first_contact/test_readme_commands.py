@@ -37,7 +37,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 )
 
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
-from spades_server.server import SERVICE_NAMES
+from spades_server.app.server import SERVICE_NAMES
 from tests.operations.server_process import ServerProcess, clean_environment, spades_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -263,7 +263,7 @@ def test_every_readme_command_works_as_printed(shell: Shell) -> None:
 
 
 def test_the_demos_replay_command_works_as_printed(shell: Shell) -> None:
-    told = shell.run(".venv/bin/python -m spades_server.demo --max-hands 1 --records records")
+    told = shell.run(".venv/bin/python -m spades_server.app.demo --max-hands 1 --records records")
     (replay,) = [
         line.split("replay it:", 1)[1].strip() for line in told.splitlines() if "replay it:" in line
     ]

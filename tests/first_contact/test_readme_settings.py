@@ -7,7 +7,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from spades_server import config
+from spades_server.app import config
+from spades_server.ops.settings import Settings
 from tests.operations.server_process import SERVER, clean_environment
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -40,7 +41,7 @@ def shown_default(value: object) -> str:
 
 def test_the_settings_table_matches_the_settings() -> None:
     rows = settings_rows()
-    defaults = config.Settings()
+    defaults = Settings()
     flags = {
         action.option_strings[0]: action.dest
         for action in config.parser({})._actions

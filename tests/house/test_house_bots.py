@@ -23,8 +23,8 @@ from spades.client import (
 from spades.engine import Card, Rules
 from spades.engine import events as ev
 from spades_bots.heuristic import HeuristicBot
-from spades_server.house import make_house_bot, own_address
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
+from spades_server.processes.house import make_house_bot, own_address
 from tests.server.harness import running_server
 
 SHORT = Rules(max_hands=2)

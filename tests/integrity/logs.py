@@ -20,10 +20,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spades.engine import MatchState, Rules, new_match
+from spades.engine import MatchState, Rules, apply, apply_seat, legal_actions, new_match
 from spades.engine import events as ev
-from spades_server import journal
+from spades_server.domain import table_events
 from spades_server.eventlog.sqlite import SqliteEventLog, marker_path
+from spades_server.store import journal
 from spades_server.v1 import log_pb2
 
 SERVER = Path(sys.executable).with_name("spades-server")
@@ -48,21 +49,21 @@ def match_events(rng: random.Random, *, finished: bool) -> list[ev.Event]:
     state: MatchState
     state, events = new_match(Rules(max_hands=1), seed=rng.randbytes(32))
     for seat in range(4):
-        state, made = state.apply_seat(seat, f"player {seat}", bot=True)
+        state, made = apply_seat(state, seat, f"player {seat}", bot=True)
         events += made
     stop_after_cards = None if finished else rng.randrange(4, 40)
     while not state.is_over:
         if stop_after_cards is not None and state.played.bit_count() >= stop_after_cards:
             break
         seat = state.seat_to_act()
-        state, made = state.apply(seat, rng.choice(state.legal_actions(seat)))
+        state, made = apply(state, seat, rng.choice(legal_actions(state, seat)))
         events += made
     return events
 
 
 async def _append_all(log: SqliteEventLog, tables: dict[str, list[ev.Event]]) -> None:
     for table_id, events in tables.items():
-        data = [journal.encode(draft) for draft in journal.drafts(events)]
+        data = [journal.encode(draft) for draft in table_events.drafts(events)]
         await log.append(table_id, 0, data)
 
 

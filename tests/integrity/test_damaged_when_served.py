@@ -18,7 +18,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from spades.v1 import play_pb2, play_pb2_grpc
-from spades_server import journal
+from spades_server.domain import table_events
+from spades_server.store import journal
 from tests.backends import POSTGRES_DSN, LogStorage, require_postgres
 from tests.integrity import logs
 from tests.server.harness import running_server
@@ -78,7 +79,7 @@ async def test_an_event_deleted_from_a_postgresql_table_is_refused_not_served(
     await log.open()
     try:
         for table_id, events in made.finished.items():
-            await log.append(table_id, 0, [journal.encode(d) for d in journal.drafts(events)])
+            await log.append(table_id, 0, [journal.encode(d) for d in table_events.drafts(events)])
     finally:
         await log.close()
     damaged, whole = list(made.finished)[:2]

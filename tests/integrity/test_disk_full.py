@@ -23,8 +23,8 @@ from structlog.testing import capture_logs
 from spades.engine import Clock, Rules
 from spades.engine.events import TurnTimedOut
 from spades.v1 import play_pb2
-from spades_server import journal
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
+from spades_server.store import journal
 from tests.server.harness import Client, SeatStream, rpc_error, running_server
 
 pytestmark = pytest.mark.asyncio

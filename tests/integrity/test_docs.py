@@ -6,8 +6,9 @@ from pathlib import Path
 
 from prometheus_client import REGISTRY
 
-from spades_server import integrity, metrics
+from spades_server.app import integrity
 from spades_server.eventlog.sqlite import marker_path
+from spades_server.ops import metrics
 from tests.integrity import logs
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from spades.v1 import events_pb2
-from spades_server import journal
+from spades_server.store import journal
 from spades_server.v1 import log_pb2
 from tests.integrity import logs
 

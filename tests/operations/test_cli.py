@@ -22,7 +22,9 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 
 from spades.engine import Rules
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2
-from spades_server import config, web
+from spades_server.api import web
+from spades_server.app import config
+from spades_server.ops.settings import Settings
 from tests.operations.server_process import (
     SERVER,
     ServerProcess,
@@ -79,7 +81,7 @@ def test_environment_sets_what_flags_do_and_flags_win() -> None:
     assert config.from_args([], env).listen == "0.0.0.0:6000"
     assert config.from_args([], env).log_format == "json"
     assert config.from_args(["--listen", "127.0.0.1:7000"], env).listen == "127.0.0.1:7000"
-    assert config.from_args([], {}) == config.Settings()
+    assert config.from_args([], {}) == Settings()
 
 
 @pytest.mark.parametrize(

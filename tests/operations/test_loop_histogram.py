@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from spades_server.metrics import LoopHistogram
+from spades_server.ops.metrics import LoopHistogram
 
 
 def test_a_loop_histogram_exports_cumulative_le_buckets_count_and_sum() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from spades_server import tokens
+from spades_server.domain import tokens
 from tests.operations.server_process import SERVER, clean_environment, spades_server
 
 TIMEOUT = 30

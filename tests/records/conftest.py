@@ -8,7 +8,20 @@ from typing import Any
 
 import pytest
 
-from spades.engine import BLIND, CLAIM_EXTENSION, CONCEDE, LOOK, Bid, Rules, seated_match
+from spades.engine import (
+    BLIND,
+    CLAIM_EXTENSION,
+    CONCEDE,
+    LOOK,
+    Bid,
+    Rules,
+    apply,
+    legal_actions,
+    reclaim,
+    seated_match,
+    substitute,
+    time_out,
+)
 from spades.engine import events as ev
 from spades.engine.shuffle import deal
 
@@ -46,30 +59,30 @@ def play(
         if substitute_after:
             for seat in range(rules.players):
                 if state.timeout_streaks[seat] >= substitute_after:
-                    state, produced = state.substitute(seat, ev.SubstitutionReason.TIMEOUTS)
+                    state, produced = substitute(state, seat, ev.SubstitutionReason.TIMEOUTS)
                     events.extend(produced)
                 elif (
                     state.substitutions[seat] is not None
                     and substitution_rng.random() < reclaim_rate
                 ):
-                    state, produced = state.reclaim(seat)
+                    state, produced = reclaim(state, seat)
                     events.extend(produced)
         if state.turn is not None and extension_rng.random() < extension_rate:
-            state, produced = state.apply(state.seat_to_act(), CLAIM_EXTENSION)
+            state, produced = apply(state, state.seat_to_act(), CLAIM_EXTENSION)
             events.extend(produced)
         if concede_after is not None and actions >= concede_after:
-            state, produced = state.apply(rng.randrange(rules.players), CONCEDE)
+            state, produced = apply(state, rng.randrange(rules.players), CONCEDE)
         elif rng.random() < timeout_rate:
-            state, produced = state.time_out()
+            state, produced = time_out(state)
         else:
-            legal = state.legal_actions(state.seat_to_act())
+            legal = legal_actions(state, state.seat_to_act())
             action = rng.choice(legal)
             if BLIND in legal:
                 partner = state.partner(state.seat_to_act())
                 partner_blind = partner is not None and (state.bids[partner] or Bid(1)).blind
                 # One Blind Nil per team, so that its card pass happens.
                 action = BLIND if not partner_blind and rng.random() < 0.8 else LOOK
-            state, produced = state.apply(state.seat_to_act(), action)
+            state, produced = apply(state, state.seat_to_act(), action)
         events.extend(produced)
         actions += 1
     return events

@@ -23,6 +23,8 @@ from spades.engine import (
     PassCards,
     PlayCard,
     Rules,
+    apply_seat,
+    leave_seat,
     new_match,
     redact,
 )
@@ -72,8 +74,8 @@ def test_every_event_of_every_match_round_trips_for_every_viewer(
                 shown = redact(event, viewer)
                 assert through_wire(shown) == shown
     state, _ = new_match(Rules(), seed=bytes(32))
-    state, _ = state.apply_seat(1, "Eve")
-    _, left = state.leave_seat(1)
+    state, _ = apply_seat(state, 1, "Eve")
+    _, left = leave_seat(state, 1)
     assert through_wire(left[0]) == left[0]
     seen.add(type(left[0]))
     assert seen == EVENT_TYPES

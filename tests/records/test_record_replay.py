@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from spades.engine import apply, close, legal_actions
 from spades.engine import events as ev
 from spades.records import (
     NotReplayable,
@@ -70,7 +71,7 @@ def test_a_match_the_operator_closed_replays() -> None:
     from spades.records import build_record, replay
 
     state, events = seated_match(Rules(), seed=bytes(32))
-    state, more = state.apply(state.seat_to_act(), state.legal_actions(state.seat_to_act())[2])
-    closed, ended = state.close()
+    state, more = apply(state, state.seat_to_act(), legal_actions(state, state.seat_to_act())[2])
+    closed, ended = close(state)
     replayed = replay(build_record(events + more + ended))
     assert replayed.end == closed.end

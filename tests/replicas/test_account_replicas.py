@@ -12,7 +12,8 @@ from spades.bot import play_match
 from spades.client import SpadesClient, SpadesError
 from spades.engine import Rules
 from spades_bots.registry import bot_class
-from spades_server import ratings
+from spades_server.domain import ratings
+from spades_server.store import codecs, rating_store
 from tests.replicas.test_replicas import replicas
 
 pytestmark = pytest.mark.asyncio
@@ -80,8 +81,8 @@ async def test_a_rated_match_played_across_replicas_is_rated_once(tmp_path: Path
         finally:
             for player in players:
                 await player.close()
-        rows = await one.log.read(ratings.stream_of(ratings.PARTNERSHIP))
-        assert [ratings.decode(row).table_id for row in rows] == [table_id]
+        rows = await one.log.read(rating_store.stream_of(ratings.PARTNERSHIP))
+        assert [codecs.decode_pool(row).table_id for row in rows] == [table_id]
         async with SpadesClient(f"127.0.0.1:{two.port}") as reader:
             board = await reader.leaderboard("partnership")
         assert sorted(line.name for line in board.lines) == ["Replica One", "Replica Two"]

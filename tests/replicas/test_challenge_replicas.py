@@ -10,8 +10,8 @@ import pytest
 
 from spades.client import SpadesClient, SpadesError
 from spades.engine import Rules
-from spades_server import challenges
-from spades_server.streams import is_table_stream
+from spades_server.store import challenge_store, codecs
+from spades_server.store.stream_kinds import is_table_stream
 from tests.backends import read_to_head
 from tests.replicas.test_replicas import replicas
 
@@ -46,8 +46,8 @@ async def test_two_replicas_accepting_at_once_open_one_table(tmp_path: Path) -> 
                 # Each answer shows the challenge as its replica saw it after the answer.
                 assert {answer.state for answer in answers} <= {"pending", "accepted"}, answers
                 # In the log, exactly one acceptance was the last: it names the table.
-                rows = await two.log.read(challenges.stream_of(challenge.challenge_id))
-                entries = [challenges.decode(row) for row in rows]
+                rows = await two.log.read(challenge_store.stream_of(challenge.challenge_id))
+                entries = [codecs.decode_challenge(row) for row in rows]
                 kinds = [entry.WhichOneof("kind") for entry in entries]
                 assert kinds == ["created", "accepted", "accepted"]
                 assert [bool(entry.accepted.table_id) for entry in entries[1:]] == [False, True]

@@ -25,12 +25,13 @@ import pytest
 from spades.engine import Rules, new_match
 from spades.reasons import Reason
 from spades.v1 import lobby_pb2
-from spades_server import errors, tokens
-from spades_server.config import Settings
-from spades_server.decisions import decide_join, decide_new_table
+from spades_server.app.server import SpadesServer, StartupError
+from spades_server.domain import errors, tokens
+from spades_server.domain.decisions import decide_join, decide_new_table
+from spades_server.domain.tables import Decided, Table
 from spades_server.eventlog.postgres import PostgresEventLog
-from spades_server.server import SpadesServer, StartupError
-from spades_server.tables import Decided, Table, TableStore
+from spades_server.ops.settings import Settings
+from spades_server.store.table_store import TableStore
 from tests.backends import (
     NATS_URL,
     POOL_SIZE,

@@ -21,9 +21,9 @@ from spades.engine import Clock, MatchState, Rules
 from spades.engine import events as ev
 from spades.records import events_of
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2
-from spades_server.config import Settings
+from spades_server.app.server import SpadesServer
 from spades_server.eventlog.postgres import PostgresEventLog
-from spades_server.server import SpadesServer
+from spades_server.ops.settings import Settings
 from tests.backends import (
     NATS_URL,
     POSTGRES_DSN,

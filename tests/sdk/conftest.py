@@ -7,7 +7,7 @@ import pytest
 import pytest_asyncio
 
 from spades.client import SpadesClient
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.backends import LogStorage
 from tests.server.harness import running_server
 

@@ -13,7 +13,7 @@ from spades.client import (
     Unauthenticated,
 )
 from spades.engine import Rules
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 
 
 def _sync_session(address: str) -> tuple[str, str, int]:

@@ -14,8 +14,8 @@ from spades.bot.account import AccountRunner, Superseded, accept_all
 from spades.client import SpadesClient
 from spades.engine import Rules
 from spades_bots.random_bot import RandomBot
-from spades_server.config import Settings
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
+from spades_server.ops.settings import Settings
 
 pytestmark = pytest.mark.asyncio
 

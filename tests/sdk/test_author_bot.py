@@ -14,7 +14,7 @@ from spades.engine import Rules
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from spades_bots.registry import bot_class
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.sdk.author_bot import Lowest
 
 

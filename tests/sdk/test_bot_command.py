@@ -22,7 +22,7 @@ import spades
 from spades.bot import named_bot_class, play_match
 from spades.client import SpadesClient
 from spades.engine import Rules
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.abuse.test_tls import self_signed
 from tests.first_contact.bot_process import SPADES_BOT
 from tests.operations.server_process import clean_environment

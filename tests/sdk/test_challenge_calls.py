@@ -11,8 +11,8 @@ import pytest
 from spades.client import SyncSpadesClient
 from spades.engine import Rules
 from spades.manifest import manifest_of
-from spades_server import integrity
-from spades_server.server import SpadesServer
+from spades_server.app import integrity
+from spades_server.app.server import SpadesServer
 
 
 def _sync_challenges(address: str) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 
 from spades.client import SpadesClient
 from spades.engine import Phase, Rules
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.backends import LogStorage, Storages
 
 

@@ -9,7 +9,18 @@ from __future__ import annotations
 import asyncio
 
 from spades.bot import Bot, BotView, decide
-from spades.engine import BID, Card, MatchState, Phase, PlayCard, Rules, seated_match
+from spades.engine import (
+    BID,
+    Card,
+    MatchState,
+    Phase,
+    PlayCard,
+    Rules,
+    apply,
+    automatic_action,
+    legal_actions,
+    seated_match,
+)
 
 
 class Broken(Bot):
@@ -22,7 +33,7 @@ class Broken(Bot):
 
 def on_turn(state: MatchState) -> BotView:
     seat = state.seat_to_act()
-    return BotView(state, seat, state.legal_actions(seat))
+    return BotView(state, seat, legal_actions(state, seat))
 
 
 def test_a_raising_bid_is_replaced_by_a_bid_of_one_not_nil() -> None:
@@ -36,8 +47,8 @@ def test_an_illegal_card_is_replaced_by_the_clocks_card() -> None:
     state, _ = seated_match(Rules(), seed=bytes(32))
     while state.phase is not Phase.PLAYING:
         seat = state.seat_to_act()
-        state, _ = state.apply(seat, BID[3])
+        state, _ = apply(state, seat, BID[3])
     view = on_turn(state)
     action, replaced = asyncio.run(decide(Broken(), view))
-    assert replaced and action == state.automatic_action()
+    assert replaced and action == automatic_action(state)
     assert isinstance(action, PlayCard)

@@ -5,7 +5,18 @@ from __future__ import annotations
 import dataclasses
 
 from spades.bot import BotView
-from spades.engine import BID, PLAY, Card, MatchState, Phase, Rules, parse_cards, seated_match
+from spades.engine import (
+    BID,
+    PLAY,
+    Card,
+    MatchState,
+    Phase,
+    Rules,
+    apply,
+    legal_actions,
+    parse_cards,
+    seated_match,
+)
 from spades.engine.shuffle import first_dealer
 from spades_bots.heuristic import HeuristicBot, Plan, Situation, choose_plan
 
@@ -30,19 +41,19 @@ def table(hands: dict[int, str], dealer: int) -> MatchState:
 def bid_round(state: MatchState, bids: dict[int, int]) -> MatchState:
     while state.phase is Phase.BIDDING:
         seat = state.seat_to_act()
-        state, _ = state.apply(seat, BID[bids[seat]])
+        state, _ = apply(state, seat, BID[bids[seat]])
     return state
 
 
 def play(state: MatchState, *cards: str) -> MatchState:
     for text in cards:
-        state, _ = state.apply(state.seat_to_act(), PLAY[Card.parse(text)])
+        state, _ = apply(state, state.seat_to_act(), PLAY[Card.parse(text)])
     return state
 
 
 def _view(state: MatchState) -> BotView:
     seat = state.seat_to_act()
-    return BotView(state, seat, state.legal_actions(seat))
+    return BotView(state, seat, legal_actions(state, seat))
 
 
 def _east_nil_after(north_leads: str, hands: dict[int, str]) -> BotView:

@@ -10,8 +10,8 @@ import pytest
 
 from spades.client import SpadesClient
 from spades.engine import Rules
-from spades_server.config import Settings
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
+from spades_server.ops.settings import Settings
 from tests.faults.common import free_port
 
 pytestmark = pytest.mark.asyncio

@@ -14,8 +14,8 @@ from spades.client import ActionResult, Prompt, SeatConnection, SpadesClient
 from spades.engine import Action, PlayCard, Rules
 from spades.engine import events as ev
 from spades_bots.random_bot import RandomBot
-from spades_server.config import Settings
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
+from spades_server.ops.settings import Settings
 from tests.sdk.helpers import audit, play_all, seat_bots
 
 

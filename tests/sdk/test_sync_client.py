@@ -20,7 +20,7 @@ from spades.client import (
 from spades.engine import Rules
 from spades.engine import events as ev
 from spades_bots.random_bot import RandomBot
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.backends import LogStorage, Storages
 
 

@@ -11,7 +11,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spades import protocol
-from spades.engine import CONCEDE, MatchState, Phase, Rules, SeatView, redact, seated_match, view
+from spades.engine import (
+    CONCEDE,
+    MatchState,
+    Phase,
+    Rules,
+    SeatView,
+    apply,
+    legal_actions,
+    redact,
+    seated_match,
+    view,
+)
 from spades.engine import events as ev
 from spades.v1 import cards_pb2, view_pb2
 from tests.engine.test_properties import PROPERTY_SETTINGS, rule_sets
@@ -27,9 +38,9 @@ def random_match(rules: Rules, rng: random.Random, concede: bool) -> list[ev.Eve
     state, events = seated_match(rules, seed=rng.randbytes(32))
     while state.phase is not Phase.ENDED:
         seat = state.seat_to_act()
-        legal = state.legal_actions(seat)
+        legal = legal_actions(state, seat)
         action = CONCEDE if concede and rng.random() < 0.01 and CONCEDE in legal else None
-        state, more = state.apply(seat, action or rng.choice(legal))
+        state, more = apply(state, seat, action or rng.choice(legal))
         events += more
     return events
 

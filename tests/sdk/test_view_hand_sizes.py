@@ -10,7 +10,7 @@ import random
 
 from spades import protocol
 from spades.bot import SeatTracker
-from spades.engine import BLIND, Phase, Rules, redact, seated_match, view
+from spades.engine import BLIND, Phase, Rules, apply, legal_actions, redact, seated_match, view
 from spades.engine import events as ev
 
 
@@ -39,8 +39,8 @@ def test_hand_sizes_from_redacted_events_match_the_real_hands() -> None:
         if state.phase is Phase.PASSING and sorted(truth) != [13] * 4:
             mid_pass_checked = True  # (one partner already holds 15 cards, the other 11)
         seat = state.seat_to_act()
-        legal = state.legal_actions(seat)
+        legal = legal_actions(state, seat)
         action = BLIND if BLIND in legal and seat == 0 else rng.choice(legal)
-        state, more = state.apply(seat, action)
+        state, more = apply(state, seat, action)
         events += more
     assert mid_pass_checked

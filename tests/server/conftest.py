@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest_asyncio
 
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.backends import Storages
 from tests.server.harness import Client, running_server
 

@@ -28,10 +28,11 @@ from spades.v1 import (
     play_pb2_grpc,
     view_pb2,
 )
-from spades_server import journal, tokens
-from spades_server.config import Settings
-from spades_server.server import SpadesServer
-from spades_server.tables import Decided
+from spades_server.app.server import SpadesServer
+from spades_server.domain import table_events, tokens
+from spades_server.domain.tables import Decided
+from spades_server.ops.settings import Settings
+from spades_server.store import journal
 from tests.backends import LogStorage, head_position
 
 TOKEN_KEY = "spades-seat-token"
@@ -373,7 +374,7 @@ async def log_events(server: SpadesServer, table_id: str) -> list[events_pb2.Eve
     return out
 
 
-async def log_entries(server: SpadesServer, table_id: str) -> list[journal.Entry]:
+async def log_entries(server: SpadesServer, table_id: str) -> list[table_events.Entry]:
     """A table's journal entries, as the log stores them (secrets included)."""
     return [journal.decode(stored) for stored in await server.log.read(table_id)]
 
@@ -389,7 +390,7 @@ async def create_admin_table(
     """A table made the way an operator would (a given seed or deals), through the store."""
     table_id = tokens.new_table_id()
     created = new_match(rules, seed=seed, preset_deals=preset_deals)
-    await server.store.create(table_id, Decided.of(created, listing=journal.Listing(name)))
+    await server.store.create(table_id, Decided.of(created, listing=table_events.Listing(name)))
     stored = await server.log.read(table_id)
     await asyncio.wait_for(server.projection.caught_up(stored[-1].position), READ_TIMEOUT)
     return table_id

@@ -16,9 +16,9 @@ import pytest
 
 from spades.engine import Clock, MatchState, Rules
 from spades.v1 import cards_pb2, events_pb2, lobby_pb2, play_pb2, record_pb2
-from spades_server import config
-from spades_server.house import HouseBot
-from spades_server.server import SpadesServer
+from spades_server.app import config
+from spades_server.app.server import SpadesServer
+from spades_server.processes.house import HouseBot
 from tests.backends import Storages
 from tests.server.harness import (
     Client,

@@ -14,10 +14,11 @@ import pytest
 
 from spades.client import SpadesClient
 from spades.v1 import account_pb2, account_pb2_grpc
-from spades_server import accounts, tokens
-from spades_server.config import Settings
+from spades_server.app.server import SpadesServer
+from spades_server.domain import accounts, tokens
 from spades_server.eventlog.postgres import PostgresEventLog
-from spades_server.server import SpadesServer
+from spades_server.ops.settings import Settings
+from spades_server.store import account_store
 from spades_server.v1 import log_pb2
 from tests.backends import POSTGRES_DSN, Storages, drop_schema, require_postgres, schema_for
 from tests.faults.common import free_port
@@ -64,7 +65,7 @@ async def key_works(service: account_pb2_grpc.AccountServiceAsyncStub, key: str)
 
 
 async def rows_of(server: SpadesServer, account_id: str) -> list[log_pb2.AccountLogEntry]:
-    stored = await server.log.read(accounts.stream_of(account_id))
+    stored = await server.log.read(account_store.stream_of(account_id))
     return [log_pb2.AccountLogEntry.FromString(row.data[1:]) for row in stored]
 
 
@@ -82,7 +83,7 @@ async def test_a_retried_create_account_gets_the_same_account_and_a_working_key(
     assert [row.event.WhichOneof("kind") for row in rows] == ["account_created", "key_issued"]
     # Only digests are stored, in the envelope: not the id, not the key, not in a public event.
     assert rows[0].request_id_sha256 == tokens.digest(request)
-    for row in await server.log.read(accounts.stream_of(first.account.account_id)):
+    for row in await server.log.read(account_store.stream_of(first.account.account_id)):
         assert request.encode() not in row.data and first.key.encode() not in row.data
     assert all(tokens.digest(request) not in row.event.SerializeToString() for row in rows)
     # Without a request id a second call is a second creation, refused: the name is taken.
@@ -277,7 +278,9 @@ async def test_a_creations_request_id_sent_for_another_name_is_refused_and_makes
         error = await rpc_error(service.CreateAccount(creation("Third Name", request)))
         assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
         assert await log_head(server) == head
-        assert not await server.log.read(accounts.stream_of(accounts.account_id_for("Third Name")))
+        assert not await server.log.read(
+            account_store.stream_of(accounts.account_id_for("Third Name"))
+        )
 
 
 async def test_one_request_id_for_two_names_through_two_replicas_makes_one_account(
@@ -297,7 +300,9 @@ async def test_one_request_id_for_two_names_through_two_replicas_makes_one_accou
         assert len(made) == 1 and len(refused) == 1, outcomes
         assert_call_refused(refused[0], Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
         other = "Right Twin" if made[0].account.name == "Left Twin" else "Left Twin"
-        assert not await servers[0].log.read(accounts.stream_of(accounts.account_id_for(other)))
+        assert not await servers[0].log.read(
+            account_store.stream_of(accounts.account_id_for(other))
+        )
         # Sent to the other replica afterwards, the other name is refused too.
         for service in (stub(a), stub(b)):
             error = await rpc_error(service.CreateAccount(creation(other, request)))
@@ -325,7 +330,7 @@ async def test_replicas_needing_them_together_make_each_house_account_once(
         assert houses[0].keys() == houses[1].keys() == {"heuristic", "search", "random"}
         for kind, account in houses[0].items():
             assert houses[1][kind].account_id == account.account_id and account.house
-            rows = await servers[0].log.read(accounts.stream_of(account.account_id))
+            rows = await servers[0].log.read(account_store.stream_of(account.account_id))
             assert len(rows) == 1  # one creation (and no key)
     finally:
         for server in servers:

@@ -11,7 +11,7 @@ import pytest
 
 from spades.engine import Rules
 from spades.v1 import account_pb2, account_pb2_grpc, cards_pb2, lobby_pb2, play_pb2
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.server.harness import (
     TOKEN_KEY,
     Client,

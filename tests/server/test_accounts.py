@@ -13,9 +13,11 @@ import grpc
 import pytest
 
 from spades.v1 import account_pb2, account_pb2_grpc, lobby_pb2
-from spades_server import accounts, config, errors, tokens
-from spades_server.accounts import AccountStore
-from spades_server.server import SpadesServer
+from spades_server.app import config
+from spades_server.app.server import SpadesServer
+from spades_server.domain import accounts, errors, tokens
+from spades_server.store import account_store
+from spades_server.store.account_store import AccountStore
 from tests.backends import LogStorage, Storages
 from tests.server.harness import Client, log_head, new_server, rpc_error, running_server
 from tests.server.refusals import assert_call_refused
@@ -70,7 +72,7 @@ async def test_an_account_is_created_once_and_found_by_id_or_any_case_of_its_nam
     by_name = await service.GetAccount(account_pb2.GetAccountRequest(name="NIGHT owl"))
     assert by_id.account == account == by_name.account
     # The key is not in the log: only its digest is.
-    rows = await server.log.read(accounts.stream_of(account.account_id))
+    rows = await server.log.read(account_store.stream_of(account.account_id))
     assert rows and all(created.key.encode() not in row.data for row in rows)
     assert any(tokens.digest(created.key) in row.data for row in rows)
     # The lobby is not confused by the account's stream.

@@ -19,18 +19,20 @@ import structlog
 from spades import protocol
 from spades.engine import Rules, new_match
 from spades.v1 import events_pb2, play_pb2
-from spades_server import frames, tokens
-from spades_server.decisions import (
+from spades_server.app.server import SpadesServer
+from spades_server.domain import tokens
+from spades_server.domain.decisions import (
     ActionRequest,
     decide_action,
     decide_close,
     decide_join,
     decide_new_table,
 )
+from spades_server.domain.tables import Decided, Table
 from spades_server.eventlog.sqlite import SqliteEventLog
-from spades_server.feeds import Outbox, SeatFeed, SeatSession, SpectatorFeed
-from spades_server.server import SpadesServer
-from spades_server.tables import Decided, Table, TableStore
+from spades_server.store.table_store import TableStore
+from spades_server.streams import frames
+from spades_server.streams.feeds import Outbox, SeatFeed, SeatSession, SpectatorFeed
 from tests.server.harness import (
     READ_TIMEOUT,
     TOKEN_KEY,

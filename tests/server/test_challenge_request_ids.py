@@ -17,8 +17,8 @@ import pytest
 
 from spades.client import SpadesClient, SpadesError
 from spades.engine import Rules
-from spades_server import challenges
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
+from spades_server.store import challenge_store, codecs
 from spades_server.v1 import log_pb2
 from tests.backends import Storages, require_postgres
 from tests.server.harness import log_head, running_server
@@ -57,8 +57,8 @@ async def make_accounts(server: SpadesServer, *names: str) -> dict[str, tuple[st
 
 
 async def rows_of(server: SpadesServer, challenge_id: str) -> list[log_pb2.ChallengeLogEntry]:
-    stored = await server.log.read(challenges.stream_of(challenge_id))
-    return [challenges.decode(row) for row in stored]
+    stored = await server.log.read(challenge_store.stream_of(challenge_id))
+    return [codecs.decode_challenge(row) for row in stored]
 
 
 async def refused(call: object, code: Code, reason_code: str) -> None:

@@ -21,8 +21,10 @@ from spades.engine import Rules
 from spades.manifest import manifest_of
 from spades.v1 import account_pb2
 from spades_bots.random_bot import RandomBot
-from spades_server import challenges
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
+from spades_server.domain import challenges
+from spades_server.processes import challenge_flow
+from spades_server.store import challenge_store, codecs
 from tests.server.harness import log_head
 
 pytestmark = pytest.mark.asyncio
@@ -448,11 +450,14 @@ async def test_the_sweeper_expires_once_and_forgets_what_ended(
     made = await ada.client.create_challenge([bea.account_id], expiry_seconds=1)
     await asyncio.sleep(1.1)
     await asyncio.gather(server.challenge_sweeper.sweep(), server.challenge_sweeper.sweep())
-    rows = await server.log.read(challenges.stream_of(made.challenge_id))
-    assert [challenges.decode(row).WhichOneof("kind") for row in rows] == ["created", "expired"]
+    rows = await server.log.read(challenge_store.stream_of(made.challenge_id))
+    assert [codecs.decode_challenge(row).WhichOneof("kind") for row in rows] == [
+        "created",
+        "expired",
+    ]
     cached = {c.challenge_id for c in server.challenges.store.cached()}
     assert made.challenge_id in cached
-    monkeypatch.setattr(challenges, "FORGET_AFTER", 0.0)
+    monkeypatch.setattr(challenge_flow, "FORGET_AFTER", 0.0)
     await server.challenge_sweeper.sweep()
     assert made.challenge_id not in {c.challenge_id for c in server.challenges.store.cached()}
     assert (await bea.client.get_challenge(made.challenge_id)).state == "expired"  # from the log

@@ -10,7 +10,7 @@ import pytest
 
 from spades.engine import Clock, Rules
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.backends import Storages
 from tests.server.harness import Client, assert_each_move_timed_out_once, running_server
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from spades.engine import Concede, IllegalAction, Rules, new_match
+from spades.engine import Concede, IllegalAction, Rules, legal_actions, new_match
 from spades.engine import events as ev
 from spades.engine.events import SubstitutionReason
-from spades_server import errors, journal, tokens
-from spades_server.decisions import (
+from spades_server.domain import errors, table_events, tokens
+from spades_server.domain.decisions import (
     SUBSTITUTED,
     SUPERSEDED,
     ActionRequest,
@@ -25,13 +25,14 @@ from spades_server.decisions import (
     decide_substitution,
     decide_timeout,
 )
+from spades_server.domain.tables import Decided, Table
 from spades_server.eventlog.base import StoredEvent
-from spades_server.tables import Decided, Table
+from spades_server.store import journal
 
 TOKENS = [f"table-1.{'x' * 20}{seat}" for seat in range(4)]
 
 
-def appended(table: Table, decided: Decided | None) -> list[journal.Entry]:
+def appended(table: Table, decided: Decided | None) -> list[table_events.Entry]:
     """Append ``decided`` to ``table`` as the store would (without a log)."""
     assert decided is not None and decided.drafts
     rows = [
@@ -118,7 +119,7 @@ def request_for(table: Table, action_id: str = "a1", **changes: object) -> Actio
         "seat": seat,
         "holder": tokens.digest(TOKENS[seat]),
         "substitute": False,
-        "action": table.state.legal_actions(seat)[0],
+        "action": legal_actions(table.state, seat)[0],
         "action_id": action_id,
         "sequence": table.version,
     }

@@ -24,7 +24,7 @@ from spades.v1 import (
     rules_pb2,
     view_pb2,
 )
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.backends import Storages
 from tests.server.harness import (
     TOKEN_KEY,

@@ -11,20 +11,27 @@ import pytest
 import pytest_asyncio
 import structlog
 
-from spades.engine import Action, Rules, new_match
+from spades.engine import Action, Rules, legal_actions, new_match
 from spades.v1 import play_pb2
-from spades_server import errors, tokens
-from spades_server.decisions import (
+from spades_server.domain import errors, tokens
+from spades_server.domain.decisions import (
     ActionRequest,
     AlreadyAnswered,
     decide_action,
     decide_join,
     decide_new_table,
 )
+from spades_server.domain.table_events import Entry
+from spades_server.domain.tables import Decided, Table
 from spades_server.eventlog.sqlite import SqliteEventLog
-from spades_server.feeds import Outbox, Outgoing, SeatFeed, SeatSession, SpectatorFeed
-from spades_server.journal import Entry
-from spades_server.tables import Decided, Table, TableStore
+from spades_server.store.table_store import TableStore
+from spades_server.streams.feeds import (
+    Outbox,
+    Outgoing,
+    SeatFeed,
+    SeatSession,
+    SpectatorFeed,
+)
 
 TOKENS = [f"t.{'s' * 20}{seat}" for seat in range(4)]
 
@@ -147,7 +154,7 @@ async def test_a_seat_feed_refuses_a_token_that_is_not_the_seats(store: TableSto
 def _first_legal_action(table: Table) -> tuple[int, Action]:
     seat = table.state.turn
     assert seat is not None
-    return seat, table.state.legal_actions(seat)[0]
+    return seat, legal_actions(table.state, seat)[0]
 
 
 @pytest.mark.asyncio

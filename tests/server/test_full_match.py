@@ -10,7 +10,7 @@ import pytest
 from spades import protocol
 from spades.engine import MatchState, Rules
 from spades.v1 import lobby_pb2, play_pb2
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.server.harness import Client, lobby_caught_up, play_until_over
 
 RULE_SETS = [

@@ -12,7 +12,7 @@ import pytest
 from spades import protocol
 from spades.engine import MatchState, Phase, Rules, view
 from spades.v1 import lobby_pb2, play_pb2, view_pb2
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.server.harness import (
     TOKEN_KEY,
     Client,

@@ -12,7 +12,7 @@ import pytest
 from spades import protocol
 from spades.engine import MatchState, Rules
 from spades.v1 import actions_pb2, events_pb2, lobby_pb2, play_pb2, view_pb2
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.backends import Storages
 from tests.server.harness import (
     TOKEN_KEY,

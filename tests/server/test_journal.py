@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from spades.engine import Card, MatchState, Rules, new_match
+from spades.engine import Card, MatchState, Rules, apply, apply_seat, legal_actions, new_match
 from spades.engine import events as ev
 from spades.engine.events import SubstitutionReason
 from spades.v1 import cards_pb2, events_pb2
-from spades_server import journal
+from spades_server.domain import table_events
+from spades_server.domain.table_events import Draft, Listing, Secrets
 from spades_server.eventlog.base import StoredEvent
-from spades_server.journal import ENVELOPE_MARKER, Draft, Listing, Secrets, decode, encode
+from spades_server.store import journal
+from spades_server.store.journal import ENVELOPE_MARKER, decode, encode
 from spades_server.v1 import log_pb2
 
 DEAL = [list(range(seat * 13, seat * 13 + 13)) for seat in range(4)]
@@ -44,7 +46,7 @@ def test_a_table_created_round_trips_with_its_secrets_beside_the_public_event() 
 
 def test_action_ids_and_token_digests_round_trip() -> None:
     state, _ = new_match(Rules(), seed=SEED)
-    _, seated = state.apply_seat(2, "Eve", bot=True)
+    _, seated = apply_seat(state, 2, "Eve", bot=True)
     draft = Draft(seated[0], "act-1", Secrets(seat_token_sha256=b"t" * 32))
     entry = journal.decode(stored(journal.encode(draft), 2))
     assert (entry.event, entry.action_id, entry.secrets) == (seated[0], "act-1", draft.secrets)
@@ -55,7 +57,7 @@ def test_action_ids_and_token_digests_round_trip() -> None:
 def test_drafts_put_the_action_id_and_secrets_on_the_first_event_only() -> None:
     card = Card.parse("QS")
     events: list[ev.Event] = [ev.CardPlayed(0, card), ev.TrickWon(1, 0, card)]
-    made = journal.drafts(events, "a", Secrets(seat_token_sha256=b"x"))
+    made = table_events.drafts(events, "a", Secrets(seat_token_sha256=b"x"))
     assert [d.action_id for d in made] == ["a", ""]
     assert [d.secrets for d in made] == [Secrets(seat_token_sha256=b"x"), Secrets()]
 
@@ -111,12 +113,12 @@ def test_a_state_folded_from_entries_is_the_one_the_engine_decided() -> None:
     state, created = new_match(Rules(), seed=SEED)
     rows = [journal.encode(Draft(created[0]))]
     for seat in range(4):
-        state, seated = state.apply_seat(seat, f"p{seat}")
+        state, seated = apply_seat(state, seat, f"p{seat}")
         rows += [journal.encode(Draft(event)) for event in seated]
     folded = MatchState.from_events(
         journal.decode(stored(row, number)).event for number, row in enumerate(rows, 1)
     )
-    assert folded.legal_actions(folded.seat_to_act()) == state.legal_actions(state.seat_to_act())
+    assert legal_actions(folded, folded.seat_to_act()) == legal_actions(state, state.seat_to_act())
     assert folded.hands == state.hands
 
 
@@ -138,12 +140,12 @@ def test_kind_of_reads_every_kind_off_the_bytes_as_a_full_parse_would() -> None:
     name the same kind as parsing the whole row, for every kind a match writes."""
     state, events = new_match(Rules(), seed=bytes(32))
     for taker in range(4):
-        state, taken = state.apply_seat(taker, f"p{taker}", bot=True)
+        state, taken = apply_seat(state, taker, f"p{taker}", bot=True)
         events += taken
     while not state.is_over and len(events) < 400:
         seat = state.turn
         assert seat is not None
-        state, acted = state.apply(seat, state.legal_actions(seat)[0])
+        state, acted = apply(state, seat, legal_actions(state, seat)[0])
         events += acted
     kinds = set()
     for version, event in enumerate(events, 1):

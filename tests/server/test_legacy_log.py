@@ -16,9 +16,10 @@ import pytest
 from spades import protocol
 from spades.engine import events as ev
 from spades.v1 import events_pb2, lobby_pb2, play_pb2
-from spades_server import journal, tokens
+from spades_server.app.server import SpadesServer
+from spades_server.domain import tokens
 from spades_server.eventlog.sqlite import SqliteEventLog
-from spades_server.server import SpadesServer
+from spades_server.store import journal
 from tests.server.harness import (
     TOKEN_KEY,
     Client,

@@ -11,9 +11,10 @@ import pytest
 from spades import protocol
 from spades.engine import Rules
 from spades.v1 import actions_pb2, cards_pb2, lobby_pb2, play_pb2, rules_pb2, view_pb2
-from spades_server import auth, lobby
-from spades_server.server import SpadesServer
-from spades_server.tables import Table, TableStore
+from spades_server.api import auth, lobby
+from spades_server.app.server import SpadesServer
+from spades_server.domain.tables import Table
+from spades_server.store.table_store import TableStore
 from tests.server.harness import (
     TOKEN_KEY,
     Client,

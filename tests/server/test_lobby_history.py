@@ -14,10 +14,11 @@ import pytest
 
 from spades.engine import Rules
 from spades.v1 import actions_pb2, lobby_pb2
-from spades_server import journal
+from spades_server.app.server import SpadesServer
 from spades_server.eventlog.base import ProjectionCheckpoint
-from spades_server.projection import LOBBY, LobbyProjection
-from spades_server.server import SpadesServer
+from spades_server.processes.projection import LOBBY, LobbyProjection
+from spades_server.store import journal
+from spades_server.store.table_store import TableStore
 from tests.backends import LogStorage, Storages, read_to_head, require_postgres
 from tests.replicas.test_replicas import clients, replicas
 from tests.server.harness import Client, current_view, lobby_caught_up, log_head, new_server
@@ -184,3 +185,20 @@ async def test_replicas_list_a_table_once_while_one_has_moved_it(tmp_path: Path)
             listed = await every_page(client, page_size=2)
             assert len(listed) == len(set(listed)) == 4
             assert await every_page(client, FINISHED, page_size=1) == list(reversed(done))
+
+
+@pytest.mark.asyncio
+async def test_the_lobby_takes_the_entries_its_own_store_folded(
+    server: SpadesServer, client: Client
+) -> None:
+    # The lobby follows the whole log; a row this process's table store folded already (it
+    # appended it, or followed it for a stream) is handed over as that entry, not decoded again.
+    assert server.projection.folded == server.store.folded_entry
+    table_id = await finish_by_concession(client, "Folded once")
+    table = server.store.cached(table_id)
+    rows = await server.log.read(table_id)
+    assert [row.version for row in rows] == list(range(1, table.version + 1))
+    assert all(server.store.folded_entry(row) is table.entries[row.version - 1] for row in rows)
+    # A row a store has not folded (its table is not in that store's cache) is left to decode.
+    elsewhere = TableStore(server.log)
+    assert all(elsewhere.folded_entry(row) is None for row in rows)

@@ -28,7 +28,7 @@ from spades.engine import CARDS, Card, MatchState, Phase, Rules
 from spades.engine import events as ev
 from spades.engine.rules import Direction
 from spades.v1 import actions_pb2, cards_pb2, events_pb2, lobby_pb2, play_pb2, view_pb2
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.server.harness import (
     TOKEN_KEY,
     Client,

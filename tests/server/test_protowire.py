@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from spades.v1 import events_pb2, play_pb2
-from spades_server.protowire import framed, read_varint, varint
+from spades_server.store.protowire import framed, read_varint, varint
 
 
 @pytest.mark.parametrize("size", [1, 127, 128, 300, 16_383, 16_384, 70_000])

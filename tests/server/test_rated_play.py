@@ -16,9 +16,10 @@ from spades.client import SpadesClient
 from spades.engine import Clock, Rules
 from spades.v1 import cards_pb2, lobby_pb2, rating_pb2, rating_pb2_grpc
 from spades_bots.registry import bot_class
-from spades_server import accounts, ratings
+from spades_server.app.server import SpadesServer
+from spades_server.domain import ratings
 from spades_server.eventlog.base import StoredEvent
-from spades_server.server import SpadesServer
+from spades_server.store import codecs, rating_store
 from tests.backends import Storages
 from tests.server.harness import Client, log_head, rpc_error, running_server
 
@@ -370,7 +371,9 @@ async def test_accounts_are_told_of_a_match_rated_just_before_a_kill(storage: St
     await log.open()
     try:
         match = ratings.rate(ratings.Pool(ratings.PARTNERSHIP), result)
-        await log.append(ratings.stream_of(ratings.PARTNERSHIP), 0, [ratings.encode(match)])
+        await log.append(
+            rating_store.stream_of(ratings.PARTNERSHIP), 0, [codecs.encode_pool(match)]
+        )
     finally:
         await log.close()
     for _ in range(2):  # told once, however often the server starts
@@ -383,5 +386,5 @@ async def test_accounts_are_told_of_a_match_rated_just_before_a_kill(storage: St
 
 def rated_table_of(row: StoredEvent) -> str:
     """The table an account's row says was rated, or ""."""
-    message = accounts.decode(row).message
+    message = codecs.decode_account(row).message
     return message.rating_changed.match.table_id if message.HasField("rating_changed") else ""

@@ -14,8 +14,10 @@ from spades.bot import play_match
 from spades.client import SpadesClient
 from spades.v1 import account_pb2, account_pb2_grpc, rating_pb2, rating_pb2_grpc
 from spades_bots.heuristic import HeuristicBot
-from spades_server import accounts, house_accounts, ratings
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
+from spades_server.domain import accounts, ratings
+from spades_server.processes import house_accounts
+from spades_server.store import account_store, codecs, rating_store
 from tests.backends import Storages
 from tests.server.harness import log_head, rpc_error, running_server
 from tests.server.refusals import assert_call_refused
@@ -87,8 +89,10 @@ async def test_a_lone_rated_player_gets_house_accounts_and_everyone_is_rated(
             account.account_id for account in house.values()
         }
         for account in found.values():
-            rows = await again.log.read(accounts.stream_of(account.account_id))
-            created = [r for r in rows if accounts.decode(r).message.HasField("account_created")]
+            rows = await again.log.read(account_store.stream_of(account.account_id))
+            created = [
+                r for r in rows if codecs.decode_account(r).message.HasField("account_created")
+            ]
             assert len(created) == 1
 
 
@@ -142,7 +146,9 @@ async def give_ratings(
     log = database.new_log()
     await log.open()
     try:
-        await log.append(ratings.stream_of(ratings.PARTNERSHIP), 0, [ratings.encode(match)])
+        await log.append(
+            rating_store.stream_of(ratings.PARTNERSHIP), 0, [codecs.encode_pool(match)]
+        )
     finally:
         await log.close()
     return keys

@@ -15,9 +15,9 @@ import pytest
 from spades.engine import Rules
 from spades.engine import events as ev
 from spades.v1 import admin_pb2, cards_pb2, lobby_pb2
-from spades_server import tokens
+from spades_server.app.server import SpadesServer
+from spades_server.domain import tokens
 from spades_server.eventlog.base import StoredEvent
-from spades_server.server import SpadesServer
 from spades_server.v1 import log_pb2
 from tests.backends import Storages, require_postgres
 from tests.server.harness import Client, log_entries, log_events, new_server, rpc_error

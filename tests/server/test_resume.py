@@ -10,7 +10,7 @@ import pytest
 from spades import protocol
 from spades.engine import MatchState, Rules, Viewer, redact, view
 from spades.v1 import events_pb2, play_pb2, view_pb2
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.server.harness import (
     Client,
     SeatStream,

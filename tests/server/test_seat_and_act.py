@@ -14,7 +14,7 @@ import pytest
 from spades import protocol
 from spades.engine import Rules
 from spades.v1 import actions_pb2, cards_pb2, play_pb2
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.server.harness import READ_TIMEOUT, TOKEN_KEY, Client, cards_in, log_events
 
 

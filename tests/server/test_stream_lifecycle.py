@@ -21,7 +21,7 @@ from google.rpc import error_details_pb2, status_pb2
 from spades import protocol
 from spades.engine import Clock, Rules
 from spades.v1 import actions_pb2, play_pb2, view_pb2
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.server.harness import (
     TOKEN_KEY,
     Client,

@@ -15,9 +15,9 @@ import pytest
 from spades import protocol
 from spades.engine import Clock, MatchState, Rules
 from spades.v1 import lobby_pb2, play_pb2, view_pb2
-from spades_server import config
-from spades_server.server import SpadesServer
-from spades_server.tables import DEFAULT_CACHE_SIZE
+from spades_server.app import config
+from spades_server.app.server import SpadesServer
+from spades_server.ops.settings import DEFAULT_CACHE_SIZE
 from tests.backends import Storages
 from tests.server.harness import (
     Client,

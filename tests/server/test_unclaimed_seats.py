@@ -16,7 +16,7 @@ import pytest
 from spades.engine import Rules
 from spades.engine import events as ev
 from spades.v1 import lobby_pb2
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.backends import require_postgres
 from tests.server.harness import Client, log_entries, new_server, rpc_error
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-from spades.engine import PLAY, Direction, MatchState, Phase, Rules, seated_match
+from spades.engine import PLAY, Direction, MatchState, Phase, Rules, act, seated_match
 from spades.engine.cards import iter_cards
 from spades.engine.legal import legal_actions, play_mask
 
@@ -40,7 +40,7 @@ def dealt_and_bid(rules: Rules, rng: random.Random) -> MatchState:
     state, _ = seated_match(rules, seed=rng.randbytes(32))
     while state.phase is not Phase.PLAYING:
         seat = state.seat_to_act()
-        state.act(seat, rng.choice(legal_actions(state, seat)))
+        act(state, seat, rng.choice(legal_actions(state, seat)))
     state.bags = [rng.randrange(rules.bag_limit) for _ in state.bags]
     return state
 
@@ -49,7 +49,7 @@ def play_randomly(state: MatchState, cards: int, rng: random.Random) -> None:
     """Play ``cards`` random legal cards in place."""
     for _ in range(cards):
         seat = state.seat_to_act()
-        state.act(seat, PLAY[rng.choice(list(iter_cards(play_mask(state, seat))))])
+        act(state, seat, PLAY[rng.choice(list(iter_cards(play_mask(state, seat))))])
 
 
 def ending(rules: Rules, tricks_left: int, rng: random.Random) -> MatchState:

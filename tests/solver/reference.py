@@ -9,7 +9,7 @@ equivalence: slow and obviously right. Values are memoised per (position, side o
 
 from __future__ import annotations
 
-from spades.engine import PLAY, Card, MatchState, Rules, score_side
+from spades.engine import PLAY, Card, MatchState, Rules, act, score_side
 from spades.engine import events as ev
 from spades.engine.cards import CARDS, iter_cards
 from spades.engine.legal import play_mask
@@ -90,7 +90,7 @@ def _scored_by_engine(rules: Rules, state: MatchState) -> list[int]:
 
 def _play(state: MatchState, seat: int, number: int) -> tuple[MatchState, ev.HandScored | None]:
     child = state.clone()
-    events = child.act(seat, PLAY[number])
+    events = act(child, seat, PLAY[number])
     scored = next((event for event in events if isinstance(event, ev.HandScored)), None)
     return child, scored
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-from spades.engine import PLAY, MatchState, Phase, Rules
+from spades.engine import PLAY, MatchState, Phase, Rules, act
 from spades.engine.cards import iter_cards
 from spades.engine.legal import play_mask
 from spades.solver import Objective, Position, solve
@@ -28,7 +28,7 @@ def played_positions(state: MatchState, rng: random.Random) -> Iterator[Position
     while state.phase is Phase.PLAYING:
         yield Position.of(state)
         seat = state.seat_to_act()
-        state.act(seat, PLAY[rng.choice(list(iter_cards(play_mask(state, seat))))])
+        act(state, seat, PLAY[rng.choice(list(iter_cards(play_mask(state, seat))))])
 
 
 def assert_agrees(position: Position) -> None:

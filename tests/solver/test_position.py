@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from spades.engine import BID, MatchState, Rules, redact, seated_match
+from spades.engine import BID, MatchState, Rules, act, redact, seated_match
 from spades.solver import Objective, Position, UnsolvablePosition, solve
 from tests.solver.endings import dealt_and_bid
 
@@ -27,7 +27,7 @@ def test_a_missing_bid_is_named() -> None:
 def test_a_seats_view_is_refused_for_its_hidden_hands() -> None:
     state, events = seated_match(Rules(), seed=bytes(32))
     for _ in range(4):
-        events += state.act(state.seat_to_act(), BID[3])
+        events += act(state, state.seat_to_act(), BID[3])
     seen = MatchState.from_events(redact(event, 0) for event in events)
     with pytest.raises(UnsolvablePosition, match="East's cards are hidden"):
         Position.of(seen)

@@ -10,7 +10,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spades.engine import CARDS, PLAY, Phase, Play, Rules
+from spades.engine import CARDS, PLAY, Phase, Play, Rules, act
 from spades.engine.cards import iter_cards
 from spades.solver import Objective, Position, solve
 from tests.solver.endings import VARIATIONS, ending
@@ -36,7 +36,7 @@ def test_a_cards_value_is_the_best_of_the_position_it_leads_to(
     for card, value in values.items():
         assert value <= best
         child = state.clone()
-        child.act(seat, PLAY[card])
+        act(child, seat, PLAY[card])
         if child.phase is not Phase.PLAYING:
             continue  # the hand is over: the reference test checks the last cards
         following = max(solve(child, objective).values())

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from spades.engine import PLAY, MatchState, Phase, Rules
+from spades.engine import PLAY, MatchState, Phase, Rules, act
 from spades.engine.cards import iter_cards
 from spades.engine.legal import play_mask
 from spades.solver import Objective, solve
@@ -23,7 +23,7 @@ def positions_of(state: MatchState) -> Iterator[MatchState]:
     seat = state.seat_to_act()
     for number in iter_cards(play_mask(state, seat)):
         child = state.clone()
-        child.act(seat, PLAY[number])
+        act(child, seat, PLAY[number])
         # (after a real hand's last trick the engine is bidding the next hand; after a short
         # hand's, the hands are empty)
         if child.phase is Phase.PLAYING and any(child.hands):

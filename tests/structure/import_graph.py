@@ -2,9 +2,9 @@
 
 Read with :mod:`ast`, so nothing is imported (a cycle that Python tolerates at run time, through
 a late import or a function-level one, is still found). Every ``import`` and ``from ... import``
-anywhere in a module counts, except those under ``if TYPE_CHECKING:``, which only the type
-checker runs. Only modules of the package itself are edges; ``from package import name`` counts as
-an import of ``package.name`` when that is a module, else of ``package``.
+anywhere in a module counts; those under ``if TYPE_CHECKING:``, which only the type checker
+runs, count when asked. Only modules of the package itself are edges; ``from package import name``
+counts as an import of ``package.name`` when that is a module, else of ``package``.
 """
 
 from __future__ import annotations
@@ -32,11 +32,13 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imported_modules(tree: ast.Module, module: str, is_package: bool, known: set[str]) -> set[str]:
+def _imported_modules(
+    tree: ast.Module, module: str, is_package: bool, known: set[str], type_checking: bool
+) -> set[str]:
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if isinstance(node, ast.If) and _is_type_checking(node.test) and not type_checking:
             for branch in node.orelse:
                 visit(branch)
             return
@@ -61,14 +63,16 @@ def _imported_modules(tree: ast.Module, module: str, is_package: bool, known: se
     return found & known
 
 
-def import_graph(root: Path, package: str) -> Graph:
-    """Each module of the package and the modules of the same package it imports."""
+def import_graph(root: Path, package: str, *, type_checking: bool = False) -> Graph:
+    """Each module of the package and the modules of the same package it imports (with
+    ``type_checking``, those imported under ``if TYPE_CHECKING:`` too)."""
     modules = modules_of(root, package)
     known = set(modules)
     graph: Graph = {}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        graph[name] = _imported_modules(tree, name, path.name == "__init__.py", known) - {name}
+        is_package = path.name == "__init__.py"
+        graph[name] = _imported_modules(tree, name, is_package, known, type_checking) - {name}
     return graph
 
 

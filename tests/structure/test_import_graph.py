@@ -54,3 +54,16 @@ def test_type_checking_imports_and_submodule_imports_from_a_package_are_no_edge_
     assert graph["pkg"] == {"pkg.inner"}
     # pkg.inner -> leaf -> other -> pkg.inner: a real cycle through a package's __init__.
     assert cycles(graph) == [["pkg.inner", "pkg.inner.leaf", "pkg.other"]]
+
+
+def test_type_checking_imports_count_when_asked(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import b\n",
+            "b.py": "from pkg import a\n",
+        },
+    )
+    assert cycles(import_graph(root, "pkg")) == []
+    assert cycles(import_graph(root, "pkg", type_checking=True)) == [["pkg.a", "pkg.b"]]

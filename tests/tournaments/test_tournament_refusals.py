@@ -13,8 +13,8 @@ import pytest_asyncio
 from spades import protocol
 from spades.engine import Rules
 from spades.v1 import account_pb2, account_pb2_grpc, tournament_pb2, tournament_pb2_grpc
-from spades_server import tournaments
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
+from spades_server.store import tournament_store
 from tests.backends import Storages
 from tests.server.harness import rpc_error, running_server
 from tests.server.refusals import assert_call_refused
@@ -50,7 +50,7 @@ async def server(storage: Storages) -> AsyncIterator[SpadesServer]:
 
 
 async def stream_length(server: SpadesServer, tournament_id: str) -> int:
-    return len(await server.log.read(tournaments.stream_of(tournament_id)))
+    return len(await server.log.read(tournament_store.stream_of(tournament_id)))
 
 
 async def new_key(channel: grpc.aio.Channel, name: str) -> str:

@@ -16,7 +16,7 @@ from spades.engine import events as ev
 from spades.v1 import tournament_pb2
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
-from spades_server import journal
+from spades_server.store import journal
 from tests.replicas.test_replicas import replicas
 from tests.tournaments.players import AccountPlayer
 

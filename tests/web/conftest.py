@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from spades_server.config import Settings
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
+from spades_server.ops.settings import Settings
 
 
 @asynccontextmanager

@@ -24,10 +24,12 @@ from spades import protocol
 from spades.bot import BotView, play_match
 from spades.client import SpadesClient
 from spades.engine import Card, Clock, Rules
+from spades.engine.rules import Direction
+from spades.engine.variations import VARIATIONS
 from spades.v1 import cards_pb2, events_pb2, play_pb2, play_pb2_grpc
 from spades_bots.random_bot import RandomBot
-from spades_server.config import Settings
-from spades_server.server import WEB_CLIENT, SpadesServer
+from spades_server.app.server import WEB_CLIENT, SpadesServer
+from spades_server.ops.settings import Settings
 from tests.web.conftest import web_server
 
 CHROMIUM = os.environ.get("SPADES_TEST_CHROMIUM", "/usr/bin/chromium")
@@ -579,6 +581,61 @@ async def test_a_table_opened_with_rule_variations_shows_their_badges_and_a_bad_
     async with SpadesClient(f"127.0.0.1:{server.port}") as client:
         names = [listed.name for listed in (await client.list_tables()).tables]
     assert "Impossible" not in names
+    assert not failures, failures
+
+
+@pytest.mark.asyncio
+async def test_every_control_of_the_table_of_variations_sets_its_rule(
+    server: SpadesServer, browser: Browser
+) -> None:
+    """The form built from the generated controls offers every variation the table gives a
+    control, and each one sets the rule it names (the rules expected are written here, not
+    read from the table)."""
+    page = await browser.new_page(viewport={"width": 1100, "height": 1300})
+    failures: list[str] = []
+    page.on("pageerror", lambda error: failures.append(str(error)))
+    await page.goto(server.web_url)
+    offered = {
+        name
+        for name in await page.locator("form.create input").evaluate_all(
+            "inputs => inputs.map(input => input.name)"
+        )
+    }
+    assert {variation.control.id for variation in VARIATIONS if variation.control} <= offered
+    choices: list[tuple[list[str], dict[str, str], Rules]] = [
+        (
+            ["cutthroat", "no-nil", "jokers", "spades-lead-any-time", "counter-clockwise"],
+            {"target": "250", "hands": "3", "loss-threshold": "-200"},
+            Rules(
+                players=3,
+                target_score=250,
+                nil_allowed=False,
+                jokers=True,
+                spades_must_be_broken=False,
+                loss_threshold=-200,
+                max_hands=3,
+                direction=Direction.COUNTER_CLOCKWISE,
+            ),
+        ),
+        (
+            ["nil-tricks-count", "blind-nil", "blind-nil-pass"],
+            {},
+            Rules(nil_tricks_count_for_partner=True, blind_nil=True, blind_nil_pass_cards=2),
+        ),
+    ]
+    for index, (ticked, filled, expected) in enumerate(choices):
+        await page.goto(server.web_url)
+        await page.fill("input[name=name]", f"Controls {index}")
+        await page.fill("input[name=house-bots]", "0")
+        for name in ticked:
+            await page.check(f"input[name={name}]")
+        for name, value in filled.items():
+            await page.fill(f"input[name={name}]", value)
+        await page.click("button[type=submit]")
+        await page.wait_for_url(re.compile(r"#/table/"))
+        table_id = page.url.rsplit("/", 1)[1]
+        async with SpadesClient(f"127.0.0.1:{server.port}") as client:
+            assert (await client.get_table(table_id)).rules == expected
     assert not failures, failures
 
 

@@ -22,8 +22,8 @@ from spades import protocol
 from spades.client import ErrorDetails
 from spades.engine import Rules
 from spades.v1 import account_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2
-from spades_server.server import SpadesServer
-from spades_server.web import Gateway, frame, parse_timeout, trailer_block, unframe
+from spades_server.api.web import Gateway, frame, parse_timeout, trailer_block, unframe
+from spades_server.app.server import SpadesServer
 from tests.web.conftest import web_server
 
 BINARY = "application/grpc-web+proto"

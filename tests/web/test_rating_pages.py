@@ -17,7 +17,7 @@ from playwright.async_api import Browser, Page
 from spades.client import SpadesClient
 from spades.engine import Rules
 from spades.v1 import rating_pb2, rating_pb2_grpc
-from spades_server.server import SpadesServer
+from spades_server.app.server import SpadesServer
 from tests.server.test_rated_play import play_rated_match
 from tests.web.conftest import web_server
 from tests.web.test_browser import browser, require_site, shoot

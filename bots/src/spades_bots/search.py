@@ -53,9 +53,12 @@ from spades.engine import (
     MatchState,
     Phase,
     Rules,
+    act,
+    automatic_action,
     card_power,
     cards_of,
     effective_suit,
+    legal_actions,
     trump_power,
 )
 from spades.engine import events as ev
@@ -96,13 +99,12 @@ class Playout:
     clean Nil bidder stay under (or be overtaken)."""
 
     def __init__(self, rules: Rules) -> None:
+        seating = rules.seating
         self.players = rules.players
-        self.step = rules.step
-        self.partners = rules.players == 4
+        #: Per seat: its partner, or None in cutthroat.
+        self.partner = [seating.partner(seat) for seat in seating.seats]
         #: Per seat: the seats of its side.
-        self.side = [
-            next(side for side in rules.sides if seat in side) for seat in range(rules.players)
-        ]
+        self.side = [seating.sides[seating.side_of(seat)] for seat in seating.seats]
         self.power = [[card_power(rules, card, led) for card in range(54)] for led in range(4)]
         #: Within a suit, higher is stronger; every trump is above every other card.
         self.strength = [trump_power(rules, card) or card % 13 + 1 for card in range(54)]
@@ -171,8 +173,8 @@ class Playout:
             if len(trick) == self.players - 1:
                 return max(winners, key=strength.__getitem__)
             return min(winners, key=power.__getitem__)
-        partner = (seat + 2) % 4 if self.partners else -1
-        if best_seat == partner:
+        partner = self.partner[seat]
+        if partner is not None and best_seat == partner:
             if winners and self._clean_nil(state, partner):
                 return min(winners, key=power.__getitem__)  # cover my Nil partner
             return min(losers or legal, key=self.low.__getitem__)
@@ -480,17 +482,19 @@ def bid_out(
     state = world.clone()
     before = side_values(state)
     hand = state.hand_number
-    events = state.act(seat, BID[bid])
+    events = act(state, seat, BID[bid])
     while state.phase is not Phase.PLAYING and state.hand_number == hand and not state.is_over:
         turn = state.seat_to_act()
         if state.phase is Phase.BIDDING:
             legal = [
-                action.tricks for action in state.legal_actions(turn) if isinstance(action, MakeBid)
+                action.tricks
+                for action in legal_actions(state, turn)
+                if isinstance(action, MakeBid)
             ]
             action: Action = BID[nearest_legal_bid(counts[turn], legal)]
         else:
-            action = state.automatic_action()
-        events = state.act(turn, action)
+            action = automatic_action(state)
+        events = act(state, turn, action)
     return finish(state, seat, before, hand, events, playout)
 
 
@@ -500,7 +504,7 @@ def play_out(world: MatchState, seat: int, card: int, playout: Playout) -> float
     state = world.clone()
     before = side_values(state)
     hand = state.hand_number
-    events = state.act(seat, PLAY[card])
+    events = act(state, seat, PLAY[card])
     return finish(state, seat, before, hand, events, playout)
 
 
@@ -516,7 +520,7 @@ def finish(
     outcome for ``seat``'s side since ``before``."""
     while state.hand_number == hand and not state.is_over:
         turn = state.seat_to_act()
-        events = state.act(turn, PLAY[playout.card(state, turn)])
+        events = act(state, turn, PLAY[playout.card(state, turn)])
     mine = state.side_of(seat)
     after = side_values(state)  # the hand is scored (the next one may have been dealt)
     gains = [new - old for new, old in zip(after, before, strict=True)]

@@ -12,6 +12,7 @@ import argparse
 import random
 from collections.abc import Sequence
 
+from spades.engine import apply, legal_actions
 from spades.engine import events as ev
 from spades.engine.actions import Action, MakeBid
 from spades.engine.commands import seated_match
@@ -39,7 +40,7 @@ def play_random_match(
     state, events = seated_match(rules, seed, names=NAMES[: rules.players])
     while not state.is_over:
         seat = state.seat_to_act()
-        state, produced = state.apply(seat, _pick(state.legal_actions(seat), rng))
+        state, produced = apply(state, seat, _pick(legal_actions(state, seat), rng))
         events.extend(produced)
     return events
 

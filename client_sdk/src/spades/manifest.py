@@ -4,7 +4,8 @@ A manifest (``spades.v1.RuleManifest``) lists the player counts a bot plays, a t
 range and the variations beside the default game it knows (:class:`RuleOption` values). A rule
 set is inside when its player count is listed, its target score is in the range and every
 variation it uses is listed; the rest of a match's length (``max_hands``, ``loss_threshold``)
-and the clock are free. This is the one place that decides it: the server (challenges, the
+and the clock are free (the manifest column of :mod:`spades.engine.variations` says how each
+variation is declared). This is the one place that decides it: the server (challenges, the
 rated queue), the SDK's challenge policies and ``spades-bot --config`` all call
 :func:`manifest_allows`.
 
@@ -27,7 +28,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from spades.engine import Rules
-from spades.engine.rules import Direction
+from spades.engine.variations import VARIATIONS
 from spades.v1 import account_pb2
 
 RuleOption = account_pb2.RuleOption
@@ -43,6 +44,15 @@ OPTION_NAMES: Final[dict[str, account_pb2.RuleOption.ValueType]] = {
 }
 _NAME_OF: Final = {value: name for name, value in OPTION_NAMES.items()}
 
+#: Each variation a RuleOption declares, with that option (the manifest column of the table of
+#: variations; the two rows declared by manifest fields instead, the players and the target
+#: score, are :func:`outside`'s first two checks, and the rows declared by nothing are free).
+_OPTION_OF: Final = tuple(
+    (account_pb2.RuleOption.Value(variation.manifest[0]), variation)
+    for variation in VARIATIONS
+    if variation.manifest and variation.manifest[0].startswith("RULE_OPTION_")
+)
+
 MIN_TARGET_SCORE: Final = 100
 MAX_TARGET_SCORE: Final = 1000
 
@@ -50,26 +60,7 @@ MAX_TARGET_SCORE: Final = 1000
 def options_used(rules: Rules) -> set[account_pb2.RuleOption.ValueType]:
     """The variations beside the default game that ``rules`` uses."""
     default = Rules()
-    used: set[account_pb2.RuleOption.ValueType] = set()
-    checks = (
-        (not rules.nil_allowed, account_pb2.RULE_OPTION_NIL_DISABLED),
-        (rules.nil_tricks_count_for_partner, account_pb2.RULE_OPTION_NIL_TRICKS_COUNT_FOR_PARTNER),
-        (rules.blind_nil, account_pb2.RULE_OPTION_BLIND_NIL),
-        (bool(rules.blind_nil_pass_cards), account_pb2.RULE_OPTION_BLIND_NIL_PASS_CARDS),
-        (rules.two_of_clubs_leads, account_pb2.RULE_OPTION_TWO_OF_CLUBS_LEADS),
-        (rules.jokers, account_pb2.RULE_OPTION_JOKERS),
-        (bool(rules.minimum_team_bid), account_pb2.RULE_OPTION_MINIMUM_TEAM_BID),
-        (
-            (rules.bag_limit, rules.bag_penalty) != (default.bag_limit, default.bag_penalty),
-            account_pb2.RULE_OPTION_BAGS,
-        ),
-        (not rules.spades_must_be_broken, account_pb2.RULE_OPTION_SPADES_LEAD_ANY_TIME),
-        (rules.direction is Direction.COUNTER_CLOCKWISE, account_pb2.RULE_OPTION_COUNTER_CLOCKWISE),
-    )
-    for on, option in checks:
-        if on:
-            used.add(option)
-    return used
+    return {option for option, variation in _OPTION_OF if variation.in_use(rules, default)}
 
 
 def target_range(manifest: account_pb2.RuleManifest) -> tuple[int, int]:

@@ -16,11 +16,15 @@ PlayCard(card=Card.parse('QS'))
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, Final
 
+from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from spades.engine import events as ev
@@ -43,9 +47,10 @@ from spades.engine.actions import (
 from spades.engine.cards import BIG_JOKER, BIG_JOKER_RANK, CARDS, LITTLE_JOKER, LITTLE_JOKER_RANK
 from spades.engine.cards import Card as EngineCard
 from spades.engine.errors import InvalidRules
-from spades.engine.rules import Clock, Direction, Rules
+from spades.engine.rules import Rules
 from spades.engine.state import Phase
 from spades.engine.tricks import CompletedTrick, Play
+from spades.engine.variations import VARIATIONS, Wire
 from spades.engine.views import SeatView
 from spades.v1 import actions_pb2, cards_pb2, events_pb2, rules_pb2, view_pb2
 
@@ -164,48 +169,121 @@ def _seats_from_proto(values: Iterable[int], field: str) -> tuple[int, ...]:
 
 # ---------------------------------------------------------------------------------- rules
 
+# A rule set converts field by field as the table of variations says (spades.engine.variations):
+# each Rules field, the RuleSet field that carries it, and how its value reads on the wire. Each
+# field's two converters are built once, here, so a conversion is a loop over plain functions
+# (every table, view, record and challenge carries its rules).
+
 _DEFAULT_RULES: Final = Rules()
-_DIRECTION_TO_PROTO: Final = {
-    Direction.CLOCKWISE: rules_pb2.PLAY_DIRECTION_CLOCKWISE,
-    Direction.COUNTER_CLOCKWISE: rules_pb2.PLAY_DIRECTION_COUNTER_CLOCKWISE,
-}
-_DIRECTION_FROM_PROTO: Final = {
-    rules_pb2.PLAY_DIRECTION_UNSPECIFIED: Direction.CLOCKWISE,
-    rules_pb2.PLAY_DIRECTION_CLOCKWISE: Direction.CLOCKWISE,
-    rules_pb2.PLAY_DIRECTION_COUNTER_CLOCKWISE: Direction.COUNTER_CLOCKWISE,
-}
+_RULE_FIELDS: Final = tuple(field for variation in VARIATIONS for field in variation.fields)
 #: Engine rule fields whose ``spades.v1.RuleSet`` field has another name (and the opposite sense).
 _RULE_FIELD_IN_PROTO: Final = {
-    "nil_allowed": "nil_disabled",
-    "spades_must_be_broken": "spades_lead_any_time",
+    field.rules: field.proto for field in _RULE_FIELDS if field.rules != field.proto
 }
+
+_Write = Callable[[Any], Any]
+_Read = Callable[[Message], Any]
+
+
+def _enum_of(descriptor: FieldDescriptor) -> tuple[EnumDescriptor, str]:
+    """The enum of a ``Wire.ENUM`` field, and what its values' names start with
+    (``PLAY_DIRECTION_`` for ``PlayDirection``)."""
+    enum = descriptor.enum_type
+    if enum is None:
+        raise TypeError(f"RuleSet.{descriptor.name} is not an enum, yet the table says ENUM")
+    return enum, re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
+
+
+def _same_reader(descriptor: FieldDescriptor, default: Any) -> _Read:
+    name = descriptor.name
+    if descriptor.has_presence:
+        return lambda message: getattr(message, name) if message.HasField(name) else default
+    return lambda message: getattr(message, name) or default
+
+
+def _rule_converters(wire: Wire, descriptor: FieldDescriptor, default: Any) -> tuple[_Write, _Read]:
+    """How one ``Rules`` value becomes its ``RuleSet`` field's value, and back."""
+    name = descriptor.name
+    if wire is Wire.NEGATED:
+        return (lambda value: not value), (lambda message: not getattr(message, name))
+    if wire is Wire.ZERO_IS_NONE:
+        return (lambda value: value or 0), (lambda message: getattr(message, name) or None)
+    if wire is Wire.ENUM:
+        enum, prefix = _enum_of(descriptor)
+        to_number = {
+            member: enum.values_by_name[prefix + member.name].number for member in type(default)
+        }
+        from_number = {
+            value.number: default
+            if value.number == 0
+            else type(default)[value.name.removeprefix(prefix)]
+            for value in enum.values
+        }
+        words = prefix.replace("_", " ").lower().strip()
+
+        def read_enum(message: Message) -> Any:
+            number = getattr(message, name)
+            if number not in from_number:
+                raise InvalidRules(name, f"unknown {words} {int(number)}")
+            return from_number[number]
+
+        return to_number.__getitem__, read_enum
+    if wire is Wire.MESSAGE:
+        message = descriptor.message_type
+        if message is None:
+            raise TypeError(f"RuleSet.{name} is not a message, yet the table says MESSAGE")
+        parts = [
+            (
+                part.name,
+                _same_reader(message.fields_by_name[part.name], getattr(default, part.name)),
+            )
+            for part in dataclass_fields(default)
+        ]
+        dataclass_type = type(default)
+        names = attrgetter(*(part for part, _ in parts))
+
+        def write_message(value: Any) -> dict[str, Any]:  # the message's fields, as a dict
+            return dict(zip((part for part, _ in parts), names(value), strict=True))
+
+        def read_message(message: Message) -> Any:
+            if not message.HasField(name):
+                return default
+            inner = getattr(message, name)
+            return dataclass_type(**{part: read(inner) for part, read in parts})
+
+        return write_message, read_message
+    return (lambda value: value), _same_reader(descriptor, default)
+
+
+_RULE_CONVERTERS: Final = tuple(
+    (
+        field,
+        *_rule_converters(
+            field.wire,
+            rules_pb2.RuleSet.DESCRIPTOR.fields_by_name[field.proto],
+            getattr(_DEFAULT_RULES, field.rules),
+        ),
+    )
+    for field in _RULE_FIELDS
+)
+
+
+_RULE_VALUES: Final = attrgetter(*(field.rules for field in _RULE_FIELDS))
+#: Each RuleSet field's name and its writer, None where the value is written as it is.
+_RULE_WRITERS: Final = tuple(
+    (field.proto, None if field.wire is Wire.SAME else write)
+    for field, write, _ in _RULE_CONVERTERS
+)
 
 
 def rules_to_proto(rules: Rules) -> rules_pb2.RuleSet:
     """A rule set as ``spades.v1.RuleSet``, every value written out (no zero-means-default)."""
+    values = {
+        proto: value if write is None else write(value)
+        for (proto, write), value in zip(_RULE_WRITERS, _RULE_VALUES(rules), strict=True)
+    }
     try:
-        return rules_pb2.RuleSet(
-            players=rules.players,
-            target_score=rules.target_score,
-            nil_disabled=not rules.nil_allowed,
-            nil_tricks_count_for_partner=rules.nil_tricks_count_for_partner,
-            blind_nil=rules.blind_nil,
-            blind_nil_deficit=rules.blind_nil_deficit,
-            blind_nil_pass_cards=rules.blind_nil_pass_cards,
-            two_of_clubs_leads=rules.two_of_clubs_leads,
-            jokers=rules.jokers,
-            minimum_team_bid=rules.minimum_team_bid,
-            bag_limit=rules.bag_limit,
-            bag_penalty=rules.bag_penalty,
-            spades_lead_any_time=not rules.spades_must_be_broken,
-            loss_threshold=rules.loss_threshold or 0,
-            max_hands=rules.max_hands or 0,
-            direction=_DIRECTION_TO_PROTO[rules.direction],
-            clock=rules_pb2.TurnClock(
-                turn_millis=rules.clock.turn_millis,
-                extension_millis=rules.clock.extension_millis,
-            ),
-        )
+        return rules_pb2.RuleSet(**values)
     except ValueError as error:  # a value too large for its protobuf field
         raise ProtocolError("rules", str(error)) from error
 
@@ -216,47 +294,9 @@ def rules_from_proto(message: rules_pb2.RuleSet) -> Rules:
     Raises :class:`~spades.engine.InvalidRules` naming the ``RuleSet`` field when the rule set
     cannot be played.
     """
-    direction = _DIRECTION_FROM_PROTO.get(message.direction)
-    if direction is None:
-        raise InvalidRules("direction", f"unknown play direction {int(message.direction)}")
-    clock = Clock()
-    if message.HasField("clock"):
-        clock = Clock(
-            turn_millis=message.clock.turn_millis or _DEFAULT_RULES.clock.turn_millis,
-            extension_millis=(
-                message.clock.extension_millis
-                if message.clock.HasField("extension_millis")
-                else _DEFAULT_RULES.clock.extension_millis
-            ),
-        )
+    values = {field.rules: read(message) for field, _, read in _RULE_CONVERTERS}
     try:
-        return Rules(
-            players=message.players or _DEFAULT_RULES.players,
-            target_score=message.target_score or _DEFAULT_RULES.target_score,
-            nil_allowed=not message.nil_disabled,
-            nil_tricks_count_for_partner=message.nil_tricks_count_for_partner,
-            blind_nil=message.blind_nil,
-            blind_nil_deficit=(
-                message.blind_nil_deficit
-                if message.HasField("blind_nil_deficit")
-                else _DEFAULT_RULES.blind_nil_deficit
-            ),
-            blind_nil_pass_cards=message.blind_nil_pass_cards,
-            two_of_clubs_leads=message.two_of_clubs_leads,
-            jokers=message.jokers,
-            minimum_team_bid=message.minimum_team_bid,
-            bag_limit=message.bag_limit or _DEFAULT_RULES.bag_limit,
-            bag_penalty=(
-                message.bag_penalty
-                if message.HasField("bag_penalty")
-                else _DEFAULT_RULES.bag_penalty
-            ),
-            spades_must_be_broken=not message.spades_lead_any_time,
-            loss_threshold=message.loss_threshold or None,
-            max_hands=message.max_hands or None,
-            direction=direction,
-            clock=clock,
-        )
+        return Rules(**values)
     except InvalidRules as error:
         field = _RULE_FIELD_IN_PROTO.get(error.field, error.field)
         raise InvalidRules(field, error.reason) from error
@@ -466,7 +506,7 @@ def deals_from_proto(
 
 def _table_created_to(event: ev.TableCreated) -> events_pb2.TableCreated:
     # The seed and preset deals are the server's secrets: spades.v1 has no field for them (the
-    # server's log keeps them beside the event, see spades_server.journal).
+    # server's log keeps them beside the event, see spades_server.store.journal).
     return events_pb2.TableCreated(
         rules=rules_to_proto(event.rules),
         seed_commitment=event.seed_commitment,

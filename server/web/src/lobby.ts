@@ -1,13 +1,11 @@
 // The lobby: every table live (status, seats with their accounts, badges, scores), a form to
-// open a table (public or private, with the rule variations the server shows as its badges) and
-// fill it with house bots to watch or sit down with, and the way to the leaderboards.
+// open a table (public or private, with the rule variations the server shows as its badges; their
+// controls come from the table of variations, through variations.generated.ts) and fill it with
+// house bots to watch or sit down with, and the way to the leaderboards.
 
 import {
   POOLS,
-  Code,
-  ConnectError,
   HouseBotKind,
-  PlayDirection,
   type RuleSet,
   Seat,
   type SpadesClients,
@@ -19,8 +17,10 @@ import {
   seatName,
 } from "@spades/client";
 import { h, replace } from "./dom.js";
+import { describe } from "./errors.js";
 import { holder, leaderboardHref } from "./ratings.js";
 import { openRecordFile } from "./record.js";
+import { VARIATION_CONTROLS, type VariationControl } from "./variations.generated.js";
 
 const STATUS_LABELS: Record<number, string> = {
   [TableStatus.WAITING]: "waiting",
@@ -32,12 +32,10 @@ export function lobbyPage(root: HTMLElement, clients: SpadesClients, signal: Abo
   const list = h("tbody");
   const message = h("p", { class: "message", role: "status" });
   const name = h("input", { name: "name", value: "Friendly table", maxlength: "64", required: true }) as HTMLInputElement;
-  const target = h("input", { name: "target", type: "number", value: "500", min: "100", max: "1000", step: "50" }) as HTMLInputElement;
-  const hands = h("input", { name: "hands", type: "number", value: "0", min: "0", max: "100" }) as HTMLInputElement;
   const houseBots = h("input", { name: "house-bots", type: "number", value: "4", min: "0", max: "4" }) as HTMLInputElement;
   const privateTable = h("input", { name: "private", type: "checkbox" }) as HTMLInputElement;
   const variations = variationInputs();
-  const rules = (): RuleSet => chosenRules(Number(target.value), Number(hands.value), variations);
+  const rules = (): RuleSet => chosenRules(variations);
   const player = h("input", { name: "player", value: "Me", maxlength: "32" }) as HTMLInputElement;
   const quick = h("button", { type: "button", name: "quick-match" }, "Quick match");
   quick.addEventListener("click", () => void quickMatch(clients, player.value, message));
@@ -48,13 +46,12 @@ export function lobbyPage(root: HTMLElement, clients: SpadesClients, signal: Abo
     { class: "create" },
     h("h2", {}, "Open a table"),
     h("label", {}, "Name ", name),
-    h("label", {}, "Target score ", target),
-    h("label", {}, "Hands at most (0: no cap) ", hands),
+    ...variations.filter((variation) => variation.control.besideName).map(variationLabel),
     h("label", {}, "House bots to seat ", houseBots),
     h("label", {}, "Private (joined with a code) ", privateTable),
     h("fieldset", { class: "variations" },
       h("legend", {}, "Rules (the table's badges)"),
-      ...variations.map((variation) => h("label", {}, `${variation.label} `, variation.input)),
+      ...variations.filter((variation) => !variation.control.besideName).map(variationLabel),
     ),
     h("button", { type: "submit" }, "Open the table"),
     h("h2", {}, "Or play"),
@@ -132,43 +129,29 @@ function tableRow(table: Table): HTMLElement {
   );
 }
 
-/** One rule variation the form offers: its input, and what it sets in the RuleSet. */
+/** One rule variation the form offers: its control (generated from the table of variations) and
+ * its input. */
 interface Variation {
-  label: string;
+  control: VariationControl;
   input: HTMLInputElement;
-  apply: (rules: RuleSet, input: HTMLInputElement) => void;
-}
-
-function checkbox(name: string): HTMLInputElement {
-  return h("input", { name, type: "checkbox" }) as HTMLInputElement;
-}
-
-function number(name: string, value: string, min: string, max: string): HTMLInputElement {
-  return h("input", { name, type: "number", value, min, max }) as HTMLInputElement;
 }
 
 /** The variations of docs/rules.md a host may choose (the server checks the combination and
  * says what is wrong with one it refuses; it also names the badges the lobby shows). */
 function variationInputs(): Variation[] {
-  return [
-    { label: "Cutthroat (3 players, each alone)", input: checkbox("cutthroat"), apply: (rules, input) => { if (input.checked) rules.players = 3; } },
-    { label: "No Nil", input: checkbox("no-nil"), apply: (rules, input) => { rules.nilDisabled = input.checked; } },
-    { label: "Blind Nil", input: checkbox("blind-nil"), apply: (rules, input) => { rules.blindNil = input.checked; } },
-    { label: "Blind Nil card pass (2 cards)", input: checkbox("blind-nil-pass"), apply: (rules, input) => { rules.blindNilPassCards = input.checked ? 2 : 0; } },
-    { label: "Nil tricks count for partner", input: checkbox("nil-tricks-count"), apply: (rules, input) => { rules.nilTricksCountForPartner = input.checked; } },
-    { label: "2♣ leads", input: checkbox("two-of-clubs-leads"), apply: (rules, input) => { rules.twoOfClubsLeads = input.checked; } },
-    { label: "Big joker, little joker", input: checkbox("jokers"), apply: (rules, input) => { rules.jokers = input.checked; } },
-    { label: "Spades may be led any time", input: checkbox("spades-lead-any-time"), apply: (rules, input) => { rules.spadesLeadAnyTime = input.checked; } },
-    { label: "Counter-clockwise", input: checkbox("counter-clockwise"), apply: (rules, input) => { if (input.checked) rules.direction = PlayDirection.COUNTER_CLOCKWISE; } },
-    { label: "Minimum team bid (0: none)", input: number("minimum-team-bid", "0", "0", "13"), apply: (rules, input) => { rules.minimumTeamBid = Number(input.value); } },
-    { label: "Mercy: lose at or below (0: off)", input: number("loss-threshold", "0", "-1000", "0"), apply: (rules, input) => { rules.lossThreshold = Number(input.value); } },
-    { label: "Seconds a turn", input: number("turn-seconds", "30", "1", "600"), apply: (rules, input) => { if (rules.clock) rules.clock.turnMillis = Number(input.value) * 1000; } },
-  ];
+  return VARIATION_CONTROLS.map((control) => ({
+    control,
+    input: h("input", { name: control.name, type: control.kind, ...control.attributes }) as HTMLInputElement,
+  }));
 }
 
-function chosenRules(target: number, hands: number, variations: Variation[]): RuleSet {
-  const rules = defaultRules({ targetScore: target, maxHands: hands });
-  for (const variation of variations) variation.apply(rules, variation.input);
+function variationLabel(variation: Variation): HTMLElement {
+  return h("label", {}, `${variation.control.label} `, variation.input);
+}
+
+function chosenRules(variations: Variation[]): RuleSet {
+  const rules = defaultRules();
+  for (const variation of variations) variation.control.apply(rules, variation.input);
   return rules;
 }
 
@@ -256,11 +239,4 @@ async function quickMatch(clients: SpadesClients, playerName: string, message: H
   } catch (error) {
     message.textContent = `Quick match failed: ${describe(error)}`;
   }
-}
-
-export function describe(error: unknown): string {
-  if (error instanceof ConnectError) {
-    return error.code === Code.Unavailable ? "the server cannot be reached" : error.rawMessage;
-  }
-  return String(error);
 }

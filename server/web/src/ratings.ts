@@ -20,7 +20,7 @@ import {
   ratingsPage,
 } from "@spades/client";
 import { h, replace } from "./dom.js";
-import { describe } from "./lobby.js";
+import { describe } from "./errors.js";
 
 /** Players per leaderboard page, unless the address says (``#/leaderboard/POOL?page-size=N``). */
 const LEADERBOARD_PAGE = 25;

@@ -20,7 +20,7 @@ import {
   verifyRecord,
 } from "@spades/client";
 import { h, replace } from "./dom.js";
-import { describe } from "./lobby.js";
+import { describe } from "./errors.js";
 
 interface Trick {
   plays: { seat: Seat; card: Card }[];

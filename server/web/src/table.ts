@@ -33,7 +33,7 @@ import {
   watchTable,
 } from "@spades/client";
 import { h, replace } from "./dom.js";
-import { describe } from "./lobby.js";
+import { describe } from "./errors.js";
 import { holder } from "./ratings.js";
 
 /** The table as the lobby lists it: the accounts at its seats, whether it is rated. */

@@ -14,7 +14,7 @@ import {
   tournamentsPage,
 } from "@spades/client";
 import { h, replace } from "./dom.js";
-import { describe } from "./lobby.js";
+import { describe } from "./errors.js";
 import { playerHref } from "./ratings.js";
 
 /** Where the list of tournaments is. */

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spades.bot import Bot, play_local_match
-from spades.engine import Rules
+from spades.engine import Rules, Seating
 from spades.engine import events as ev
 from spades.engine.shuffle import SEED_BYTES
 from spades.records import build_record, save_record
 from spades_bots.registry import bot_class
 
-NORTH_SOUTH = (0, 2)
-EAST_WEST = (1, 3)
+#: The two partnerships of a table of four, as the engine seats them.
+NORTH_SOUTH, EAST_WEST = Seating(players=4, step=1).sides
 
 
 @dataclass(frozen=True, slots=True)

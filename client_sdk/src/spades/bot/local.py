@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 
 from spades.bot.base import Bot, decide, turn_extra
 from spades.bot.view import SeatTracker
-from spades.engine import MatchState, Rules, redact, seated_match
+from spades.engine import MatchState, Rules, apply, legal_actions, redact, seated_match
 from spades.engine import events as ev
 
 
@@ -62,12 +62,12 @@ async def play_local_match(
     deliver(first_events)
     while not state.is_over:
         seat = state.seat_to_act()
-        legal = state.legal_actions(seat)
+        legal = legal_actions(state, seat)
         seat_view = trackers[seat].view(legal)
         # No clock here, so no extension; a concession is honoured as over the network.
         extra = await turn_extra(bots[seat], seat_view)
         action = extra if extra is not None else (await decide(bots[seat], seat_view))[0]
-        state, new_events = state.apply(seat, action)
+        state, new_events = apply(state, seat, action)
         deliver(new_events)
     return state
 

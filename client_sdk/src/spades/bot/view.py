@@ -2,12 +2,12 @@
 
 The SDK folds the seat's redacted events with the engine (:class:`SeatTracker`), so the
 picture follows every rule the engine knows, without a second implementation; a
-:class:`BotView` is a friendly, read-only face on it with the helpers bots want.
+:class:`BotView` is a friendly, read-only face on it with the helpers bots want. Imagining the
+hands a seat cannot see builds on a view: :func:`spades.bot.worlds.sample_world`.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import cached_property
@@ -270,14 +270,6 @@ class BotView:
         """A copy of the engine state behind this view, for simulation: other seats' hands
         are empty (unknown to this seat)."""
         return self._state.clone()
-
-    def sample_world(self, rng: random.Random) -> MatchState:
-        """A complete state (every hand filled in) that this seat cannot tell from the real one,
-        drawn uniformly among all such states: what search bots play out. See
-        :mod:`spades.bot.worlds` to sample many cheaply and to play forward and back."""
-        from spades.bot.worlds import sample_world  # worlds builds on this module
-
-        return sample_world(self, rng)
 
     def __repr__(self) -> str:
         cards = " ".join(str(card) for card in sorted(self.hand, reverse=True))

@@ -34,7 +34,16 @@ from math import factorial
 from typing import Final
 
 from spades.bot.view import BotView
-from spades.engine import Action, MatchState, Phase, PlayCard, Suit, cards_of, effective_suit
+from spades.engine import (
+    Action,
+    MatchState,
+    Phase,
+    PlayCard,
+    Suit,
+    act,
+    cards_of,
+    effective_suit,
+)
 from spades.engine import events as ev
 from spades.engine.rules import TWO_OF_CLUBS
 
@@ -251,10 +260,10 @@ class Line:
     takes it back. Each step is a clone (the engine's states are cheap to copy), so the
     states on the stack never change.
 
-    >>> from spades.engine import Rules, seated_match
+    >>> from spades.engine import Rules, legal_actions, seated_match
     >>> state, _ = seated_match(Rules(), seed=bytes(32))
     >>> line = Line(state)
-    >>> _ = line.push(state.legal_actions(state.turn)[0])
+    >>> _ = line.push(legal_actions(state, state.turn)[0])
     >>> line.state.turn != state.turn, line.pop() is not state, line.state is state
     (True, True, True)
     """
@@ -274,7 +283,7 @@ class Line:
     def push(self, action: Action, seat: int | None = None) -> list[ev.Event]:
         """Play ``action`` for ``seat`` (the seat on turn by default); returns its events."""
         new = self.state.clone()
-        events = new.act(new.seat_to_act() if seat is None else seat, action)
+        events = act(new, new.seat_to_act() if seat is None else seat, action)
         self._states.append(new)
         return events
 

@@ -1,21 +1,34 @@
 """The Spades rules engine: pure, deterministic, and fast enough for search.
 
->>> from spades.engine import Rules, seated_match
+>>> from spades.engine import Rules, legal_actions, seated_match
 >>> state, events = seated_match(Rules(), seed=bytes(32))
->>> len(state.legal_actions(state.seat_to_act()))  # the first bidder may bid Nil or 1..13
+>>> len(legal_actions(state, state.seat_to_act()))  # the first bidder may bid Nil or 1..13
 14
 
 One concept per module: ``cards`` and ``actions`` (the vocabulary), ``rules`` (the variations)
 compiled into a ``game`` (deck, trump power, ``seating``), ``tricks`` (``Play``, the suit a
 card follows), ``events`` (what happened), ``state`` (a match folded from its events),
-``legal`` (what a seat may do, and why not), ``commands`` (what an action causes), ``deals``
-and ``shuffle`` (the cards of each hand), ``cheapest`` and ``automatic`` (the cards to give
-away, the clock's action), ``scoring`` (a hand's result) and ``views`` (what each viewer may
-know). Everything public is importable from ``spades.engine``.
+``legal`` (what a seat may do, and why not), ``commands`` (what an action causes), ``acting``
+(both as the calls a table or a bot makes: ``apply``, ``act``, ``legal_actions``, ...),
+``deals`` and ``shuffle`` (the cards of each hand), ``cheapest`` and ``automatic`` (the cards to
+give away, the clock's action), ``scoring`` (a hand's result) and ``views`` (what each viewer
+may know). Everything public is importable from ``spades.engine``.
 """
 
 # `compiled` first: it chooses between the mypyc build and the sources before either loads.
 from spades.engine import compiled, events
+from spades.engine.acting import (
+    act,
+    apply,
+    apply_seat,
+    automatic_action,
+    close,
+    leave_seat,
+    legal_actions,
+    reclaim,
+    substitute,
+    time_out,
+)
 from spades.engine.actions import (
     BID,
     BLIND,
@@ -82,11 +95,16 @@ __all__ = [
     "Seating",
     "Suit",
     "Viewer",
+    "act",
+    "apply",
+    "apply_seat",
+    "automatic_action",
     "automatic_choice",
     "card",
     "card_power",
     "cards_of",
     "cheapest_cards",
+    "close",
     "commitment",
     "compiled",
     "counting_tricks",
@@ -94,6 +112,8 @@ __all__ = [
     "effective_suit",
     "events",
     "format_cards",
+    "leave_seat",
+    "legal_actions",
     "may_claim_extension",
     "may_concede",
     "new_match",
@@ -101,10 +121,13 @@ __all__ = [
     "parse_cards",
     "pass_cards",
     "pass_choice",
+    "reclaim",
     "redact",
     "score_side",
     "seat_name",
     "seated_match",
+    "substitute",
+    "time_out",
     "trump_power",
     "view",
     "visible_legal_actions",

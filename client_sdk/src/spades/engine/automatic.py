@@ -6,9 +6,9 @@ pass, and the cheapest legal card in play (the order of :mod:`spades.engine.chea
 server's clock takes it, and the SDK plays it in place of a bot's illegal answer, so a table
 never waits and both replace a decision the same way.
 
->>> from spades.engine import Rules, seated_match
+>>> from spades.engine import Rules, legal_actions, seated_match
 >>> state, _ = seated_match(Rules(), seed=bytes(32))
->>> str(automatic_choice(state.rules, state.legal_actions(state.seat_to_act())))
+>>> str(automatic_choice(state.rules, legal_actions(state, state.seat_to_act())))
 'bid 1'
 """
 

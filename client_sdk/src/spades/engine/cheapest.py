@@ -18,12 +18,22 @@ card, avoiding spades") and of a Blind Nil pass's "lowest cards".
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from spades.engine.cards import CARDS, Card
 
-if TYPE_CHECKING:
-    from spades.engine.rules import Rules
+
+class _Cheapness(Protocol):
+    @property
+    def cheapness(self) -> tuple[int, ...]: ...
+
+
+class CompiledRules(Protocol):
+    """A rule set with its compiled game (:class:`~spades.engine.rules.Rules`, named by its
+    shape: ``rules`` compiles its game with this module's :func:`cheapness`)."""
+
+    @property
+    def game(self) -> _Cheapness: ...
 
 
 def cheapness(trump_power: Sequence[int]) -> tuple[int, ...]:
@@ -40,7 +50,7 @@ def cheapness(trump_power: Sequence[int]) -> tuple[int, ...]:
     return tuple(places)
 
 
-def cheapest_cards(rules: Rules, cards: Iterable[int]) -> list[Card]:
+def cheapest_cards(rules: CompiledRules, cards: Iterable[int]) -> list[Card]:
     """``cards`` ordered cheapest first under ``rules`` (see the module's docstring); take the
     first ``n`` to give away ``n``."""
     places = rules.game.cheapness

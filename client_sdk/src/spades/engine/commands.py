@@ -3,9 +3,9 @@
 :func:`decide` is pure: ``decide(state, seat, action)`` returns the events the action causes
 and leaves ``state`` as it was. An action can cause several events, each decided on the state
 the earlier ones leave (a card ends a trick, the trick ends the hand, the hand deals the next),
-so deciding folds each event into a scratch copy as it goes; :meth:`MatchState.apply` is
-decide and evolve in one step, returning that copy, and :meth:`MatchState.act` does it in
-place (for search). Nothing here changes a state except by folding an event.
+so deciding folds each event into a scratch copy as it goes; :func:`act` is decide and evolve
+in one step, in place (for search), and :func:`spades.engine.acting.apply` does it on a copy,
+returning it. Nothing here changes a state except by folding an event.
 
 >>> from spades.engine import BID, Rules, seated_match
 >>> state, _ = seated_match(Rules(), seed=bytes(32))

@@ -36,6 +36,7 @@ from typing import Final
 #: class-level constants, mixins or a ``cached_property`` do not make native classes, and the
 #: hot paths use their interned values (``CARDS``, ``PLAY``, ``state.game``) anyway.
 COMPILED_MODULES: Final = (
+    "acting",
     "automatic",
     "cheapest",
     "commands",

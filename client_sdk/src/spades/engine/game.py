@@ -14,15 +14,31 @@ giving-away order and the seating. Each ``Rules`` compiles its game once, on fir
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from spades.engine.cards import iter_cards
 from spades.engine.cheapest import cheapness
 from spades.engine.seating import Seating
 from spades.engine.tricks import Play, effective_suit
 
-if TYPE_CHECKING:
-    from spades.engine.rules import Rules
+
+class RuleFacts(Protocol):
+    """What a game is compiled from: a :class:`~spades.engine.rules.Rules` (named by its shape,
+    so that this module, which ``rules`` imports to compile its game, need not import it)."""
+
+    @property
+    def players(self) -> int: ...
+    @property
+    def hand_size(self) -> int: ...
+    @property
+    def deck_mask(self) -> int: ...
+    @property
+    def two_of_clubs_leads(self) -> bool: ...
+    @property
+    def spades_must_be_broken(self) -> bool: ...
+    @property
+    def game(self) -> Game: ...
+    def trump_order(self) -> list[int]: ...
 
 
 class Game:
@@ -43,7 +59,7 @@ class Game:
         "two_of_clubs_leads",
     )
 
-    def __init__(self, rules: Rules, seating: Seating) -> None:
+    def __init__(self, rules: RuleFacts, seating: Seating) -> None:
         self.rules = rules
         self.seating = seating
         self.players = rules.players
@@ -64,7 +80,7 @@ class Game:
         #: Per card number: its place in the order of cheapest cards to give away.
         self.cheapness = cheapness(self.trump_power)
 
-    def __reduce__(self) -> tuple[Callable[[Rules], Game], tuple[Rules]]:
+    def __reduce__(self) -> tuple[Callable[[RuleFacts], Game], tuple[RuleFacts]]:
         # A game pickles as its rules and unpickles as their compiled game (spelled out: the
         # mypyc build's native class has no default pickling).
         return game_of, (self.rules,)
@@ -91,17 +107,17 @@ class Game:
         return best
 
 
-def game_of(rules: Rules) -> Game:
+def game_of(rules: RuleFacts) -> Game:
     """The game of ``rules``, compiled once (``rules.game``)."""
     return rules.game
 
 
-def trump_power(rules: Rules, card: int) -> int:
+def trump_power(rules: RuleFacts, card: int) -> int:
     """A card's strength as a trump under ``rules`` (higher wins), or 0 for a non-trump."""
     return rules.game.trump_power[card]
 
 
-def card_power(rules: Rules, card: int, led: int) -> int:
+def card_power(rules: RuleFacts, card: int, led: int) -> int:
     """A card's strength in a trick whose led suit is ``led`` (see
     :func:`~spades.engine.tricks.effective_suit`): the card with the highest power wins the
     trick; 0 means it cannot win it."""

@@ -17,6 +17,7 @@ from spades.engine.cards import BIG_JOKER, JOKER_MASK, LITTLE_JOKER, SUIT_MASKS,
 from spades.engine.errors import InvalidRules
 from spades.engine.game import Game
 from spades.engine.seating import Seating
+from spades.engine.variations import VARIATIONS
 
 TWO_OF_CLUBS = 0
 TWO_OF_HEARTS = Suit.HEARTS * 13
@@ -174,35 +175,7 @@ class Rules:
     def badges(self) -> list[str]:
         """Short labels for every variation that differs from the default game."""
         default = Rules()
-        labels: list[str] = []
-        if self.players != default.players:
-            labels.append("cutthroat (3 players)")
-        if self.target_score != default.target_score:
-            labels.append(f"to {self.target_score}")
-        if not self.nil_allowed:
-            labels.append("no nil")
-        if self.nil_tricks_count_for_partner:
-            labels.append("nil tricks count for partner")
-        if self.blind_nil:
-            labels.append("blind nil")
-        if self.blind_nil_pass_cards:
-            labels.append(f"blind nil pass {self.blind_nil_pass_cards}")
-        if self.two_of_clubs_leads:
-            labels.append("2♣ leads")
-        if self.jokers:
-            labels.append("big joker, little joker")
-        if self.minimum_team_bid:
-            labels.append(f"board {self.minimum_team_bid}")
-        if (self.bag_limit, self.bag_penalty) != (default.bag_limit, default.bag_penalty):
-            labels.append(f"{self.bag_limit} bags cost {self.bag_penalty}")
-        if not self.spades_must_be_broken:
-            labels.append("spades lead any time")
-        if self.loss_threshold is not None:
-            labels.append(f"mercy at {self.loss_threshold}")
-        if self.max_hands is not None:
-            labels.append(f"{self.max_hands} hands")
-        if self.direction is not default.direction:
-            labels.append("counter-clockwise")
-        if self.clock != default.clock:
-            labels.append(f"clock {self.clock.turn_millis}+{self.clock.extension_millis} ms")
-        return labels
+        badges = (
+            variation.badge_of(self) for variation in VARIATIONS if variation.in_use(self, default)
+        )
+        return [badge for badge in badges if badge is not None]

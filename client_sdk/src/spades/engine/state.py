@@ -2,16 +2,16 @@
 
 A :class:`MatchState` changes only by folding events (:meth:`MatchState.evolve`), each through
 the one evolver registered for its type in :data:`EVOLVERS`, so a state rebuilt from a table's
-events is exactly the state that produced them. What a seat may do is in
-:mod:`spades.engine.legal`; deciding an action's events is in :mod:`spades.engine.commands`
-(the methods here that act are thin doors to those two).
+events is exactly the state that produced them. This module knows nothing of acting: what a
+seat may do is in :mod:`spades.engine.legal`, deciding an action's events in
+:mod:`spades.engine.commands`, and :mod:`spades.engine.acting` offers both as the calls a table
+or a bot makes (both build on this module, never the other way round).
 
->>> from spades.engine import Rules, new_match
->>> state, events = new_match(Rules(), seed=bytes(32))
->>> for seat in range(4):
-...     state, _ = state.apply_seat(seat, f"bot {seat}", bot=True)
->>> state.phase, state.turn == state.next_seat(state.dealer)
-(<Phase.BIDDING: 'bidding'>, True)
+>>> from spades.engine import Rules, seated_match
+>>> state, events = seated_match(Rules(), seed=bytes(32))
+>>> folded = MatchState.from_events(events)
+>>> folded.phase, folded.turn == folded.next_seat(folded.dealer), folded.hands == state.hands
+(<Phase.BIDDING: 'bidding'>, True, True)
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from enum import Enum
 from typing import Any, Final, TypeVar
 
 from spades.engine import events as ev
-from spades.engine.actions import Action, Bid
+from spades.engine.actions import Bid
 from spades.engine.cards import Card, cards_of, mask_of
 from spades.engine.errors import IllegalAction
 from spades.engine.game import Game
@@ -47,9 +47,9 @@ class Phase(Enum):
 class MatchState:
     """Everything about a match that its events determine.
 
-    Create one with :func:`~spades.engine.commands.new_match` or :meth:`from_events`.
-    :meth:`apply` returns a new state and leaves this one as it was; :meth:`act` changes this
-    state in place (for search, together with :meth:`clone`).
+    Create one with :func:`~spades.engine.commands.new_match` or :meth:`from_events`; act on
+    it with :mod:`spades.engine.acting` (``apply`` returns a new state, ``act`` changes this one
+    in place, for search together with :meth:`clone`).
     """
 
     __slots__ = (
@@ -237,59 +237,6 @@ class MatchState:
     def current_trick(self) -> list[Play]:
         """The cards on the table, each with the seat that played it."""
         return list(self.trick)
-
-    def legal_actions(self, seat: Seat) -> list[Action]:
-        """What ``seat`` may do now: empty when it is not its turn. Conceding is always open
-        during a match and is not listed."""
-        return legal.legal_actions(self, seat)
-
-    def automatic_action(self) -> Action:
-        """What the clock does for the seat whose time ran out (RULES.md section 3)."""
-        return commands.automatic_action(self)
-
-    # ------------------------------------------------------------------ acting
-
-    def apply(self, seat: Seat, action: Action) -> tuple[MatchState, list[ev.Event]]:
-        """The state after ``seat`` takes ``action``, and the events it caused.
-
-        Raises :class:`~spades.engine.errors.IllegalAction` with the reason, leaving this
-        state unchanged.
-        """
-        new = self.clone()
-        return new, commands.act(new, seat, action)
-
-    def act(self, seat: Seat, action: Action) -> list[ev.Event]:
-        """Like :meth:`apply` but changes this state in place (it stays as it was on error)."""
-        return commands.act(self, seat, action)
-
-    def time_out(self) -> tuple[MatchState, list[ev.Event]]:
-        """The state after the clock acts for the seat on turn: TurnTimedOut, then its events."""
-        return commands.applied(self, commands.time_out)
-
-    def substitute(
-        self, seat: Seat, reason: ev.SubstitutionReason
-    ) -> tuple[MatchState, list[ev.Event]]:
-        """The state after a substitute takes over ``seat`` (one already substituted may get a
-        new substitute). When to do it is the server's policy, not a rule."""
-        return commands.applied(self, commands.substitute, seat, reason)
-
-    def reclaim(self, seat: Seat) -> tuple[MatchState, list[ev.Event]]:
-        """The state after the player of ``seat`` takes it back from its substitute."""
-        return commands.applied(self, commands.reclaim, seat)
-
-    def close(self) -> tuple[MatchState, list[ev.Event]]:
-        """The state after the operator closes the table: the match ends and no side wins."""
-        return commands.applied(self, commands.close)
-
-    def apply_seat(
-        self, seat: Seat, name: str, *, bot: bool = False
-    ) -> tuple[MatchState, list[ev.Event]]:
-        """The state after a player takes ``seat``; the last seat taken deals the first hand."""
-        return commands.applied(self, commands.take_seat, seat, name, bot)
-
-    def leave_seat(self, seat: Seat) -> tuple[MatchState, list[ev.Event]]:
-        """The state after a player leaves ``seat`` before the match starts."""
-        return commands.applied(self, commands.leave_seat, seat)
 
     # ------------------------------------------------------------------ folding events
 
@@ -616,7 +563,3 @@ def _with(values: tuple[_T, ...], index: int, value: _T) -> tuple[_T, ...]:
     """``values`` with the item at ``index`` replaced (per-seat facts are immutable tuples, so
     a clone shares them)."""
     return (*values[:index], value, *values[index + 1 :])
-
-
-# The modules that act on a state build on this one; MatchState's acting methods call them.
-from spades.engine import commands, legal  # noqa: E402

@@ -13,6 +13,7 @@ from typing import Final
 from spades.engine import events as ev
 from spades.engine.actions import Action, Bid, PassCards
 from spades.engine.cards import Card, cards_of
+from spades.engine.legal import legal_actions
 from spades.engine.rules import Rules
 from spades.engine.seating import Seat, Seating
 from spades.engine.state import MatchState, Phase
@@ -90,7 +91,7 @@ def visible_legal_actions(state: MatchState, seat: int) -> list[Action]:
     before its cards are shown to it)."""
     if not state.visible[seat] and state.phase is not Phase.BLIND_NIL_CHOICE:
         return []
-    return state.legal_actions(seat)
+    return legal_actions(state, seat)
 
 
 def view(state: MatchState, viewer: Viewer) -> SeatView:

@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from spades.engine import apply, apply_seat, close, leave_seat, reclaim, substitute, time_out
 from spades.engine import events as ev
 from spades.engine.actions import (
     BID,
@@ -91,17 +92,17 @@ def _revealed_seed(events: Sequence[ev.Event]) -> bytes | None:
 def _redo(state: MatchState, event: ev.Event, index: int) -> tuple[MatchState, list[ev.Event]]:
     """Apply the player action behind ``event`` (the first event that action caused)."""
     if isinstance(event, ev.SeatTaken):
-        return state.apply_seat(event.seat, event.name, bot=event.bot)
+        return apply_seat(state, event.seat, event.name, bot=event.bot)
     if isinstance(event, ev.SeatLeft):
-        return state.leave_seat(event.seat)
+        return leave_seat(state, event.seat)
     if isinstance(event, ev.TurnTimedOut):
-        return state.time_out()
+        return time_out(state)
     if isinstance(event, ev.SeatSubstituted):
-        return state.substitute(event.seat, event.reason)
+        return substitute(state, event.seat, event.reason)
     if isinstance(event, ev.SeatReclaimed):
-        return state.reclaim(event.seat)
+        return reclaim(state, event.seat)
     if isinstance(event, ev.MatchEnded) and event.reason is ev.EndReason.CLOSED:
-        return state.close()
+        return close(state)
     action: Action
     seat: int
     if isinstance(event, ev.BlindNilChosen):
@@ -127,7 +128,7 @@ def _redo(state: MatchState, event: ev.Event, index: int) -> tuple[MatchState, l
             index,
             f"the record has {type(event).__name__} where the engine waits for a player's action",
         )
-    return state.apply(seat, action)
+    return apply(state, seat, action)
 
 
 def _compare(recorded: Sequence[ev.Event], start: int, produced: Sequence[ev.Event]) -> None:

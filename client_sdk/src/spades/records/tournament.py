@@ -1,8 +1,9 @@
 """Duplicate tournaments, the pure part: deals from the seed, pairings, scores, standings, and
 the offline check of a tournament record (``spades-record tournament FILE``).
 
-The server runs tournaments with these very functions (``spades_server.tournaments``), so what
-the verifier recomputes is what the server computed (docs/tournaments.md).
+The server runs tournaments with these very functions
+(``spades_server.domain.tournaments``), so what the verifier recomputes is what the server
+computed (docs/tournaments.md).
 
 Deals (``spades-tournament-v1``): round ``r`` (from 1) of a tournament with seed ``S`` deals its
 boards from the round's deal seed ``SHA-256("spades-tournament-v1/deals" || S || u32(r))``:
@@ -28,7 +29,7 @@ from pathlib import Path
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
-from spades.engine import Rules
+from spades.engine import Rules, Seat, Seating
 from spades.engine import events as ev
 from spades.engine.cards import iter_cards
 from spades.engine.shuffle import SEED_BYTES, commitment, deal
@@ -39,10 +40,12 @@ from spades.v1 import tournament_pb2
 
 #: The derivation of a tournament's deals from its seed.
 DERIVATION = "spades-tournament-v1"
-#: The home entrant's seats at the first table of a pairing, and at the second.
-HOME_SEATS: tuple[tuple[int, int], tuple[int, int]] = ((0, 2), (1, 3))
+#: The two partnerships of a table of four, as the engine seats them.
+_NORTH_SOUTH, _EAST_WEST = Seating(players=4, step=1).sides
+#: The home entrant's seats at the first table of a pairing (North-South), and at the second.
+HOME_SEATS: tuple[tuple[Seat, ...], tuple[Seat, ...]] = (_NORTH_SOUTH, _EAST_WEST)
 #: The away entrant's.
-AWAY_SEATS: tuple[tuple[int, int], tuple[int, int]] = ((1, 3), (0, 2))
+AWAY_SEATS: tuple[tuple[Seat, ...], tuple[Seat, ...]] = (_EAST_WEST, _NORTH_SOUTH)
 
 
 class TournamentVerificationError(RecordError):
@@ -168,7 +171,7 @@ def pair_round(
 # ---------------------------------------------------------------------------------- scoring
 
 
-def _hand_points(hand: ev.HandScored, seats: tuple[int, int]) -> int:
+def _hand_points(hand: ev.HandScored, seats: tuple[Seat, ...]) -> int:
     for side in hand.sides:
         if set(seats) <= set(side.seats):
             return side.hand_points

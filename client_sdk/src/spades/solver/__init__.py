@@ -10,13 +10,13 @@ paranoid assumption). The search is compiled C (``make solver``); see docs/solve
 
 A hand bid 3 all round, played by the clock's cheapest cards until three tricks are left:
 
->>> from spades.engine import BID, Rules, automatic_choice, seated_match
+>>> from spades.engine import BID, Rules, act, automatic_choice, legal_actions, seated_match
 >>> state, _ = seated_match(Rules(), seed=bytes(32))
 >>> for _ in range(4):
-...     _ = state.act(state.seat_to_act(), BID[3])
+...     _ = act(state, state.seat_to_act(), BID[3])
 >>> while len(state.completed_tricks) < 10:
 ...     seat = state.seat_to_act()
-...     _ = state.act(seat, automatic_choice(state.rules, state.legal_actions(seat)))
+...     _ = act(state, seat, automatic_choice(state.rules, legal_actions(state, seat)))
 >>> state.seat_to_act(), state.tricks_won  # East to play; East-West have 6 tricks
 (1, [2, 3, 2, 3])
 >>> solve(state, Objective.TRICKS)  # East-West's tricks in the whole hand

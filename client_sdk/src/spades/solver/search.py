@@ -20,13 +20,13 @@ _SPADE_FIELD = 3 * 16
 
 def _compiled() -> ModuleType:
     try:
-        from spades.solver import _search
+        import spades.solver._search as compiled_search
     except ImportError as error:  # pragma: no cover - depends on the build
         raise ImportError(
             "the solver's compiled search is not built: run `make solver` (it compiles "
             "client_sdk/src/spades/solver/_search.c with the machine's C compiler)"
         ) from error
-    return _search
+    return compiled_search
 
 
 @lru_cache(maxsize=16)

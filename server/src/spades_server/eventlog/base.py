@@ -42,115 +42,45 @@ from __future__ import annotations
 
 import abc
 import asyncio
-import bisect
 import contextlib
 import functools
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Self
+
+from spades_server.eventlog.errors import (
+    ClaimTaken,
+    EventLogError,
+    LogClosed,
+    LogDamaged,
+    LogIncompatible,
+    LogInUse,
+    LogUnavailable,
+    LogUnreachable,
+    LogUrlInvalid,
+    VersionConflict,
+)
+from spades_server.eventlog.inspection import LogInspection
+from spades_server.eventlog.notifier import AppendNotifier
+from spades_server.eventlog.records import ProjectionCheckpoint, ProjectionRow, StoredEvent
 
 __all__ = [
     "AppendNotifier",
     "ClaimTaken",
     "EventLog",
+    "EventLogError",
     "LogClosed",
     "LogDamaged",
+    "LogInUse",
+    "LogIncompatible",
     "LogUnavailable",
+    "LogUnreachable",
+    "LogUrlInvalid",
     "ProjectionCheckpoint",
     "ProjectionRow",
     "StoredEvent",
     "VersionConflict",
     "WriteHealth",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    """One event as the log stored it."""
-
-    stream_id: str
-    version: int  # 1-based position within its stream
-    position: int  # global order across all streams, strictly increasing
-    recorded_at: float  # unix seconds when stored
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class ProjectionRow:
-    """One item a projection keeps in storage rather than in memory (the lobby's finished
-    tables). Listed highest ``sort_key`` first (then highest ``key``); a row is replaced only
-    by one whose ``version`` is at least as high, so replicas writing the same row agree."""
-
-    key: str
-    sort_key: int
-    #: Shown in public listings (a private table's row is not).
-    listed: bool
-    version: int
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class ProjectionCheckpoint:
-    """Where a projection stood: the global position it had folded up to, and its state there
-    (what it keeps in memory; its rows are stored beside)."""
-
-    position: int
-    data: bytes
-
-
-class VersionConflict(Exception):
-    """An append expected the stream at one version but found it at another; nothing was written.
-
-    Another writer moved first: reload the stream, decide again, and append with the new version.
-    """
-
-    def __init__(self, stream_id: str, expected: int, actual: int) -> None:
-        self.stream_id = stream_id
-        self.expected = expected
-        self.actual = actual
-        super().__init__(
-            f"stream {stream_id!r} is at version {actual}, not the expected {expected}; "
-            "nothing was appended"
-        )
-
-    def __reduce__(self) -> tuple[type[VersionConflict], tuple[str, int, int]]:
-        return (VersionConflict, (self.stream_id, self.expected, self.actual))
-
-
-class ClaimTaken(Exception):
-    """The key was claimed before, so nothing was written; ``data`` is what the first claim
-    stored."""
-
-    def __init__(self, stream_id: str, key: str, data: bytes) -> None:
-        self.stream_id = stream_id
-        self.key = key
-        self.data = data
-        super().__init__(f"stream {stream_id!r} has a claim {key!r} already; nothing was written")
-
-    def __reduce__(self) -> tuple[type[ClaimTaken], tuple[str, str, bytes]]:
-        return (ClaimTaken, (self.stream_id, self.key, self.data))
-
-
-class LogClosed(Exception):
-    """The event log is closed (or was never opened): no more appends, reads or live events."""
-
-
-class LogDamaged(Exception):
-    """The log's storage is not whole, or not usable, so it must not be served.
-
-    ``where`` names the storage (a file); ``problems`` say what is wrong, one finding each,
-    worded for the operator who must repair or restore it. The message is all of it, one line.
-    """
-
-    def __init__(self, where: str, problems: Sequence[str]) -> None:
-        self.where = where
-        self.problems = list(problems)
-        super().__init__(f"{where}: " + "; ".join(self.problems))
-
-
-class LogUnavailable(Exception):
-    """The log cannot store anything now (disk full, I/O error, a read-only file); nothing of
-    the append was written. The condition is the storage's, not the request's: retry later."""
 
 
 class WriteHealth:
@@ -198,10 +128,28 @@ class EventLog(abc.ABC):
     #: gather the work of following them (a follower that reads in bursts sets it); ``hurry``
     #: cuts a wait short when someone waits for a position.
     lag_allowed: float = 0.0
+    #: True when the storage is exactly as this server left it at a clean close after it was
+    #: checked (``verified``): its storage checks may then be skipped (the SQLite file's clean
+    #: stamp; always False for a backend that keeps none).
+    unchanged_since_clean_close: bool = False
+    #: Set by whoever checked the opened log and found it whole; a backend that can may then
+    #: remember it at its clean close (the SQLite log stamps its file; others ignore it).
+    verified: bool = False
 
     def __init__(self) -> None:
         self.notifier = AppendNotifier()
         self.write_health = WriteHealth()
+
+    @property
+    def where(self) -> str:
+        """The log's storage as an operator names it in a message (a file's path)."""
+        return "the event log"
+
+    def inspection(self) -> LogInspection | None:
+        """A read-only look at this log's storage for the integrity checks (see
+        ``eventlog.inspection``), or None when the backend offers none (its storage guards
+        itself). Reads nothing until asked: make it anywhere, ask it in a worker thread."""
+        return None
 
     def hurry(self) -> None:  # noqa: B027 (a backend that gathers nothing needs no override)
         """Someone waits for ``subscribe_all`` to reach a position: stop gathering now."""
@@ -397,255 +345,6 @@ class EventLog(abc.ABC):
                     cursor = event.position
 
 
-@dataclass(slots=True)
-class _WatchedStream:
-    """What the notifier keeps for a stream that has subscribers."""
-
-    subscribers: int = 0
-    head: int = 0  # highest version published since the stream was first watched
-    #: Highest version another process was heard to commit (``advance_stream``), which this
-    #: process's own appends did not bring: what a follower of the stream must read.
-    foreign: int = 0
-    recent: list[StoredEvent] = field(default_factory=list)  # contiguous versions
-    wakeup: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-class AppendNotifier:
-    """Tells waiting subscriptions what was committed, and keeps the latest events in memory.
-
-    A backend calls :meth:`publish` on the event loop with each batch of committed events, in
-    commit order. Each waiting subscription then wakes once per batch and takes the new events
-    from memory, so a burst of appends costs no storage read per subscriber per event. A backend
-    that only learns *that* something was committed (PostgreSQL NOTIFY from another replica)
-    calls :meth:`advance` instead; subscribers then read the new events from storage once each.
-
-    Memory stays bounded: at most ``keep_all`` recent events for ``subscribe_all`` and
-    ``keep_per_stream`` recent events for each stream that currently has a subscriber.
-    A subscriber further behind than that reads from storage.
-    """
-
-    def __init__(self, *, keep_all: int = 4096, keep_per_stream: int = 256) -> None:
-        self._keep_all = keep_all
-        self._keep_per_stream = keep_per_stream
-        self._closed = False
-        self._watched: dict[str, _WatchedStream] = {}
-        self._head_position = 0
-        self._all_wakeup = asyncio.Event()
-        # ``_recent`` holds every committed event with a position above ``_complete_after``;
-        # None until the backend says where publishing starts (``start``).
-        self._recent: list[StoredEvent] = []
-        self._complete_after: int | None = None
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    def check_open(self) -> None:
-        if self._closed:
-            raise LogClosed("the event log is closed")
-
-    def start(self, head_position: int) -> None:
-        """Begin publishing: every event after ``head_position`` will be published."""
-        self._closed = False
-        self._head_position = max(self._head_position, head_position)
-        self._all_wakeup = asyncio.Event()
-        self._recent.clear()
-        self._complete_after = head_position
-
-    def close(self) -> None:
-        """End every subscription: waiting ones raise :class:`LogClosed`."""
-        self._closed = True
-        self._recent.clear()
-        self._complete_after = None
-        self._all_wakeup.set()
-        for watched in self._watched.values():
-            watched.recent.clear()
-            watched.wakeup.set()
-
-    # -- backend side -------------------------------------------------------------------------
-
-    def publish(self, events: Sequence[StoredEvent]) -> None:
-        """Record events just committed (in commit order) and wake their subscribers."""
-        if self._closed or not events:
-            return
-        woken: list[_WatchedStream] = []
-        for event in events:
-            self._head_position = max(self._head_position, event.position)
-            if self._complete_after is not None:
-                self._recent.append(event)
-            watched = self._watched.get(event.stream_id)
-            if watched is not None:
-                recent = watched.recent
-                if recent and recent[-1].version + 1 != event.version:
-                    recent.clear()  # keep only contiguous versions
-                recent.append(event)
-                if len(recent) > 2 * self._keep_per_stream:
-                    del recent[: len(recent) - self._keep_per_stream]
-                watched.head = max(watched.head, event.version)
-                woken.append(watched)
-        if len(self._recent) > 2 * self._keep_all:
-            drop = len(self._recent) - self._keep_all
-            self._complete_after = self._recent[drop - 1].position
-            del self._recent[:drop]
-        for watched in woken:
-            _wake(watched)
-        self._wake_all()
-
-    def advance(self, stream_id: str, version: int, position: int) -> None:
-        """Note a commit known only by its stream, version and position (no event data)."""
-        if self._closed:
-            return
-        self._head_position = max(self._head_position, position)
-        # What is in memory may now miss events: serve from storage up to here.
-        self._recent.clear()
-        if self._complete_after is not None:
-            self._complete_after = max(self._complete_after, position)
-        watched = self._watched.get(stream_id)
-        if watched is not None:
-            watched.recent.clear()
-            watched.head = max(watched.head, version)
-            watched.foreign = max(watched.foreign, version)
-            _wake(watched)
-        self._wake_all()
-
-    # For a backend whose global positions may commit out of order (PostgreSQL): it tells
-    # stream subscribers at once (a stream's versions are gap-free by construction) but moves
-    # ``subscribe_all`` only to positions it proved final, with :meth:`advance_all`.
-
-    def publish_to_streams(self, events: Sequence[StoredEvent]) -> None:
-        """Give just-committed events to their streams' subscribers only (not to
-        ``subscribe_all``). Events may come in any order across calls: a version at or below
-        what was already published makes that stream's subscribers read from storage."""
-        if self._closed:
-            return
-        woken: list[_WatchedStream] = []
-        for event in events:
-            watched = self._watched.get(event.stream_id)
-            if watched is None:
-                continue
-            recent = watched.recent
-            if event.version <= watched.head:
-                recent.clear()  # late or repeated: memory may no longer be contiguous
-            else:
-                if recent and recent[-1].version + 1 != event.version:
-                    recent.clear()  # keep only contiguous versions
-                recent.append(event)
-                if len(recent) > 2 * self._keep_per_stream:
-                    del recent[: len(recent) - self._keep_per_stream]
-                watched.head = event.version
-            woken.append(watched)
-        for watched in woken:
-            _wake(watched)
-
-    def advance_stream(self, stream_id: str, version: int) -> None:
-        """Note that a stream reached ``version`` (no event data): its subscribers read storage."""
-        if self._closed:
-            return
-        watched = self._watched.get(stream_id)
-        if watched is None:
-            return
-        if version > watched.foreign:
-            watched.foreign = version
-        if version > watched.head:
-            watched.recent.clear()
-            watched.head = version
-            _wake(watched)
-
-    def advance_all(self, position: int) -> None:
-        """Note that every event up to ``position`` is committed and final (no lower position
-        can appear later): ``subscribe_all`` subscribers read them from storage."""
-        if self._closed or position <= self._head_position:
-            return
-        self._head_position = position
-        self._recent.clear()
-        if self._complete_after is not None:
-            self._complete_after = max(self._complete_after, position)
-        self._wake_all()
-
-    def foreign_head(self, stream_id: str) -> int:
-        """The highest version of a watched stream that another process was heard to commit
-        (0 when none was, or the stream is not watched)."""
-        watched = self._watched.get(stream_id)
-        return watched.foreign if watched is not None else 0
-
-    async def wait_for_foreign(self, stream_id: str, after_version: int) -> None:
-        """Return once another process was heard to commit a version of the (watched) stream
-        above ``after_version`` (this process's own appends do not end the wait)."""
-        watched = self._watched[stream_id]
-        while True:
-            self.check_open()
-            if watched.foreign > after_version:
-                return
-            await watched.wakeup.wait()
-
-    def watched_streams(self) -> list[str]:
-        """The streams that currently have subscribers."""
-        return list(self._watched)
-
-    # -- subscriber side ----------------------------------------------------------------------
-
-    def watch_stream(self, stream_id: str) -> None:
-        self.check_open()
-        watched = self._watched.get(stream_id)
-        if watched is None:
-            watched = self._watched[stream_id] = _WatchedStream()
-        watched.subscribers += 1
-
-    def unwatch_stream(self, stream_id: str) -> None:
-        watched = self._watched.get(stream_id)
-        if watched is None:
-            return
-        watched.subscribers -= 1
-        if watched.subscribers <= 0:
-            del self._watched[stream_id]
-
-    def recent_in_stream(
-        self, stream_id: str, after_version: int, limit: int
-    ) -> list[StoredEvent] | None:
-        """Events of a watched stream after ``after_version`` from memory ([] if none is newer),
-        or None if memory does not reach back that far and storage must be read."""
-        self.check_open()
-        watched = self._watched.get(stream_id)
-        if watched is None or not watched.recent:
-            return None
-        recent = watched.recent
-        first = recent[0].version
-        if after_version + 1 < first:
-            return None
-        start = after_version + 1 - first
-        return recent[start : start + limit]
-
-    def recent_in_all(self, after_position: int, limit: int) -> list[StoredEvent] | None:
-        """Events after ``after_position`` from memory ([] if none is newer), or None if memory
-        does not reach back that far and storage must be read."""
-        self.check_open()
-        if self._complete_after is None or after_position < self._complete_after:
-            return None
-        start = bisect.bisect_right(self._recent, after_position, key=_position_of)
-        return self._recent[start : start + limit]
-
-    async def wait_for_stream(self, stream_id: str, after_version: int) -> None:
-        """Return once a version above ``after_version`` of the (watched) stream was published."""
-        watched = self._watched[stream_id]
-        while True:
-            self.check_open()
-            if watched.head > after_version:
-                return
-            await watched.wakeup.wait()
-
-    async def wait_for_position(self, after_position: int) -> None:
-        """Return once an event with a position above ``after_position`` was published."""
-        while True:
-            self.check_open()
-            if self._head_position > after_position:
-                return
-            await self._all_wakeup.wait()
-
-    def _wake_all(self) -> None:
-        wakeup, self._all_wakeup = self._all_wakeup, asyncio.Event()
-        wakeup.set()
-
-
 def _hand_over(
     then: Callable[[list[StoredEvent] | BaseException], None],
     task: asyncio.Task[list[StoredEvent]],
@@ -680,15 +379,6 @@ def _answer_append(to: AppendAnswer, outcome: list[StoredEvent] | BaseException)
         to.set_exception(outcome)
     else:
         to.set_result(outcome)
-
-
-def _wake(watched: _WatchedStream) -> None:
-    wakeup, watched.wakeup = watched.wakeup, asyncio.Event()
-    wakeup.set()
-
-
-def _position_of(event: StoredEvent) -> int:
-    return event.position
 
 
 def _check_stream_id(stream_id: str) -> None:

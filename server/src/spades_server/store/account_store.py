@@ -1,0 +1,143 @@
+"""The accounts' streams: load an account (cached, caught up from the log), decide and append.
+
+Each account is one stream, ``account-<account id>``, of ``spades.server.v1.AccountLogEntry``
+rows; the aggregate and its decisions are :mod:`spades_server.domain.accounts`."""
+
+from __future__ import annotations
+
+from spades.reasons import Reason
+from spades.v1 import account_pb2
+from spades_server.domain import errors, tokens
+
+#: Every account's stream id starts with this (a table id is lowercase hex: never confused).
+from spades_server.domain.accounts import (
+    Account,
+    AccountDecided,
+    account_id_for,
+    account_not_found,
+    account_of_key,
+    created_before,
+    decide_creation,
+    decide_house_creation,
+    key_not_valid,
+    new_key,
+    request_claim_key,
+    request_id_reused,
+)
+from spades_server.eventlog.base import EventLog, LogUnavailable, StoredEvent, VersionConflict
+from spades_server.store import stream_kinds as streams
+from spades_server.store.codecs import decode_account, encode_account
+from spades_server.store.repository import AggregateKind, Repository, log_unavailable
+
+STREAM_PREFIX = streams.ACCOUNT_PREFIX
+
+
+#: The stream whose write-once claims say which account each CreateAccount request id was sent
+#: for (key: ``create/<digest hex>``; data: the account id). It has claims only, never events.
+REQUEST_CLAIMS = STREAM_PREFIX + "requests"
+
+
+def stream_of(account_id: str) -> str:
+    return STREAM_PREFIX + account_id
+
+
+# ---------------------------------------------------------------------------------- store
+
+
+def _fold(account: Account, row: StoredEvent) -> None:
+    account.fold(decode_account(row))
+
+
+def _rows(decided: AccountDecided) -> list[bytes]:
+    return [
+        encode_account(event, key, request, decided.house and event.HasField("account_created"))
+        for event, key, request in decided.events
+    ]
+
+
+def _check_id(account_id: str) -> None:
+    if not account_id or "\x00" in account_id or len(account_id) > 64:
+        raise account_not_found(repr(account_id))
+
+
+ACCOUNTS: AggregateKind[Account, AccountDecided] = AggregateKind(
+    prefix=STREAM_PREFIX,
+    new=Account,
+    fold=_fold,
+    rows=_rows,
+    not_found=lambda account_id: account_not_found(repr(account_id)),
+    contended=Reason.ACCOUNT_CONTENDED,
+    contended_reason="the account kept changing under this request; try again",
+    check_id=_check_id,
+)
+
+
+class AccountStore(Repository[Account, AccountDecided]):
+    """The accounts (:class:`~spades_server.store.repository.Repository`), with what only
+    accounts do: keys, creation by name, request-id claims, the house's accounts."""
+
+    def __init__(self, log: EventLog) -> None:
+        super().__init__(log, ACCOUNTS)
+
+    async def authenticate(self, key: str, retried_rotation: bytes = b"") -> Account:
+        """The account whose key ``key`` is now, or UNAUTHENTICATED (KEY_NOT_VALID, KEY_REVOKED);
+        see :meth:`Account.check_key` for ``retried_rotation``."""
+        account_id = account_of_key(key)
+        if account_id is None:
+            raise key_not_valid()
+        try:
+            account = await self.load(account_id)
+        except errors.RequestError:
+            raise key_not_valid() from None
+        account.check_key(key, retried_rotation)
+        return account
+
+    async def create(
+        self, name: str, kind: account_pb2.AccountKind.ValueType, request_id: str = ""
+    ) -> tuple[Account, str]:
+        """A new account and its first key; ALREADY_EXISTS (NAME_TAKEN) when the name is.
+
+        With ``request_id`` the key is derived from it, and a retry (the account's creation has
+        the id's digest) gets the same account and key, appending nothing."""
+        account_id = account_id_for(name)
+        key = new_key(account_id, request_id, tokens.KEY_BY_CREATE_ACCOUNT)
+        request_digest = tokens.digest(request_id) if request_id else b""
+        if request_digest:
+            await self._claim_request(request_digest, account_id)
+        try:
+            account = await self.start(account_id, decide_creation(name, kind, key, request_digest))
+        except VersionConflict:
+            if request_digest:
+                # The log's expected version found the stream: made by this call, or not.
+                self.forget(account_id)
+                account = await self.load(account_id)
+                if created_before(account, request_digest):
+                    return account, key
+            raise errors.refuse(
+                Reason.NAME_TAKEN, f"the name {name!r} is taken (names are compared ignoring case)"
+            ) from None
+        return account, key
+
+    async def _claim_request(self, request_digest: bytes, account_id: str) -> None:
+        """Claim a CreateAccount's request id for ``account_id`` (write-once, in the log);
+        REQUEST_ID_REUSED when it was claimed for another account. A retry finds its own claim."""
+        try:
+            first = await self.log.claim(
+                REQUEST_CLAIMS, request_claim_key(request_digest), account_id.encode()
+            )
+        except LogUnavailable as error:
+            raise log_unavailable(error) from None
+        if first is not None and first != account_id.encode():
+            raise request_id_reused()
+
+    async def create_house(self, name: str) -> Account | None:
+        """The house-bot account ``name``, made now if it is not there yet (once across
+        replicas: the stream's expected version 0); None when the name has an account that is
+        not the house's (made before names were reserved)."""
+        account_id = account_id_for(name)
+        try:
+            return await self.start(account_id, decide_house_creation(name))
+        except VersionConflict:
+            self.forget(account_id)
+            account = await self.load(account_id)
+            return account if account.house else None

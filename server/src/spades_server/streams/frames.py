@@ -1,0 +1,193 @@
+"""Stream messages as bytes: each event serialised once per class of viewer, shared by streams.
+
+Every stream of a table that shows an event to the same viewer (seat 0..3, or the public) sends
+the same bytes: the event redacted for that viewer (:func:`redacted`) and
+serialised once, kept on the table (:attr:`Table.wire <spades_server.domain.tables.Table.wire>`) for
+its latest sequences, then framed into the stream's message by joining bytes, with no protobuf
+work per stream. The frames are plain protobuf encoding (a field's tag, its length as a varint,
+its bytes), so a client parses them as the messages play.proto declares:
+
+* ``event = 2`` of PlayResponse, WatchResponse and SeatResponse (the same number in all three,
+  so one frame serves every kind of stream);
+* ``prompt = 3`` of PlayResponse and SeatResponse, a TurnPrompt whose ``legal_actions = 2``
+  are each framed once per action and follow its other fields (parsers take fields in any
+  order and keep a repeated field's in theirs);
+* ``batch = 5`` of the three, a Batch of ``events = 1``, ``action_results = 2``,
+  ``prompt = 3`` and ``turn = 4``.
+
+The gRPC method handlers write a ``bytes`` message as it is (:func:`serializer`); everything
+else is serialised by its class as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from google.protobuf.message import Message
+
+from spades import protocol
+from spades.engine import Viewer, redact
+from spades.v1 import events_pb2, play_pb2
+from spades_server.domain.table_events import add_server_fields
+from spades_server.domain.tables import Table
+from spades_server.processes.clock import turn_of
+from spades_server.store.protowire import framed, varint
+
+#: Tags (field number << 3 | 2, length-delimited) of the fields the frames are made of.
+EVENT_TAG: Final = b"\x12"  # PlayResponse / WatchResponse / SeatResponse .event = 2
+BATCH_TAG: Final = b"\x2a"  # PlayResponse / WatchResponse / SeatResponse .batch = 5
+PROMPT_TAG: Final = b"\x1a"  # PlayResponse / SeatResponse .prompt = 3
+PROMPT_LEGAL_ACTION_TAG: Final = b"\x12"  # TurnPrompt.legal_actions = 2
+BATCH_EVENT_TAG: Final = b"\x0a"  # Batch.events = 1
+BATCH_RESULT_TAG: Final = b"\x12"  # Batch.action_results = 2
+BATCH_PROMPT_TAG: Final = b"\x1a"  # Batch.prompt = 3
+BATCH_TURN_TAG: Final = b"\x22"  # Batch.turn = 4
+
+#: At most this many events in one Batch (play.proto promises 256).
+MAX_BATCH_EVENTS: Final = 256
+#: Serialised events are kept for a table's latest this-many sequences, while it is in play
+#: (every stream of the table reads a new event within moments of each other; a catch-up
+#: further back serialises as it goes: only one stream reads that far back at a time).
+CACHED_SEQUENCES: Final = 32
+#: The cache is pruned once it holds this many (sequence, viewer) entries.
+_PRUNE_AT: Final = 5 * CACHED_SEQUENCES * 2
+
+#: A cache key is ``sequence * _SLOTS + slot``: one int, no tuple made and hashed per lookup.
+#: The slots: each seat's (0..3), and these.
+_SLOTS: Final = 8
+#: The public viewer's slot.
+_PUBLIC: Final = 4
+#: The table's turn at a sequence (Batch.turn: public, the same for every stream).
+_TURN: Final = 5
+#: An event's public message whole, as every viewer it hides nothing from sends it.
+_WHOLE: Final = 6
+
+
+def wire_key(sequence: int, viewer: Viewer) -> int:
+    """The key in :attr:`Table.wire <spades_server.domain.tables.Table.wire>` of the event at
+    ``sequence`` as ``viewer``'s streams send it."""
+    return sequence * _SLOTS + (_PUBLIC if viewer is None else viewer)
+
+
+def redacted(table: Table, index: int, viewer: Viewer) -> events_pb2.Event:
+    """Stored event number ``index`` (0-based) as ``viewer`` may see it.
+
+    The engine's redaction decides; when it hides nothing, the entry's public message itself
+    goes out (no conversion per viewer). No server secret is in it (the journal keeps them
+    apart), and the action id goes only to the seat that acted.
+    """
+    entry = table.entries[index]
+    shown = redact(entry.event, viewer)
+    own_action = bool(entry.action_id) and viewer is not None and entry.actor == viewer
+    if shown is entry.event:
+        if not own_action:
+            return entry.message
+        out = events_pb2.Event()
+        out.CopyFrom(entry.message)
+    else:
+        out = protocol.event_to_proto(shown)
+        out.sequence = entry.message.sequence
+        out.time.CopyFrom(entry.message.time)
+        add_server_fields(entry.message, out)
+    if own_action:
+        out.action_id = entry.action_id
+    return out
+
+
+def event_payload(table: Table, index: int, viewer: Viewer) -> bytes:
+    """Stored event number ``index`` (0-based) redacted for ``viewer``, serialised: once per
+    viewer while it is among the table's latest sequences, then from the cache."""
+    key = (index + 1) * _SLOTS + (_PUBLIC if viewer is None else viewer)
+    cached = table.wire.get(key)
+    if cached is not None:
+        return cached
+    return _serialise(table, index, viewer, key)
+
+
+def _serialise(table: Table, index: int, viewer: Viewer, key: int) -> bytes:
+    sequence = index + 1
+    cache = table.wire
+    if table.finished:
+        # Nothing follows the end: what is left is the last events' catch-up, and a finished
+        # table may stay cached for long (as many as --table-cache-size): keep nothing.
+        if cache:
+            cache.clear()
+        return redacted(table, index, viewer).SerializeToString()
+    if sequence <= table.version - CACHED_SEQUENCES:
+        # Far back: a catch-up, one stream at a time, serialised as it goes.
+        return redacted(table, index, viewer).SerializeToString()
+    shown = redacted(table, index, viewer)
+    if shown is table.entries[index].message:
+        # Nothing hidden and no action id of the viewer's: every such viewer (the public, most
+        # often all four seats) sends the public message's bytes, serialised once.
+        shared = sequence * _SLOTS + _WHOLE
+        payload = cache.get(shared)
+        if payload is None:
+            payload = cache[shared] = shown.SerializeToString()
+    else:
+        payload = shown.SerializeToString()
+    if len(cache) >= _PRUNE_AT:
+        oldest = (table.version - CACHED_SEQUENCES + 1) * _SLOTS
+        for stale in [k for k in cache if k < oldest]:
+            del cache[stale]
+    cache[key] = payload
+    return payload
+
+
+def turn_payload(table: Table) -> bytes:
+    """Batch.turn at the table's latest sequence, serialised once per sequence for every
+    stream of the table (b"" when no one is to act: the batch then has none)."""
+    key = table.version * _SLOTS + _TURN
+    cached = table.wire.get(key)
+    if cached is not None:
+        return cached
+    if table.finished:
+        return b""
+    turn = turn_of(table)
+    cached = table.wire[key] = b"" if turn is None else turn.SerializeToString()
+    return cached
+
+
+def event(table: Table, index: int, viewer: Viewer) -> bytes:
+    """The ``event`` message (of any of the three responses) for stored event ``index``."""
+    return framed(EVENT_TAG, event_payload(table, index, viewer))
+
+
+def batch(
+    table: Table,
+    start: int,
+    end: int,
+    viewer: Viewer,
+    results: Sequence[play_pb2.ActionResult] = (),
+    prompt: bytes | None = None,
+    turn: bytes = b"",
+) -> bytes:
+    """The ``batch`` message (of any of the three responses): the events after sequence
+    ``start`` up to ``end`` for ``viewer``, then ``results``, then ``prompt`` (a serialised
+    TurnPrompt), then ``turn`` (a serialised Turn, :func:`turn_payload`; empty for none)."""
+    parts = []
+    for index in range(start, end):
+        payload = event_payload(table, index, viewer)
+        parts.append(BATCH_EVENT_TAG + varint(len(payload)))
+        parts.append(payload)
+    for result in results:
+        parts.append(framed(BATCH_RESULT_TAG, result.SerializeToString()))
+    if prompt is not None:
+        parts.append(framed(BATCH_PROMPT_TAG, prompt))
+    if turn:
+        parts.append(framed(BATCH_TURN_TAG, turn))
+    return framed(BATCH_TAG, b"".join(parts))
+
+
+def serializer(message_class: type[Message]) -> Callable[[Message | bytes], bytes]:
+    """A gRPC response serializer that writes pre-serialised ``bytes`` as they are and
+    serialises a ``message_class`` message as the generated code does."""
+    serialize = message_class.SerializeToString
+
+    def write(message: Message | bytes) -> bytes:
+        if type(message) is bytes:
+            return message
+        return serialize(message)  # type: ignore[arg-type]
+
+    return write

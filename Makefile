@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos variations web browser cluster-tools cluster node-client engine lint contract test run demo demo-tournament bench-engine bench-search bench-server bench-soak bench-ratings fmt clean
+.PHONY: help install-runtime install buf protos variations web browser cluster-tools cluster node-client engine solver lint contract test run demo demo-tournament bench-engine bench-solver bench-search bench-server bench-soak bench-ratings fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -70,6 +70,16 @@ $(ENGINE_STAMP): $(INSTALL_STAMP) $(wildcard $(ENGINE_DIR)/*.py) tools/build_eng
 	$(PY) tools/build_engine.py
 
 engine: $(ENGINE_STAMP) ## compile the engine's hot modules with mypyc (optional: the sources run without it)
+
+# The double-dummy solver's search (spades.solver; tools/build_solver.py): one C extension module
+# compiled in place by setuptools with the machine's C compiler and the Python headers (gcc and
+# python3-dev on Debian; nothing is downloaded). Rebuilt when the C source or the script changes.
+SOLVER_DIR := client_sdk/src/spades/solver
+SOLVER_STAMP := $(SOLVER_DIR)/_search-build.json
+$(SOLVER_STAMP): $(INSTALL_STAMP) $(wildcard $(SOLVER_DIR)/*.c) tools/build_solver.py
+	$(PY) tools/build_solver.py
+
+solver: $(SOLVER_STAMP) ## compile the double-dummy solver's C search (spades.solver) with the machine's C compiler
 
 # The web client: TypeScript stubs from protos/ (buf + protoc-gen-es, from the npm registry) in
 # client_sdk/typescript, and the web app (vite) in server/web, built into server/web/dist, which
@@ -145,7 +155,7 @@ lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy +
 contract: $(BUF_STAMP) ## record protos/ as the wire contract `make lint` checks breaking changes against
 	$(BUF) build -o $(CONTRACT)
 
-test: lint web browser cluster-tools node-client engine ## lint, build the web client and the engine, then pytest (saying why each skipped test was skipped)
+test: lint web browser cluster-tools node-client engine solver ## lint, build the web client, the engine and the solver, then pytest (saying why each skipped test was skipped)
 	$(PY) -m pytest -rs
 	@echo "the engine's tests and examples again, on the pure-Python engine (SPADES_ENGINE=python):"
 	SPADES_ENGINE=python $(PY) -m pytest -rs tests/engine tests/test_doctests.py
@@ -177,6 +187,13 @@ $(BENCH_STAMP): $(INSTALL_STAMP) client_sdk/pyproject.toml
 bench-engine: $(BENCH_STAMP) $(ENGINE_STAMP) ## engine micro-benchmark: the mypyc build vs OpenSpiel (installs the benchmark extra)
 	$(PY) tests/benchmarks/bench_engine.py
 
+# Our double-dummy solver against DDS (endplay, in requirements-dev.txt) on the same deals in one
+# run: trick 1 medians and their ratio, and the p95 of a whole hand in both objectives; e.g.
+# SOLVER_BENCH_ARGS="--deals 20 --hands 10".
+SOLVER_BENCH_ARGS ?=
+bench-solver: $(INSTALL_STAMP) $(ENGINE_STAMP) $(SOLVER_STAMP) ## double-dummy solver vs DDS: trick 1 (ours / DDS) and a whole hand's p95 (SOLVER_BENCH_ARGS=--help)
+	$(PY) tests/benchmarks/bench_solver.py $(SOLVER_BENCH_ARGS)
+
 # The search bot against the heuristic (issue 12's benchmark: target >= 75% of the matches, at
 # 100 ms a decision), on the mypyc build; e.g. SEARCH_ARGS="--matches 200 --jobs 2 --seed s1"
 # (the arguments replace the defaults: give them all).
@@ -206,5 +223,5 @@ fmt: $(INSTALL_STAMP) ## ruff format + ruff check --fix
 clean: ## remove .venv, .tools/node_modules, tests/node_client/node_modules, caches and build artifacts (keeps generated stubs)
 	rm -rf $(VENV) $(TOOLS)/node_modules $(NODE_CLIENT)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	rm -rf build dist */build */dist */src/*.egg-info
-	rm -f client_sdk/src/*.so $(ENGINE_DIR)/*.so $(ENGINE_STAMP)
+	rm -f client_sdk/src/*.so $(ENGINE_DIR)/*.so $(ENGINE_STAMP) $(SOLVER_DIR)/*.so $(SOLVER_STAMP)
 	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -182,7 +182,7 @@ class PostgresLogCore(EventLog):
         """Background work: log and carry on after a database error."""
         try:
             return await work
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, LogClosed) as error:
+        except (*_STORAGE_FAILURES, asyncpg.PostgresError, LogClosed) as error:
             if self._state == "open":
                 _log.warning("event log: background query failed: %s", error)
                 await asyncio.sleep(self.reconnect_delay)
@@ -200,6 +200,9 @@ _STORAGE_FAILURES = (
     asyncpg.ReadOnlySQLTransactionError,
     asyncpg.OperatorInterventionError,
     asyncpg.InterfaceError,
+    # A pooled connection left mid-operation by the failure ("cannot switch to state ...;
+    # another operation is in progress"): nothing was sent; the pool replaces it on release.
+    asyncpg.InternalClientError,
 )
 
 

@@ -117,6 +117,14 @@ class FinalPrefix(PostgresLogCore):
         the shared final prefix with what this snapshot proves. ``fresh_xid``: a transaction
         id the same statement took after its snapshot, to record a bound with."""
         newest = positions[-1] if positions else 0
+        if bound is not None and fresh_xid is not None and fresh_xid < bound[1]:
+            # Transaction ids went back: PostgreSQL restarted after a crash that lost the id the
+            # bound took (its transaction committed asynchronously, so nothing of it survived).
+            # No transaction from before the crash can still commit, but xmin would not reach
+            # that id until as many new ids were handed out again: take a new bound instead.
+            if self._bound == bound:
+                self._bound = None
+            bound = None
         if bound is not None and xmin >= bound[1]:
             final = max(final, bound[0])  # every writer of a position <= bound[0] has finished
             if self._bound == bound:

@@ -12,10 +12,9 @@ from typing import NoReturn, cast
 
 from spades_server.domain import tokens
 from spades_server.eventlog import Durability
-
-#: Every flag's environment variable (flag destination -> variable).
 from spades_server.ops.settings import Settings
 
+#: Every flag's environment variable (flag destination -> variable).
 ENVIRONMENT = {
     "listen": "SPADES_LISTEN",
     "database": "SPADES_DATABASE",

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from typing import Final
 
 import grpc
-
-#: How often the sweeper looks for challenges past their expiry.
 import structlog
 
 from spades import protocol
@@ -43,6 +41,7 @@ from spades_server.v1 import log_pb2
 
 log = structlog.get_logger()
 
+#: How often the sweeper looks for challenges past their expiry.
 SWEEP_INTERVAL: Final = 1.0
 
 

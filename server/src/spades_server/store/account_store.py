@@ -8,8 +8,6 @@ from __future__ import annotations
 from spades.reasons import Reason
 from spades.v1 import account_pb2
 from spades_server.domain import errors, tokens
-
-#: Every account's stream id starts with this (a table id is lowercase hex: never confused).
 from spades_server.domain.accounts import (
     Account,
     AccountDecided,
@@ -29,6 +27,7 @@ from spades_server.store import stream_kinds as streams
 from spades_server.store.codecs import decode_account, encode_account
 from spades_server.store.repository import AggregateKind, Contended, Repository, log_unavailable
 
+#: Every account's stream id starts with this (a table id is lowercase hex: never confused).
 STREAM_PREFIX = streams.ACCOUNT_PREFIX
 
 

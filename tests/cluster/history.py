@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spades.bot import MatchOutcome
-from spades.client import SeatConnection, SpadesClient
+from spades.client import SpadesClient
 from spades.client.client import DEFAULT_CHANNEL_OPTIONS
 from spades.client.messages import ActionResult, PlayMessage, Snapshot, StreamEvent
 from spades_server.eventlog import PostgresEventLog
@@ -81,23 +81,9 @@ class HistoryClient(RecordingClient):
         super().__init__(address, channel_options=channel_options)
         self.deliveries: list[Delivery] = []
 
-    async def play(
-        self,
-        seat_token: str,
-        after_sequence: int = 0,
-        *,
-        latest: bool = False,
-        batched: bool = True,
-    ) -> SeatConnection:
-        journal = self.journals[seat_token]
+    def connection(self, seat_token: str, journal: SeatJournal) -> RecordingConnection:
         connection = DeliveryRecordingConnection(self, seat_token, journal)
-        journal.streams_opened.append(connection.opened_at)
         self.deliveries.append(connection.delivery)
-        try:
-            await connection.start(after_sequence, latest=latest, batched=batched)
-        except BaseException:
-            await connection.close()
-            raise
         return connection
 
 

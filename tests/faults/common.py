@@ -148,6 +148,10 @@ class RecordingClient(SpadesClient):
         super().__init__(address, channel_options=channel_options)
         self.journals: defaultdict[str, SeatJournal] = defaultdict(SeatJournal)
 
+    def connection(self, seat_token: str, journal: SeatJournal) -> RecordingConnection:
+        """A new Play stream of this client, journaling into ``journal``."""
+        return RecordingConnection(self, seat_token, journal)
+
     async def play(
         self,
         seat_token: str,
@@ -157,7 +161,7 @@ class RecordingClient(SpadesClient):
         batched: bool = True,
     ) -> SeatConnection:
         journal = self.journals[seat_token]
-        connection = RecordingConnection(self, seat_token, journal)
+        connection = self.connection(seat_token, journal)
         journal.streams_opened.append(connection.opened_at)
         try:
             await connection.start(after_sequence, latest=latest, batched=batched)

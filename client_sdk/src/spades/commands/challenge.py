@@ -22,7 +22,7 @@ from typing import Any
 from spades.client import ChallengeInfo, SpadesClient
 from spades.client.challenges import DECLINE_REASONS
 from spades.commands.account import find_account
-from spades.commands.common import add_leaf, print_json
+from spades.commands.common import add_leaf, print_json, print_listing
 from spades.engine import SEAT_NAMES, Rules, seat_name
 
 PROGRAM = "spades challenge"
@@ -123,14 +123,13 @@ async def _list(client: SpadesClient, arguments: argparse.Namespace) -> int:
         token = page.next_page_token
         if not token:
             break
-    if arguments.json:
-        print_json([challenge_json(challenge) for challenge in found])
-        return 0
-    for challenge in found:
-        print(challenge_line(challenge))
-    if not found:
-        print("No challenges.")
-    return 0
+    return print_listing(
+        found,
+        as_json=arguments.json,
+        document=challenge_json,
+        line=challenge_line,
+        nothing="No challenges.",
+    )
 
 
 async def _show(client: SpadesClient, arguments: argparse.Namespace) -> int:

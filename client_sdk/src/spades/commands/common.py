@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import grpc
 
@@ -103,6 +103,28 @@ def operator_token() -> str:
 
 def print_json(document: Any) -> None:
     print(json.dumps(document, indent=2, sort_keys=True))
+
+
+T = TypeVar("T")
+
+
+def print_listing(
+    items: Sequence[T],
+    *,
+    as_json: bool,
+    document: Callable[[T], Any],
+    line: Callable[[T], str],
+    nothing: str,
+) -> int:
+    """A listing: one JSON array with ``--json``, else a line per item (``nothing`` for none)."""
+    if as_json:
+        print_json([document(item) for item in items])
+        return 0
+    for item in items:
+        print(line(item))
+    if not items:
+        print(nothing)
+    return 0
 
 
 def parse_command_line(

@@ -19,7 +19,7 @@ from spades.commands.common import (
     channel_credentials,
     fail,
     parse_command_line,
-    print_json,
+    print_listing,
     program_of,
 )
 from spades.engine import seat_name
@@ -80,13 +80,9 @@ async def _main(arguments: argparse.Namespace) -> int:
                     break
         except SpadesError as error:
             return fail(program_of(arguments, PROGRAM), error, as_json=arguments.json)
-    if arguments.json:
-        print_json([table_json(table) for table in tables])
-    for table in [] if arguments.json else tables:
-        print(table_line(table))
-    if not tables and not arguments.json:
-        print("No tables.")
-    return 0
+    return print_listing(
+        tables, as_json=arguments.json, document=table_json, line=table_line, nothing="No tables."
+    )
 
 
 DESCRIPTION = "the lobby's tables, one line each (newest first)"

@@ -27,6 +27,7 @@ from spades.commands.common import (
     add_leaf,
     configured,
     print_json,
+    print_listing,
 )
 from spades.engine import Rules
 from spades.records.tournament import render_standings
@@ -115,14 +116,13 @@ async def _list(client: SpadesClient, arguments: argparse.Namespace) -> int:
         found += page
         if not token:
             break
-    if arguments.json:
-        print_json([tournament_json(tournament) for tournament in found])
-        return 0
-    for tournament in found:
-        print(tournament_line(tournament))
-    if not found:
-        print("No tournaments.")
-    return 0
+    return print_listing(
+        found,
+        as_json=arguments.json,
+        document=tournament_json,
+        line=tournament_line,
+        nothing="No tournaments.",
+    )
 
 
 async def _enter(client: SpadesClient, arguments: argparse.Namespace) -> int:

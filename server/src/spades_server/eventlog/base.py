@@ -232,7 +232,6 @@ class EventLog(abc.ABC):
 
     # -- what projections store ---------------------------------------------------------------
 
-    @abc.abstractmethod
     async def save_projection(
         self,
         projection: str,
@@ -241,6 +240,7 @@ class EventLog(abc.ABC):
     ) -> None:
         """Store ``rows`` (each replacing its key's row unless that one has a higher version)
         and, when given, the checkpoint (unless the stored one is further on), atomically."""
+        await self._write_projection(projection, list(rows), checkpoint, drop=False)
 
     @abc.abstractmethod
     async def load_projection(self, projection: str) -> ProjectionCheckpoint | None:
@@ -264,9 +264,21 @@ class EventLog(abc.ABC):
         ``excluded``), highest ``sort_key`` first, then highest ``key``: ``limit`` of them from
         ``offset``."""
 
-    @abc.abstractmethod
     async def drop_projection(self, projection: str) -> None:
         """Remove the projection's checkpoint and rows (it is rebuilt from the events)."""
+        await self._write_projection(projection, [], None, drop=True)
+
+    @abc.abstractmethod
+    async def _write_projection(
+        self,
+        projection: str,
+        rows: list[ProjectionRow],
+        checkpoint: ProjectionCheckpoint | None,
+        *,
+        drop: bool,
+    ) -> None:
+        """One atomic write of a projection: its rows and checkpoint, or (``drop``) its
+        removal; each backend's own transaction."""
 
     # -- subscriptions ------------------------------------------------------------------------
 

@@ -256,17 +256,6 @@ class PostgresEventLog(Writer, Fanout):
         data = await self._query(_fetch_claim, stream_id, key)
         return bytes(data) if data is not None else None
 
-    async def save_projection(
-        self,
-        projection: str,
-        rows: Sequence[ProjectionRow],
-        checkpoint: ProjectionCheckpoint | None = None,
-    ) -> None:
-        await self._write_projection(projection, list(rows), checkpoint, drop=False)
-
-    async def drop_projection(self, projection: str) -> None:
-        await self._write_projection(projection, [], None, drop=True)
-
     async def _write_projection(
         self,
         projection: str,

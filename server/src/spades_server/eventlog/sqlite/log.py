@@ -373,17 +373,6 @@ class SqliteEventLog(SqliteWriter):
 
     # -- what projections store ---------------------------------------------------------------
 
-    async def save_projection(
-        self,
-        projection: str,
-        rows: Sequence[ProjectionRow],
-        checkpoint: ProjectionCheckpoint | None = None,
-    ) -> None:
-        await self._write_projection(projection, list(rows), checkpoint, drop=False)
-
-    async def drop_projection(self, projection: str) -> None:
-        await self._write_projection(projection, [], None, drop=True)
-
     async def _write_projection(
         self,
         projection: str,

@@ -1,0 +1,184 @@
+"""Every catalogued reason code is provoked by a test: a test fails when one is not.
+
+A code counts as provoked when a test under ``tests/`` names it outright (``"CODE"`` or
+``Reason.CODE``) as an argument of one of the refusal assertions
+(``tests.server.provoked.REFUSAL_ASSERTIONS``), or names it in a test function (its
+parametrisation included, or a module constant it uses) whose refusal assertion takes its code
+from a variable (a table of cases). A code merely mentioned (in a string, a comment, a check of
+the catalogue itself) does not count: it must be the code a refusal was asserted to carry.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+from spades.reasons import CODES
+from tests.server.provoked import REFUSAL_ASSERTIONS
+
+TESTS = Path(__file__).resolve().parents[1]
+
+#: Codes no request can provoke through the public API, with why (reviewed by a person).
+UNREACHABLE: dict[str, str] = {
+    "TABLE_FULL": (
+        "decisions.decide_join refuses a join at a started table (MATCH_STARTED) before it"
+        " looks for a free seat, and the engine starts the match as the last seat is taken"
+        " (commands.take_seat): a table with no free seat has always started"
+    ),
+}
+
+#: Codes no test provokes through a recognised assertion yet: the list to empty. A code here
+#: that a test comes to provoke fails the test, so the list only shrinks.
+NOT_YET_PROVOKED: dict[str, str] = {
+    # The decide-append-retry loop giving up: needs conflicts between load and append on
+    # every attempt (a second writer, e.g. a held PostgreSQL transaction on the stream's next
+    # version, which the append waits on), or the attempts made a parameter.
+    "TABLE_BUSY": "the table store's loop giving up after MAX_DECIDE_ATTEMPTS conflicts",
+    "ACCOUNT_CONTENDED": "the repository's loop giving up (as TABLE_BUSY)",
+    "CHALLENGE_CONTENDED": "the repository's loop giving up (as TABLE_BUSY)",
+    "POOL_CONTENDED": "the repository's loop giving up (as TABLE_BUSY)",
+    "TOURNAMENT_CONTENDED": "the repository's loop giving up (as TABLE_BUSY)",
+    # Asserted by other suites through their own checks, not a recognised assertion yet.
+    "CLIENT_STREAMING_UNSUPPORTED": "tests/web/test_grpc_web.py reads it from gRPC-Web trailers",
+    "MALFORMED_REQUEST": "tests/web/test_grpc_web.py reads it from gRPC-Web trailers",
+    "RATE_LIMITED": "tests/abuse/test_limits.py and tests/web check status and message",
+    "LOG_UNAVAILABLE": "tests/cluster/test_log_outages.py (a stopped PostgreSQL)",
+    "STREAM_REPLACED": "tests/node_client/test_node_client.py (the Node client)",
+    # Not provoked yet.
+    "ACCOUNT_ID_OR_NAME": "GetAccount naming both an id and a name",
+    "KEY_NOT_BEARER": "authorization metadata that is not 'Bearer <key>'",
+    "OPERATOR_ONLY": "an account naming another account_id",
+    "POOL_NOT_FOUND": "GetRatings / ListLeaderboard of an unknown pool",
+    "SEAT_NOT_HELD": "an account key for a table where it holds no seat",
+    "SEAT_REQUIRED": "an account holding several seats, without spades-seat",
+    "TABLE_ID_REQUIRED": "an account key on a seat call without spades-table-id",
+    "TOO_MANY_STREAMS": "one more Play stream than max_play_streams",
+    "STREAM_NOT_READ": "a client that stops reading past stream_write_timeout",
+    "SHUTTING_DOWN": "a Connect / WatchTournament stream open while the server stops",
+    "TOURNAMENT_FULL": "a 17th entrant",
+    "BLIND_NIL_NOT_OPEN": "Blind Nil after the partner's Blind Nil (blind_nil rules, a deficit)",
+    "SEAT_SUBSTITUTED": "a player acting while a house bot substitutes (after timeouts)",
+    "SUBSTITUTE_MAY_NOT_CONCEDE": "a substitute's concession (a house bot never concedes):"
+    " may be unreachable through the API, to be examined",
+    "NOT_SUBSTITUTED": "taking back a seat no substitute plays: may be unreachable, to examine",
+    "NO_AUTOMATIC_ACTION": "the clock acting where no automatic action answers: may be"
+    " unreachable (the clock acts only on a turn with legal actions), to examine",
+    "NO_ONE_TO_ACT": "a turn action (timeout) when no seat is on turn: to examine",
+    "NO_SEED": "dealing from a view: the server deals from the full state; may be unreachable",
+    "SEAT_EMPTY": "leaving a seat no one holds: a seat token always names a held seat; may be"
+    " unreachable, to examine",
+}
+
+
+def _called_name(call: ast.Call) -> str:
+    function = call.func
+    if isinstance(function, ast.Attribute):
+        return function.attr
+    return function.id if isinstance(function, ast.Name) else ""
+
+
+def _reason_code_argument(call: ast.Call) -> ast.expr | None:
+    """The argument a refusal assertion takes its reason code from (by position or name)."""
+    for keyword in call.keywords:
+        if keyword.arg == "reason_code":
+            return keyword.value
+    position = REFUSAL_ASSERTIONS[_called_name(call)]
+    return call.args[position] if len(call.args) > position else None
+
+
+def _code_named(node: ast.AST) -> str | None:
+    """The code ``node`` names outright ("CODE" or Reason.CODE), or None."""
+    if isinstance(node, ast.Constant) and node.value in CODES:
+        return str(node.value)
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "Reason"
+        and node.attr in CODES
+    ):
+        return node.attr
+    return None
+
+
+def _codes_in(node: ast.AST) -> Iterator[str]:
+    for each in ast.walk(node):
+        code = _code_named(each)
+        if code is not None:
+            yield code
+
+
+def provoked_in(source: str) -> set[str]:
+    """The codes a test module asserts a refusal carries (see the module's docstring)."""
+    tree = ast.parse(source)
+    constants = {
+        target.id: statement.value
+        for statement in tree.body
+        if isinstance(statement, ast.Assign)
+        for target in statement.targets
+        if isinstance(target, ast.Name)
+    }
+    found: set[str] = set()
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        from_a_variable = False
+        for call in ast.walk(function):
+            if not isinstance(call, ast.Call) or _called_name(call) not in REFUSAL_ASSERTIONS:
+                continue
+            argument = _reason_code_argument(call)
+            if argument is None:
+                continue
+            code = _code_named(argument)
+            if code is not None:
+                found.add(code)
+            elif isinstance(argument, ast.Name | ast.Subscript | ast.Attribute):
+                from_a_variable = True
+        if from_a_variable:
+            found.update(_codes_in(function))
+            for name in ast.walk(function):
+                if isinstance(name, ast.Name) and name.id in constants:
+                    found.update(_codes_in(constants[name.id]))
+    return found
+
+
+def provoked_by_the_tests() -> set[str]:
+    found: set[str] = set()
+    for path in sorted(TESTS.rglob("*.py")):
+        if path.name.startswith("test_") and path != Path(__file__).resolve():
+            found |= provoked_in(path.read_text())
+    return found
+
+
+def test_every_catalogued_code_is_provoked_by_a_test() -> None:
+    provoked = provoked_by_the_tests()
+    missing = CODES - provoked - set(UNREACHABLE) - set(NOT_YET_PROVOKED)
+    assert not missing, f"no test provokes (and asserts) these reason codes: {sorted(missing)}"
+    assert not (set(UNREACHABLE) & provoked), "a code listed unreachable is provoked by a test"
+    assert not (set(NOT_YET_PROVOKED) & provoked), "provoked now: take it off NOT_YET_PROVOKED"
+    assert set(UNREACHABLE) | set(NOT_YET_PROVOKED) <= CODES
+
+
+def test_the_scan_counts_an_asserted_refusal_and_nothing_else() -> None:
+    source = """
+async def test_a(server, client):
+    await refused_unchanged(server, call, Code.NOT_FOUND, "TABLE_NOT_FOUND")
+    assert_action_refused(result, Code.FAILED_PRECONDITION, Reason.MUST_FOLLOW_SUIT)
+    print("SEAT_TAKEN")  # named, but no refusal is asserted to carry it
+
+CASES = [("NO_SUCH_SEAT", 9)]
+
+@parametrize("reason", ["WRONG_PHASE"])
+def test_b(reason):
+    for code, seat in CASES:
+        assert_call_refused(error, status, code)
+
+def test_c():
+    assert "NOT_YOUR_TURN" in CODES
+"""
+    assert provoked_in(source) == {
+        "TABLE_NOT_FOUND",
+        "MUST_FOLLOW_SUIT",
+        "WRONG_PHASE",
+        "NO_SUCH_SEAT",
+    }

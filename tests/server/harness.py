@@ -17,6 +17,7 @@ import grpc
 from google.protobuf.message import Message
 
 from spades import protocol
+from spades.client import status_lost
 from spades.engine import Card, Rules, new_match
 from spades.v1 import (
     actions_pb2,
@@ -278,15 +279,9 @@ async def stream_error(call: Any, *requests: play_pb2.PlayRequest) -> grpc.aio.A
     make = call if callable(call) else None
     for _ in range(3):
         error = await _stream_status(make() if make is not None else call, requests)
-        if make is None or not _lost_to_a_failed_write(error):
+        if make is None or not status_lost(error):
             return error
     return error
-
-
-def _lost_to_a_failed_write(error: grpc.aio.AioRpcError) -> bool:
-    return error.code() is grpc.StatusCode.INTERNAL and "execute_batch" in (
-        error.debug_error_string() or ""
-    )
 
 
 async def _stream_status(call: Any, requests: Sequence[Any]) -> grpc.aio.AioRpcError:

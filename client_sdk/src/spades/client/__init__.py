@@ -46,6 +46,7 @@ from spades.client.errors import (
     SpadesError,
     Unauthenticated,
     Unavailable,
+    status_lost,
 )
 from spades.client.messages import (
     ActionResult,
@@ -108,4 +109,5 @@ __all__ = [
     "new_action_id",
     "new_request_id",
     "parse_seat",
+    "status_lost",
 ]

@@ -22,7 +22,7 @@ import grpc
 from spades import protocol
 from spades.client.accounts import AccountCalls
 from spades.client.challenges import ChallengeCalls
-from spades.client.connection import SeatConnection, new_request_id
+from spades.client.connection import SeatConnection, new_request_id, open_seat_connection
 from spades.client.errors import from_rpc_error
 from spades.client.messages import WatchMessage, watch_messages
 from spades.client.tournaments import TournamentCalls
@@ -420,13 +420,13 @@ class SpadesClient(Channel, AccountCalls, ChallengeCalls, TournamentCalls):
         the match is over. ``batched`` (the default) has the server send what one change of the
         table brings in one message, which the connection hands out one by one (the same
         messages either way; batches cost the server less)."""
-        connection = SeatConnection(self.play_service, seat_token)
-        try:
-            await connection.start(after_sequence, latest=latest, batched=batched)
-        except BaseException:
-            await connection.close()
-            raise
-        return connection
+        return await open_seat_connection(
+            self.play_service,
+            seat_token,
+            after_sequence=after_sequence,
+            latest=latest,
+            batched=batched,
+        )
 
     async def play_account_seat(
         self,
@@ -444,13 +444,14 @@ class SpadesClient(Channel, AccountCalls, ChallengeCalls, TournamentCalls):
             (TABLE_ID_METADATA, table_id),
             (SEAT_METADATA, SEAT_NAMES[seat].lower()),
         )
-        connection = SeatConnection(self.play_service, "", metadata)
-        try:
-            await connection.start(after_sequence, latest=latest, batched=batched)
-        except BaseException:
-            await connection.close()
-            raise
-        return connection
+        return await open_seat_connection(
+            self.play_service,
+            "",
+            metadata,
+            after_sequence=after_sequence,
+            latest=latest,
+            batched=batched,
+        )
 
     async def watch(
         self,

@@ -12,7 +12,7 @@ import contextlib
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import grpc
 
@@ -22,6 +22,10 @@ from spades.client.messages import PlayMessage, Snapshot, batch_messages, play_m
 from spades.engine import Action
 from spades.v1 import play_pb2, play_pb2_grpc
 from spades.wire import SEAT_TOKEN_METADATA
+
+#: How many Play streams are opened, in all, while grpc.aio's client loses the status of the
+#: server's refusal of each (:func:`spades.client.errors.status_lost`).
+LOST_STATUS_ATTEMPTS: Final = 3
 
 
 def new_action_id() -> str:
@@ -150,3 +154,35 @@ class SeatConnection:
                 except grpc.RpcError as status:
                     raise from_rpc_error(status) from error
             raise Unavailable(grpc.StatusCode.UNAVAILABLE, "the stream has ended") from error
+
+
+async def open_seat_connection(
+    stub: play_pb2_grpc.PlayServiceAsyncStub,
+    seat_token: str,
+    metadata: tuple[tuple[str, str], ...] = (),
+    *,
+    after_sequence: int = 0,
+    latest: bool = False,
+    batched: bool = True,
+) -> SeatConnection:
+    """A seat's Play stream, opened and started (see :meth:`SeatConnection.start`).
+
+    A stream the server refuses as it opens may reach grpc.aio's client as INTERNAL, the
+    server's status lost to a write that met the ended stream (grpc/grpc#36066,
+    :func:`~spades.client.errors.status_lost`). Opening and starting a stream changes nothing
+    at the table, so asking again is the same as asking once: a new stream is opened then, at
+    most :data:`LOST_STATUS_ATTEMPTS` in all, and the refusal the server gives is raised."""
+    for attempt in range(1, LOST_STATUS_ATTEMPTS + 1):
+        connection = SeatConnection(stub, seat_token, metadata)
+        try:
+            await connection.start(after_sequence, latest=latest, batched=batched)
+        except SpadesError as error:
+            await connection.close()
+            if error.status_lost and attempt < LOST_STATUS_ATTEMPTS:
+                continue
+            raise
+        except BaseException:
+            await connection.close()
+            raise
+        return connection
+    raise AssertionError("unreachable")  # pragma: no cover

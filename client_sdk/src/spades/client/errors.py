@@ -93,6 +93,8 @@ class SpadesError(Exception):
         self.code = code
         self.reason = reason
         self.details = details
+        #: True when grpc.aio's client lost the server's status (:func:`status_lost`).
+        self.status_lost = False
 
     @property
     def reason_code(self) -> str:
@@ -208,7 +210,23 @@ def from_rpc_error(error: grpc.RpcError) -> SpadesError:
     message = error.details() if hasattr(error, "details") else None
     trailers = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
     details = ErrorDetails.from_trailers(trailers)
-    return error_for(code, message or str(code.value[1]), details)
+    typed = error_for(code, message or str(code.value[1]), details)
+    typed.status_lost = status_lost(error)
+    return typed
+
+
+def status_lost(error: grpc.RpcError) -> bool:
+    """Whether grpc.aio's client lost the server's status of a stream (grpc/grpc#36066).
+
+    A stream the server refuses as it opens (before reading anything) may end, on the client,
+    with INTERNAL "Internal error from Core" instead of the server's status, when a write of
+    the client meets the already-ended stream: its debug string then names the failed
+    ``execute_batch``. Only that case counts; any other INTERNAL is the server's. A call whose
+    refusal changes nothing (opening a Play stream) is made again on a new call then."""
+    if not hasattr(error, "code") or error.code() is not grpc.StatusCode.INTERNAL:
+        return False
+    debug = error.debug_error_string() if hasattr(error, "debug_error_string") else ""
+    return "execute_batch" in (debug or "")
 
 
 def is_transient(error: SpadesError) -> bool:

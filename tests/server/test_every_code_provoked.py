@@ -26,19 +26,16 @@ UNREACHABLE: dict[str, str] = {
         " looks for a free seat, and the engine starts the match as the last seat is taken"
         " (commands.take_seat): a table with no free seat has always started"
     ),
+    "POOL_CONTENDED": (
+        "a rating pool changes only by the rating keeper, after a rated table ends"
+        " (processes/rating_keeper.py), which logs the refusal: no call changes a pool, so"
+        " no caller is ever answered with it"
+    ),
 }
 
 #: Codes no test provokes through a recognised assertion yet: the list to empty. A code here
 #: that a test comes to provoke fails the test, so the list only shrinks.
 NOT_YET_PROVOKED: dict[str, str] = {
-    # The decide-append-retry loop giving up: needs conflicts between load and append on
-    # every attempt (a second writer, e.g. a held PostgreSQL transaction on the stream's next
-    # version, which the append waits on), or the attempts made a parameter.
-    "TABLE_BUSY": "the table store's loop giving up after MAX_DECIDE_ATTEMPTS conflicts",
-    "ACCOUNT_CONTENDED": "the repository's loop giving up (as TABLE_BUSY)",
-    "CHALLENGE_CONTENDED": "the repository's loop giving up (as TABLE_BUSY)",
-    "POOL_CONTENDED": "the repository's loop giving up (as TABLE_BUSY)",
-    "TOURNAMENT_CONTENDED": "the repository's loop giving up (as TABLE_BUSY)",
     # Asserted by other suites through their own checks, not a recognised assertion yet.
     "CLIENT_STREAMING_UNSUPPORTED": "tests/web/test_grpc_web.py reads it from gRPC-Web trailers",
     "MALFORMED_REQUEST": "tests/web/test_grpc_web.py reads it from gRPC-Web trailers",

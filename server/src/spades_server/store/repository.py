@@ -8,8 +8,9 @@ same way, after the eventsourcing library's application repository:
   read. An aggregate whose stream is empty is NOT_FOUND, in the aggregate's own words;
 - **execute**: under a per-stream lock, load, decide with the aggregate's pure function, append
   with the expected version, and fold what was stored; a version conflict (another replica moved
-  first) drops the cached copy and decides again, at most :data:`MAX_DECIDE_ATTEMPTS` times, then
-  refuses with the aggregate's ``*_CONTENDED`` reason code;
+  first) drops the cached copy and decides again, at most ``decide_attempts`` times in all
+  (:data:`MAX_DECIDE_ATTEMPTS` unless given), then refuses with the aggregate's ``*_CONTENDED``
+  reason code;
 - **observe**: a row another replica appended (the log's follower hands it over) is folded
   into the cached aggregate when it is the next one, else the copy is dropped and read again.
 
@@ -69,7 +70,7 @@ class AggregateKind(Generic[A, D]):
     rows: Callable[[D], Sequence[bytes]]
     #: The refusal for an id with no stream (or one no stream may have).
     not_found: Callable[[str], errors.RequestError]
-    #: The refusal after :data:`MAX_DECIDE_ATTEMPTS` conflicts (its ``*_CONTENDED`` code).
+    #: The refusal after ``decide_attempts`` conflicts (its ``*_CONTENDED`` code).
     contended: Contended
     #: Checks an id before the log is read: a refusal for one that cannot name a stream.
     check_id: Callable[[str], None] | None = None
@@ -85,9 +86,16 @@ def log_unavailable(error: LogUnavailable) -> errors.RequestError:
 class Repository(Generic[A, D]):
     """The aggregates of one kind, cached, loaded from and appended to ``log``."""
 
-    def __init__(self, log: EventLog, kind: AggregateKind[A, D]) -> None:
+    def __init__(
+        self,
+        log: EventLog,
+        kind: AggregateKind[A, D],
+        decide_attempts: int = MAX_DECIDE_ATTEMPTS,
+    ) -> None:
         self.log = log
         self.kind = kind
+        #: How often a decision is tried on conflicts before it is refused (``*_CONTENDED``).
+        self.decide_attempts = decide_attempts
         self._cache: dict[str, A] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -123,7 +131,7 @@ class Repository(Generic[A, D]):
         """:meth:`execute`, also returning what was stored (nothing when the decision was none)."""
         lock = self._locks.setdefault(aggregate_id, asyncio.Lock())
         async with lock:
-            for _ in range(MAX_DECIDE_ATTEMPTS):
+            for _ in range(self.decide_attempts):
                 aggregate = await self.load(aggregate_id)
                 decided = decide(aggregate)
                 rows = self.kind.rows(decided) if decided is not None else ()

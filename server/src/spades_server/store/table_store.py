@@ -74,9 +74,16 @@ class TableStore:
     """Loads tables from the log (with a version-checked, bounded cache) and runs commands on
     them. ``cache_size`` tables are kept, the most recently used, besides the pinned ones."""
 
-    def __init__(self, log: EventLog, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        log: EventLog,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+        decide_attempts: int = MAX_DECIDE_ATTEMPTS,
+    ) -> None:
         self.log = log
         self.cache_size = cache_size
+        #: How often a command is decided on conflicts before it is refused (TABLE_BUSY).
+        self.decide_attempts = decide_attempts
         #: Least recently used first.
         self._cache: OrderedDict[str, Table] = OrderedDict()
         #: How many streams (and commands) hold each table: those are never evicted.
@@ -387,7 +394,7 @@ class TableStore:
         on_stored: Callable[[list[Entry]], None] | None,
     ) -> tuple[Table, list[Entry]]:
         async with self._lock(table_id):
-            for _ in range(MAX_DECIDE_ATTEMPTS):
+            for _ in range(self.decide_attempts):
                 table, trusted = await self._load(table_id)
                 try:
                     try:

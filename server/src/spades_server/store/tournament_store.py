@@ -27,12 +27,7 @@ from spades_server.store.codecs import (
     encode_tournament,
     encode_tournament_listed,
 )
-from spades_server.store.repository import (
-    MAX_DECIDE_ATTEMPTS,
-    AggregateKind,
-    Contended,
-    Repository,
-)
+from spades_server.store.repository import AggregateKind, Contended, Repository
 
 STREAM_PREFIX = streams.TOURNAMENT_PREFIX
 
@@ -91,7 +86,7 @@ class TournamentStore(Repository[Tournament, Decided]):
             return list(self._index)
 
     async def _list(self, tournament_id: str) -> None:
-        for _ in range(MAX_DECIDE_ATTEMPTS):
+        for _ in range(self.decide_attempts):
             listed = await self.index()
             if tournament_id in listed:
                 return

@@ -43,17 +43,9 @@ NOT_YET_PROVOKED: dict[str, str] = {
     "LOG_UNAVAILABLE": "tests/cluster/test_log_outages.py (a stopped PostgreSQL)",
     "STREAM_REPLACED": "tests/node_client/test_node_client.py (the Node client)",
     # Not provoked yet.
-    "ACCOUNT_ID_OR_NAME": "GetAccount naming both an id and a name",
-    "KEY_NOT_BEARER": "authorization metadata that is not 'Bearer <key>'",
-    "OPERATOR_ONLY": "an account naming another account_id",
-    "POOL_NOT_FOUND": "GetRatings / ListLeaderboard of an unknown pool",
-    "SEAT_NOT_HELD": "an account key for a table where it holds no seat",
-    "SEAT_REQUIRED": "an account holding several seats, without spades-seat",
-    "TABLE_ID_REQUIRED": "an account key on a seat call without spades-table-id",
     "TOO_MANY_STREAMS": "one more Play stream than max_play_streams",
     "STREAM_NOT_READ": "a client that stops reading past stream_write_timeout",
     "SHUTTING_DOWN": "a Connect / WatchTournament stream open while the server stops",
-    "TOURNAMENT_FULL": "a 17th entrant",
     "BLIND_NIL_NOT_OPEN": "Blind Nil after the partner's Blind Nil (blind_nil rules, a deficit)",
     "SEAT_SUBSTITUTED": "a player acting while a house bot substitutes (after timeouts)",
     "SUBSTITUTE_MAY_NOT_CONCEDE": "a substitute's concession (a house bot never concedes):"

@@ -13,6 +13,7 @@ from spades import protocol
 from spades.engine import Card, Clock, Rules
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2, view_pb2
 from spades_server.app.server import SpadesServer
+from tests.backends import Storages
 from tests.server.harness import (
     TOKEN_KEY,
     Client,
@@ -21,6 +22,7 @@ from tests.server.harness import (
     current_view,
     log_head,
     play_turns,
+    running_server,
     stream_error,
 )
 from tests.server.provoked import action_refused_unchanged, refused_unchanged
@@ -231,3 +233,78 @@ async def test_a_seat_token_sent_with_another_tables_id_is_refused(
         play_pb2.GetViewRequest(table_id=other), metadata=((TOKEN_KEY, joined.seat_token),)
     )
     await refused_unchanged(server, call, Code.PERMISSION_DENIED, "SEAT_TOKEN_OTHER_TABLE")
+
+
+async def stream_end(stream: SeatStream) -> grpc.aio.AioRpcError:
+    """The error status a seat's stream ends with (reading what it still sends)."""
+    try:
+        while True:
+            await stream.next()
+    except grpc.aio.AioRpcError as error:
+        return error
+
+
+@pytest.mark.asyncio
+async def test_a_stream_a_newer_one_took_over_ends_with_stream_replaced(
+    client: Client, server: SpadesServer
+) -> None:
+    _, tokens, streams = await seated(client, Rules())
+
+    async def replaced() -> grpc.aio.AioRpcError:
+        newer = client.seat_stream(tokens[0])
+        await newer.start()
+        streams[4] = newer
+        return await stream_end(streams[0])
+
+    await refused_unchanged(server, replaced(), Code.ABORTED, "STREAM_REPLACED")
+    await close(streams)
+
+
+@pytest.mark.asyncio
+async def test_one_more_play_stream_than_a_token_may_have_open_is_too_many_streams(
+    storage: Storages,
+) -> None:
+    async with (
+        running_server(storage(), max_play_streams=1) as server,
+        grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel,
+    ):
+        client = Client(channel)
+        _, tokens, streams = await seated(client, Rules())
+        call = stream_error(
+            lambda: client.play.Play(metadata=((TOKEN_KEY, tokens[0]),)),  # type: ignore[call-arg]
+            play_pb2.PlayRequest(start=play_pb2.StartPlay()),
+        )
+        await refused_unchanged(server, call, Code.RESOURCE_EXHAUSTED, "TOO_MANY_STREAMS")
+        await close(streams)
+
+
+@pytest.mark.asyncio
+async def test_blind_nil_after_the_partners_blind_nil_under_a_team_minimum_is_refused(
+    client: Client, server: SpadesServer
+) -> None:
+    # Every team trails by at least 0 at the first hand: each seat may choose Blind Nil.
+    rules = Rules(blind_nil=True, blind_nil_deficit=0, minimum_team_bid=4)
+    table_id, _, streams = await seated(client, rules)
+    blind = actions_pb2.Action(blind_nil_choice=actions_pb2.BlindNilChoice(blind=True))
+    look = actions_pb2.Action(blind_nil_choice=actions_pb2.BlindNilChoice(blind=False))
+    first, sequence = await on_turn(client, table_id)
+    assert (await streams[first].act(blind, sequence)).accepted
+    partner = (first + 2) % 4
+    for _ in range(4):  # the other team looks and bids, until the partner is on turn
+        seat, sequence = await on_turn(client, table_id)
+        if seat == partner:
+            break
+        choices = (await streams[seat].next_of("prompt")).prompt.legal_actions
+        kinds = {choice.WhichOneof("kind") for choice in choices}
+        result = await streams[seat].act(look if "blind_nil_choice" in kinds else bid(4), sequence)
+        assert result.accepted, result
+    assert seat == partner
+    await action_refused_unchanged(
+        server,
+        streams[partner],
+        blind,
+        sequence,
+        Code.FAILED_PRECONDITION,
+        "BLIND_NIL_NOT_OPEN",
+    )
+    await close(streams)

@@ -62,16 +62,6 @@ UNREACHABLE: dict[str, str] = {
     ),
 }
 
-#: Codes no test provokes through a recognised assertion yet: the list to empty. A code here
-#: that a test comes to provoke fails the test, so the list only shrinks.
-NOT_YET_PROVOKED: dict[str, str] = {
-    # Asserted by other suites through their own checks, not a recognised assertion yet.
-    "CLIENT_STREAMING_UNSUPPORTED": "tests/web/test_grpc_web.py reads it from gRPC-Web trailers",
-    "MALFORMED_REQUEST": "tests/web/test_grpc_web.py reads it from gRPC-Web trailers",
-    "RATE_LIMITED": "tests/abuse/test_limits.py and tests/web check status and message",
-    "LOG_UNAVAILABLE": "tests/cluster/test_log_outages.py (a stopped PostgreSQL)",
-}
-
 
 def _called_name(call: ast.Call) -> str:
     function = call.func
@@ -154,13 +144,11 @@ def provoked_by_the_tests() -> set[str]:
 
 def test_every_catalogued_code_is_provoked_by_a_test() -> None:
     provoked = provoked_by_the_tests()
-    missing = CODES - provoked - set(UNREACHABLE) - set(NOT_YET_PROVOKED)
+    missing = CODES - provoked - set(UNREACHABLE)
     assert not missing, f"no test provokes (and asserts) these reason codes: {sorted(missing)}"
     reached = sorted(set(UNREACHABLE) & provoked)
     assert not reached, f"listed unreachable, but a test provokes them: {reached}"
-    done = sorted(set(NOT_YET_PROVOKED) & provoked)
-    assert not done, f"provoked now, take them off NOT_YET_PROVOKED: {done}"
-    assert set(UNREACHABLE) | set(NOT_YET_PROVOKED) <= CODES
+    assert set(UNREACHABLE) <= CODES
 
 
 def test_the_scan_counts_an_asserted_refusal_and_nothing_else() -> None:

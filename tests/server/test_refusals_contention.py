@@ -1,15 +1,18 @@
 """A decision that keeps meeting another replica's append gives up: TABLE_BUSY for a table, and
 the aggregates' ``*_CONTENDED``, with ABORTED, nothing written, and (TABLE_BUSY) nothing kept
-for the action id, so the same action sent again is decided afresh.
+for the action id, so the same action sent again is decided afresh; and an append whose
+connection is lost mid-statement is LOG_UNAVAILABLE, kept no more than TABLE_BUSY.
 
 Only on PostgreSQL: the SQLite log is locked to one process, whose store folds every append it
 makes, so its decisions never meet a conflict at all (those codes cannot happen there).
 
 The conflict is made by real components, in the order a slow replica would meet it: the
 server's append is held at the log by a PostgreSQL transaction of the test (on the action's
-claim key, which the append writes in the same statement) until another replica, a second
-server on the same log, has appended to the same stream. The server under test decides once
-(``decide_attempts``, the stores' seam for this; 20 by default), so one conflict is its last.
+claim key, which the append writes in the same statement, or on the stream's next version)
+until another replica, a second server on the same log (or the test, appending what the
+product's own decision and encoder make), has appended to the same stream. The server under
+test decides once (``decide_attempts``, the stores' seam for this; 20 by default), so one
+conflict is its last.
 """
 
 from __future__ import annotations
@@ -304,3 +307,41 @@ async def test_a_tournament_that_keeps_changing_under_an_entry_is_tournament_con
             ),
         )
         assert_call_refused(error, Code.ABORTED, "TOURNAMENT_CONTENDED")
+
+
+@pytest.mark.asyncio
+async def test_an_action_whose_append_loses_its_connection_is_log_unavailable_and_not_kept(
+    shared_log: LogStorage,
+) -> None:
+    async with (
+        running_server(shared_log) as server,
+        grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel,
+    ):
+        client = Client(channel)
+        table_id = (await client.create_table(Rules())).table.table_id
+        tokens = await client.seat_all(table_id)
+        now = await current_view(client, table_id)
+        seat, sequence = protocol.seat_from_proto(now.view.turn), now.sequence
+        action_id = uuid.uuid4().hex
+        key = table_events.action_claim_key(seat, action_id)
+        head = await head_position(server.log)
+        async with held_claim(shared_log, table_id, key) as holder:
+            bidding = asyncio.ensure_future(act(client, tokens[seat], bid(3), sequence, action_id))
+            await waiting_on(holder)
+            # The server's connection is cut mid-append, as when PostgreSQL goes away.
+            connection = await asyncpg.connect(POSTGRES_DSN)
+            try:
+                cut = await connection.fetchval(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    " WHERE $1 = ANY(pg_blocking_pids(pid))",
+                    holder,
+                )
+            finally:
+                await connection.close()
+            assert cut == 1
+            refused = (await bidding).result
+        assert_action_refused(refused, Code.UNAVAILABLE, "LOG_UNAVAILABLE")
+        assert await head_position(server.log) == head, "a refusal writes nothing"
+        # Not kept for the action id: the same action again is decided afresh, and accepted.
+        again = await act(client, tokens[seat], bid(3), sequence, action_id)
+        assert again.result.accepted, again.result

@@ -239,6 +239,18 @@ class Component:
 
 
 @dataclass(frozen=True)
+class Placement:
+    """A replica run apart from the others, in the network namespace ``namespace`` (made by
+    whoever asks for it: a test's fixture, with a link to the host that it may break).
+
+    The replica listens on ``address`` (its end of the link); PostgreSQL and NATS must then
+    listen where it reaches them, :attr:`Settings.services_host` (the host's end)."""
+
+    namespace: str
+    address: str
+
+
+@dataclass(frozen=True)
 class Settings:
     """What a cluster may be told; every default is the deployment's own."""
 
@@ -254,6 +266,11 @@ class Settings:
     alert_webhook: str | None = None
     #: More flags for every replica.
     replica_args: tuple[str, ...] = ()
+    #: Replicas run apart, by name ("spades-1"): in a network namespace of their own.
+    placements: Mapping[str, Placement] = field(default_factory=dict)
+    #: Where PostgreSQL and NATS listen (PostgreSQL on the loopback address too), and every
+    #: replica reaches them: a placed replica needs the host's end of its link here.
+    services_host: str = LOOPBACK
 
 
 def readable_by(user: str, path: Path) -> bool:
@@ -310,8 +327,17 @@ class Cluster:
     def _numbers() -> range:
         return range(1, REPLICAS + 1)
 
+    def host(self, port_name: str) -> str:
+        """The address ``port_name`` listens on: a placed replica's own, the services' host
+        for PostgreSQL and NATS, else the loopback address."""
+        if port_name in ("postgres", "nats"):
+            return self.settings.services_host
+        replica = port_name.rpartition("-")[0]
+        placement = self.settings.placements.get(replica)
+        return placement.address if placement is not None else LOOPBACK
+
     def address(self, port_name: str) -> str:
-        return f"{LOOPBACK}:{self.ports[port_name]}"
+        return f"{self.host(port_name)}:{self.ports[port_name]}"
 
     @property
     def dsn(self) -> str:
@@ -362,6 +388,17 @@ class Cluster:
             cwd="/",
         )
 
+    def _trust_services_host(self) -> None:
+        """Let replicas connect from the services' host's network (initdb trusts only the
+        loopback addresses): "samenet", the networks of the server's own addresses."""
+        if self.settings.services_host == LOOPBACK:
+            return
+        hba = self.postgres_data / "pg_hba.conf"
+        line = "host all all samenet trust"
+        if line not in hba.read_text().splitlines():
+            with hba.open("a") as rules:
+                rules.write(f"# tools/spades_cluster.py: a replica apart reaches us here\n{line}\n")
+
     def _postgres_argv(self) -> list[str]:
         return [
             str(postgres_bin() / "postgres"),
@@ -370,7 +407,7 @@ class Cluster:
             "-p",
             str(self.ports["postgres"]),
             "-c",
-            f"listen_addresses={LOOPBACK}",
+            f"listen_addresses={','.join(dict.fromkeys([LOOPBACK, self.settings.services_host]))}",
             "-c",
             "unix_socket_directories=",
             "-c",
@@ -421,7 +458,7 @@ class Cluster:
         self._add(
             Component(
                 "nats",
-                lambda: [nats, "-a", LOOPBACK, "-p", str(self.ports["nats"])],
+                lambda: [nats, "-a", self.host("nats"), "-p", str(self.ports["nats"])],
                 lambda: accepts(self.address("nats")),
                 logs / "nats.log",
             )
@@ -462,8 +499,17 @@ class Cluster:
         environment.update(BEHIND_A_PROXY)
         environment["SPADES_OPERATOR_TOKEN"] = self.operator_token
 
+        placement = self.settings.placements.get(name)
+        # ip netns exec execs the server in the namespace (the pid stays the server's).
+        inside = (
+            []
+            if placement is None
+            else [tool("ip", "/usr/sbin"), "netns", "exec", placement.namespace]
+        )
+
         def argv() -> list[str]:
             return [
+                *inside,
                 server,
                 "--postgres-dsn",
                 self.dsn,
@@ -499,7 +545,7 @@ class Cluster:
             prefix = f"REPLICA_{number}"
             environment[f"{prefix}_GRPC"] = self.address(f"spades-{number}-grpc")
             environment[f"{prefix}_WEB"] = self.address(f"spades-{number}-web")
-            environment[f"{prefix}_METRICS_HOST"] = LOOPBACK
+            environment[f"{prefix}_METRICS_HOST"] = self.host(f"spades-{number}-metrics")
             environment[f"{prefix}_METRICS_PORT"] = str(self.ports[f"spades-{number}-metrics"])
         return environment
 
@@ -610,6 +656,7 @@ class Cluster:
         """Start everything in dependency order; on any failure, stop what started."""
         try:
             self._initdb()
+            self._trust_services_host()
             self.components["postgres"].start()
             self._create_database()
             for name in ("nats", *(f"spades-{n}" for n in self._numbers())):

@@ -61,6 +61,7 @@ HAPROXY_CONFIG = DEPLOY / "haproxy" / "haproxy.cfg"
 PROMETHEUS_CONFIG = DEPLOY / "prometheus" / "prometheus.yml"
 ALERTMANAGER_CONFIG = DEPLOY / "alertmanager" / "alertmanager.yml"
 LOOPBACK = "127.0.0.1"
+#: The replicas the deployment ships (compose, haproxy.cfg, prometheus.yml name two).
 REPLICAS = 2
 #: Seconds any one component gets to become ready (a loaded machine is slow, not broken).
 START_TIMEOUT = 90.0
@@ -266,6 +267,10 @@ class Settings:
     alert_webhook: str | None = None
     #: More flags for every replica.
     replica_args: tuple[str, ...] = ()
+    #: How many replicas (the deployment's two by default): with another number, haproxy's
+    #: and Prometheus's shipped files get one server line and one target a replica, made
+    #: like the shipped ones (the benchmark runs 1, 2 and 3).
+    replicas: int = REPLICAS
     #: Replicas run apart, by name ("spades-1"): in a network namespace of their own.
     placements: Mapping[str, Placement] = field(default_factory=dict)
     #: Where PostgreSQL and NATS listen (PostgreSQL on the loopback address too), and every
@@ -291,8 +296,8 @@ def readable_by(user: str, path: Path) -> bool:
 class Cluster:
     """The topology of `make cluster`; :meth:`start`, then :meth:`addresses`, :meth:`stop`.
 
-    Components by name: ``postgres``, ``nats``, ``spades-1``, ``spades-2``, ``balancer``,
-    ``alertmanager``, ``prometheus``.
+    Components by name: ``postgres``, ``nats``, ``spades-1``, ``spades-2`` (and on, with more
+    replicas), ``balancer``, ``alertmanager``, ``prometheus``.
     """
 
     def __init__(self, settings: Settings) -> None:
@@ -323,9 +328,8 @@ class Cluster:
         self.components: dict[str, Component] = {}
         self._add_components()
 
-    @staticmethod
-    def _numbers() -> range:
-        return range(1, REPLICAS + 1)
+    def _numbers(self) -> range:
+        return range(1, self.settings.replicas + 1)
 
     def host(self, port_name: str) -> str:
         """The address ``port_name`` listens on: a placed replica's own, the services' host
@@ -469,7 +473,7 @@ class Cluster:
         self._add(
             Component(
                 "balancer",
-                lambda: [tool("haproxy", "/usr/sbin"), "-db", "-f", str(HAPROXY_CONFIG)],
+                lambda: [tool("haproxy", "/usr/sbin"), "-db", "-f", str(self._haproxy_config())],
                 self._balancer_sees_replicas,
                 logs / "haproxy.log",
                 env=self._balancer_environment(),
@@ -534,6 +538,38 @@ class Cluster:
             env=environment,
         )
 
+    def _haproxy_config(self) -> Path:
+        """haproxy.cfg as shipped; for another number of replicas, a copy with a server line
+        per replica in each backend (the shipped last one's, renumbered)."""
+        if self.settings.replicas == REPLICAS:
+            return HAPROXY_CONFIG
+        lines: list[str] = []
+        servers: list[str] = []
+
+        def flush() -> None:
+            for number in self._numbers():
+                model = servers[min(number, len(servers)) - 1]
+                last = min(number, len(servers))
+                lines.append(
+                    model.replace(f"spades-{last} ", f"spades-{number} ").replace(
+                        f"REPLICA_{last}_", f"REPLICA_{number}_"
+                    )
+                )
+            servers.clear()
+
+        for line in HAPROXY_CONFIG.read_text().splitlines():
+            if line.strip().startswith("server spades-"):
+                servers.append(line)
+                continue
+            if servers:
+                flush()
+            lines.append(line)
+        if servers:
+            flush()
+        path = self.folder / "haproxy.cfg"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
     def _balancer_environment(self) -> dict[str, str]:
         environment = dict(os.environ)
         environment.update(
@@ -584,21 +620,22 @@ class Cluster:
 
     def _prometheus_config(self, folder: Path) -> Path:
         config: dict[str, Any] = yaml.safe_load(PROMETHEUS_CONFIG.read_text())
+        replicas = [self.address(f"spades-{n}-metrics") for n in self._numbers()]
         replaced = {
-            **{
-                shipped: self.address(f"spades-{n}-metrics")
-                for n, shipped in zip(self._numbers(), SHIPPED_REPLICA_METRICS, strict=True)
-            },
-            SHIPPED_BALANCER_METRICS: self.address("balancer-metrics"),
-            SHIPPED_PROMETHEUS: self.address("prometheus"),
-            SHIPPED_ALERTMANAGER: self.address("alertmanager"),
+            SHIPPED_BALANCER_METRICS: [self.address("balancer-metrics")],
+            SHIPPED_PROMETHEUS: [self.address("prometheus")],
+            SHIPPED_ALERTMANAGER: [self.address("alertmanager")],
         }
+        # The shipped replicas' targets name ours; the last one also those beyond it.
+        for index, shipped in enumerate(SHIPPED_REPLICA_METRICS):
+            last = index == len(SHIPPED_REPLICA_METRICS) - 1
+            replaced[shipped] = replicas[index:] if last else replicas[index : index + 1]
 
         def fill(targets: list[str]) -> list[str]:
             unknown = set(targets) - set(replaced)
             if unknown:
                 raise ClusterError(f"{PROMETHEUS_CONFIG}: no cluster address for {unknown}")
-            return [replaced[target] for target in targets]
+            return [address for target in targets for address in replaced[target]]
 
         for job in config["scrape_configs"]:
             for group in job.get("static_configs", []):
@@ -670,7 +707,8 @@ class Cluster:
 
     def stop(self) -> None:
         """Stop everything, the balancer first and PostgreSQL last."""
-        for name in ("balancer", "prometheus", "alertmanager", "spades-1", "spades-2", "nats"):
+        replicas = [f"spades-{n}" for n in self._numbers()]
+        for name in ("balancer", "prometheus", "alertmanager", *replicas, "nats"):
             if name in self.components:
                 self.components[name].stop()
         self.components["postgres"].stop()
@@ -786,6 +824,9 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--alert-for", help="every alert rule's for: (default: the rules')")
     parser.add_argument("--alert-group-wait", help="Alertmanager group_wait and group_interval")
     parser.add_argument("--alert-webhook", help="Alertmanager's receiver url")
+    parser.add_argument(
+        "--replicas", type=int, default=REPLICAS, help=f"how many replicas (default {REPLICAS})"
+    )
     return parser.parse_args(argv)
 
 
@@ -798,6 +839,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         alert_for=arguments.alert_for,
         alert_group_wait=arguments.alert_group_wait,
         alert_webhook=arguments.alert_webhook,
+        replicas=arguments.replicas,
     )
     stopping = threading.Event()
     started = threading.Event()

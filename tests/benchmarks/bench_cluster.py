@@ -15,6 +15,11 @@ Prometheus and Alertmanager) in a temporary folder, and then:
   time each kind of process spent in the window (``/proc/PID/stat``: utime + stime), per
   accepted action: the replicas together, PostgreSQL (the postmaster and its backends),
   haproxy, NATS, and the client. And the whole machine's busy CPU over the window (it is shared).
+* ``--affinity``: the same with haproxy sending every Play call of one table to one replica (a
+  consistent hash of the seat token's table id, ``TABLE_ID.secret`` in the ``spades-seat-token``
+  metadata; calls without a token, the lobby's, all hash alike) instead of the shipped
+  ``balance leastconn``, which spreads a table's seats over the replicas. Only the benchmark's
+  copy of haproxy.cfg changes.
 * **failover** (with 2 or more replicas): ``--failover-tables`` tables of thinking random bots
   (the cluster suite's scenario, ``tests/cluster/scenario.py``, the SDK's runner) play through
   haproxy; once each has accepted 12 actions, spades-1 is SIGKILLed, and the seconds from the
@@ -54,6 +59,21 @@ from tests.cluster.scenario import Play  # noqa: E402
 
 FAILOVER_RULES = Rules(max_hands=3)
 BEFORE_KILL = 12
+SHIPPED_BALANCE = "balance leastconn"
+#: Table affinity: a table's Play calls hash (consistently) on its id, the seat token's prefix.
+AFFINITY_BALANCE = "balance hash req.hdr(spades-seat-token),field(1,.)\n    hash-type consistent"
+
+
+class AffinityCluster(spades_cluster.Cluster):
+    """The cluster with haproxy's gRPC backend balancing on the table id (``--affinity``)."""
+
+    def _haproxy_config(self) -> Path:
+        shipped = super()._haproxy_config().read_text()
+        if shipped.count(SHIPPED_BALANCE) != 1:
+            raise spades_cluster.ClusterError(f"haproxy.cfg: not one {SHIPPED_BALANCE!r}")
+        path = self.folder / "haproxy-affinity.cfg"
+        path.write_text(shipped.replace(SHIPPED_BALANCE, AFFINITY_BALANCE))
+        return path
 
 
 def process_group_cpu(root: int) -> float:
@@ -152,12 +172,15 @@ def spread(values: list[float]) -> str:
 
 def run(replicas: int, args: argparse.Namespace, folder: Path) -> None:
     settings = spades_cluster.Settings(folder=folder / f"replicas-{replicas}", replicas=replicas)
-    with spades_cluster.running(settings) as cluster:
+    cluster = (AffinityCluster if args.affinity else spades_cluster.Cluster)(settings)
+    cluster.start()
+    try:
         figures = throughput(cluster, args.tables, args.seconds)
         cpu = figures["cpu_ms_per_action"]
         cores = figures["cpu_cores"]
         print(
-            f"{replicas} replica(s), {args.tables} tables through haproxy for {args.seconds:.0f} s:"
+            f"{replicas} replica(s){' (table affinity)' if args.affinity else ''},"
+            f" {args.tables} tables through haproxy for {args.seconds:.0f} s:"
             f" {figures['per_second']:.0f} actions/s ({figures['actions']} accepted,"
             f" {figures['refused']} refused); action -> its event p50 {figures['p50_ms']:.1f} ms,"
             f" p99 {figures['p99_ms']:.1f} ms",
@@ -179,6 +202,8 @@ def run(replicas: int, args: argparse.Namespace, folder: Path) -> None:
                 f" per seat whose stream broke {spread(result['broken_seats'])}",
                 flush=True,
             )
+    finally:
+        cluster.stop()
 
 
 def main() -> None:
@@ -188,6 +213,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="the measured window")
     parser.add_argument("--failover-tables", type=int, default=6, help="0: no failover run")
     parser.add_argument("--think", type=float, default=0.02, help="failover bots' think time")
+    parser.add_argument(
+        "--affinity", action="store_true", help="haproxy: a table's Play calls to one replica"
+    )
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # the runner's "connection lost" lines during failover
     with tempfile.TemporaryDirectory(prefix="bench-cluster-") as folder:

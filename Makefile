@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos variations web browser cluster-tools cluster node-client engine solver lint contract test run demo demo-tournament bench-engine bench-solver bench-search bench-server bench-soak bench-ratings fmt clean
+.PHONY: help install-runtime install buf protos variations web browser cluster-tools cluster node-client engine solver lint contract test run demo demo-tournament bench-engine bench-solver bench-search bench-server bench-cluster bench-soak bench-ratings fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -205,6 +205,11 @@ bench-search: $(INSTALL_STAMP) $(ENGINE_STAMP) ## search bot vs heuristic, 1,000
 BENCH_ARGS ?=
 bench-server: $(INSTALL_STAMP) ## server benchmark: SQLite vs PostgreSQL 1/2/4 replicas, N=1,16,64 (BENCH_ARGS=--help)
 	$(PY) tests/benchmarks/bench_server.py $(BENCH_ARGS)
+
+# e.g. CLUSTER_BENCH_ARGS="--replicas 1,2,3 --tables 16 --seconds 20 --failover-tables 6"
+CLUSTER_BENCH_ARGS ?=
+bench-cluster: $(INSTALL_STAMP) cluster-tools ## the cluster (make cluster) with 1, 2, 3 replicas behind haproxy: actions/s, CPU per action, failover (CLUSTER_BENCH_ARGS=--help)
+	$(PY) tests/benchmarks/bench_cluster.py $(CLUSTER_BENCH_ARGS)
 
 # e.g. SOAK_ARGS="--backends sqlite,postgres --matches 3000 --history 100000"
 SOAK_ARGS ?=

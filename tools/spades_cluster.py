@@ -61,6 +61,7 @@ HAPROXY_CONFIG = DEPLOY / "haproxy" / "haproxy.cfg"
 PROMETHEUS_CONFIG = DEPLOY / "prometheus" / "prometheus.yml"
 ALERTMANAGER_CONFIG = DEPLOY / "alertmanager" / "alertmanager.yml"
 LOOPBACK = "127.0.0.1"
+#: The replicas the deployment ships (compose, haproxy.cfg, prometheus.yml name two).
 REPLICAS = 2
 #: Seconds any one component gets to become ready (a loaded machine is slow, not broken).
 START_TIMEOUT = 90.0
@@ -239,6 +240,18 @@ class Component:
 
 
 @dataclass(frozen=True)
+class Placement:
+    """A replica run apart from the others, in the network namespace ``namespace`` (made by
+    whoever asks for it: a test's fixture, with a link to the host that it may break).
+
+    The replica listens on ``address`` (its end of the link); PostgreSQL and NATS must then
+    listen where it reaches them, :attr:`Settings.services_host` (the host's end)."""
+
+    namespace: str
+    address: str
+
+
+@dataclass(frozen=True)
 class Settings:
     """What a cluster may be told; every default is the deployment's own."""
 
@@ -254,6 +267,15 @@ class Settings:
     alert_webhook: str | None = None
     #: More flags for every replica.
     replica_args: tuple[str, ...] = ()
+    #: How many replicas (the deployment's two by default): with another number, haproxy's
+    #: and Prometheus's shipped files get one server line and one target a replica, made
+    #: like the shipped ones (the benchmark runs 1, 2 and 3).
+    replicas: int = REPLICAS
+    #: Replicas run apart, by name ("spades-1"): in a network namespace of their own.
+    placements: Mapping[str, Placement] = field(default_factory=dict)
+    #: Where PostgreSQL and NATS listen (PostgreSQL on the loopback address too), and every
+    #: replica reaches them: a placed replica needs the host's end of its link here.
+    services_host: str = LOOPBACK
 
 
 def readable_by(user: str, path: Path) -> bool:
@@ -274,8 +296,8 @@ def readable_by(user: str, path: Path) -> bool:
 class Cluster:
     """The topology of `make cluster`; :meth:`start`, then :meth:`addresses`, :meth:`stop`.
 
-    Components by name: ``postgres``, ``nats``, ``spades-1``, ``spades-2``, ``balancer``,
-    ``alertmanager``, ``prometheus``.
+    Components by name: ``postgres``, ``nats``, ``spades-1``, ``spades-2`` (and on, with more
+    replicas), ``balancer``, ``alertmanager``, ``prometheus``.
     """
 
     def __init__(self, settings: Settings) -> None:
@@ -306,12 +328,20 @@ class Cluster:
         self.components: dict[str, Component] = {}
         self._add_components()
 
-    @staticmethod
-    def _numbers() -> range:
-        return range(1, REPLICAS + 1)
+    def _numbers(self) -> range:
+        return range(1, self.settings.replicas + 1)
+
+    def host(self, port_name: str) -> str:
+        """The address ``port_name`` listens on: a placed replica's own, the services' host
+        for PostgreSQL and NATS, else the loopback address."""
+        if port_name in ("postgres", "nats"):
+            return self.settings.services_host
+        replica = port_name.rpartition("-")[0]
+        placement = self.settings.placements.get(replica)
+        return placement.address if placement is not None else LOOPBACK
 
     def address(self, port_name: str) -> str:
-        return f"{LOOPBACK}:{self.ports[port_name]}"
+        return f"{self.host(port_name)}:{self.ports[port_name]}"
 
     @property
     def dsn(self) -> str:
@@ -362,6 +392,17 @@ class Cluster:
             cwd="/",
         )
 
+    def _trust_services_host(self) -> None:
+        """Let replicas connect from the services' host's network (initdb trusts only the
+        loopback addresses): "samenet", the networks of the server's own addresses."""
+        if self.settings.services_host == LOOPBACK:
+            return
+        hba = self.postgres_data / "pg_hba.conf"
+        line = "host all all samenet trust"
+        if line not in hba.read_text().splitlines():
+            with hba.open("a") as rules:
+                rules.write(f"# tools/spades_cluster.py: a replica apart reaches us here\n{line}\n")
+
     def _postgres_argv(self) -> list[str]:
         return [
             str(postgres_bin() / "postgres"),
@@ -370,7 +411,7 @@ class Cluster:
             "-p",
             str(self.ports["postgres"]),
             "-c",
-            f"listen_addresses={LOOPBACK}",
+            f"listen_addresses={','.join(dict.fromkeys([LOOPBACK, self.settings.services_host]))}",
             "-c",
             "unix_socket_directories=",
             "-c",
@@ -421,7 +462,7 @@ class Cluster:
         self._add(
             Component(
                 "nats",
-                lambda: [nats, "-a", LOOPBACK, "-p", str(self.ports["nats"])],
+                lambda: [nats, "-a", self.host("nats"), "-p", str(self.ports["nats"])],
                 lambda: accepts(self.address("nats")),
                 logs / "nats.log",
             )
@@ -432,7 +473,7 @@ class Cluster:
         self._add(
             Component(
                 "balancer",
-                lambda: [tool("haproxy", "/usr/sbin"), "-db", "-f", str(HAPROXY_CONFIG)],
+                lambda: [tool("haproxy", "/usr/sbin"), "-db", "-f", str(self._haproxy_config())],
                 self._balancer_sees_replicas,
                 logs / "haproxy.log",
                 env=self._balancer_environment(),
@@ -462,8 +503,17 @@ class Cluster:
         environment.update(BEHIND_A_PROXY)
         environment["SPADES_OPERATOR_TOKEN"] = self.operator_token
 
+        placement = self.settings.placements.get(name)
+        # ip netns exec execs the server in the namespace (the pid stays the server's).
+        inside = (
+            []
+            if placement is None
+            else [tool("ip", "/usr/sbin"), "netns", "exec", placement.namespace]
+        )
+
         def argv() -> list[str]:
             return [
+                *inside,
                 server,
                 "--postgres-dsn",
                 self.dsn,
@@ -488,6 +538,38 @@ class Cluster:
             env=environment,
         )
 
+    def _haproxy_config(self) -> Path:
+        """haproxy.cfg as shipped; for another number of replicas, a copy with a server line
+        per replica in each backend (the shipped last one's, renumbered)."""
+        if self.settings.replicas == REPLICAS:
+            return HAPROXY_CONFIG
+        lines: list[str] = []
+        servers: list[str] = []
+
+        def flush() -> None:
+            for number in self._numbers():
+                model = servers[min(number, len(servers)) - 1]
+                last = min(number, len(servers))
+                lines.append(
+                    model.replace(f"spades-{last} ", f"spades-{number} ").replace(
+                        f"REPLICA_{last}_", f"REPLICA_{number}_"
+                    )
+                )
+            servers.clear()
+
+        for line in HAPROXY_CONFIG.read_text().splitlines():
+            if line.strip().startswith("server spades-"):
+                servers.append(line)
+                continue
+            if servers:
+                flush()
+            lines.append(line)
+        if servers:
+            flush()
+        path = self.folder / "haproxy.cfg"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
     def _balancer_environment(self) -> dict[str, str]:
         environment = dict(os.environ)
         environment.update(
@@ -499,7 +581,7 @@ class Cluster:
             prefix = f"REPLICA_{number}"
             environment[f"{prefix}_GRPC"] = self.address(f"spades-{number}-grpc")
             environment[f"{prefix}_WEB"] = self.address(f"spades-{number}-web")
-            environment[f"{prefix}_METRICS_HOST"] = LOOPBACK
+            environment[f"{prefix}_METRICS_HOST"] = self.host(f"spades-{number}-metrics")
             environment[f"{prefix}_METRICS_PORT"] = str(self.ports[f"spades-{number}-metrics"])
         return environment
 
@@ -538,21 +620,22 @@ class Cluster:
 
     def _prometheus_config(self, folder: Path) -> Path:
         config: dict[str, Any] = yaml.safe_load(PROMETHEUS_CONFIG.read_text())
+        replicas = [self.address(f"spades-{n}-metrics") for n in self._numbers()]
         replaced = {
-            **{
-                shipped: self.address(f"spades-{n}-metrics")
-                for n, shipped in zip(self._numbers(), SHIPPED_REPLICA_METRICS, strict=True)
-            },
-            SHIPPED_BALANCER_METRICS: self.address("balancer-metrics"),
-            SHIPPED_PROMETHEUS: self.address("prometheus"),
-            SHIPPED_ALERTMANAGER: self.address("alertmanager"),
+            SHIPPED_BALANCER_METRICS: [self.address("balancer-metrics")],
+            SHIPPED_PROMETHEUS: [self.address("prometheus")],
+            SHIPPED_ALERTMANAGER: [self.address("alertmanager")],
         }
+        # The shipped replicas' targets name ours; the last one also those beyond it.
+        for index, shipped in enumerate(SHIPPED_REPLICA_METRICS):
+            last = index == len(SHIPPED_REPLICA_METRICS) - 1
+            replaced[shipped] = replicas[index:] if last else replicas[index : index + 1]
 
         def fill(targets: list[str]) -> list[str]:
             unknown = set(targets) - set(replaced)
             if unknown:
                 raise ClusterError(f"{PROMETHEUS_CONFIG}: no cluster address for {unknown}")
-            return [replaced[target] for target in targets]
+            return [address for target in targets for address in replaced[target]]
 
         for job in config["scrape_configs"]:
             for group in job.get("static_configs", []):
@@ -610,6 +693,7 @@ class Cluster:
         """Start everything in dependency order; on any failure, stop what started."""
         try:
             self._initdb()
+            self._trust_services_host()
             self.components["postgres"].start()
             self._create_database()
             for name in ("nats", *(f"spades-{n}" for n in self._numbers())):
@@ -623,7 +707,8 @@ class Cluster:
 
     def stop(self) -> None:
         """Stop everything, the balancer first and PostgreSQL last."""
-        for name in ("balancer", "prometheus", "alertmanager", "spades-1", "spades-2", "nats"):
+        replicas = [f"spades-{n}" for n in self._numbers()]
+        for name in ("balancer", "prometheus", "alertmanager", *replicas, "nats"):
             if name in self.components:
                 self.components[name].stop()
         self.components["postgres"].stop()
@@ -739,6 +824,9 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--alert-for", help="every alert rule's for: (default: the rules')")
     parser.add_argument("--alert-group-wait", help="Alertmanager group_wait and group_interval")
     parser.add_argument("--alert-webhook", help="Alertmanager's receiver url")
+    parser.add_argument(
+        "--replicas", type=int, default=REPLICAS, help=f"how many replicas (default {REPLICAS})"
+    )
     return parser.parse_args(argv)
 
 
@@ -751,6 +839,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         alert_for=arguments.alert_for,
         alert_group_wait=arguments.alert_group_wait,
         alert_webhook=arguments.alert_webhook,
+        replicas=arguments.replicas,
     )
     stopping = threading.Event()
     started = threading.Event()

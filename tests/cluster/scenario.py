@@ -136,6 +136,26 @@ class Play:
             "every table accepting an action again",
         )
 
+    def seats_accepted_after(self, moment: float) -> list[float]:
+        """Each seat's first accepted action after ``moment`` (its time), for the seats that
+        have one."""
+        return [
+            min(times)
+            for table in self.tables
+            for journal in table.client.journals.values()
+            if (times := [a.received_at for a in journal.accepted if a.received_at > moment])
+        ]
+
+    async def until_every_seat_accepted_after(self, moment: float, timeout: float = 90.0) -> None:
+        """Wait until every seat of every table has had an action accepted since ``moment``
+        (a table's first one may come from a seat the fault never touched)."""
+        seats = sum(len(table.tokens) for table in self.tables)
+        await eventually(
+            lambda: len(self.seats_accepted_after(moment)) == seats,
+            timeout,
+            "every seat accepting an action again",
+        )
+
     def accepted_between(self, start: float, end: float) -> int:
         return sum(
             start < accepted.received_at < end

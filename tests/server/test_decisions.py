@@ -9,6 +9,7 @@ from spades.engine import Concede, IllegalAction, Rules, legal_actions, new_matc
 from spades.engine import events as ev
 from spades.engine.events import SubstitutionReason
 from spades_server.domain import errors, table_events, tokens
+from spades_server.domain.checks import MAX_PLAYER_NAME
 from spades_server.domain.decisions import (
     SUBSTITUTED,
     SUPERSEDED,
@@ -93,6 +94,32 @@ def test_join_takes_the_first_free_seat_and_leaves_a_taken_one_to_the_engine() -
         decide_join(table, 0, "Eve", False, "", TOKENS[1])
     beyond = refusal(decide_join, table, 4, "Eve", False, "", TOKENS[1])
     assert beyond.code is grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_a_name_a_seat_already_shows_is_numbered_unless_an_account_sits() -> None:
+    table = Table("table-1")
+    appended(
+        table,
+        decide_new_table(new_match(Rules(), seed=bytes(32)), name="t", private=False, join_code=""),
+    )
+
+    def seated(seat: int, name: str, account_id: str = "") -> str:
+        decided = decide_join(table, seat, name, True, "", TOKENS[seat], account_id=account_id)
+        appended(table, decided)
+        return decided.drafts[0].event.name  # type: ignore[union-attr]
+
+    # The house's bots all ask for number 1 and get the smallest number no seat shows.
+    assert seated(0, "House Heuristic 1") == "House Heuristic 1"
+    assert seated(1, "House Heuristic 1") == "House Heuristic 2"
+    assert seated(2, "House Heuristic 2") == "House Heuristic 3"
+    # An account's seat shows the account's name, even twice (its two seats of one side).
+    assert seated(3, "House Heuristic 1", account_id="acc-1") == "House Heuristic 1"
+    other = new_table(seated=1)  # "p0" at north
+    assert decide_join(other, None, "p0", False, "", TOKENS[1]).drafts[0].event.name == "p0 2"  # type: ignore[union-attr]
+    long = "x" * MAX_PLAYER_NAME
+    appended(other, decide_join(other, None, long, False, "", TOKENS[1]))
+    numbered = decide_join(other, None, long, False, "", TOKENS[2]).drafts[0].event.name  # type: ignore[union-attr]
+    assert numbered == "x" * (MAX_PLAYER_NAME - 2) + " 2"
 
 
 def test_the_last_seat_starts_the_match_and_then_no_one_joins_or_leaves() -> None:

@@ -191,6 +191,13 @@ class _SeatPlayer:
         self.last_prompt: Prompt | None = None
         self.connected = False
 
+    @property
+    def match_delivered(self) -> bool:
+        """Whether the match's end and then its last event, the seed revealed, were folded:
+        the server owes this seat nothing more but the stream's end."""
+        tracker = self.tracker
+        return self.end is not None and tracker is not None and tracker.state.seed is not None
+
     async def run_connection(self) -> bool:
         """Play on one stream; True once the match is over (the server ends the stream after
         its last event), False if the server closed it before."""
@@ -332,7 +339,9 @@ async def play_match(
     ``seat_token``, the seat ``account_seat`` the client's account holds at ``table_id``.
 
     Dropped connections (UNAVAILABLE, a reset stream, a restarting server) are retried with
-    exponential back-off; any other refusal raises its :class:`~spades.client.SpadesError`.
+    exponential back-off; any other refusal raises its :class:`~spades.client.SpadesError`. A
+    stream reset after the match's last event ends the match as its OK would (a proxy may reset
+    a stream the server ended first).
     """
     retries = _Retries(backoff or Backoff())
     if not seat_token and (account_seat is None or not table_id):
@@ -349,6 +358,11 @@ async def play_match(
         except SpadesError as error:
             if not is_transient(error):
                 raise
+            if player.match_delivered:
+                # The match's last event came, so only the stream's OK was owed, and it was lost
+                # on the way: a proxy that sees the server end a call before the client did
+                # (haproxy before 3.2, issue 1219) resets it, and the client reads CANCELLED.
+                return player.outcome(reconnects)
             problem = str(error)
         if player.connected:  # the stream had opened: this is a new run of failures
             retries.reset()

@@ -391,7 +391,9 @@ class JoinTableRequest(_message.Message):
     seat: _cards_pb2.Seat.ValueType
     """The seat wanted; unspecified takes any free seat."""
     player_name: _builtins.str
-    """The name shown at the table: printable, not empty once trimmed, at most 32 characters."""
+    """The name shown at the table: printable, not empty once trimmed, at most 32 characters. If
+    another seat shows it already, the seat shows it numbered ("Alice 2").
+    """
     bot: _builtins.bool
     """True when the player is a bot."""
     join_code: _builtins.str

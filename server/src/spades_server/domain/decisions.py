@@ -12,6 +12,7 @@ refuse the rest.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from spades.engine import (
@@ -31,6 +32,7 @@ from spades.engine import events as ev
 from spades.engine.events import SubstitutionReason
 from spades.reasons import Reason
 from spades_server.domain import errors, seats, tokens
+from spades_server.domain.checks import MAX_PLAYER_NAME
 from spades_server.domain.table_events import Listing, Secrets
 from spades_server.domain.tables import Decided, Table
 
@@ -39,6 +41,10 @@ SUBSTITUTED = (
     "a house bot plays this seat since you were away; open a new Play stream with your seat "
     "token to take it back"
 )
+
+
+#: A name's trailing number ("House Heuristic 2"), which a numbered name replaces.
+_NUMBERED = re.compile(r" [0-9]+$")
 
 
 class AlreadyAnswered(Exception):
@@ -137,12 +143,36 @@ def decide_join(
             "at a rated table an account plays for one side only, and you hold a seat of the "
             "other side",
         )
+    # An account's seats show the account's own name; anyone else's name is made unique here,
+    # on the table the log says, so replicas seating players at once cannot both give it.
+    shown = name if account_id else unique_name(table, name)
     # A taken seat is the engine's refusal (IllegalAction: SEAT_TAKEN).
     return Decided.of(
-        apply_seat(state, seat_wanted, name, bot=bot),
+        apply_seat(state, seat_wanted, shown, bot=bot),
         secrets=Secrets(seat_token_sha256=tokens.digest(token), request_id_sha256=request_digest),
         account_id=account_id,
     )
+
+
+def unique_name(table: Table, name: str) -> str:
+    """``name``, or when a seat of the table already shows it, ``name`` numbered: its stem (the
+    name without a trailing number) and the smallest number from 2 no seat shows. So the house
+    bots, which all ask for "House Heuristic 1", sit as "House Heuristic 1", "House Heuristic 2",
+    ..., and a second "Alice" sits as "Alice 2". Names that tell the seats apart must not
+    depend on which replica seated whom."""
+    shown = {player[0] for player in table.state.players if player is not None}
+    if name not in shown:
+        return name
+    stem = _NUMBERED.sub("", name)
+    number = 2
+    while (numbered := _numbered(stem, number)) in shown:
+        number += 1
+    return numbered
+
+
+def _numbered(stem: str, number: int) -> str:
+    suffix = f" {number}"
+    return stem[: MAX_PLAYER_NAME - len(suffix)] + suffix
 
 
 def _opposing_seats(table: Table, account_id: str) -> set[int]:

@@ -62,8 +62,8 @@ AccountSeating = Callable[[str, int | None, Account], Awaitable[tuple[int, str]]
 
 
 class TableDirectory(Protocol):
-    """Where the pool looks tables up (the lobby's projection is one): names taken at a table,
-    whether its match is over, and the quick-match tables waiting for players."""
+    """Where the pool looks tables up (the lobby's projection is one): the names a table gave
+    its seats, whether its match is over, and the quick-match tables waiting for players."""
 
     def summary(self, table_id: str) -> lobby_pb2.Table | None: ...
 
@@ -222,7 +222,7 @@ class HousePool:
             raise errors.refuse(Reason.HOUSE_BOTS_OFF, self._why_off)
         if not table_id:
             raise errors.refuse(Reason.MISSING_FIELD, "table_id is required", field="table_id")
-        async with self._seating:  # one at a time, so two bots never pick the same name
+        async with self._seating:  # one at a time, so the pool never runs past its capacity
             if request_id:
                 for running in self.bots.values():
                     if running.table_id == table_id and running.request_id == request_id:
@@ -232,7 +232,9 @@ class HousePool:
                     f"this server already runs {self.capacity} house bots; try again later",
                     reason_code=Reason.HOUSE_BOTS_BUSY,
                 )
-            name = self._name_for(table_id, kind)
+            # Every bot asks for number 1; the table's join (domain.decisions.unique_name) gives
+            # the smallest number no seat shows, against the log, whichever replica seats it.
+            name = f"House {kind.title()} 1"
             client = SpadesClient(self._address)
             try:
                 ticket = await client.join_table(
@@ -256,9 +258,11 @@ class HousePool:
             except BaseException:
                 await client.close()
                 raise
+            # The name the table gave (numbered, or a retry's seat's); the lobby answered the
+            # join once this replica's directory had folded it.
             summary = self._directory.summary(table_id)
             if summary is not None and summary.seats[ticket.seat].player_name:
-                name = summary.seats[ticket.seat].player_name  # a retry's seat keeps its name
+                name = summary.seats[ticket.seat].player_name
             bot = HouseBot(table_id, ticket.seat, name, kind, ticket.token, client)
             bot.request_id = request_id
             self.bots[(table_id, ticket.seat)] = bot
@@ -346,16 +350,6 @@ class HousePool:
                 await bot.task
         bot.finished = True
         await bot.client.close()
-
-    def _name_for(self, table_id: str, kind: str) -> str:
-        """ "House Heuristic N" with the smallest N not yet at the table."""
-        summary = self._directory.summary(table_id)
-        taken = {seat.player_name for seat in summary.seats} if summary is not None else set()
-        prefix = f"House {kind.title()}"
-        number = 1
-        while f"{prefix} {number}" in taken:
-            number += 1
-        return f"{prefix} {number}"
 
     # ------------------------------------------------------------------ supervision
 

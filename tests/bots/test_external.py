@@ -19,6 +19,7 @@ from spades.client import SpadesClient
 from spades.commands.bot import make_bot
 from spades.engine import Rules, legal_actions, seated_match
 from spades.engine import events as ev
+from spades.v1 import cards_pb2
 from spades_bots.arena import ArenaConfig, run_arena
 from spades_bots.heuristic import HeuristicBot
 from spades_server.app.server import SpadesServer
@@ -108,10 +109,16 @@ async def test_the_javascript_example_plays_a_whole_match_on_a_real_server(
         ]
         outcomes = await play_all(client, bots, tokens, table_id)
         final = await audit(client, table_id, outcomes)
+        record = await client.get_record(table_id)
         for bot in bots:
             if isinstance(bot, ExternalBot):
                 await bot.close()
     assert final.is_over and len(final.hand_results) >= 2
+    # The example explains each of its bids in a sealed note, revealed in the record.
+    noted = {(note.seat, note.text.split(":")[0]) for note in record.notes}
+    assert {seat for seat, _ in noted} == {cards_pb2.SEAT_NORTH, cards_pb2.SEAT_SOUTH}
+    assert all(said.endswith("strong cards") for _, said in noted)
+    assert len(record.notes) == 2 * len(final.hand_results)
     # the hand limit ends a match only on a clear leader: past it, every hand began from a tie
     for earlier in final.hand_results[1:-1]:
         assert len({side.total_score for side in earlier.sides}) == 1

@@ -546,7 +546,7 @@ class Noting(Bot):
 
 @pytest.mark.asyncio
 async def test_the_record_viewer_shows_each_sealed_note_beside_its_bid_or_card(
-    server: SpadesServer, browser: Browser
+    server: SpadesServer, browser: Browser, tmp_path: Path
 ) -> None:
     async with SpadesClient(f"127.0.0.1:{server.port}") as client:
         created = await client.create_table("Noted", Rules(max_hands=1))
@@ -568,7 +568,11 @@ async def test_the_record_viewer_shows_each_sealed_note_beside_its_bid_or_card(
     failures: list[str] = []
     page.on("pageerror", lambda error: failures.append(str(error)))
     await page.goto(f"{server.web_url}#/record/{table_id}")
-    await page.locator(".verification").wait_for()
+    verification = page.locator(".verification")
+    await verification.wait_for()
+    assert (await verification.get_attribute("class") or "").endswith("ok")
+    revealed = f"Every action's commitment matches its sealed note ({len(record.notes)} revealed)"
+    assert revealed in await verification.inner_text()
     bid_notes = page.locator(".record-hand > .sealed-notes .sealed-note")
     assert await bid_notes.count() == 4
     first = await bid_notes.first.inner_text()
@@ -580,6 +584,18 @@ async def test_the_record_viewer_shows_each_sealed_note_beside_its_bid_or_card(
     assert await card_notes.count() == len(played)
     assert "because" in await card_notes.first.inner_text()
     await shoot(page, "record-viewer-notes")
+
+    # A record file whose note was changed after the match is caught in the browser.
+    tampered = play_pb2.GetRecordResponse(record=record).record
+    tampered.notes[0].text = "I meant to bid one more"
+    path = tmp_path / "tampered-note.json"
+    path.write_text(json_format.MessageToJson(tampered))
+    await page.goto(server.web_url)
+    await page.set_input_files("input[name=record-file]", str(path))
+    await verification.wait_for()
+    assert (await verification.get_attribute("class") or "").endswith("failed")
+    changed = f"Event {tampered.notes[0].sequence}: the commitment to its sealed note does NOT"
+    assert changed in await verification.inner_text()
     assert not failures
 
 

@@ -109,7 +109,7 @@ async function show(view: HTMLElement, record: GameRecord): Promise<void> {
       view,
       h("h1", {}, `Record of table ${record.tableId}`),
       h("div", { class: `verification ${verification.ok ? "ok" : "failed"}`, role: "status" },
-        h("strong", {}, verification.ok ? "Deals verified" : "Deals not verified"),
+        h("strong", {}, verification.ok ? "Record verified" : "Record not verified"),
         ...verification.lines.map((line) => h("div", {}, line)),
       ),
       h("div", { class: "hand-picker" },

@@ -5,7 +5,8 @@ python external_child.py MODE [MARKER]
 MODE says what it does at its first decision: ``good`` (answers every decision with the last
 legal action), ``crash`` (exits with code 3), ``hang`` (never answers), ``garbage`` (writes a
 line that is not JSON), ``illegal`` (picks an action that is not on offer), ``exit-after-5``
-(answers five decisions, then exits). With MARKER, only the first child that finds no file at
+(answers five decisions, then exits), ``noted`` (as ``good``, with a note on each answer),
+``bad-note`` (a note that is not a string). With MARKER, only the first child that finds no file at
 that path misbehaves (it creates the file): the restarted child is ``good``, so a test can see
 the restart.
 """
@@ -53,7 +54,12 @@ def main() -> None:
         if mode == "exit-after-5" and answered == 5:
             sys.exit(0)
         answered += 1
-        say({"id": message["id"], "choice": len(message["legal"]) - 1})
+        answer: dict[str, object] = {"id": message["id"], "choice": len(message["legal"]) - 1}
+        if mode == "noted":
+            answer["note"] = f"child note {message['id']}"
+        elif mode == "bad-note":
+            answer["note"] = 42
+        say(answer)
 
 
 if __name__ == "__main__":

@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
-from spades.bot import Bot, BotView, decide, load_bot_class, play_local_match
+from spades.bot import Bot, BotView, Decision, decide, load_bot_class, play_local_match
 from spades.bot import external_protocol as wire
 from spades.bot.external import ExternalBot
 from spades.client import SpadesClient
 from spades.commands.bot import make_bot
-from spades.engine import Rules, seated_match
+from spades.engine import Rules, legal_actions, seated_match
 from spades.engine import events as ev
+from spades.v1 import cards_pb2
 from spades_bots.arena import ArenaConfig, run_arena
 from spades_bots.heuristic import HeuristicBot
 from spades_server.app.server import SpadesServer
@@ -43,7 +44,7 @@ class Recording(Bot):
         self.decisions: list[tuple[BotView, object]] = []
 
     async def _record(self, view: BotView) -> object:
-        action, _ = await decide(self.inner, view)
+        action = (await decide(self.inner, view)).action
         self.decisions.append((view, action))
         return action
 
@@ -108,10 +109,16 @@ async def test_the_javascript_example_plays_a_whole_match_on_a_real_server(
         ]
         outcomes = await play_all(client, bots, tokens, table_id)
         final = await audit(client, table_id, outcomes)
+        record = await client.get_record(table_id)
         for bot in bots:
             if isinstance(bot, ExternalBot):
                 await bot.close()
     assert final.is_over and len(final.hand_results) >= 2
+    # The example explains each of its bids in a sealed note, revealed in the record.
+    noted = {(note.seat, note.text.split(":")[0]) for note in record.notes}
+    assert {seat for seat, _ in noted} == {cards_pb2.SEAT_NORTH, cards_pb2.SEAT_SOUTH}
+    assert all(said.endswith("strong cards") for _, said in noted)
+    assert len(record.notes) == 2 * len(final.hand_results)
     # the hand limit ends a match only on a clear leader: past it, every hand began from a tie
     for earlier in final.hand_results[1:-1]:
         assert len({side.total_score for side in earlier.sides}) == 1
@@ -203,11 +210,37 @@ def test_the_protocol_document_shows_the_messages_the_sdk_sends() -> None:
     documented = next(example for example in examples if example.get("type") == "decide")
     assert documented.keys() == sent.keys()
     assert set(wire.rules_json(Rules())) >= set(documented["rules"]) - {"..."}
-    answer = next(example for example in examples if "choice" in example)
-    assert wire.read_answer(wire.encode(answer), 7, view.legal_actions) == view.legal_actions[1]
+    answer, noted = (example for example in examples if "choice" in example)
+    assert wire.read_answer(wire.encode(answer), 7, view.legal_actions) == wire.Answer(
+        view.legal_actions[1]
+    )
+    assert wire.read_answer(wire.encode(noted), 7, view.legal_actions) == wire.Answer(
+        view.legal_actions[1], noted["note"]
+    )
     goodbye = next(example for example in examples if example.get("type") == "end")
     sent_end = wire.end(ev.MatchEnded(ev.EndReason.TARGET_SCORE, (1, 3), (310, 502)))
     assert goodbye == sent_end
+
+
+@pytest.mark.asyncio
+async def test_a_child_may_attach_a_sealed_note_and_a_bad_one_costs_the_turn(
+    tmp_path: Path,
+) -> None:
+    state, _ = seated_match(Rules(), seed=bytes(32))
+    seat = state.seat_to_act()
+    view = BotView(state, seat, legal_actions(state, seat))
+    noted = ExternalBot(child_command("noted"), answer_seconds=10.0)
+    try:
+        assert await decide(noted, view) == Decision(view.legal_actions[-1], False, "child note 1")
+    finally:
+        await noted.close()
+    bad = ExternalBot(child_command("bad-note"), answer_seconds=10.0)
+    try:
+        # A note that is not a string: the child failed; the default action, and no note.
+        assert await decide(bad, view) == Decision(view.legal_actions[0], False, "")
+        assert bad.failures == 1
+    finally:
+        await bad.close()
 
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")

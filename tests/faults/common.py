@@ -114,10 +114,12 @@ class RecordingConnection(SeatConnection):
         self.journal = journal
         self.opened_at = time.monotonic()
 
-    async def send(self, action: Action, sequence: int, action_id: str | None = None) -> str:
+    async def send(
+        self, action: Action, sequence: int, action_id: str | None = None, *, note: str = ""
+    ) -> str:
         action_id = action_id or new_action_id()
         self.journal.sent_at.setdefault(action_id, time.monotonic())
-        return await super().send(action, sequence, action_id)
+        return await super().send(action, sequence, action_id, note=note)
 
     async def receive(self) -> PlayMessage | None:
         message = await super().receive()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from spades.bot import Bot, BotView, decide
+from spades.bot import Bot, BotView, Decision, decide
 from spades.engine import (
     BID,
     Card,
@@ -40,7 +40,7 @@ def test_a_raising_bid_is_replaced_by_a_bid_of_one_not_nil() -> None:
     state, _ = seated_match(Rules(), seed=bytes(32))
     view = on_turn(state)
     assert view.legal_actions[0] == BID[0]  # (what used to be played)
-    assert asyncio.run(decide(Broken(), view)) == (BID[1], True)
+    assert asyncio.run(decide(Broken(), view)) == Decision(BID[1], True)
 
 
 def test_an_illegal_card_is_replaced_by_the_clocks_card() -> None:
@@ -49,6 +49,7 @@ def test_an_illegal_card_is_replaced_by_the_clocks_card() -> None:
         seat = state.seat_to_act()
         state, _ = apply(state, seat, BID[3])
     view = on_turn(state)
-    action, replaced = asyncio.run(decide(Broken(), view))
+    action, replaced, note = asyncio.run(decide(Broken(), view))
+    assert note == ""
     assert replaced and action == automatic_action(state)
     assert isinstance(action, PlayCard)

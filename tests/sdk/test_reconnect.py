@@ -77,9 +77,14 @@ async def test_an_action_in_flight_when_the_connection_drops_is_resent_once(
     drops = {"left": 3}
 
     async def send_then_drop(
-        self: SeatConnection, action: Action, sequence: int, action_id: str | None = None
+        self: SeatConnection,
+        action: Action,
+        sequence: int,
+        action_id: str | None = None,
+        *,
+        note: str = "",
     ) -> str:
-        sent = await original_send(self, action, sequence, action_id)
+        sent = await original_send(self, action, sequence, action_id, note=note)
         if isinstance(action, PlayCard) and drops["left"] > 0:
             drops["left"] -= 1
             if drops["left"] % 2 == 0:

@@ -149,8 +149,17 @@ def test_kind_of_reads_every_kind_off_the_bytes_as_a_full_parse_would() -> None:
         events += acted
     kinds = set()
     for version, event in enumerate(events, 1):
-        for action_id in ("", "an-action"):
-            stored = StoredEvent("t1", version, version, 0.0, encode(Draft(event, action_id)))
+        # An action's first event carries the commitment to its note (Event.note_sha256 = 4,
+        # before the kind), and its note in the envelope.
+        for action_id, note in (("", b""), ("an-action", b""), ("an-action", b"why \xe2\x99\xa0")):
+            draft = Draft(
+                event,
+                action_id,
+                Secrets(note=note) if note else table_events.NO_SECRETS,
+                note_sha256=bytes(range(32)) if action_id else b"",
+            )
+            stored = StoredEvent("t1", version, version, 0.0, encode(draft))
+            assert decode(stored).secrets.note == note
             parsed = log_pb2.LogEntry.FromString(stored.data[len(ENVELOPE_MARKER) :])
             kind = parsed.event.WhichOneof("kind")
             assert journal.kind_of(stored) == kind

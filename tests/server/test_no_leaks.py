@@ -9,6 +9,11 @@ cards once it may look at them, the cards passed to and from it, and every card 
 hand. No message may show any other card; the spectator may see played cards only. Secrets
 (the seed before the end, preset deals, the join code's and seat tokens' digests) never
 appear at all.
+
+Every seat attaches a sealed note to most of its actions (each with :data:`NOTE_MARKER`): no
+byte of a note, nor the key of their salts, reaches any stream (the partner's included),
+snapshot, view or record before the end; the final record reveals every note, and each action's
+event commits to its note (or to the empty one) as :mod:`spades.notes` says.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,11 +29,19 @@ from typing import Any
 import pytest
 from google.protobuf.message import Message
 
-from spades import protocol, records
+from spades import notes, protocol, records
 from spades.engine import CARDS, Card, MatchState, Phase, Rules
 from spades.engine import events as ev
 from spades.engine.rules import Direction
-from spades.v1 import actions_pb2, cards_pb2, events_pb2, lobby_pb2, play_pb2, view_pb2
+from spades.v1 import (
+    actions_pb2,
+    cards_pb2,
+    events_pb2,
+    lobby_pb2,
+    play_pb2,
+    record_pb2,
+    view_pb2,
+)
 from spades_server.app.server import SpadesServer
 from tests.server.harness import (
     TOKEN_KEY,
@@ -44,6 +58,10 @@ from tests.server.harness import (
 
 #: How often (in sequence numbers) extra snapshots are taken for each viewer.
 SNAPSHOT_STRIDE = 8
+#: In every sealed note the seats attach: found in no message but the final record.
+NOTE_MARKER = "sealed-note-7f3a"
+#: Every this-many-th action of a seat goes without a note (its event commits to the empty one).
+NOTELESS_EVERY = 3
 
 Choose = Callable[[int, play_pb2.TurnPrompt, random.Random], actions_pb2.Action]
 CONCEDE = actions_pb2.Action(concession=actions_pb2.Concession())
@@ -185,6 +203,16 @@ class Secrets:
     seed: bytes
     join_code_digest: bytes
     token_digests: list[bytes]
+    #: The key of the sealed notes' salts.
+    note_key: bytes = b""
+
+    def never_shown(self) -> list[bytes]:
+        """What no stream message, view or unfinished record may hold at all."""
+        return [
+            digest
+            for digest in (self.join_code_digest, *self.token_digests, self.note_key)
+            if digest
+        ] + [NOTE_MARKER.encode()]
 
 
 @dataclass
@@ -199,9 +227,8 @@ class Audit:
     def check(self, viewer: int | None, message: Message, where: str) -> None:
         self.checked += 1
         data = message.SerializeToString()
-        for digest in (self.secrets.join_code_digest, *self.secrets.token_digests):
-            if digest:
-                assert digest not in data, f"{where}: a secret digest leaked: {message}"
+        for secret in self.secrets.never_shown():
+            assert secret not in data, f"{where}: a secret or a sealed note leaked: {message}"
         sequence = sequence_of(message)
         shown = cards_in(message)
         if sequence is None:
@@ -228,9 +255,8 @@ class Audit:
         each part checked as the message it stands for."""
         batch = message.batch  # type: ignore[attr-defined]
         data = message.SerializeToString()
-        for digest in (self.secrets.join_code_digest, *self.secrets.token_digests):
-            if digest:
-                assert digest not in data, f"{where}: a secret digest leaked: {message}"
+        for secret in self.secrets.never_shown():
+            assert secret not in data, f"{where}: a secret or a sealed note leaked: {message}"
         sequences = [event.sequence for event in batch.events]
         assert sequences == sorted(sequences), f"{where}: events out of order"
         if batch.events and batch.events[-1].sequence < self.knowledge.ended_at:
@@ -263,6 +289,9 @@ class Audit:
             return
         assert not record.seed, f"{where}: the seed in an unfinished match's record"  # type: ignore[attr-defined]
         assert not record.preset_deals, where  # type: ignore[attr-defined]
+        assert not record.notes and not record.note_key, f"{where}: notes before the end"  # type: ignore[attr-defined]
+        for secret in self.secrets.never_shown():
+            assert secret not in data, f"{where}: a secret or a sealed note in a public record"
         assert self.secrets.seed not in data, f"{where}: the seed in a public record"
         for event in events:
             self.check(None, event_message(event), f"{where} event {event.sequence}")
@@ -285,6 +314,28 @@ async def view_now(client: Client, table_id: str, token: str | None) -> play_pb2
     return play_pb2.PlayResponse(snapshot=response.snapshot)
 
 
+async def act_with_note(
+    stream: SeatStream, action: actions_pb2.Action, sequence: int, note: str
+) -> play_pb2.ActionResult:
+    """Send ``action`` with the sealed ``note`` (empty: none) and wait for its result."""
+    action_id = uuid.uuid4().hex
+    await stream.call.write(
+        play_pb2.PlayRequest(
+            action=play_pb2.ActionRequest(
+                action_id=action_id, sequence=sequence, action=action, note=note.encode()
+            )
+        )
+    )
+    return await stream.act_result(action_id)
+
+
+def sealed_note(seat: int, turn: int) -> str:
+    """The note a seat attaches to its ``turn``-th action ("" for none, now and then)."""
+    if turn % NOTELESS_EVERY == NOTELESS_EVERY - 1:
+        return ""
+    return f"{NOTE_MARKER} seat {seat} action {turn}: because ♠"
+
+
 async def play_seat(
     stream: SeatStream,
     seat: int,
@@ -292,10 +343,14 @@ async def play_seat(
     rng: random.Random,
     concede_after_plays: int | None,
     on_demand: tuple[Client, str, str, Views] | None = None,
+    notes_sent: dict[int, str] | None = None,
 ) -> None:
     """Answer every prompt until the match ends (East may concede), asking for the seat's view
-    on demand (``on_demand``: client, table, token, where to keep them) at every prompt."""
+    on demand (``on_demand``: client, table, token, where to keep them) at every prompt, with a
+    sealed note on most actions (kept in ``notes_sent`` by the sequence of the action's first
+    event)."""
     plays = 0
+    turn = 0
     while True:
         message = await stream.next()
         kind = message.WhichOneof("kind")
@@ -315,8 +370,12 @@ async def play_seat(
             action = CONCEDE
         else:
             action = choose(seat, prompt, rng)
-        result = await stream.act(action, prompt.sequence)
+        note = sealed_note(seat, turn)
+        turn += 1
+        result = await act_with_note(stream, action, prompt.sequence, note)
         assert result.accepted, result
+        if notes_sent is not None:
+            notes_sent[result.sequence] = note
 
 
 async def spectate(
@@ -420,6 +479,7 @@ async def test_no_viewer_ever_sees_what_it_may_not(
         stream = client.seat_stream(joined.seat_token, batched=seat in batched_seats)
         await stream.start()  # before the others sit down: it sees them join and the deal
         streams.append(stream)
+    notes_sent: dict[int, str] = {}
     players = [
         play_seat(
             stream,
@@ -428,6 +488,7 @@ async def test_no_viewer_ever_sees_what_it_may_not(
             rng,
             variation.concede_after_plays,
             (client, table_id, tokens[seat], views),
+            notes_sent,
         )
         for seat, stream in enumerate(streams)
     ]
@@ -447,7 +508,12 @@ async def test_no_viewer_ever_sees_what_it_may_not(
         token_digests=[
             entry.secrets.seat_token_sha256 for entry in entries if entry.secrets.seat_token_sha256
         ],
+        # Drawn at CreateTable; a table made straight through the store (create_admin_table)
+        # has none in its log, and derives one from its seed (Table.note_key).
+        note_key=(await server.store.load(table_id)).note_key,
     )
+    assert bool(entries[0].secrets.note_key) != bool(variation.preset_deals)
+    assert len(secrets.note_key) == notes.NOTE_KEY_BYTES
     assert len(secrets.seed) >= 16 and len(secrets.token_digests) == rules.players
     assert bool(secrets.join_code_digest) == variation.private
     assert secrets.token_digests == [hashlib.sha256(token.encode()).digest() for token in tokens]
@@ -501,6 +567,7 @@ async def test_no_viewer_ever_sees_what_it_may_not(
     assert records.events_of(final) == engine_events  # the seed and deals from the record
     if not variation.preset_deals:
         records.verify(final)
+    check_revealed_notes(final, notes_sent, secrets.note_key)
 
     # The check covered what it claims to.
     assert audit.checked > 200
@@ -513,6 +580,27 @@ async def test_no_viewer_ever_sees_what_it_may_not(
         ]
     for stream in streams:
         await stream.close()
+
+
+def check_revealed_notes(
+    final: record_pb2.GameRecord, notes_sent: dict[int, str], note_key: bytes
+) -> None:
+    """The finished match's record reveals every note sent (by the sequence of its action's
+    first event) and the key, and every action's event commits to its note or the empty one."""
+    assert notes_sent and any(notes_sent.values()) and not all(notes_sent.values())
+    assert final.note_key == note_key
+    revealed = {note.sequence: note.text for note in final.notes}
+    assert revealed == {sequence: text for sequence, text in notes_sent.items() if text}
+    committed = {event.sequence: event.note_sha256 for event in final.events if event.note_sha256}
+    assert set(committed) == set(notes_sent), "each action's first event, and only those"
+    for sequence, digest in committed.items():
+        sent = notes_sent[sequence].encode()
+        assert digest == notes.note_digest(note_key, sequence, sent), sequence
+        assert digest == hashlib.sha256(notes.note_salt(note_key, sequence) + sent).digest()
+    for note in final.notes:
+        acted = final.events[note.sequence - 1]
+        assert acted.sequence == note.sequence and acted.note_sha256
+        assert f"seat {protocol.seat_from_proto(note.seat)} " in note.text
 
 
 @pytest.mark.asyncio

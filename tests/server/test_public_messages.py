@@ -36,6 +36,9 @@ ALLOWED = {
     "spades.v1.GameRecord.preset_deals": "only in the record of a finished match (revealed)",
     "spades.v1.MatchView.seed_commitment": "as TableCreated's",
     "spades.v1.MatchView.seed": "only once the match has ended (revealed)",
+    # Sealed notes (docs/records.md): a salted commitment public at once, the key at the end.
+    "spades.v1.Event.note_sha256": "a salted commitment to the action's note, never the note",
+    "spades.v1.GameRecord.note_key": "only in the record of a finished match (revealed)",
     # A caller's own secret, in its own request or answer: never in a message for others.
     "spades.v1.JoinTableRequest.join_code": "the joiner sends the code it was given",
     "spades.v1.AddHouseBotRequest.join_code": "the caller sends the code it was given",

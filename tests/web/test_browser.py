@@ -21,7 +21,7 @@ from google.protobuf.message import Message
 from playwright.async_api import Browser, Page, async_playwright
 
 from spades import protocol
-from spades.bot import BotView, play_match
+from spades.bot import Bot, BotView, Noted, play_match
 from spades.client import SpadesClient
 from spades.engine import Card, Clock, Rules
 from spades.engine.rules import Direction
@@ -526,6 +526,77 @@ async def test_the_record_viewer_steps_through_a_match_and_verifies_its_deals(
     await verification.wait_for()
     assert (await verification.get_attribute("class") or "").endswith("failed")
     assert "Hand 1: the cards dealt are NOT the seed's deal" in await verification.inner_text()
+
+
+class Noting(Bot):
+    """Random play, each bid and every other card explained in a sealed note (with markup that
+    must show as text)."""
+
+    def __init__(self, seed: int) -> None:
+        self.random = RandomBot(seed)
+
+    def bid(self, view: BotView) -> Noted[int]:
+        tricks = self.random.bid(view)
+        return Noted(tricks, f"<b>bid</b> {tricks} from seat {view.seat}")
+
+    def play(self, view: BotView) -> Card | Noted[Card]:
+        card = self.random.play(view)
+        return Noted(card, f"{card} because") if len(view.hand) % 2 else card
+
+
+@pytest.mark.asyncio
+async def test_the_record_viewer_shows_each_sealed_note_beside_its_bid_or_card(
+    server: SpadesServer, browser: Browser, tmp_path: Path
+) -> None:
+    async with SpadesClient(f"127.0.0.1:{server.port}") as client:
+        created = await client.create_table("Noted", Rules(max_hands=1))
+        table_id = created.table.table_id
+        tickets = [await client.join_table(table_id, f"noting {seat}") for seat in range(4)]
+        await asyncio.wait_for(
+            asyncio.gather(
+                *(
+                    play_match(client, Noting(seed), ticket.token, table_id=table_id)
+                    for seed, ticket in enumerate(tickets)
+                )
+            ),
+            60,
+        )
+        record = await client.get_record(table_id)
+    played = {n.sequence for n in record.notes if " because" in n.text}
+    assert len(record.notes) == 4 + len(played) and 0 < len(played) < 52
+    page = await browser.new_page(viewport={"width": 1100, "height": 1000})
+    failures: list[str] = []
+    page.on("pageerror", lambda error: failures.append(str(error)))
+    await page.goto(f"{server.web_url}#/record/{table_id}")
+    verification = page.locator(".verification")
+    await verification.wait_for()
+    assert (await verification.get_attribute("class") or "").endswith("ok")
+    revealed = f"Every action's commitment matches its sealed note ({len(record.notes)} revealed)"
+    assert revealed in await verification.inner_text()
+    bid_notes = page.locator(".record-hand > .sealed-notes .sealed-note")
+    assert await bid_notes.count() == 4
+    first = await bid_notes.first.inner_text()
+    assert re.fullmatch(r"\w+ \(bid [^)]+\): <b>bid</b> \d+ from seat \d", first), first
+    assert await page.locator(".sealed-note b").count() == 0, "a note's markup was rendered"
+    for _ in range(13):
+        await page.click("button[name=next-trick]")
+    card_notes = page.locator(".record-trick .sealed-note")
+    assert await card_notes.count() == len(played)
+    assert "because" in await card_notes.first.inner_text()
+    await shoot(page, "record-viewer-notes")
+
+    # A record file whose note was changed after the match is caught in the browser.
+    tampered = play_pb2.GetRecordResponse(record=record).record
+    tampered.notes[0].text = "I meant to bid one more"
+    path = tmp_path / "tampered-note.json"
+    path.write_text(json_format.MessageToJson(tampered))
+    await page.goto(server.web_url)
+    await page.set_input_files("input[name=record-file]", str(path))
+    await verification.wait_for()
+    assert (await verification.get_attribute("class") or "").endswith("failed")
+    changed = f"Event {tampered.notes[0].sequence}: the commitment to its sealed note does NOT"
+    assert changed in await verification.inner_text()
+    assert not failures
 
 
 @pytest.mark.asyncio

@@ -64,6 +64,11 @@ class Reason(StrEnum):
         _INVALID,
         "a string, id or bytes field is over its documented maximum length",
     )
+    INVALID_NOTE = (
+        "INVALID_NOTE",
+        _INVALID,
+        "an action's sealed note is not UTF-8 text",
+    )
     INVALID_NAME = (
         "INVALID_NAME",
         _INVALID,

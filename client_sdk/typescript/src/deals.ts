@@ -1,5 +1,6 @@
 // spades-shuffle-v1 (docs/deals.md), so that a browser can check a finished match's deals
-// itself: the seed against its commitment, then every shuffled hand against what was dealt.
+// itself: the seed against its commitment, then every shuffled hand against what was dealt; and
+// every action's commitment to its sealed note against the note revealed (docs/records.md).
 // tests/web checks it in a browser on real matches (and a tampered record), against the engine.
 
 import { type Card, Rank, Seat, Suit } from "./gen/spades/v1/cards_pb.js";
@@ -129,5 +130,40 @@ export async function verifyRecord(record: GameRecord): Promise<Verification> {
   }
   const count = dealt.size - Math.min(preset, dealt.size);
   if (ok) lines.push(`Every one of the ${count} shuffled hands is the deal of the revealed seed.`);
-  return { ok, lines };
+  const notes = await verifyNotes(record);
+  return { ok: ok && notes.ok, lines: [...lines, ...notes.lines] };
+}
+
+/** The salt of the sealed note on the event with ``sequence`` (spades.notes.note_salt). */
+async function noteSalt(key: CryptoKey, sequence: bigint): Promise<Uint8Array> {
+  const message = new Uint8Array(8);
+  new DataView(message.buffer).setBigUint64(0, sequence);
+  return new Uint8Array(await crypto.subtle.sign("HMAC", key, message as BufferSource));
+}
+
+/** Every action's commitment (Event.noteSha256) against the note the record reveals for it, or
+ * the empty note (spades.notes.note_digest; spades.records.verify_notes in Python). */
+export async function verifyNotes(record: GameRecord): Promise<Verification> {
+  const revealed = new Map(record.notes.map((note) => [note.sequence, note.text]));
+  const committed = record.events.filter((event) => event.noteSha256.length > 0);
+  const stray = [...revealed.keys()].filter((sequence) => !committed.some((event) => event.sequence === sequence));
+  if (stray.length) return { ok: false, lines: [`A sealed note on event ${stray[0]}, which committed to none.`] };
+  if (!committed.length) return { ok: true, lines: [] };
+  if (record.noteKey.length === 0) {
+    return { ok: false, lines: ["The events commit to sealed notes, but the record has no key to check them by."] };
+  }
+  const key = await crypto.subtle.importKey("raw", record.noteKey as BufferSource, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const encoder = new TextEncoder();
+  for (const event of committed) {
+    const salt = await noteSalt(key, event.sequence);
+    const note = encoder.encode(revealed.get(event.sequence) ?? "");
+    const input = new Uint8Array(salt.length + note.length);
+    input.set(salt, 0);
+    input.set(note, salt.length);
+    if (hex(await sha256(input)) !== hex(event.noteSha256)) {
+      const said = revealed.has(event.sequence) ? "its revealed note" : "the empty note (none revealed)";
+      return { ok: false, lines: [`Event ${event.sequence}: the commitment to its sealed note does NOT match ${said}.`] };
+    }
+  }
+  return { ok: true, lines: [`Every action's commitment matches its sealed note (${revealed.size} revealed).`] };
 }

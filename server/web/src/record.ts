@@ -1,6 +1,7 @@
 // A finished match's record, step by step: each hand's deal (every seat's cards, once the match
-// is over), the bids, every trick in turn, the hand's score; and whether the deals are the
-// revealed seed's (checked here, in the browser, with spades-shuffle-v1).
+// is over), the bids, every trick in turn, the hand's score, the seats' sealed notes beside the
+// bid or card they explain (docs/records.md); and whether the deals are the revealed seed's
+// (checked here, in the browser, with spades-shuffle-v1).
 
 import {
   type Bid,
@@ -23,7 +24,7 @@ import { h, replace } from "./dom.js";
 import { describe } from "./errors.js";
 
 interface Trick {
-  plays: { seat: Seat; card: Card }[];
+  plays: { seat: Seat; card: Card; note: string | undefined }[];
   winner: Seat | undefined;
 }
 
@@ -31,16 +32,18 @@ interface Hand {
   number: number;
   dealer: Seat | undefined;
   dealt: Map<Seat, Card[]>;
-  bids: { seat: Seat; bid: Bid }[];
+  bids: { seat: Seat; bid: Bid; note: string | undefined }[];
   tricks: Trick[];
   scored: HandScored | undefined;
 }
 
-/** The record's hands, in order, from its events. */
+/** The record's hands, in order, from its events, each bid and card with its sealed note. */
 export function handsOf(record: GameRecord): Hand[] {
+  const notes = new Map(record.notes.map((note) => [note.sequence, note.text]));
   const hands: Hand[] = [];
   let hand: Hand | undefined;
   for (const event of record.events) {
+    const note = notes.get(event.sequence);
     const what = event.kind;
     if (what.case === "handStarted") {
       hand = { number: what.value.handNumber, dealer: what.value.dealer, dealt: new Map(), bids: [], tricks: [], scored: undefined };
@@ -50,12 +53,12 @@ export function handsOf(record: GameRecord): Hand[] {
     } else if (what.case === "cardsDealt" && what.value.cards.length) {
       hand.dealt.set(what.value.seat, [...what.value.cards]);
     } else if (what.case === "bidMade" && what.value.bid) {
-      hand.bids.push({ seat: what.value.seat, bid: what.value.bid });
+      hand.bids.push({ seat: what.value.seat, bid: what.value.bid, note });
     } else if (what.case === "cardPlayed" && what.value.card) {
       const last = hand.tricks[hand.tricks.length - 1];
       const trick = last && last.winner === undefined ? last : { plays: [], winner: undefined };
       if (trick !== last) hand.tricks.push(trick);
-      trick.plays.push({ seat: what.value.seat, card: what.value.card });
+      trick.plays.push({ seat: what.value.seat, card: what.value.card, note });
     } else if (what.case === "trickWon") {
       const last = hand.tricks[hand.tricks.length - 1];
       if (last) last.winner = what.value.winner;
@@ -106,7 +109,7 @@ async function show(view: HTMLElement, record: GameRecord): Promise<void> {
       view,
       h("h1", {}, `Record of table ${record.tableId}`),
       h("div", { class: `verification ${verification.ok ? "ok" : "failed"}`, role: "status" },
-        h("strong", {}, verification.ok ? "Deals verified" : "Deals not verified"),
+        h("strong", {}, verification.ok ? "Record verified" : "Record not verified"),
         ...verification.lines.map((line) => h("div", {}, line)),
       ),
       h("div", { class: "hand-picker" },
@@ -126,6 +129,15 @@ function cardSpan(card: Card): HTMLElement {
   return h("span", { class: `card${isRed(card) ? " red" : ""}`, "data-card": cardKey(card) }, cardLabel(card));
 }
 
+/** The sealed notes of some bids or cards, one a line: "North (4♣): why". */
+function notesList(noted: { seat: Seat; what: string; note: string | undefined }[]): HTMLElement | null {
+  const shown = noted.filter((each) => each.note);
+  if (!shown.length) return null;
+  return h("ul", { class: "sealed-notes" },
+    ...shown.map((each) => h("li", { class: "sealed-note", "data-seat": seatName(each.seat) },
+      h("strong", {}, `${seatName(each.seat)} (${each.what}): `), each.note ?? "")));
+}
+
 function handView(hand: Hand, names: Map<Seat, string>, shown: number, step: (count: number) => void): HTMLElement {
   const who = (seat: Seat | undefined): string => (seat ? `${seatName(seat)} (${names.get(seat) ?? "?"})` : "?");
   const previous = h("button", { type: "button", name: "previous-trick" }, "◀ previous trick");
@@ -139,11 +151,13 @@ function handView(hand: Hand, names: Map<Seat, string>, shown: number, step: (co
         h("strong", {}, who(seat)), " ", ...cards.map(cardSpan))),
     ),
     h("p", { class: "bids" }, "Bids: ", hand.bids.map((bid) => `${seatName(bid.seat)} ${bidLabel(bid.bid)}`).join(", ")),
+    notesList(hand.bids.map((bid) => ({ seat: bid.seat, what: `bid ${bidLabel(bid.bid)}`, note: bid.note }))),
     h("div", { class: "steps" }, previous, h("span", { class: "trick-count" }, ` ${shown} of ${hand.tricks.length} tricks `), next),
     h("ol", { class: "tricks" },
       ...hand.tricks.slice(0, shown).map((trick) => h("li", { class: "record-trick" },
         ...trick.plays.flatMap((play) => [`${seatName(play.seat)} `, cardSpan(play.card), " "]),
-        ` → ${trick.winner ? seatName(trick.winner) : "?"}`)),
+        ` → ${trick.winner ? seatName(trick.winner) : "?"}`,
+        notesList(trick.plays.map((play) => ({ seat: play.seat, what: cardLabel(play.card), note: play.note }))))),
     ),
     hand.scored && shown === hand.tricks.length
       ? h("p", { class: "hand-score" }, "Score: ", hand.scored.sides.map((side) =>

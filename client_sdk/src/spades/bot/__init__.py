@@ -12,7 +12,7 @@ Run it against a server with ``spades-bot --bot mymodule:Cautious --quick-match`
 process with :func:`run_local_match`.
 """
 
-from spades.bot.base import Bot, TurnOptions, decide, turn_options
+from spades.bot.base import Bot, Decision, Noted, TurnOptions, decide, turn_options
 from spades.bot.loading import BotNotInstalled, load_bot_class, named_bot_class
 from spades.bot.local import play_local_match, run_local_match
 from spades.bot.runner import Backoff, MatchOutcome, describe_end, describe_hand, play_match
@@ -23,7 +23,9 @@ __all__ = [
     "Bot",
     "BotNotInstalled",
     "BotView",
+    "Decision",
     "MatchOutcome",
+    "Noted",
     "SeatTracker",
     "TurnOptions",
     "decide",

@@ -6,6 +6,13 @@
 ...         return 1 if 1 in view.legal_bids else min(b for b in view.legal_bids if b)
 ...     def play(self, view: BotView) -> Card:
 ...         return view.legal_cards[0]
+
+Any decision may come with a sealed note, revealed in the table's record once the match is
+over and shown to no one before, the partner included (:mod:`spades.notes`):
+
+>>> class Explains(FirstCard):
+...     def bid(self, view: BotView) -> Noted[int]:
+...         return Noted(super().bid(view), "the lowest bid I may make")
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from spades.bot.view import BotView
 from spades.engine import (
@@ -39,9 +46,35 @@ from spades.engine import (
     pass_cards,
 )
 from spades.engine import events as ev
+from spades.notes import encode_note
 
 log = logging.getLogger("spades.bot")
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Noted(Generic[T]):
+    """A decision with a sealed note: return ``Noted(4, "two sure spades, the AK of hearts")``
+    from :meth:`Bot.bid` (or any decision) instead of ``4``.
+
+    The note (at most :data:`~spades.notes.MAX_NOTE_BYTES` bytes of UTF-8) goes with the action;
+    until the match is over only its salted SHA-256 is public, then the table's record reveals
+    it (``spades-record show`` prints it beside the bid or card). A note that cannot be sent
+    (too long) is dropped with a warning; the action stands.
+    """
+
+    answer: T
+    note: str
+
+
+class Decision(NamedTuple):
+    """The bot's answer to a prompt, as :func:`decide` makes it."""
+
+    action: Action
+    #: The bot's own answer was illegal (or it raised): this is the automatic action instead.
+    replaced: bool
+    #: The sealed note that goes with it ("" for none; a replaced answer has none).
+    note: str = ""
 
 
 class Bot:
@@ -60,15 +93,16 @@ class Bot:
     #: meanwhile instead of waiting the whole decision.
     thinks: bool = False
 
-    def bid(self, view: BotView) -> int:
-        """How many tricks to bid: one of ``view.legal_bids``; 0 is Nil."""
+    def bid(self, view: BotView) -> int | Noted[int]:
+        """How many tricks to bid: one of ``view.legal_bids``; 0 is Nil (a decision may come
+        with a sealed note: :class:`Noted`)."""
         raise NotImplementedError
 
-    def play(self, view: BotView) -> Card:
-        """The card to play: one of ``view.legal_cards``."""
+    def play(self, view: BotView) -> Card | Noted[Card]:
+        """The card to play: one of ``view.legal_cards`` (or :class:`Noted`)."""
         raise NotImplementedError
 
-    def choose_blind_nil(self, view: BotView) -> bool:
+    def choose_blind_nil(self, view: BotView) -> bool | Noted[bool]:
         """True to bid Blind Nil before looking at the cards; the default looks."""
         return False
 
@@ -115,22 +149,32 @@ async def _decision(bot: Bot, method: Callable[[BotView], T | Awaitable[T]], vie
     return await _resolve(method(view))
 
 
-async def ask(bot: Bot, view: BotView) -> Action:
-    """The bot's answer to the prompt in ``view`` as an engine action (not validated yet)."""
+async def _noted(bot: Bot, method: Callable[[BotView], Any], view: BotView) -> tuple[Any, str]:
+    """A decision's answer and its note ("" when it has none)."""
+    answer = await _decision(bot, method, view)
+    if isinstance(answer, Noted):
+        return answer.answer, answer.note
+    return answer, ""
+
+
+async def ask(bot: Bot, view: BotView) -> tuple[Action, str]:
+    """The bot's answer to the prompt in ``view`` as an engine action (not validated yet), and
+    the note it came with ("" for none)."""
     kind = type(view.legal_actions[0])
     if kind is ChooseBlindNil:
-        return BLIND if await _decision(bot, bot.choose_blind_nil, view) else LOOK
+        blind, note = await _noted(bot, bot.choose_blind_nil, view)
+        return (BLIND if blind else LOOK), note
     if kind is MakeBid:
-        answer: Any = await _decision(bot, bot.bid, view)
+        answer, note = await _noted(bot, bot.bid, view)
         tricks = answer.tricks if isinstance(answer, Bid) else int(answer)
-        return BID[tricks] if 0 <= tricks < len(BID) else MakeBid(tricks)
+        return (BID[tricks] if 0 <= tricks < len(BID) else MakeBid(tricks)), note
     if kind is PassCards:
-        cards = await _decision(bot, bot.pass_cards, view)
-        return pass_cards(*cards)
+        cards, note = await _noted(bot, bot.pass_cards, view)
+        return pass_cards(*cards), note
     if kind is PlayCard:
-        played: Any = await _decision(bot, bot.play, view)
+        played, note = await _noted(bot, bot.play, view)
         card = Card.parse(played) if isinstance(played, str) else Card(int(played))
-        return PLAY[card] if 0 <= card < len(PLAY) else PlayCard(card)
+        return (PLAY[card] if 0 <= card < len(PLAY) else PlayCard(card)), note
     raise TypeError(f"no bot decision answers {kind.__name__}")
 
 
@@ -178,21 +222,24 @@ def automatic_answer(view: BotView) -> Action:
     return automatic_choice(view.rules, view.legal_actions)
 
 
-async def decide(bot: Bot, view: BotView) -> tuple[Action, bool]:
-    """The bot's legal answer to the prompt in ``view``, and whether it had to be replaced.
+async def decide(bot: Bot, view: BotView) -> Decision:
+    """The bot's legal answer to the prompt in ``view``, whether it had to be replaced, and its
+    sealed note.
 
     An illegal answer or an exception is logged, and the automatic action (what the clock
-    would play: a bid of 1, the cheapest legal card, ...) is played instead.
+    would play: a bid of 1, the cheapest legal card, ...) is played instead, without a note. A
+    note that cannot be sent (over :data:`~spades.notes.MAX_NOTE_BYTES`, not text) is logged
+    and dropped: the action stands.
     """
     legal = view.legal_actions
     try:
-        action = await ask(bot, view)
+        action, note = await ask(bot, view)
     except Exception:
         fallback = automatic_answer(view)
         log.exception("%s raised while deciding; playing %s instead", type(bot).__name__, fallback)
-        return fallback, True
+        return Decision(fallback, True)
     if action in legal:
-        return action, False
+        return Decision(action, False, _sendable(bot, note))
     fallback = automatic_answer(view)
     log.warning(
         "%s chose %s, which the rules do not allow now; playing %s instead",
@@ -200,4 +247,18 @@ async def decide(bot: Bot, view: BotView) -> tuple[Action, bool]:
         action,
         fallback,
     )
-    return fallback, True
+    return Decision(fallback, True)
+
+
+def _sendable(bot: Bot, note: object) -> str:
+    """``note`` when it can go with the action, else "" (and a warning saying why)."""
+    if not note:
+        return ""
+    try:
+        if not isinstance(note, str):
+            raise ValueError(f"a note is a str, not {type(note).__name__}")
+        encode_note(note)
+    except ValueError as error:
+        log.warning("%s's note is dropped: %s", type(bot).__name__, error)
+        return ""
+    return note

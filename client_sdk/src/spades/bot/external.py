@@ -26,10 +26,10 @@ from pathlib import PurePath
 from typing import Any, ClassVar
 
 from spades.bot import external_protocol as wire
-from spades.bot.base import Bot
+from spades.bot.base import Bot, Noted
 from spades.bot.thinking import decision_seconds
 from spades.bot.view import BotView
-from spades.engine import Action, Card, ChooseBlindNil, MakeBid, PassCards, PlayCard
+from spades.engine import Card, ChooseBlindNil, MakeBid, PassCards, PlayCard
 from spades.engine import events as ev
 
 log = logging.getLogger("spades.bot.external")
@@ -94,7 +94,7 @@ class _Child:
             raise ChildFailed(f"the child exited ({self._exit_note()})")
         return line
 
-    async def ask(self, view: BotView, time_ms: int) -> Action:
+    async def ask(self, view: BotView, time_ms: int) -> wire.Answer:
         self.requests += 1
         await self.send(wire.decide(view, self.requests, time_ms))
         return wire.read_answer(await self.receive(), self.requests, view.legal_actions)
@@ -164,8 +164,9 @@ class ExternalBot(Bot):
         self.exit_codes: list[int | None] = []
         self._goodbye: asyncio.Task[None] | None = None
 
-    async def choose(self, view: BotView) -> Action:
-        """The child's choice among ``view.legal_actions``, or the first one if it fails."""
+    async def choose(self, view: BotView) -> wire.Answer:
+        """The child's choice among ``view.legal_actions`` and its note, or the first action
+        (without a note) if it fails."""
         legal = view.legal_actions
         seconds = decision_seconds(view.rules, self.answer_seconds)
         try:
@@ -183,7 +184,7 @@ class ExternalBot(Bot):
             )
             self.failures += 1
             await self.close()
-            return legal[0]
+            return wire.Answer(legal[0])
 
     async def _running_child(self) -> _Child:
         child = self.child
@@ -211,24 +212,24 @@ class ExternalBot(Bot):
     # The Bot decisions, each from the one choice. Bot documents that a decision may be
     # async; its signatures name the plain result, hence the overrides.
 
-    async def choose_blind_nil(self, view: BotView) -> bool:  # type: ignore[override]
-        action = await self.choose(view)
-        return isinstance(action, ChooseBlindNil) and action.blind
+    async def choose_blind_nil(self, view: BotView) -> Noted[bool]:  # type: ignore[override]
+        action, note = await self.choose(view)
+        return Noted(isinstance(action, ChooseBlindNil) and action.blind, note)
 
-    async def bid(self, view: BotView) -> int:  # type: ignore[override]
-        action = await self.choose(view)
+    async def bid(self, view: BotView) -> Noted[int]:  # type: ignore[override]
+        action, note = await self.choose(view)
         assert isinstance(action, MakeBid)
-        return action.tricks
+        return Noted(action.tricks, note)
 
-    async def pass_cards(self, view: BotView) -> list[Card]:  # type: ignore[override]
-        action = await self.choose(view)
+    async def pass_cards(self, view: BotView) -> Noted[list[Card]]:  # type: ignore[override]
+        action, note = await self.choose(view)
         assert isinstance(action, PassCards)
-        return list(action.cards)
+        return Noted(list(action.cards), note)
 
-    async def play(self, view: BotView) -> Card:  # type: ignore[override]
-        action = await self.choose(view)
+    async def play(self, view: BotView) -> Noted[Card]:  # type: ignore[override]
+        action, note = await self.choose(view)
         assert isinstance(action, PlayCard)
-        return action.card
+        return Noted(action.card, note)
 
     def on_match_end(self, end: ev.MatchEnded, view: BotView) -> None:
         # on_match_end is not async: the goodbye runs on the loop, and close() waits for it.

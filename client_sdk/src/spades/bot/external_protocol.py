@@ -3,9 +3,11 @@
 Each message is one JSON object on one line. The SDK says ``hello`` with the protocol version
 and the child answers ``hello`` with the same version; then, at each of the seat's turns, the
 SDK sends ``decide``: the seat's whole view and the legal actions, numbered from 0; the child
-answers ``{"id": ..., "choice": N}``, picking action N. Answering by index means a child never
-has to spell an action the way the engine does, and an answer is either one of the offered
-actions or plainly wrong. At the end of the match the SDK sends ``end`` and closes stdin.
+answers ``{"id": ..., "choice": N}``, picking action N, and may add ``"note": "..."``, a sealed
+note on the action (:mod:`spades.notes`: revealed in the record once the match is over). Answering
+by index means a child never has to spell an action the way the engine does, and an answer is
+either one of the offered actions or plainly wrong. At the end of the match the SDK sends ``end``
+and closes stdin.
 
 This module only builds and reads messages; :mod:`spades.bot.external` runs the child.
 
@@ -13,7 +15,9 @@ This module only builds and reads messages; :mod:`spades.bot.external` runs the 
 >>> action_json(PLAY[Card.parse("QS")])
 {'type': 'play', 'card': 'QS'}
 >>> read_answer(b'{"id": 3, "choice": 1}', 3, (PLAY[0], PLAY[1]))
-PlayCard(card=Card.parse('3C'))
+Answer(action=PlayCard(card=Card.parse('3C')), note='')
+>>> read_answer(b'{"id": 4, "choice": 0, "note": "low"}', 4, (PLAY[0],)).note
+'low'
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import dataclasses
 import json
 from collections.abc import Sequence
 from enum import Enum
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from spades.bot.view import BotView
 from spades.engine import (
@@ -138,8 +142,16 @@ def end(match_end: ev.MatchEnded) -> dict[str, Any]:
     }
 
 
-def read_answer(line: bytes, request_id: int, legal: Sequence[Action]) -> Action:
-    """The action a ``decide`` answer picks, or :class:`ProtocolError` saying what is wrong."""
+class Answer(NamedTuple):
+    """A child's answer to ``decide``: the action it picked, and its note ("" for none)."""
+
+    action: Action
+    note: str = ""
+
+
+def read_answer(line: bytes, request_id: int, legal: Sequence[Action]) -> Answer:
+    """The action a ``decide`` answer picks and its note, or :class:`ProtocolError` saying what
+    is wrong (a note that is not a string; one too long to send is the SDK's to drop)."""
     message = _read_object(line)
     if message.get("id") != request_id:
         raise ProtocolError(f"answered id {message.get('id')!r}, but the question was {request_id}")
@@ -148,7 +160,10 @@ def read_answer(line: bytes, request_id: int, legal: Sequence[Action]) -> Action
         raise ProtocolError(f"the choice must be an index into legal, got {choice!r}")
     if not 0 <= choice < len(legal):
         raise ProtocolError(f"choice {choice} is not one of the {len(legal)} legal actions")
-    return legal[choice]
+    note = message.get("note", "")
+    if not isinstance(note, str):
+        raise ProtocolError(f"the note must be a string, got {_short(json.dumps(note).encode())}")
+    return Answer(legal[choice], note)
 
 
 def _read_object(line: bytes) -> dict[str, Any]:

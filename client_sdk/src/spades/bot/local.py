@@ -66,7 +66,7 @@ async def play_local_match(
         seat_view = trackers[seat].view(legal)
         # No clock here, so no extension; a concession is honoured as over the network.
         extra = await turn_extra(bots[seat], seat_view)
-        action = extra if extra is not None else (await decide(bots[seat], seat_view))[0]
+        action = extra if extra is not None else (await decide(bots[seat], seat_view)).action
         state, new_events = apply(state, seat, action)
         deliver(new_events)
     return state

@@ -138,6 +138,8 @@ class _Pending:
     action_id: str
     sequence: int
     action: Action
+    #: The action's sealed note (sent again with it, so a resend is the same request).
+    note: str = ""
 
 
 def describe_hand(result: ev.HandScored, rules: Rules) -> str:
@@ -218,7 +220,9 @@ class _SeatPlayer:
             for pending in list(self.pending.values()):
                 log.info("resending %s (id %s)", pending.action, pending.action_id)
                 self.resent += 1
-                await connection.send(pending.action, pending.sequence, pending.action_id)
+                await connection.send(
+                    pending.action, pending.sequence, pending.action_id, note=pending.note
+                )
             async for message in connection:
                 if isinstance(message, StreamEvent):
                     self._on_event(message)
@@ -273,15 +277,17 @@ class _SeatPlayer:
             log.info("%s: %s", SEAT_NAMES[self.seat], type(extra).__name__)
             await self._send(connection, extra, prompt.sequence)
             return
-        action, replaced = await decide(self.bot, view)
-        self.fallbacks += replaced
-        await self._send(connection, action, prompt.sequence)
+        decision = await decide(self.bot, view)
+        self.fallbacks += decision.replaced
+        await self._send(connection, decision.action, prompt.sequence, decision.note)
 
-    async def _send(self, connection: SeatConnection, action: Action, sequence: int) -> None:
-        pending = _Pending(new_action_id(), sequence, action)
+    async def _send(
+        self, connection: SeatConnection, action: Action, sequence: int, note: str = ""
+    ) -> None:
+        pending = _Pending(new_action_id(), sequence, action, note)
         # Remembered before sending: if the connection drops now, it is resent under this id.
         self.pending[pending.action_id] = pending
-        await connection.send(action, sequence, pending.action_id)
+        await connection.send(action, sequence, pending.action_id, note=note)
 
     async def _on_result(self, connection: SeatConnection, result: ActionResult) -> None:
         pending = self.pending.pop(result.action_id, None)
@@ -294,7 +300,7 @@ class _SeatPlayer:
             # goes again (under a new id: the refused one keeps its answer).
             log.info("action %s rate limited: %s", result.action_id, result.reason)
             await asyncio.sleep(result.details.retry_delay)
-            await self._send(connection, pending.action, pending.sequence)
+            await self._send(connection, pending.action, pending.sequence, pending.note)
             return
         if pending is None or result.code == grpc.StatusCode.ABORTED:
             # Stale: the table moved on (another prompt follows if it is still our turn).

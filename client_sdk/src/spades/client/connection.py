@@ -20,6 +20,7 @@ from spades import protocol
 from spades.client.errors import SpadesError, Unavailable, from_rpc_error
 from spades.client.messages import PlayMessage, Snapshot, batch_messages, play_message
 from spades.engine import Action
+from spades.notes import encode_note
 from spades.v1 import play_pb2, play_pb2_grpc
 from spades.wire import SEAT_TOKEN_METADATA
 
@@ -83,11 +84,19 @@ class SeatConnection:
         self.snapshot = first
         return first
 
-    async def send(self, action: Action, sequence: int, action_id: str | None = None) -> str:
-        """Send ``action`` answering ``sequence``; returns its action id (reuse it to resend)."""
+    async def send(
+        self, action: Action, sequence: int, action_id: str | None = None, *, note: str = ""
+    ) -> str:
+        """Send ``action`` answering ``sequence``, with a sealed ``note`` if any (revealed in
+        the record once the match is over: :mod:`spades.notes`; ValueError for one that cannot
+        be sent); returns its action id (reuse it to resend)."""
+        encoded = encode_note(note) if note else b""
         action_id = action_id or new_action_id()
         request = play_pb2.ActionRequest(
-            action_id=action_id, sequence=sequence, action=protocol.action_to_proto(action)
+            action_id=action_id,
+            sequence=sequence,
+            action=protocol.action_to_proto(action),
+            note=encoded,
         )
         await self._write(play_pb2.PlayRequest(action=request))
         return action_id

@@ -386,9 +386,12 @@ class SyncSeatConnection:
         while (message := self.receive()) is not None:
             yield message
 
-    def send(self, action: Action, sequence: int, action_id: str | None = None) -> str:
-        """Send ``action`` answering ``sequence``; returns its action id (reuse it to resend)."""
-        return self._owner._run(self._connection.send(action, sequence, action_id))
+    def send(
+        self, action: Action, sequence: int, action_id: str | None = None, *, note: str = ""
+    ) -> str:
+        """Send ``action`` answering ``sequence``, with a sealed ``note`` if any; returns its
+        action id (reuse it to resend)."""
+        return self._owner._run(self._connection.send(action, sequence, action_id, note=note))
 
     def close(self) -> None:
         self._owner._run(self._connection.close())

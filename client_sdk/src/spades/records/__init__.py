@@ -18,7 +18,13 @@ from spades.records.files import (
     record_to_json,
     save_record,
 )
-from spades.records.record import FORMAT_VERSION, RecordError, build_record, events_of
+from spades.records.record import (
+    FORMAT_VERSION,
+    RecordError,
+    build_record,
+    events_of,
+    notes_of,
+)
 from spades.records.render import (
     MatchNarrator,
     ScoreTable,
@@ -46,6 +52,7 @@ __all__ = [
     "events_of",
     "file_format",
     "load_record",
+    "notes_of",
     "record_from_bytes",
     "record_from_json",
     "record_to_bytes",

@@ -4,7 +4,7 @@ tournament id, :mod:`spades.commands.record`). ``python -m spades.records.cli`` 
 
     spades-record score match.json [--json]   replay the match, then print its score table
     spades-record verify match.pb             check the seed, its commitment and every deal
-    spades-record show match.json             print the match hand by hand
+    spades-record show match.json             print the match hand by hand (and its sealed notes)
     spades-record tournament cup.json         verify a tournament record (docs/tournaments.md)
 
 Errors (an unreadable file, an illegal action in the record, a bad commitment) print one line
@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from spades.records.files import Format, load_record
-from spades.records.record import events_of
+from spades.records.record import events_of, notes_of
 from spades.records.render import render_match, render_score_table, score_table, score_table_json
 from spades.records.replay import replay
 from spades.records.tournament import (
@@ -113,7 +113,7 @@ def run(
                 print(line)
             print("verified")
             return 0
-        print(render_match(events_of(record), record.table_id), end="")
+        print(render_match(events_of(record), record.table_id, notes=notes_of(record)), end="")
         return 0
     except ValueError as error:  # RecordError, ProtocolError, InvalidRules: all say why
         reason = " ".join(str(error).splitlines())

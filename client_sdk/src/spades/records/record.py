@@ -75,6 +75,17 @@ def _players(events: Sequence[ev.Event]) -> list[events_pb2.Player]:
     ]
 
 
+def notes_of(record: record_pb2.GameRecord) -> dict[int, str]:
+    """The record's sealed notes by the sequence of the event each explains (the first event of
+    the action it came with); empty for a record of an unfinished match, which holds none.
+
+    >>> record = record_pb2.GameRecord(notes=[record_pb2.SealedNote(sequence=12, text="why")])
+    >>> notes_of(record)
+    {12: 'why'}
+    """
+    return {note.sequence: note.text for note in record.notes}
+
+
 def events_of(record: record_pb2.GameRecord) -> list[ev.Event]:
     """The record's events as engine events, in order.
 

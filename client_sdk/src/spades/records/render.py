@@ -11,7 +11,7 @@ Players: North: North (bot), East: East (bot), South: South (bot), West: West (b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,8 +187,14 @@ def score_table_json(table: ScoreTable) -> dict[str, Any]:
     }
 
 
-def render_match(events: Sequence[ev.Event], table_id: str = "") -> str:
-    """A readable account of a match, hand by hand: deals, bids, tricks, scores, the winner."""
+def render_match(
+    events: Sequence[ev.Event], table_id: str = "", *, notes: Mapping[int, str] | None = None
+) -> str:
+    """A readable account of a match, hand by hand: deals, bids, tricks, scores, the winner, and
+    the seats' sealed ``notes`` (by the sequence of the event each explains, as
+    :func:`~spades.records.record.notes_of` reads them from a finished record), each under the
+    line of its bid or card."""
+    notes = notes or {}
     rules = _rules(events)
     created = events[0]
     assert isinstance(created, ev.TableCreated)
@@ -198,8 +204,8 @@ def render_match(events: Sequence[ev.Event], table_id: str = "") -> str:
     out.append("")
     out.append(f"Seed commitment: {created.seed_commitment.hex()}")
     narrator = MatchNarrator(rules)
-    for event in events:
-        out.extend(narrator.lines(event))
+    for sequence, event in enumerate(events, 1):
+        out.extend(narrator.lines(event, notes.get(sequence, "")))
     if not narrator.over:
         out.extend(narrator.unfinished())
     out[seated_line] = narrator.players_line()
@@ -230,6 +236,8 @@ class MatchNarrator:
         self._notes: dict[int, list[str]] = {}
         self._bids: list[str] = []
         self._trick: list[str] = []
+        # Sealed notes of the bids or trick in progress, printed under its line.
+        self._sealed: list[str] = []
 
     def players_line(self) -> str:
         return "Players: " + ", ".join(
@@ -237,13 +245,16 @@ class MatchNarrator:
             for seat, taken in sorted(self.players.items())
         )
 
-    def lines(self, event: ev.Event) -> list[str]:
-        """The lines ``event`` completes (often none)."""
+    def lines(self, event: ev.Event, note: str = "") -> list[str]:
+        """The lines ``event`` completes (often none); ``note``: the sealed note of the action
+        the event records (a finished record's), printed under the line that shows it."""
         out: list[str] = []
         players, notes, trick = self.players, self._notes, self._trick
         if self._bids and isinstance(event, _AFTER_BIDDING):
             out.append("  Bids: " + ", ".join(self._bids))
             self._bids = []
+            out.extend(self._sealed)
+            self._sealed = []
         if isinstance(event, ev.SeatTaken):
             players[event.seat] = event
         elif isinstance(event, ev.SeatLeft):
@@ -284,6 +295,8 @@ class MatchNarrator:
                 f"{seat_name(event.winner)} wins with the {event.winning_card.symbol}"
             )
             trick.clear()
+            out.extend(self._sealed)
+            self._sealed = []
         elif isinstance(event, ev.HandScored):
             self._hand_results.append(event)
             out.append("  Score:")
@@ -305,6 +318,9 @@ class MatchNarrator:
         elif isinstance(event, ev.Conceded):
             if trick:
                 out.append(f"  Unfinished trick: {', '.join(trick)}")
+                out.extend(self._sealed)
+                self._sealed = []
+                trick.clear()
             out.append("")
             out.append(f"{_who(players, event.seat)} concedes the match.")
         elif isinstance(event, ev.MatchEnded):
@@ -314,6 +330,12 @@ class MatchNarrator:
             out.append(_end_text(event, sides))
         elif isinstance(event, ev.SeedRevealed):
             out.append(f"Seed revealed: {event.seed.hex()}")
+        if note and event.actor is not None:
+            self._sealed.extend(_note_lines(event, event.actor, note))
+        if self._sealed and not self._bids and not trick:
+            # A choice, a pass or a concession: its line is out already.
+            out.extend(self._sealed)
+            self._sealed = []
         return out
 
     def unfinished(self) -> list[str]:
@@ -415,6 +437,34 @@ def _who(players: dict[int, ev.SeatTaken], seat: int) -> str:
     if taken is None or taken.name == seat_name(seat):
         return seat_name(seat)
     return f"{seat_name(seat)} ({taken.name})"
+
+
+def _note_lines(event: ev.Event, seat: int, note: str) -> list[str]:
+    """A sealed note under its bid or card: ``      North (4♣): why``, each of its lines
+    indented, with no character that would move a terminal's cursor or colour its text."""
+    shown = [_printable(line) for line in note.splitlines() or [""]]
+    first = f"      {seat_name(seat)} ({_action_text(event)}): "
+    return [first + shown[0], *(" " * len(first) + line for line in shown[1:])]
+
+
+def _action_text(event: ev.Event) -> str:
+    """What the action an event records was, in a word or a card."""
+    if isinstance(event, ev.BidMade):
+        return f"bid {event.bid}"
+    if isinstance(event, ev.CardPlayed):
+        return event.card.symbol
+    if isinstance(event, ev.BlindNilChosen):
+        return "Blind Nil" if event.blind else "looks"
+    if isinstance(event, ev.CardsPassed):
+        return "pass"
+    if isinstance(event, ev.Conceded):
+        return "concedes"
+    return type(event).__name__
+
+
+def _printable(text: str) -> str:
+    """``text`` with each unprintable character (an escape, a control) as its ``\\x..``."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 def _clock(notes: dict[int, list[str]], seat: int) -> str:

@@ -3,7 +3,9 @@
 :func:`verify` checks that ``SHA-256(seed)`` is the commitment published when the table was
 created, that the first dealer is the one the seed draws, and that every hand's cards are the
 ones the documented shuffle (:mod:`spades.engine.shuffle`) deals from the seed. Hands the
-operator preset are compared with the preset deal instead, and reported.
+operator preset are compared with the preset deal instead, and reported. And that every
+action's commitment to its sealed note (``Event.note_sha256``) is that of the note the record
+reveals, or of the empty note for an action without one (:mod:`spades.notes`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from spades.engine import events as ev
 from spades.engine.cards import iter_cards
 from spades.engine.seating import seat_name
 from spades.engine.shuffle import SHUFFLE_VERSION, commitment, deal, first_dealer
-from spades.records.record import RecordError, events_of
+from spades.notes import note_digest
+from spades.records.record import RecordError, events_of, notes_of
 from spades.records.render import hand_ranges
 from spades.v1 import record_pb2
 
@@ -33,6 +36,9 @@ class Verification:
     shuffled_hands: tuple[int, ...]
     #: Hands the operator preset (checked against the preset deal, not the seed).
     preset_hands: tuple[int, ...]
+    #: Actions whose commitment to a sealed note was checked, and the notes among them.
+    committed_actions: int = 0
+    revealed_notes: int = 0
 
     def lines(self) -> list[str]:
         """A person's summary, one check a line."""
@@ -46,6 +52,11 @@ class Verification:
             lines.append(
                 f"preset deals: {hand_ranges(self.preset_hands)} given by the table's operator "
                 "(not from the seed)"
+            )
+        if self.committed_actions:
+            lines.append(
+                f"sealed notes: {self.revealed_notes} revealed; the commitments of all "
+                f"{self.committed_actions} actions match their notes (or the empty one)"
             )
         return lines
 
@@ -116,7 +127,36 @@ def verify(record: record_pb2.GameRecord) -> Verification:
                     f"hand {hand_number}: {seat_name(seat)} was dealt other cards than the "
                     + ("preset deal gives" if hand_number in presets else "seed shuffles")
                 )
-    return Verification(published, drawn_dealer, tuple(shuffled), tuple(presets))
+    committed = verify_notes(record)
+    return Verification(
+        published, drawn_dealer, tuple(shuffled), tuple(presets), committed, len(record.notes)
+    )
+
+
+def verify_notes(record: record_pb2.GameRecord) -> int:
+    """Check every action's commitment to its sealed note against the note the record reveals
+    (the empty note for an action it reveals none for); returns how many were checked.
+
+    Raises :class:`VerificationError` for a commitment that does not match, a note on an event
+    that committed to none, or commitments with no key to check them by.
+    """
+    revealed = notes_of(record)
+    committed = {event.sequence: event.note_sha256 for event in record.events if event.note_sha256}
+    uncommitted = sorted(set(revealed) - set(committed))
+    if uncommitted:
+        raise VerificationError(f"a note on event {uncommitted[0]}, which committed to none")
+    if committed and not record.note_key:
+        raise VerificationError(
+            "the events commit to sealed notes, but the record has no key to check them by"
+        )
+    for sequence, digest in sorted(committed.items()):
+        note = revealed.get(sequence, "").encode()
+        if note_digest(record.note_key, sequence, note) != digest:
+            said = "its revealed note" if sequence in revealed else "the empty note (none revealed)"
+            raise VerificationError(
+                f"event {sequence}: the commitment to its sealed note does not match {said}"
+            )
+    return len(committed)
 
 
 def _deals(events: list[ev.Event]) -> dict[int, dict[int, ev.CardsDealt]]:

@@ -867,6 +867,7 @@ class Event(_message.Message):
     SEQUENCE_FIELD_NUMBER: _builtins.int
     TIME_FIELD_NUMBER: _builtins.int
     ACTION_ID_FIELD_NUMBER: _builtins.int
+    NOTE_SHA256_FIELD_NUMBER: _builtins.int
     TABLE_CREATED_FIELD_NUMBER: _builtins.int
     SEAT_TAKEN_FIELD_NUMBER: _builtins.int
     SEAT_LEFT_FIELD_NUMBER: _builtins.int
@@ -891,6 +892,14 @@ class Event(_message.Message):
     action_id: _builtins.str
     """The client's id of the action that caused this event, on the first event of that action.
     Only the acting seat's own stream gets it; every other viewer gets it empty.
+    """
+    note_sha256: _builtins.bytes
+    """On the first event of a seat's own action (the one that carries its action id, sent with
+    ActionRequest): the commitment to the sealed note the seat attached to the action, SHA-256
+    of a salt and the note's UTF-8 bytes (docs/records.md, "Sealed notes"). Set whether or not
+    the seat attached a note (an empty one), so no viewer learns before the match ends what a
+    note says, nor whether there is one. The notes, and the key every salt comes from, are in
+    the record (GameRecord.notes, GameRecord.note_key) once the match is over.
     """
     @_builtins.property
     def time(self) -> _timestamp_pb2.Timestamp:
@@ -940,6 +949,7 @@ class Event(_message.Message):
         sequence: _builtins.int = ...,
         time: _timestamp_pb2.Timestamp | None = ...,
         action_id: _builtins.str = ...,
+        note_sha256: _builtins.bytes = ...,
         table_created: Global___TableCreated | None = ...,
         seat_taken: Global___SeatTaken | None = ...,
         seat_left: Global___SeatLeft | None = ...,
@@ -962,7 +972,7 @@ class Event(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bid_made", b"bid_made", "blind_nil_chosen", b"blind_nil_chosen", "card_played", b"card_played", "cards_dealt", b"cards_dealt", "cards_passed", b"cards_passed", "cards_shown", b"cards_shown", "conceded", b"conceded", "extension_claimed", b"extension_claimed", "hand_scored", b"hand_scored", "hand_started", b"hand_started", "kind", b"kind", "match_ended", b"match_ended", "seat_left", b"seat_left", "seat_reclaimed", b"seat_reclaimed", "seat_substituted", b"seat_substituted", "seat_taken", b"seat_taken", "seed_revealed", b"seed_revealed", "table_created", b"table_created", "time", b"time", "trick_won", b"trick_won", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "bid_made", b"bid_made", "blind_nil_chosen", b"blind_nil_chosen", "card_played", b"card_played", "cards_dealt", b"cards_dealt", "cards_passed", b"cards_passed", "cards_shown", b"cards_shown", "conceded", b"conceded", "extension_claimed", b"extension_claimed", "hand_scored", b"hand_scored", "hand_started", b"hand_started", "kind", b"kind", "match_ended", b"match_ended", "seat_left", b"seat_left", "seat_reclaimed", b"seat_reclaimed", "seat_substituted", b"seat_substituted", "seat_taken", b"seat_taken", "seed_revealed", b"seed_revealed", "sequence", b"sequence", "table_created", b"table_created", "time", b"time", "trick_won", b"trick_won", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "bid_made", b"bid_made", "blind_nil_chosen", b"blind_nil_chosen", "card_played", b"card_played", "cards_dealt", b"cards_dealt", "cards_passed", b"cards_passed", "cards_shown", b"cards_shown", "conceded", b"conceded", "extension_claimed", b"extension_claimed", "hand_scored", b"hand_scored", "hand_started", b"hand_started", "kind", b"kind", "match_ended", b"match_ended", "note_sha256", b"note_sha256", "seat_left", b"seat_left", "seat_reclaimed", b"seat_reclaimed", "seat_substituted", b"seat_substituted", "seat_taken", b"seat_taken", "seed_revealed", b"seed_revealed", "sequence", b"sequence", "table_created", b"table_created", "time", b"time", "trick_won", b"trick_won", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["table_created", "seat_taken", "seat_left", "hand_started", "cards_dealt", "blind_nil_chosen", "cards_shown", "bid_made", "cards_passed", "card_played", "trick_won", "hand_scored", "turn_timed_out", "conceded", "match_ended", "seed_revealed", "extension_claimed", "seat_substituted", "seat_reclaimed"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015

@@ -80,6 +80,7 @@ class ActionRequest(_message.Message):
     ACTION_ID_FIELD_NUMBER: _builtins.int
     SEQUENCE_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
     action_id: _builtins.str
     """The client's id for the action: 1 to 64 characters (at most 64 characters), unique per
     seat of a table (another seat, or another table, may use the same id). A repeated id (on
@@ -92,6 +93,14 @@ class ActionRequest(_message.Message):
     STALE_SEQUENCE); one answering a sequence the table has not reached, with OUT_OF_RANGE
     (SEQUENCE_AHEAD).
     """
+    note: _builtins.bytes
+    """A sealed note on the action ("why I bid 4"), at most 4096 bytes of UTF-8 (empty: none). No
+    one sees it during the match, the partner included: the action's event carries only its
+    salted SHA-256 (Event.note_sha256), and the note is revealed in the table's record once the
+    match is over (docs/records.md, "Sealed notes"). Bytes, not a string, so that a note that
+    is not UTF-8 is refused with its reason (INVALID_ARGUMENT, INVALID_NOTE); a longer one is
+    FIELD_TOO_LONG; either way the action is not taken.
+    """
     @_builtins.property
     def action(self) -> _actions_pb2.Action:
         """The action."""
@@ -102,10 +111,11 @@ class ActionRequest(_message.Message):
         action_id: _builtins.str = ...,
         sequence: _builtins.int = ...,
         action: _actions_pb2.Action | None = ...,
+        note: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "action_id", b"action_id", "sequence", b"sequence"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "action_id", b"action_id", "note", b"note", "sequence", b"sequence"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -22,17 +22,20 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from spades.v1 import cards_pb2 as spades_dot_v1_dot_cards__pb2
 from spades.v1 import events_pb2 as spades_dot_v1_dot_events__pb2
 from spades.v1 import rules_pb2 as spades_dot_v1_dot_rules__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16spades/v1/record.proto\x12\tspades.v1\x1a\x16spades/v1/events.proto\x1a\x15spades/v1/rules.proto\"\x86\x02\n\nGameRecord\x12\x16\n\x0e\x66ormat_version\x18\x01 \x01(\r\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12!\n\x05rules\x18\x03 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\"\n\x07players\x18\x04 \x03(\x0b\x32\x11.spades.v1.Player\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\x0c\x12\x0c\n\x04seed\x18\x06 \x01(\x0c\x12\x17\n\x0fshuffle_version\x18\x07 \x01(\t\x12 \n\x06\x65vents\x18\x08 \x03(\x0b\x32\x10.spades.v1.Event\x12%\n\x0cpreset_deals\x18\t \x03(\x0b\x32\x0f.spades.v1.Dealb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16spades/v1/record.proto\x12\tspades.v1\x1a\x15spades/v1/cards.proto\x1a\x16spades/v1/events.proto\x1a\x15spades/v1/rules.proto\"\xbe\x02\n\nGameRecord\x12\x16\n\x0e\x66ormat_version\x18\x01 \x01(\r\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12!\n\x05rules\x18\x03 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\"\n\x07players\x18\x04 \x03(\x0b\x32\x11.spades.v1.Player\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\x0c\x12\x0c\n\x04seed\x18\x06 \x01(\x0c\x12\x17\n\x0fshuffle_version\x18\x07 \x01(\t\x12 \n\x06\x65vents\x18\x08 \x03(\x0b\x32\x10.spades.v1.Event\x12%\n\x0cpreset_deals\x18\t \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x10\n\x08note_key\x18\n \x01(\x0c\x12$\n\x05notes\x18\x0b \x03(\x0b\x32\x15.spades.v1.SealedNote\"K\n\nSealedNote\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x1d\n\x04seat\x18\x02 \x01(\x0e\x32\x0f.spades.v1.Seat\x12\x0c\n\x04text\x18\x03 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'spades.v1.record_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_GAMERECORD']._serialized_start=85
-  _globals['_GAMERECORD']._serialized_end=347
+  _globals['_GAMERECORD']._serialized_start=108
+  _globals['_GAMERECORD']._serialized_end=426
+  _globals['_SEALEDNOTE']._serialized_start=428
+  _globals['_SEALEDNOTE']._serialized_end=503
 # @@protoc_insertion_point(module_scope)

@@ -7,6 +7,7 @@ from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
+from spades.v1 import cards_pb2 as _cards_pb2
 from spades.v1 import events_pb2 as _events_pb2
 from spades.v1 import rules_pb2 as _rules_pb2
 import builtins as _builtins
@@ -35,6 +36,8 @@ class GameRecord(_message.Message):
     SHUFFLE_VERSION_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
     PRESET_DEALS_FIELD_NUMBER: _builtins.int
+    NOTE_KEY_FIELD_NUMBER: _builtins.int
+    NOTES_FIELD_NUMBER: _builtins.int
     format_version: _builtins.int
     """Format version of the record; this is 1."""
     table_id: _builtins.str
@@ -45,6 +48,12 @@ class GameRecord(_message.Message):
     """The seed, once revealed (empty in the public record of an unfinished match)."""
     shuffle_version: _builtins.str
     """The shuffle that turns the seed into deals."""
+    note_key: _builtins.bytes
+    """The key the salts of the seats' sealed notes come from, once the match is over (empty in
+    the public record of an unfinished match). The salt of the note on the event with sequence
+    N is HMAC-SHA256(note_key, N as 8 bytes big-endian), and the event's note_sha256 is
+    SHA-256(salt + note), where an action with no note has the empty note (docs/records.md).
+    """
     @_builtins.property
     def rules(self) -> _rules_pb2.RuleSet:
         """The rules."""
@@ -63,6 +72,12 @@ class GameRecord(_message.Message):
         the public record of an unfinished match, and for a table dealt only from its seed).
         """
 
+    @_builtins.property
+    def notes(self) -> _containers.RepeatedCompositeFieldContainer[Global___SealedNote]:
+        """The sealed notes the seats attached to their actions, in sequence order, once the match is
+        over (none in the public record of an unfinished match). Actions without a note have none.
+        """
+
     def __init__(
         self,
         *,
@@ -75,11 +90,45 @@ class GameRecord(_message.Message):
         shuffle_version: _builtins.str = ...,
         events: _abc.Iterable[_events_pb2.Event] | None = ...,
         preset_deals: _abc.Iterable[_events_pb2.Deal] | None = ...,
+        note_key: _builtins.bytes = ...,
+        notes: _abc.Iterable[Global___SealedNote] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "format_version", b"format_version", "players", b"players", "preset_deals", b"preset_deals", "rules", b"rules", "seed", b"seed", "seed_commitment", b"seed_commitment", "shuffle_version", b"shuffle_version", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "format_version", b"format_version", "note_key", b"note_key", "notes", b"notes", "players", b"players", "preset_deals", b"preset_deals", "rules", b"rules", "seed", b"seed", "seed_commitment", b"seed_commitment", "shuffle_version", b"shuffle_version", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GameRecord: _TypeAlias = GameRecord  # noqa: Y015
+
+@_typing.final
+class SealedNote(_message.Message):
+    """A note a seat attached to one of its actions, revealed when the match ended."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQUENCE_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    sequence: _builtins.int
+    """The sequence of the event it was attached to (the action's first event, whose
+    note_sha256 commits to it).
+    """
+    seat: _cards_pb2.Seat.ValueType
+    """The seat that acted."""
+    text: _builtins.str
+    """The note, as the seat sent it."""
+    def __init__(
+        self,
+        *,
+        sequence: _builtins.int = ...,
+        seat: _cards_pb2.Seat.ValueType = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "sequence", b"sequence", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SealedNote: _TypeAlias = SealedNote  # noqa: Y015

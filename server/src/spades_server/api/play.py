@@ -35,7 +35,7 @@ from spades.wire import SEAT_TOKEN_METADATA
 from spades_server.api.auth import authenticate, metadata_value, seat_holder
 from spades_server.api.limits import Limits
 from spades_server.domain import errors
-from spades_server.domain.checks import MAX_ID, check_lengths
+from spades_server.domain.checks import MAX_ID, check_lengths, check_note
 from spades_server.domain.decisions import (
     SUPERSEDED,
     ActionRequest,
@@ -321,6 +321,7 @@ class PlayServicer:
 
         try:
             check_lengths(request)  # before anything else; field paths are the ActionRequest's
+            check_note(request.note)
             # Per seat and per connection (RESOURCE_EXHAUSTED, "retry in 0.25 s", RetryInfo).
             self._limits.check_action(table_id, seat)
             if not request.action_id:
@@ -340,7 +341,13 @@ class PlayServicer:
                 if impossible is not None:
                     raise errors.from_illegal(impossible, "action.")
                 asked = ActionRequest(
-                    seat, holder, substitute, action, request.action_id, request.sequence
+                    seat,
+                    holder,
+                    substitute,
+                    action,
+                    request.action_id,
+                    request.sequence,
+                    request.note,
                 )
                 table, _ = await self._store.execute(
                     table_id,

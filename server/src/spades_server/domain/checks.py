@@ -16,7 +16,7 @@ from typing import Final
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from spades import protocol
+from spades import notes, protocol
 from spades.engine import InvalidRules, Rules
 from spades.reasons import Reason
 from spades.v1 import cards_pb2, rules_pb2
@@ -41,6 +41,8 @@ MAX_LENGTHS: Final[dict[str, int]] = {
     "account_id": MAX_ID,
     "tournament_id": MAX_ID,
     "opponent_ids": MAX_ID,
+    #: ActionRequest.note, in bytes of UTF-8.
+    "note": notes.MAX_NOTE_BYTES,
 }
 DEFAULT_MAX_LENGTH = 256
 #: What a field is, for a person, where its name alone does not say.
@@ -101,6 +103,20 @@ def _holds_text(message: Descriptor | None) -> bool:
             if field.type == _MESSAGE and field.message_type is not None:
                 pending.append(field.message_type)
     return False
+
+
+def check_note(note: bytes, field: str = "note") -> bytes:
+    """An action's sealed note: UTF-8 text (INVALID_NOTE), its length checked by
+    :func:`check_lengths` before; the error never echoes the note."""
+    try:
+        note.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise errors.refuse(
+            Reason.INVALID_NOTE,
+            f"a note must be UTF-8 text; byte {error.start} is not",
+            field=field,
+        ) from None
+    return note
 
 
 def check_name(name: str, what: str, limit: int, field: str) -> str:

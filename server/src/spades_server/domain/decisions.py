@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from spades import notes
 from spades.engine import (
     Action,
     Concede,
@@ -73,14 +74,17 @@ def decide_new_table(
     quick_match: bool = False,
     request_digest: bytes = b"",
     rated: bool = False,
+    note_key: bytes | None = None,
 ) -> Decided:
-    """A new table: the engine's new match (``created``), with its listing and join code, and
-    the digest of the request id that made it (a retry finds it by that)."""
+    """A new table: the engine's new match (``created``), with its listing and join code, the
+    digest of the request id that made it (a retry finds it by that), and the key of its
+    sealed notes' salts (``note_key``; a fresh random one by default)."""
     return Decided.of(
         created,
         secrets=Secrets(
             join_code_sha256=tokens.digest(join_code) if join_code else b"",
             request_id_sha256=request_digest,
+            note_key=tokens.new_note_key() if note_key is None else note_key,
         ),
         listing=Listing(name, private, quick_match, rated),
     )
@@ -221,6 +225,8 @@ class ActionRequest:
     action_id: str
     #: The table sequence the action answers.
     sequence: int
+    #: The sealed note attached to the action (UTF-8, checked), empty for none.
+    note: bytes = b""
 
 
 def decide_action(table: Table, request: ActionRequest, *, superseded: bool = False) -> Decided:
@@ -258,9 +264,17 @@ def decide_action(table: Table, request: ActionRequest, *, superseded: bool = Fa
             metadata=sequences,
         )
     try:
-        return Decided.of(apply(table.state, seat, request.action), request.action_id)
+        outcome = apply(table.state, seat, request.action)
     except IllegalAction as error:
         raise errors.from_illegal(error, "action.") from error
+    # Every action's first event commits to its note, the empty one too: an event with a
+    # commitment only when there is a note would tell the partner so (spades.notes).
+    return Decided.of(
+        outcome,
+        request.action_id,
+        secrets=Secrets(note=request.note) if request.note else None,
+        note_sha256=notes.note_digest(table.note_key, table.version + 1, request.note),
+    )
 
 
 # ---------------------------------------------------------------------------------- clock

@@ -31,6 +31,11 @@ class Secrets:
     substitute_token_sha256: bytes = b""
     #: TableCreated and SeatTaken: SHA-256 of the client's request id (see ``tokens``).
     request_id_sha256: bytes = b""
+    #: TableCreated: the key the salts of the seats' sealed notes come from (:mod:`spades.notes`).
+    note_key: bytes = b""
+    #: The first event of a seat's action: the sealed note it attached (UTF-8), revealed only
+    #: in the record of the finished match (:mod:`spades_server.streams.records`).
+    note: bytes = b""
 
 
 #: What most events come with: one shared instance (an entry is kept for as long as its table,
@@ -59,6 +64,8 @@ class Draft:
     listing: Listing | None = None
     #: Only for SeatTaken: the account holding the seat (public), if any.
     account_id: str = ""
+    #: Only for the first event of a seat's action: the commitment to its note (public).
+    note_sha256: bytes = b""
 
     @functools.cached_property
     def message(self) -> events_pb2.Event:
@@ -72,15 +79,18 @@ class Draft:
             created.rated = self.listing.rated
         if self.account_id and message.HasField("seat_taken"):
             message.seat_taken.account_id = self.account_id
+        if self.note_sha256:
+            message.note_sha256 = self.note_sha256
         return message
 
 
 def add_server_fields(public: events_pb2.Event, rendering: events_pb2.Event) -> None:
     """Give ``rendering`` (the same event converted again, e.g. redacted for a viewer) what the
     server added to the stored ``public`` message beyond the engine's event: the table's
-    listing on TableCreated (name, private, quick match, rated) and the account on SeatTaken,
-    all public. Without it a spectator's TableCreated (its seed hidden, so converted anew) and a
-    record built from the engine's events would say less than the lobby and GetTable.
+    listing on TableCreated (name, private, quick match, rated), the account on SeatTaken and
+    the commitment to an action's sealed note (never the note), all public. Without it a
+    spectator's TableCreated (its seed hidden, so converted anew) and a record built from the
+    engine's events would say less than the lobby and GetTable.
 
     >>> public, bare = events_pb2.Event(), events_pb2.Event()
     >>> public.table_created.name, public.table_created.rated = "Pond", True
@@ -92,6 +102,8 @@ def add_server_fields(public: events_pb2.Event, rendering: events_pb2.Event) -> 
     kind = public.WhichOneof("kind")
     if kind != rendering.WhichOneof("kind"):
         return
+    if public.note_sha256:
+        rendering.note_sha256 = public.note_sha256
     if kind == "table_created":
         source, target = public.table_created, rendering.table_created
         target.name, target.private = source.name, source.private
@@ -128,10 +140,12 @@ def drafts(
     secrets: Secrets | None = None,
     listing: Listing | None = None,
     account_id: str = "",
+    note_sha256: bytes = b"",
 ) -> list[Draft]:
-    """Engine events to append; the first carries the action id, secrets, listing and account."""
+    """Engine events to append; the first carries the action id, secrets, listing, account and
+    note commitment."""
     return [
-        Draft(event, action_id, secrets or NO_SECRETS, listing, account_id)
+        Draft(event, action_id, secrets or NO_SECRETS, listing, account_id, note_sha256)
         if index == 0
         else Draft(event)
         for index, event in enumerate(events)

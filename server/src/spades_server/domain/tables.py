@@ -8,6 +8,8 @@ No I/O here: the store (:mod:`spades_server.store.table_store`) loads, decides a
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -32,6 +34,8 @@ class Table:
     quick_match: bool = False
     rated: bool = False
     join_code_sha256: bytes = b""
+    #: The key the salts of the seats' sealed notes come from (see :attr:`note_key`).
+    created_note_key: bytes = b""
     created_at: float = 0.0
     seat_token_digests: dict[int, bytes] = field(default_factory=dict)
     #: The account holding each seat taken with an account key.
@@ -88,6 +92,7 @@ class Table:
                 created.rated,
             )
             self.join_code_sha256 = secrets.join_code_sha256
+            self.created_note_key = secrets.note_key
             self.created_at = entry.recorded_at
             self.created_by_request = secrets.request_id_sha256
         elif isinstance(event, _SEAT_EVENTS):
@@ -127,6 +132,17 @@ class Table:
     def is_substitute(self, seat: int, holder: bytes) -> bool:
         """Whether ``holder`` is the token digest of the substitute playing the seat now."""
         return bool(holder) and self.substitute_token_digests.get(seat) == holder
+
+    @property
+    def note_key(self) -> bytes:
+        """The key of the salts of this table's sealed notes (:mod:`spades.notes`): drawn when
+        the table was created; a table created before notes existed has none in its log, and
+        uses one derived from its seed (secret as long as the seed is)."""
+        if self.created_note_key:
+            return self.created_note_key
+        created = self.entries[0].event if self.entries else None
+        seed = created.seed if isinstance(created, ev.TableCreated) else None
+        return hmac.new(seed or b"", b"spades note key", hashlib.sha256).digest()
 
     @property
     def in_play(self) -> bool:
@@ -172,10 +188,11 @@ class Decided:
         secrets: Secrets | None = None,
         listing: Listing | None = None,
         account_id: str = "",
+        note_sha256: bytes = b"",
     ) -> Decided:
         """From an engine command's (state, events); the first event carries the rest."""
         state, events = outcome
-        return cls(state, drafts(events, action_id, secrets, listing, account_id))
+        return cls(state, drafts(events, action_id, secrets, listing, account_id, note_sha256))
 
 
 #: A command's decision on the latest table: None (or no drafts) when there is nothing to do;

@@ -26,6 +26,8 @@ import hmac
 import re
 import secrets
 
+from spades import notes
+
 TOKEN_SEPARATOR = "."
 _JOIN_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
@@ -152,3 +154,9 @@ def operator_token_warning(token: str) -> str | None:
     if len(set(token)) <= 2 or any(word in lowered for word in _PLACEHOLDER_WORDS):
         return "the operator token looks like a placeholder; prefer openssl rand -hex 32"
     return None
+
+
+def new_note_key() -> bytes:
+    """A table's key for the salts of its sealed notes (:mod:`spades.notes`): 256 random bits,
+    kept in the log and revealed in the record when the match ends."""
+    return secrets.token_bytes(notes.NOTE_KEY_BYTES)

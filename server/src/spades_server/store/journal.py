@@ -58,6 +58,8 @@ def encode(draft: Draft) -> bytes:
             seat_token_sha256=draft.secrets.seat_token_sha256,
             substitute_token_sha256=draft.secrets.substitute_token_sha256,
             request_id_sha256=draft.secrets.request_id_sha256,
+            note_key=draft.secrets.note_key,
+            note=draft.secrets.note,
         )
         if isinstance(event, ev.TableCreated):
             secrets.seed = event.seed or b""
@@ -108,7 +110,8 @@ def kind_of(stored: StoredEvent) -> str:
     data = stored.data
     if data.startswith(ENVELOPE_MARKER):
         # Read off the bytes: LogEntry.event comes first, and a stored event holds no sequence,
-        # time or action id (its entry does), so its first field is its kind's.
+        # time or action id (its entry does), so its first field is its kind's, or the
+        # commitment to an action's note (field 4), then its kind's.
         kind = _KIND_OF_FIELD.get(_first_field_of_first_field(data, len(ENVELOPE_MARKER)))
         if kind is not None:
             return kind
@@ -126,14 +129,22 @@ _KIND_OF_FIELD = {
 
 def _first_field_of_first_field(data: bytes, start: int) -> int:
     """The field number of the first field inside the message that is the first field (a
-    length-delimited one) of ``data[start:]``; 0 when it is not laid out so."""
+    length-delimited one) of ``data[start:]``, past an Event's note_sha256; 0 when it is not
+    laid out so."""
     if data[start : start + 1] != b"\x0a":  # LogEntry.event = 1, length-delimited
         return 0
     length = read_varint(data, start + 1)  # the event's length
     if length is None or not length[0]:
         return 0  # (an empty event: what follows is the entry's next field)
     tag = read_varint(data, length[1])
+    if tag is not None and tag[0] == _NOTE_SHA256_TAG:
+        skipped = read_varint(data, tag[1])  # the commitment's length
+        tag = None if skipped is None else read_varint(data, skipped[1] + skipped[0])
     return 0 if tag is None else tag[0] >> 3
+
+
+#: The tag of Event.note_sha256 (4, length-delimited): the one field before an event's kind.
+_NOTE_SHA256_TAG = 4 << 3 | 2
 
 
 def decode(stored: StoredEvent) -> Entry:
@@ -148,6 +159,8 @@ def decode(stored: StoredEvent) -> Entry:
             kept.seat_token_sha256,
             kept.substitute_token_sha256,
             kept.request_id_sha256,
+            kept.note_key,
+            kept.note,
         )
         if secrets == NO_SECRETS:
             secrets = NO_SECRETS  # one instance for the many rows with none

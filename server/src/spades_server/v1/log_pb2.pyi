@@ -135,6 +135,8 @@ class Secrets(_message.Message):
     SEAT_TOKEN_SHA256_FIELD_NUMBER: _builtins.int
     SUBSTITUTE_TOKEN_SHA256_FIELD_NUMBER: _builtins.int
     REQUEST_ID_SHA256_FIELD_NUMBER: _builtins.int
+    NOTE_KEY_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
     seed: _builtins.bytes
     """TableCreated: the seed the deals come from (revealed by SeedRevealed when the match ends)."""
     join_code_sha256: _builtins.bytes
@@ -149,6 +151,15 @@ class Secrets(_message.Message):
     Only the digest: the seat token of a retried join is derived from the request id itself
     (spades_server.domain.tokens), so a log holding the id would hold the token.
     """
+    note_key: _builtins.bytes
+    """TableCreated: the key the salts of the seats' sealed notes come from (revealed in the
+    record when the match ends; spades.notes).
+    """
+    note: _builtins.bytes
+    """The first event of a seat's action: the sealed note the seat attached (UTF-8), whose
+    salted SHA-256 is the public event's note_sha256. Never sent to anyone until the match
+    is over, then only in the record (spades_server.streams.records).
+    """
     @_builtins.property
     def preset_deals(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Deal]:
         """TableCreated: the operator's deals, one per hand from the first."""
@@ -162,10 +173,12 @@ class Secrets(_message.Message):
         seat_token_sha256: _builtins.bytes = ...,
         substitute_token_sha256: _builtins.bytes = ...,
         request_id_sha256: _builtins.bytes = ...,
+        note_key: _builtins.bytes = ...,
+        note: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["join_code_sha256", b"join_code_sha256", "preset_deals", b"preset_deals", "request_id_sha256", b"request_id_sha256", "seat_token_sha256", b"seat_token_sha256", "seed", b"seed", "substitute_token_sha256", b"substitute_token_sha256"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["join_code_sha256", b"join_code_sha256", "note", b"note", "note_key", b"note_key", "preset_deals", b"preset_deals", "request_id_sha256", b"request_id_sha256", "seat_token_sha256", b"seat_token_sha256", "seed", b"seed", "substitute_token_sha256", b"substitute_token_sha256"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

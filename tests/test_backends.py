@@ -10,7 +10,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from tests.backends import (
+from tests.support.backends import (
     DEFAULT_POSTGRES_DSN,
     POSTGRES_DSN,
     LogStorage,
@@ -80,11 +80,6 @@ def test_a_server_process_is_pointed_at_its_storage(tmp_path: Path) -> None:
     assert dsn_with_schema("s", "postgresql://u@h/db?application_name=x&search_path=old") == (
         "postgresql://u@h/db?application_name=x&search_path=s"
     )
-
-
-@pytest.fixture
-def postgres() -> None:
-    require_postgres()
 
 
 @pytest.mark.asyncio

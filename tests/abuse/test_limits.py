@@ -18,16 +18,10 @@ from spades_server.api.limits import Buckets, Limits, client_address
 from spades_server.app import config
 from spades_server.domain import errors
 from spades_server.ops.settings import Settings
-from tests.abuse.common import (
-    OWN_CONNECTION,
-    Code,
-    assert_status,
-    nothing_written,
-    raw,
-    serving,
-)
-from tests.backends import Storages
-from tests.server.harness import Client, SeatStream, rpc_error, stream_error
+from tests.support.admin import OWN_CONNECTION, Code, raw, serving
+from tests.support.backends import Storages
+from tests.support.clients import Client, SeatStream, rpc_error, stream_error
+from tests.support.refusals import assert_status, nothing_written
 
 RESOURCE_EXHAUSTED = Code.RESOURCE_EXHAUSTED.value[0]
 RETRY = re.compile(r"retry in ([0-9.]+) s")

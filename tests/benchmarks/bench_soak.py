@@ -51,9 +51,9 @@ from spades_server.processes.projection import LOBBY, LobbyProjection
 from spades_server.processes.projection import row_of as projection_row
 from spades_server.store import journal
 from spades_server.v1 import log_pb2
-from tests.backends import LogStorage, postgres_unavailable
-from tests.faults.common import free_port, seat_four
-from tests.operations.server_process import SERVER, clean_environment, spades_server
+from tests.support.backends import LogStorage, postgres_unavailable
+from tests.support.faults import seat_four
+from tests.support.processes import SERVER, clean_environment, free_port, spades_server
 
 ONE_HAND = Rules(max_hands=1)
 MIB = 1024 * 1024

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import spades_cluster
 
-from tests.backends import in_ci
 from tests.cluster.webhook import Notifications, webhook_receiver
+from tests.support.backends import in_ci
 
 #: The shortened timings: a scrape and a rule evaluation every second, every alert's ``for:``
 #: 3 s, Alertmanager's group wait 1 s. SpadesReplicaDown then fires about 5 s after a kill.

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from spades_server.app import config
-from tests.backends import in_ci
 from tests.deploy.files import (
     DEPLOY,
     dockerfile_stages,
     load_yaml,
     port_of,
 )
+from tests.support.backends import in_ci
 
 SERVER_REPLICAS = ("spades-1", "spades-2")
 

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from tests.backends import in_ci
 from tests.deploy.files import DEPLOY, KUBERNETES, alert_rules, load_yaml
+from tests.support.backends import in_ci
 
 PROMTOOL = shutil.which("promtool")
 #: `make test` installs promtool (make cluster-tools): under CI its absence is a failure.

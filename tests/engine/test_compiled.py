@@ -36,8 +36,7 @@ from spades.engine import (
     seated_match,
     time_out,
 )
-
-from .test_properties import SEARCH_PHASES, rule_sets
+from tests.support.rules import SEARCH_PHASES, rule_sets
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

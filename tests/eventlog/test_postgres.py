@@ -2,7 +2,7 @@
 fan-out through LISTEN/NOTIFY, and a schema several processes may create at once.
 
 Each test works in a schema of its own (dropped afterwards); skipped when no server answers at
-``SPADES_TEST_POSTGRES_DSN``, failed when none does under CI (see tests/backends.py).
+``SPADES_TEST_POSTGRES_DSN``, failed when none does under CI (see tests/support/backends.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest_asyncio
 
 from spades_server.eventlog import LogUnavailable, PostgresEventLog, StoredEvent, VersionConflict
 from spades_server.eventlog.base import ClaimTaken
-from tests.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
+from tests.support.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
 
 pytestmark = pytest.mark.asyncio
 

@@ -38,7 +38,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades_server.app.server import SERVICE_NAMES
-from tests.operations.server_process import ServerProcess, clean_environment, spades_server
+from tests.support.processes import ServerProcess, clean_environment, spades_server
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

@@ -25,7 +25,8 @@ from spades.engine.events import TurnTimedOut
 from spades.v1 import play_pb2
 from spades_server.app.server import SpadesServer
 from spades_server.store import journal
-from tests.server.harness import Client, SeatStream, rpc_error, running_server
+from tests.support.clients import Client, SeatStream, rpc_error
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.asyncio
 RECOVERY_TIMEOUT = 15.0

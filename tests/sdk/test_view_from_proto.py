@@ -25,7 +25,7 @@ from spades.engine import (
 )
 from spades.engine import events as ev
 from spades.v1 import cards_pb2, view_pb2
-from tests.engine.test_properties import PROPERTY_SETTINGS, rule_sets
+from tests.support.rules import PROPERTY_SETTINGS, rule_sets
 
 
 def round_trip(seat_view: SeatView) -> SeatView:

@@ -33,15 +33,9 @@ from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.store.table_store import TableStore
 from spades_server.streams import frames
 from spades_server.streams.feeds import Outbox, SeatFeed, SeatSession, SpectatorFeed
-from tests.server.harness import (
-    READ_TIMEOUT,
-    TOKEN_KEY,
-    Client,
-    SeatStream,
-    choices_of,
-    log_events,
-    watch,
-)
+from tests.support.clients import READ_TIMEOUT, TOKEN_KEY, Client, SeatStream, watch
+from tests.support.seats import choices_of
+from tests.support.servers import log_events
 
 TOKENS = [f"t.{'b' * 20}{seat}" for seat in range(4)]
 

@@ -12,8 +12,8 @@ from spades import protocol
 from spades.client import SpadesClient, SyncSpadesClient
 from spades.engine import Rules
 from spades.v1 import tournament_pb2, tournament_pb2_grpc
-from tests.backends import Storages
-from tests.server.harness import running_server
+from tests.support.backends import Storages
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.asyncio
 OPERATOR = "operator-token-for-tournament-tests-0123456789"

@@ -155,6 +155,7 @@ def check_world(world: MatchState, moment: Moment, seat: int) -> None:
     assert line.state is world
 
 
+@pytest.mark.slow  # about 14 s
 @PROPERTY_SETTINGS
 @given(**RANDOM_MATCHES, every=st.integers(3, 9))
 def test_sampled_worlds_never_contradict_the_view(

@@ -12,4 +12,5 @@ module imports from another test module (tests/structure/test_test_helpers.py ch
 - ``faults``: SDK clients that journal what was acknowledged, and the log read as the truth.
 - ``rules``: rule sets for property tests and the rulebook's trumps restated.
 - ``browser``, ``tls``: a real chromium for the web tests; a self-signed certificate.
+- ``marks``: the marks (``slow``, ``faults``, ``browser``, ``cluster``) each folder gives its tests.
 """

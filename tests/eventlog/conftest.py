@@ -57,6 +57,9 @@ LOGS_UNDER_CONTRACT = [
     ),
 ]
 
+#: The one backend two log instances can share (two replicas): for the tests of that alone.
+SHARED_LOG = next(backend for backend in LOGS_UNDER_CONTRACT if backend.name == "postgres")
+
 NewLog = Callable[[], EventLog]
 
 

@@ -2,7 +2,8 @@
 error logged, a metric; and all of it undone by itself once there is room again.
 
 The disk is a real one: a 16 MiB tmpfs holding the log, filled with a file until the kernel
-says ENOSPC. Mounting needs root; elsewhere the test is skipped, saying so.
+says ENOSPC. Mounting needs root; elsewhere the test is skipped, saying so (under CI, which
+runs as root, a skip is a failure: tests/support/skips.py).
 """
 
 from __future__ import annotations

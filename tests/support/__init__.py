@@ -13,4 +13,5 @@ module imports from another test module (tests/structure/test_test_helpers.py ch
 - ``rules``: rule sets for property tests and the rulebook's trumps restated.
 - ``browser``, ``tls``: a real chromium for the web tests; a self-signed certificate.
 - ``marks``: the marks (``slow``, ``faults``, ``browser``, ``cluster``) each folder gives its tests.
+- ``skips``: under CI every skip is a failure (README.md, "Skipped tests").
 """

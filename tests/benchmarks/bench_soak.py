@@ -237,7 +237,7 @@ async def write_lobby(log: EventLog, rows: Sequence[bytes]) -> int:
     template = LobbyProjection(log)
     for sequence, data in enumerate(rows, start=1):
         stored = StoredEvent("template", sequence, sequence, 0.0, data)
-        await template._fold(journal.decode(stored))
+        await template.fold(journal.decode(stored))
     summary = template.tables["template"]
     assert summary.status == lobby_pb2.TABLE_STATUS_FINISHED
     position, written, batch = 0, 0, []

@@ -262,10 +262,10 @@ async def test_a_lost_listener_reconnects_and_catches_up(
         while not a.notifier.watched_streams():
             await asyncio.sleep(0.01)
         await b.append("table-1", 1, [b"two"])  # delivered by NOTIFY
-        listener = a._listener
+        listener = a.listener_pid
         assert listener is not None
-        await admin.execute("SELECT pg_terminate_backend($1)", listener.get_server_pid())
-        while a._listener is not None:  # A noticed
+        await admin.execute("SELECT pg_terminate_backend($1)", listener)
+        while a.listener_pid is not None:  # A noticed
             await asyncio.sleep(0.01)
         await b.append("table-1", 2, [b"three"])  # its NOTIFY reaches nobody on A
         received = await stream

@@ -365,10 +365,10 @@ async def test_the_cache_keeps_only_the_latest_sequences(store: TableStore) -> N
     # Pretend many more events came (the cache prunes what left the window once it is full).
     table.version += 10 * frames.CACHED_SEQUENCES
     table.wire.clear()
-    for filler in range(frames._PRUNE_AT):
-        table.wire[frames.wire_key(filler - 10 * frames._PRUNE_AT, 0)] = b""  # all too old
+    for filler in range(frames.PRUNE_AT):
+        table.wire[frames.wire_key(filler - 10 * frames.PRUNE_AT, 0)] = b""  # all too old
     frames.event_payload(table, 0, None)  # too old to be kept now: serialised, not cached
-    assert len(table.wire) == frames._PRUNE_AT
+    assert len(table.wire) == frames.PRUNE_AT
     table.version -= 10 * frames.CACHED_SEQUENCES
     frames.event_payload(table, table.version - 1, None)  # recent: prunes, then caches
     assert list(table.wire) == [frames.wire_key(table.version, None)]

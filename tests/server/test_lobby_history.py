@@ -79,7 +79,7 @@ async def rebuilt_listing(server: SpadesServer) -> list[lobby_pb2.Table]:
     fresh.move_after = 10**9
     fresh.checkpoint_interval = 10**9
     for stored in await read_to_head(server.log, fresh.position):
-        await fresh._fold(journal.decode(stored))
+        await fresh.fold(journal.decode(stored))
     summaries = [summary for summary in fresh.tables.values() if not summary.private]
     return sorted(
         summaries, key=lambda s: (s.create_time.ToNanoseconds(), s.table_id), reverse=True

@@ -1,6 +1,6 @@
-"""Shared pieces of the fault tests: a real server process on a fixed port, SDK clients that
-journal every accepted action, and reading the event log (SQLite or PostgreSQL) once no server
-holds it.
+"""Shared pieces of the fault tests: SDK clients that journal every accepted action, and reading
+the event log (SQLite or PostgreSQL) once no server holds it, as the truth to hold what was
+served and acknowledged to (the server process they kill is tests/support/processes.py's).
 
 The SQLite log is locked by the process that opens it, so the log is read only after the server
 has stopped (or died), on either backend; what the server *serves* is therefore collected

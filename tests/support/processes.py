@@ -3,6 +3,10 @@
 The process is started with ``--listen 127.0.0.1:0 --metrics 127.0.0.1:0`` (or the environment
 equivalents) and the bound ports are read from its banner, so tests never guess a free port.
 Its stderr (the structured log) goes to a file the tests can read.
+
+A process that must come back on the same address after a kill (the fault tests) is given a
+port of its own instead (:func:`free_port`, :func:`server_args`, :func:`server_process`,
+:func:`kill`).
 """
 
 from __future__ import annotations

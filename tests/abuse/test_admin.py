@@ -11,45 +11,26 @@ import grpc
 import pytest
 
 from spades import protocol
-from spades.engine import Rules, new_match
-from spades.engine.shuffle import deal
+from spades.engine import Rules
 from spades.v1 import actions_pb2, admin_pb2, cards_pb2, events_pb2, lobby_pb2, play_pb2, rules_pb2
 from spades_server.app import config
-from tests.abuse.common import (
+from tests.support.admin import (
     OPERATOR_TOKEN,
     Code,
     admin_stub,
     assert_log_replays,
-    assert_status,
-    nothing_written,
+    deal_messages,
+    deals_of,
     operator,
     serving,
 )
-from tests.backends import Storages
-from tests.server.harness import TOKEN_KEY, Client, log_events, rpc_error
+from tests.support.backends import Storages
+from tests.support.clients import TOKEN_KEY, Client, rpc_error
+from tests.support.refusals import assert_status, nothing_written
+from tests.support.servers import log_events
 
 SEATS = [cards_pb2.SEAT_NORTH, cards_pb2.SEAT_EAST, cards_pb2.SEAT_SOUTH, cards_pb2.SEAT_WEST]
 METHODS = list(admin_pb2.DESCRIPTOR.services_by_name["AdminService"].methods_by_name)
-
-
-def deals_of(seed: bytes, hands: int, rules: Rules | None = None) -> list[list[list[int]]]:
-    """``hands`` deals made with the shuffle of another seed (any valid deals will do)."""
-    rules = rules or Rules()
-    state, _ = new_match(rules, seed=seed)
-    tables = state.game
-    return [
-        [list(hand) for hand in deal(seed, number, tables.deck, tables.players, tables.hand_size)]
-        for number in range(1, hands + 1)
-    ]
-
-
-def deal_messages(deals: list[list[list[int]]]) -> list[events_pb2.Deal]:
-    return [
-        events_pb2.Deal(
-            hands=[events_pb2.DealtHand(cards=protocol.cards_to_proto(hand)) for hand in hands]
-        )
-        for hands in deals
-    ]
 
 
 def calls(client: Client) -> dict[str, Callable[..., Awaitable[Any]]]:

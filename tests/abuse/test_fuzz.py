@@ -52,21 +52,17 @@ from spades.v1 import (
 )
 from spades.wire import AUTHORIZATION_METADATA as AUTHORIZATION
 from spades_server.app.server import SpadesServer
-from tests.abuse.common import (
+from tests.support.admin import (
     OPERATOR_KEY,
     OPERATOR_TOKEN,
     OWN_CONNECTION,
     assert_log_replays,
     raw,
 )
-from tests.backends import BACKENDS, BackendName, Storages, require_postgres
-from tests.server.harness import (
-    TOKEN_KEY,
-    Client,
-    log_events,
-    play_turns,
-    running_server,
-)
+from tests.support.backends import BACKENDS, BackendName, Storages, require_postgres
+from tests.support.clients import TOKEN_KEY, Client
+from tests.support.seats import play_turns
+from tests.support.servers import log_events, running_server
 
 T = TypeVar("T")
 

@@ -18,16 +18,10 @@ from spades_server.api.limits import Buckets, Limits, client_address
 from spades_server.app import config
 from spades_server.domain import errors
 from spades_server.ops.settings import Settings
-from tests.abuse.common import (
-    OWN_CONNECTION,
-    Code,
-    assert_status,
-    nothing_written,
-    raw,
-    serving,
-)
-from tests.backends import Storages
-from tests.server.harness import Client, SeatStream, rpc_error, stream_error
+from tests.support.admin import OWN_CONNECTION, Code, raw, serving
+from tests.support.backends import Storages
+from tests.support.clients import Client, SeatStream, rpc_error, stream_error
+from tests.support.refusals import assert_status, nothing_written
 
 RESOURCE_EXHAUSTED = Code.RESOURCE_EXHAUSTED.value[0]
 RETRY = re.compile(r"retry in ([0-9.]+) s")
@@ -86,7 +80,7 @@ def test_idle_buckets_are_forgotten() -> None:
         buckets.take(key)
     now[0] += 2.0  # every bucket is full again
     buckets.take("new")  # one key past the sweep mark
-    assert list(buckets._buckets) == ["new"]
+    assert len(buckets) == 1 and "new" in buckets
 
 
 @pytest.mark.parametrize(
@@ -129,7 +123,7 @@ def test_the_defaults_let_a_64_table_loopback_benchmark_through() -> None:
         limit.check_action("alone", number % 4, peer="ipv4:127.0.0.1:40001")
     # 64 tables' worth of creation at once from 127.0.0.1.
     for _ in range(128):
-        assert limit._tables.take("127.0.0.1") == 0.0
+        limit.check_table_creation_from("127.0.0.1")  # refused: LimitExceeded
 
 
 def test_limits_are_flags_with_environment_variables() -> None:

@@ -5,16 +5,10 @@ certificate is self-signed, made in the test."""
 from __future__ import annotations
 
 import asyncio
-import datetime
-import ipaddress
 from pathlib import Path
 
 import grpc
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from spades.client import AdminClient, SpadesClient, StreamEvent, SyncSpadesClient, Unavailable
@@ -24,43 +18,10 @@ from spades.v1 import lobby_pb2
 from spades_server.app import config
 from spades_server.app.server import SpadesServer
 from spades_server.ops.settings import Settings
-from tests.backends import Storages
-from tests.server.harness import Client, running_server
-
-
-def self_signed(folder: Path) -> tuple[Path, Path, bytes]:
-    """A certificate for localhost and 127.0.0.1 and its key: (cert file, key file, cert PEM)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_pem = certificate.public_bytes(serialization.Encoding.PEM)
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    cert_file, key_file = folder / "server.crt", folder / "server.key"
-    cert_file.write_bytes(cert_pem)
-    key_file.write_bytes(key_pem)
-    key_file.chmod(0o600)
-    return cert_file, key_file, cert_pem
+from tests.support.backends import Storages
+from tests.support.clients import Client
+from tests.support.servers import running_server
+from tests.support.tls import self_signed
 
 
 @pytest.mark.asyncio

@@ -14,7 +14,7 @@ from spades_bots.arena import ArenaConfig, TeamStats, pair_specs, run_arena, wil
 from spades_bots.arena.cli import main
 from spades_bots.arena.duplicate import play_in_process
 from spades_server.app.server import SpadesServer
-from tests.server.harness import running_server
+from tests.support.servers import running_server
 
 
 def dealt(events: tuple[ev.Event, ...] | list[ev.Event]) -> list[ev.CardsDealt]:

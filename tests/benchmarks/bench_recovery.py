@@ -58,8 +58,8 @@ from spades.bot import Backoff, play_match
 from spades.client.client import DEFAULT_CHANNEL_OPTIONS
 from spades.engine import Rules
 from spades_bots.random_bot import RandomBot
-from tests.faults.common import Accepted, RecordingClient, free_port, seat_four, server_args
-from tests.operations.server_process import ServerProcess, spades_server
+from tests.support.faults import Accepted, RecordingClient, seat_four
+from tests.support.processes import ServerProcess, free_port, server_args, spades_server
 
 #: --fast-clients: no waiting between attempts beyond 0.1 s, in the SDK or in gRPC's channel.
 FAST_BACKOFF = Backoff(initial=0.05, maximum=0.1)

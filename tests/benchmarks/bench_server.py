@@ -137,11 +137,7 @@ from spades import protocol
 from spades.engine import Rules
 from spades.v1 import lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc
 from tests.benchmarks import pingpong
-from tests.operations.server_process import (
-    ServerProcess,
-    clean_environment,
-    spades_server,
-)
+from tests.support.processes import ServerProcess, clean_environment, spades_server
 
 TOKEN_KEY = "spades-seat-token"
 DEFAULT_DSN = os.environ.get(

@@ -51,9 +51,9 @@ from spades_server.processes.projection import LOBBY, LobbyProjection
 from spades_server.processes.projection import row_of as projection_row
 from spades_server.store import journal
 from spades_server.v1 import log_pb2
-from tests.backends import LogStorage, postgres_unavailable
-from tests.faults.common import free_port, seat_four
-from tests.operations.server_process import SERVER, clean_environment, spades_server
+from tests.support.backends import LogStorage, postgres_unavailable
+from tests.support.faults import seat_four
+from tests.support.processes import SERVER, clean_environment, free_port, spades_server
 
 ONE_HAND = Rules(max_hands=1)
 MIB = 1024 * 1024
@@ -237,7 +237,7 @@ async def write_lobby(log: EventLog, rows: Sequence[bytes]) -> int:
     template = LobbyProjection(log)
     for sequence, data in enumerate(rows, start=1):
         stored = StoredEvent("template", sequence, sequence, 0.0, data)
-        await template._fold(journal.decode(stored))
+        await template.fold(journal.decode(stored))
     summary = template.tables["template"]
     assert summary.status == lobby_pb2.TABLE_STATUS_FINISHED
     position, written, batch = 0, 0, []

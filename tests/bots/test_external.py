@@ -24,7 +24,7 @@ from spades_bots.arena import ArenaConfig, run_arena
 from spades_bots.heuristic import HeuristicBot
 from spades_server.app.server import SpadesServer
 from tests.sdk.helpers import audit, play_all, seat_bots
-from tests.server.harness import running_server
+from tests.support.servers import running_server
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = f"node {ROOT / 'bots' / 'examples' / 'simple.js'}"

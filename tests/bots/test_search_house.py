@@ -16,7 +16,7 @@ from spades.wire import house_bot_kind
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.search import SearchBot
 from spades_server.processes.house import make_house_bot
-from tests.server.harness import running_server
+from tests.support.servers import running_server
 
 
 def test_search_is_a_house_bot_kind() -> None:

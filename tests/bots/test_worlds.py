@@ -33,12 +33,7 @@ from spades.engine import (
     view,
 )
 from spades.engine import events as ev
-from tests.engine.test_properties import (
-    PROPERTY_SETTINGS,
-    is_trump,
-    rule_sets,
-    suit_for_following,
-)
+from tests.support.rules import PROPERTY_SETTINGS, is_trump, rule_sets, suit_for_following
 
 IN_HAND = (Phase.BLIND_NIL_CHOICE, Phase.BIDDING, Phase.PASSING, Phase.PLAYING)
 #: A random match: any rule set, any seed, random legal play (repeatable by Hypothesis).
@@ -160,6 +155,7 @@ def check_world(world: MatchState, moment: Moment, seat: int) -> None:
     assert line.state is world
 
 
+@pytest.mark.slow  # about 14 s
 @PROPERTY_SETTINGS
 @given(**RANDOM_MATCHES, every=st.integers(3, 9))
 def test_sampled_worlds_never_contradict_the_view(

@@ -30,8 +30,8 @@ from spades.client.client import DEFAULT_CHANNEL_OPTIONS
 from spades.client.messages import ActionResult, PlayMessage, Snapshot, StreamEvent
 from spades_server.eventlog import PostgresEventLog
 from spades_server.eventlog.base import StoredEvent
-from tests.backends import read_to_head
-from tests.faults.common import (
+from tests.support.backends import read_to_head
+from tests.support.faults import (
     RecordingClient,
     RecordingConnection,
     SeatJournal,

@@ -18,7 +18,7 @@ from spades.client.client import DEFAULT_CHANNEL_OPTIONS
 from spades.engine import Card, Rules
 from spades_bots.random_bot import RandomBot
 from tests.cluster.history import HistoryClient, check_history, read_tables
-from tests.faults.common import assert_log_is_truth, eventually, seat_four, served_snapshots
+from tests.support.faults import assert_log_is_truth, eventually, seat_four, served_snapshots
 
 #: Quick reconnection (the SDK's defaults wait up to 5 and 10 s).
 CHANNEL_OPTIONS = tuple(

@@ -20,7 +20,7 @@ from spades.engine import Card, Rules
 from spades_bots.random_bot import RandomBot
 from tests.cluster.conftest import RATE_INTERVAL
 from tests.cluster.prometheus import panel_queries, query
-from tests.faults.common import seat_four
+from tests.support.faults import seat_four
 
 #: The slowest a loaded machine took to show every panel: about 25 s (bound, not a figure).
 PANELS_TIMEOUT = 90.0

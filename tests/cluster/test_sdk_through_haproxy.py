@@ -29,8 +29,8 @@ from spades.client import SpadesClient
 from spades.engine import Rules
 from spades_bots.random_bot import RandomBot
 from tests.cluster.conftest import require_cluster_tools
-from tests.faults.common import seat_four
-from tests.server.harness import running_server
+from tests.support.faults import seat_four
+from tests.support.servers import running_server
 
 RULES = Rules(max_hands=1)
 BACKOFF = Backoff(initial=0.05, maximum=0.5, give_up_after=60.0)

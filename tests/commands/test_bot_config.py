@@ -25,9 +25,9 @@ from spades.commands.bot_config import (
 from spades.engine import Rules
 from spades.manifest import manifest_of
 from spades_bots.random_bot import RandomBot
-from tests.backends import Storages
-from tests.operations.server_process import clean_environment
-from tests.server.harness import running_server
+from tests.support.backends import Storages
+from tests.support.processes import clean_environment
+from tests.support.servers import running_server
 
 BIN = Path(sys.executable).parent
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "spades-bot.toml"

@@ -13,7 +13,7 @@ import pytest
 
 from spades.client import SpadesClient
 from spades.engine import CARDS, Rules
-from tests.operations.server_process import ServerProcess, clean_environment, spades_server
+from tests.support.processes import ServerProcess, clean_environment, spades_server
 
 BIN = Path(sys.executable).parent
 TOKEN = "an-operator-token-for-the-tests-0123456789"

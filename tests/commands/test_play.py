@@ -67,7 +67,7 @@ async def test_a_person_plays_a_whole_hand_by_pressing_buttons(address: str) -> 
             for _ in range(3000):
                 if app.outcome_text:
                     break
-                if app.view is not None and app._asking == "play":
+                if app.view is not None and app.asking == "play":
                     legal = set(app.view.legal_cards)
                     cards = [b for b in app.query("#hand Button").results(Button) if b.display]
                     shown = {
@@ -78,7 +78,7 @@ async def test_a_person_plays_a_whole_hand_by_pressing_buttons(address: str) -> 
                     assert shown == {str(card): card in legal for card in app.view.hand}
                     await pilot.click(f"#{enabled(app, '#hand Button')[0].id}")
                     played += 1
-                elif app._asking == "bid":
+                elif app.asking == "bid":
                     assert app.query_one("#bid-3", Button).display
                     # The turn's clock (30 s a turn by default) counts down on the screen.
                     if not clocks:
@@ -90,7 +90,7 @@ async def test_a_person_plays_a_whole_hand_by_pressing_buttons(address: str) -> 
                         clocks.append(shown_clock(app))
                     await pilot.click("#bid-3")
                     bids += 1
-                elif app._asking == "blind":
+                elif app.asking == "blind":
                     await pilot.click("#blind-no")
                 await pilot.pause(0.02)
             assert app.outcome_text.startswith("Match over"), app.outcome_text

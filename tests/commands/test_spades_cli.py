@@ -26,7 +26,7 @@ import pytest
 from spades.client import SpadesClient
 from spades.commands.spades import parser
 from spades.engine import CARDS, Rules
-from tests.operations.server_process import ServerProcess, clean_environment, spades_server
+from tests.support.processes import ServerProcess, clean_environment, spades_server
 
 BIN = Path(sys.executable).parent
 TOKEN = "an-operator-token-for-the-spades-cli-tests-0123456789"

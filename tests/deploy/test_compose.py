@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from spades_server.app import config
-from tests.backends import in_ci
 from tests.deploy.files import (
     DEPLOY,
     dockerfile_stages,
@@ -185,9 +184,7 @@ def test_haproxy_balances_grpc_calls_over_http2_to_every_replica() -> None:
 def test_haproxy_accepts_its_configuration() -> None:
     """haproxy -c on the file itself, every address on loopback (the Debian package)."""
     haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
-    if not Path(haproxy).is_file():
-        if in_ci():
-            pytest.fail("haproxy is not installed (make cluster-tools installs it)")
+    if not Path(haproxy).is_file():  # (a failure under CI, as every skip)
         pytest.skip("haproxy not installed (Debian: make cluster-tools)")
     environment = {name: "127.0.0.1:1" for name in haproxy_variables()}
     environment.update(

@@ -7,13 +7,13 @@ import subprocess
 
 import pytest
 
-from tests.backends import in_ci
 from tests.deploy.files import DEPLOY, KUBERNETES, alert_rules, load_yaml
 
 PROMTOOL = shutil.which("promtool")
-#: `make test` installs promtool (make cluster-tools): under CI its absence is a failure.
+#: `make test` installs promtool (make cluster-tools): under CI its absence, like every skip,
+#: is a failure (tests/support/skips.py).
 needs_promtool = pytest.mark.skipif(
-    PROMTOOL is None and not in_ci(),
+    PROMTOOL is None,
     reason="promtool not installed (make cluster-tools, or Debian: apt-get install prometheus)",
 )
 

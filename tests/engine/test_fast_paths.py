@@ -33,8 +33,7 @@ from spades.engine.cards import LITTLE_JOKER
 from spades.engine.commands import sorted_cards
 from spades.engine.legal import is_legal_bid, legal_bids, plays_of
 from spades.engine.shuffle import SHUFFLE_VERSION, RandomStream
-
-from .test_properties import SEARCH_PHASES
+from tests.support.rules import SEARCH_PHASES
 
 
 def test_a_card_follows_its_own_suit_and_a_joker_follows_spades() -> None:

@@ -1,11 +1,11 @@
-"""The event-log backends under test: every contract test runs once per entry of BACKENDS.
+"""The event-log backends under test: every contract test runs once per LOGS_UNDER_CONTRACT.
 
 A backend is a factory that makes a new, unopened log on the storage named by a test's own
 directory; calling it twice with the same directory must give two logs on the same storage
 (the reopen tests rely on it). The PostgreSQL backend derives a fresh schema name from the
 directory and drops that schema after the test; it runs when a server answers at
 ``SPADES_TEST_POSTGRES_DSN`` and otherwise is skipped, saying why, or fails under CI (the rule
-and the helpers are shared with the server suites: tests/backends.py).
+and the helpers are shared with the server suites: tests/support/backends.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,13 @@ import pytest
 import pytest_asyncio
 
 from spades_server.eventlog import EventLog, PostgresEventLog, SqliteEventLog
-from tests.backends import POOL_SIZE, POSTGRES_DSN, drop_schema, require_postgres, schema_for
+from tests.support.backends import (
+    POOL_SIZE,
+    POSTGRES_DSN,
+    drop_schema,
+    require_postgres,
+    schema_for,
+)
 
 
 async def _drop_schema_of(directory: Path) -> None:
@@ -29,13 +35,13 @@ async def _drop_schema_of(directory: Path) -> None:
 class Backend:
     name: str
     make: Callable[[Path], EventLog]
-    #: Runs only where PostgreSQL answers (tests.backends.require_postgres: skip, or fail in CI).
+    #: Runs only where PostgreSQL answers (else skipped, or failed in CI: require_postgres).
     needs_postgres: bool = False
     #: Removes the storage named by a test's directory after the test.
     cleanup: Callable[[Path], Awaitable[None]] | None = None
 
 
-BACKENDS = [
+LOGS_UNDER_CONTRACT = [
     Backend("sqlite", lambda directory: SqliteEventLog(directory / "events.db")),
     Backend(
         "sqlite-full",
@@ -51,10 +57,13 @@ BACKENDS = [
     ),
 ]
 
+#: The one backend two log instances can share (two replicas): for the tests of that alone.
+SHARED_LOG = next(backend for backend in LOGS_UNDER_CONTRACT if backend.name == "postgres")
+
 NewLog = Callable[[], EventLog]
 
 
-@pytest.fixture(params=BACKENDS, ids=lambda backend: backend.name)
+@pytest.fixture(params=LOGS_UNDER_CONTRACT, ids=lambda backend: backend.name)
 def backend(request: pytest.FixtureRequest) -> Backend:
     chosen: Backend = request.param
     if chosen.needs_postgres:

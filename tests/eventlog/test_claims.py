@@ -14,7 +14,7 @@ import pytest
 from spades_server.eventlog import EventLog, PostgresEventLog
 from spades_server.eventlog.base import ClaimTaken, VersionConflict
 
-from .conftest import NewLog
+from .conftest import SHARED_LOG, NewLog
 
 pytestmark = pytest.mark.asyncio
 
@@ -94,10 +94,11 @@ async def test_racing_claims_and_appends_have_one_winner(log: EventLog) -> None:
         assert events == [] and kept == winners[0].encode()
 
 
+# The embedded log has one process: only PostgreSQL is shared by replicas.
+@pytest.mark.parametrize("backend", [SHARED_LOG], ids=["postgres"], indirect=True)
 async def test_two_replicas_agree_on_the_first_claim(new_log: NewLog) -> None:
     first, second = new_log(), new_log()
-    if not isinstance(first, PostgresEventLog):
-        pytest.skip("the embedded log has one process: replicas share PostgreSQL only")
+    assert isinstance(first, PostgresEventLog)
     await first.open()
     await second.open()
     winners = await _race([first, second])

@@ -28,7 +28,7 @@ from spades_server.eventlog import (
     PostgresEventLog,
     SqliteEventLog,
 )
-from tests.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
+from tests.support.backends import POSTGRES_DSN, drop_schema, schema_for
 
 pytestmark = pytest.mark.asyncio
 
@@ -39,12 +39,6 @@ def closed_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
     return port
-
-
-@pytest.fixture
-def postgres() -> None:
-    """Go on where PostgreSQL answers (skip, or fail under CI: tests.backends)."""
-    require_postgres()
 
 
 @pytest_asyncio.fixture

@@ -21,19 +21,12 @@ from spades_server.eventlog import (
     log_url,
 )
 from spades_server.eventlog.factory import sqlite_path
-from tests.backends import (
+from tests.support.backends import (
     create_schema,
     drop_schema,
     dsn_with_schema,
-    require_postgres,
     schema_for,
 )
-
-
-@pytest.fixture
-def postgres() -> None:
-    """Go on where PostgreSQL answers (skip, or fail under CI: tests.backends)."""
-    require_postgres()
 
 
 @pytest.mark.asyncio

@@ -2,7 +2,7 @@
 fan-out through LISTEN/NOTIFY, and a schema several processes may create at once.
 
 Each test works in a schema of its own (dropped afterwards); skipped when no server answers at
-``SPADES_TEST_POSTGRES_DSN``, failed when none does under CI (see tests/backends.py).
+``SPADES_TEST_POSTGRES_DSN``, failed when none does under CI (see tests/support/backends.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest_asyncio
 
 from spades_server.eventlog import LogUnavailable, PostgresEventLog, StoredEvent, VersionConflict
 from spades_server.eventlog.base import ClaimTaken
-from tests.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
+from tests.support.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
 
 pytestmark = pytest.mark.asyncio
 
@@ -262,10 +262,10 @@ async def test_a_lost_listener_reconnects_and_catches_up(
         while not a.notifier.watched_streams():
             await asyncio.sleep(0.01)
         await b.append("table-1", 1, [b"two"])  # delivered by NOTIFY
-        listener = a._listener
+        listener = a.listener_pid
         assert listener is not None
-        await admin.execute("SELECT pg_terminate_backend($1)", listener.get_server_pid())
-        while a._listener is not None:  # A noticed
+        await admin.execute("SELECT pg_terminate_backend($1)", listener)
+        while a.listener_pid is not None:  # A noticed
             await asyncio.sleep(0.01)
         await b.append("table-1", 2, [b"three"])  # its NOTIFY reaches nobody on A
         received = await stream

@@ -102,7 +102,7 @@ async def test_a_transaction_rolled_back_whole_moves_no_stream(
                 # the next two appends queue up and go into one transaction together.
                 admin.execute("BEGIN IMMEDIATE")
                 blocker = asyncio.ensure_future(log.append("blocker", 0, [b"x"]))
-                while not log._requests.empty():
+                while log.writes_waiting:
                     await asyncio.sleep(0.01)
                 await asyncio.sleep(0.2)
                 both = asyncio.gather(

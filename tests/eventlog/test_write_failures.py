@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from spades_server.eventlog import LogUnavailable, PostgresEventLog
-from tests.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
+from tests.support.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
 
 pytestmark = pytest.mark.asyncio
 

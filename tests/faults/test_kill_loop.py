@@ -38,21 +38,24 @@ from spades.client.errors import is_transient
 from spades.engine import Card, Rules
 from spades.engine import events as ev
 from spades_bots.random_bot import RandomBot
-from tests.faults.common import (
+from tests.support.faults import (
     RecordingClient,
     action_ids_by_seat,
     assert_acknowledged_once,
     assert_contiguous,
     assert_log_is_truth,
     engine_events,
-    free_port,
-    kill,
     read_log,
     served_snapshots,
+)
+from tests.support.processes import (
+    SERVER,
+    clean_environment,
+    free_port,
+    kill,
     server_args,
     server_process,
 )
-from tests.operations.server_process import SERVER, clean_environment
 
 T = TypeVar("T")
 

@@ -37,9 +37,9 @@ from spades.client import Aborted, SpadesClient
 from spades.engine import Rules
 from spades.v1 import play_pb2
 from spades_bots.random_bot import RandomBot
-from tests.backends import Storages
-from tests.faults.common import (
-    LOOPBACK,
+from tests.support.backends import Storages
+from tests.support.clients import TOKEN_KEY, SeatStream
+from tests.support.faults import (
     RecordingClient,
     action_ids_by_seat,
     assert_contiguous,
@@ -50,8 +50,8 @@ from tests.faults.common import (
     served_snapshot,
     served_snapshots,
 )
-from tests.operations.server_process import clean_environment
-from tests.server.harness import TOKEN_KEY, SeatStream, running_server
+from tests.support.processes import LOOPBACK, clean_environment
+from tests.support.servers import running_server
 
 RULES = Rules(max_hands=2)
 MATCH_BOUND = 60.0

@@ -23,16 +23,9 @@ import pytest
 from spades.client import SpadesClient
 from spades.engine import Clock, MatchState, Rules
 from spades.engine import events as ev
-from tests.backends import LogStorage, require_postgres
-from tests.faults.common import (
-    assert_contiguous,
-    engine_events,
-    free_port,
-    kill,
-    read_log,
-    server_args,
-    server_process,
-)
+from tests.support.backends import LogStorage
+from tests.support.faults import assert_contiguous, engine_events, read_log
+from tests.support.processes import free_port, kill, server_args, server_process
 
 TABLES = 3
 KILLS = 3
@@ -49,11 +42,6 @@ SETTINGS = (
     "--disconnect-grace",
     "0",
 )
-
-
-@pytest.fixture
-def postgres() -> None:
-    require_postgres()
 
 
 async def finished(client: SpadesClient, table_ids: list[str]) -> bool:

@@ -31,8 +31,8 @@ from spades.client import SpadesClient
 from spades.client.client import DEFAULT_CHANNEL_OPTIONS
 from spades.engine import Rules
 from spades.records import events_of
-from tests.backends import Storages
-from tests.faults.common import (
+from tests.support.backends import Storages
+from tests.support.faults import (
     Accepted,
     Paced,
     RecordingClient,
@@ -42,16 +42,13 @@ from tests.faults.common import (
     assert_log_is_truth,
     engine_events,
     eventually,
-    free_port,
-    kill,
     read_log,
     replayed_state,
     seat_four,
     sequence_reaches,
     served_snapshots,
-    server_args,
-    server_process,
 )
+from tests.support.processes import free_port, kill, server_args, server_process
 
 TABLES = 8
 RULES = Rules(max_hands=3)
@@ -150,7 +147,7 @@ async def test_sigkill_mid_play_loses_nothing_and_every_match_finishes(
                 table_id: [task.result() for task in each] for table_id, each in tasks.items()
             }
             records = {table_id: await observer.get_record(table_id) for table_id in tokens}
-            # The lobby may lag the log a moment on PostgreSQL (harness.lobby_caught_up says why).
+            # The lobby may lag the log a moment on PostgreSQL (servers.lobby_caught_up says why).
             for table_id, record in records.items():
                 await sequence_reaches(observer, table_id, len(record.events))
             summaries = {table_id: await observer.get_table(table_id) for table_id in tokens}

@@ -45,9 +45,9 @@ from spades.bot import MatchOutcome, play_match
 from spades.engine import Clock, Rules
 from spades.v1 import play_pb2, play_pb2_grpc
 from spades_bots.random_bot import RandomBot
-from tests.backends import Storages
-from tests.faults.common import (
-    LOOPBACK,
+from tests.support.backends import Storages
+from tests.support.clients import TOKEN_KEY, SeatStream
+from tests.support.faults import (
     Paced,
     RecordingClient,
     assert_contiguous,
@@ -60,7 +60,8 @@ from tests.faults.common import (
     served_snapshot,
     served_snapshots,
 )
-from tests.server.harness import TOKEN_KEY, SeatStream, log_events, running_server
+from tests.support.processes import LOOPBACK
+from tests.support.servers import log_events, running_server
 
 WRITE_TIMEOUT = 1.0
 #: The channel of a client that never reads: a small stream window that does not grow.

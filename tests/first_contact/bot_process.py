@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.operations.server_process import clean_environment
+from tests.support.processes import clean_environment
 
 SPADES_BOT = Path(sys.executable).with_name("spades-bot")
 #: A seat token: ``<table id (20 hex)>.<secret (32 url-safe characters)>`` (tokens.py).

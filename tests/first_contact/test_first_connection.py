@@ -8,20 +8,13 @@ bot's match ends even though random play rarely reaches 500.
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 from pathlib import Path
 
 from tests.first_contact.bot_process import SPADES_BOT, start_bot, wait_for_text
-from tests.operations.server_process import clean_environment, spades_server
+from tests.support.processes import clean_environment, free_port, spades_server
 
 MATCH_TIMEOUT = 90
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def test_an_unreachable_server_is_retried_then_given_up() -> None:

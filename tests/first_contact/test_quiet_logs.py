@@ -19,7 +19,7 @@ from spades import protocol
 from spades.engine import Rules
 from spades.v1 import lobby_pb2
 from tests.first_contact.bot_process import SEAT_TOKEN_PATTERN, start_bot
-from tests.operations.server_process import Stubs, clean_environment, spades_server
+from tests.support.processes import Stubs, clean_environment, spades_server
 
 MATCH_TIMEOUT = 60
 

@@ -11,7 +11,8 @@ real table for ``TABLE_ID``.
 ``grpcurl`` lines run as written when ``grpcurl`` is installed; otherwise the same call is made
 through server reflection, as grpcurl would (no proto files): the method must exist, the ``-d``
 body must be its request, and the call must succeed. Lines that build or install the project
-(``make``, ``pip``) are checked, not run: the suite itself is what ``make test`` runs, and the
+or run its tests (``make``, ``pip``, ``pytest``) are checked, not run: the suite itself is what
+``make test`` runs (a pytest line's marks must be registered and its paths exist), and the
 install names the local distributions by path. A line of a kind this test does not know fails
 it, so a new README command cannot go unchecked.
 """
@@ -24,6 +25,7 @@ import secrets
 import shlex
 import shutil
 import subprocess
+import tomllib
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,7 +40,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades_server.app.server import SERVICE_NAMES
-from tests.operations.server_process import ServerProcess, clean_environment, spades_server
+from tests.support.processes import ServerProcess, clean_environment, spades_server
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -150,7 +152,9 @@ def banner_commands(server: ServerProcess) -> list[str]:
 
 def check(shell: Shell, command: str) -> None:
     words = shlex.split(command, comments=True)
-    if words[0].startswith(".venv/bin/"):
+    if words[:3] == [".venv/bin/python", "-m", "pytest"]:
+        check_pytest(words[3:])
+    elif words[0].startswith(".venv/bin/"):
         output = shell.run(shell.substitute(command))
         expect_output(words, output)
     elif words[0] == ".":  # putting the venv on PATH: then the plain names work
@@ -182,6 +186,23 @@ def expect_output(words: list[str], output: str) -> None:
         assert "Seed revealed:" in output, output[-2000:]
     elif words[0].endswith("spades-tables"):
         assert "No tables." in output or " - " in output or "not dealt" in output, output[-2000:]
+
+
+def check_pytest(arguments: list[str]) -> None:
+    """A run of part of the suite: the marks its ``-m`` names are registered (pyproject.toml),
+    and the paths it names exist."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    registered = {
+        line.split(":")[0].split("(")[0]
+        for line in config["tool"]["pytest"]["ini_options"]["markers"]
+    }
+    words = iter(arguments)
+    for word in words:
+        if word == "-m":
+            named = set(re.findall(r"\w+", next(words))) - {"and", "or", "not"}
+            assert named and named <= registered, (named, registered)
+        else:
+            assert not word.startswith("-") and (ROOT / word).exists(), arguments
 
 
 def make_targets() -> set[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from spades_server.app import config
 from spades_server.ops.settings import Settings
-from tests.operations.server_process import SERVER, clean_environment
+from tests.support.processes import SERVER, clean_environment
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 _TICKED = re.compile(r"`([^`]+)`")

@@ -25,7 +25,7 @@ from spades.engine import events as ev
 from spades_bots.heuristic import HeuristicBot
 from spades_server.app.server import SpadesServer
 from spades_server.processes.house import make_house_bot, own_address
-from tests.server.harness import running_server
+from tests.support.servers import running_server
 
 SHORT = Rules(max_hands=2)
 asynchronous = pytest.mark.asyncio

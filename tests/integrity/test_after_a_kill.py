@@ -18,7 +18,7 @@ import grpc
 import pytest
 
 from tests.integrity import logs
-from tests.operations.server_process import Stubs, next_turn, spades_server
+from tests.support.processes import Stubs, next_turn, spades_server
 
 ACTIONS = 6
 

@@ -13,7 +13,8 @@ import pytest
 from spades.v1 import lobby_pb2
 from spades_server.eventlog.sqlite import marker_path, read_marker
 from tests.integrity import logs
-from tests.server.harness import Client, running_server
+from tests.support.clients import Client
+from tests.support.servers import running_server
 
 
 def test_check_lists_every_finding(database: Path, made: logs.LogContents) -> None:

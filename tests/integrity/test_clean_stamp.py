@@ -13,7 +13,7 @@ import pytest
 
 from spades_server.eventlog.sqlite import SqliteEventLog, marker_path
 from tests.integrity import logs
-from tests.server.harness import running_server
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.asyncio
 

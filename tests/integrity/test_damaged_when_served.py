@@ -20,10 +20,10 @@ from structlog.testing import capture_logs
 from spades.v1 import play_pb2, play_pb2_grpc
 from spades_server.domain import table_events
 from spades_server.store import journal
-from tests.backends import POSTGRES_DSN, LogStorage, require_postgres
 from tests.integrity import logs
-from tests.server.harness import running_server
-from tests.server.refusals import assert_call_refused
+from tests.support.backends import POSTGRES_DSN, LogStorage
+from tests.support.refusals import assert_call_refused
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.asyncio
 
@@ -63,12 +63,6 @@ async def test_a_finished_table_with_a_changed_card_is_refused_not_served(
         record = (await play.GetRecord(play_pb2.GetRecordRequest(table_id=whole))).record
         assert len(record.events) == len(whole_events)  # the control is served whole
         await assert_refused_as_damaged(play, damaged, changed, "does not replay")
-
-
-@pytest.fixture
-def postgres() -> None:
-    """Before the event loop runs: skipped (failed under CI) without PostgreSQL."""
-    require_postgres()
 
 
 async def test_an_event_deleted_from_a_postgresql_table_is_refused_not_served(

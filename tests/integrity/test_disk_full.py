@@ -2,7 +2,8 @@
 error logged, a metric; and all of it undone by itself once there is room again.
 
 The disk is a real one: a 16 MiB tmpfs holding the log, filled with a file until the kernel
-says ENOSPC. Mounting needs root; elsewhere the test is skipped, saying so.
+says ENOSPC. Mounting needs root; elsewhere the test is skipped, saying so (under CI, which
+runs as root, a skip is a failure: tests/support/skips.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from spades.engine.events import TurnTimedOut
 from spades.v1 import play_pb2
 from spades_server.app.server import SpadesServer
 from spades_server.store import journal
-from tests.server.harness import Client, SeatStream, rpc_error, running_server
+from tests.support.clients import Client, SeatStream, rpc_error
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.asyncio
 RECOVERY_TIMEOUT = 15.0

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import Storages
-from tests.server.harness import running_server
+from tests.support.backends import Storages
+from tests.support.servers import running_server
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -25,7 +25,7 @@ from spades.v1 import actions_pb2, lobby_pb2, play_pb2
 from spades_server.api import web
 from spades_server.app import config
 from spades_server.ops.settings import Settings
-from tests.operations.server_process import (
+from tests.support.processes import (
     SERVER,
     ServerProcess,
     Stubs,

@@ -14,8 +14,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from spades.engine import Rules
 from spades.v1 import play_pb2
-from tests.backends import LogStorage, Storages
-from tests.operations.server_process import Stubs, next_turn, play_actions, spades_server
+from tests.support.backends import LogStorage, Storages
+from tests.support.processes import Stubs, next_turn, play_actions, spades_server
 
 GRACE = 5.0
 

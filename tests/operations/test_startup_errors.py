@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from spades_server.domain import tokens
-from tests.operations.server_process import SERVER, clean_environment, spades_server
+from tests.support.processes import SERVER, clean_environment, spades_server
 
 TIMEOUT = 30
 

@@ -14,7 +14,7 @@ from spades.engine import Rules
 from spades_bots.registry import bot_class
 from spades_server.domain import ratings
 from spades_server.store import codecs, rating_store
-from tests.replicas.test_replicas import replicas
+from tests.support.servers import replicas
 
 pytestmark = pytest.mark.asyncio
 

@@ -12,8 +12,8 @@ from spades.client import SpadesClient, SpadesError
 from spades.engine import Rules
 from spades_server.store import challenge_store, codecs
 from spades_server.store.stream_kinds import is_table_stream
-from tests.backends import read_to_head
-from tests.replicas.test_replicas import replicas
+from tests.support.backends import read_to_head
+from tests.support.servers import replicas
 
 pytestmark = pytest.mark.asyncio
 

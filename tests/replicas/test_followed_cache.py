@@ -32,7 +32,7 @@ from spades_server.domain.tables import Decided, Table
 from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.ops.settings import Settings
 from spades_server.store.table_store import TableStore
-from tests.backends import (
+from tests.support.backends import (
     NATS_URL,
     POOL_SIZE,
     POSTGRES_DSN,
@@ -41,7 +41,9 @@ from tests.backends import (
     require_postgres,
     schema_for,
 )
-from tests.server.harness import Client, play_turns
+from tests.support.clients import Client
+from tests.support.followers import two_logs, until_followed
+from tests.support.seats import play_turns
 
 pytestmark = pytest.mark.asyncio
 
@@ -51,35 +53,13 @@ def _needs_postgres() -> None:
     require_postgres()
 
 
-@asynccontextmanager
-async def two_logs(directory: Path) -> AsyncIterator[tuple[PostgresEventLog, PostgresEventLog]]:
-    """Writer A (sends no notifications) and replica B on one schema."""
-    schema = schema_for(directory)
-    a = PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=2, notify=False)
-    b = PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=2, poll_interval=3600)
-    try:
-        await a.open()
-        await b.open()
-        yield a, b
-    finally:
-        await b.close()
-        await a.close()
-        await drop_schema(schema)
+def join_decision(name: str) -> Callable[[Table], Decided]:
+    """The store's decision to seat ``name`` at the first free seat."""
 
-
-def join(name: str) -> Callable[[Table], Decided]:
     def decide(table: Table) -> Decided:
         return decide_join(table, None, name, True, "", tokens.new_seat_token("t"))
 
     return decide
-
-
-async def until_followed(store: TableStore, table_id: str) -> None:
-    for _ in range(500):
-        if store.following(table_id):
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"{table_id} was never followed")
 
 
 async def test_a_command_on_a_cache_that_is_behind_is_decided_again(tmp_path: Path) -> None:
@@ -89,7 +69,7 @@ async def test_a_command_on_a_cache_that_is_behind_is_decided_again(tmp_path: Pa
         await a.create("t-behind", created)
         async with b.holding("t-behind"):
             await until_followed(b, "t-behind")
-            await a.execute("t-behind", join("north"))  # B hears nothing of it
+            await a.execute("t-behind", join_decision("north"))  # B hears nothing of it
 
             # B's cache says no seat is taken: a refusal there is checked against the log.
             seen: list[int] = []
@@ -106,7 +86,7 @@ async def test_a_command_on_a_cache_that_is_behind_is_decided_again(tmp_path: Pa
             assert [player and player[0] for player in table.state.players[:2]] == ["north", "east"]
 
             # An append on a cache that is behind conflicts, and is decided again on the latest.
-            await a.execute("t-behind", join("south"))
+            await a.execute("t-behind", join_decision("south"))
             versions: list[int] = []
 
             def west(table: Table) -> Decided:
@@ -145,14 +125,14 @@ async def test_a_followed_table_hears_the_other_replica_and_skips_the_read(
         await a.create("t-heard", created)
         async with b.holding("t-heard") as table:
             await until_followed(b, "t-heard")
-            await a.execute("t-heard", join("north"))
+            await a.execute("t-heard", join_decision("north"))
             for _ in range(500):  # B's follower folds it when the notification comes
                 if table.version == 2:
                     break
                 await asyncio.sleep(0.01)
             assert table.version == 2 and table.state.players[0] is not None
             skipped = b.reads_skipped
-            await b.execute("t-heard", join("east"))
+            await b.execute("t-heard", join_decision("east"))
             assert b.reads_skipped == skipped + 1  # decided on the followed cache, no read
         assert not b.following("t-heard")  # let go: no longer followed
     finally:

@@ -15,10 +15,10 @@ import pytest
 
 from spades.engine import Rules
 from spades.v1 import actions_pb2, play_pb2
-from tests.faults.common import action_ids_by_seat
-from tests.replicas.test_replicas import clients, replicas
-from tests.server.harness import SeatStream
-from tests.server.test_idempotency import turn_prompt
+from tests.support.clients import SeatStream, clients
+from tests.support.faults import action_ids_by_seat
+from tests.support.seats import turn_prompt
+from tests.support.servers import replicas
 
 pytestmark = pytest.mark.asyncio
 

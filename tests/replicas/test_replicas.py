@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Iterator
-from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import grpc
 import pytest
@@ -21,83 +19,35 @@ from spades.engine import Clock, MatchState, Rules
 from spades.engine import events as ev
 from spades.records import events_of
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2
-from spades_server.app.server import SpadesServer
-from spades_server.eventlog.postgres import PostgresEventLog
-from spades_server.ops.settings import Settings
-from tests.backends import (
+from tests.support.backends import (
     NATS_URL,
-    POSTGRES_DSN,
-    drop_schema,
     require_nats,
-    require_postgres,
-    schema_for,
 )
-from tests.server.harness import (
-    Client,
-    SeatStream,
-    assert_each_move_timed_out_once,
-    log_events,
-    own_moves,
-    play_until_over,
-)
+from tests.support.clients import Client, SeatStream, clients
+from tests.support.seats import assert_each_move_timed_out_once, own_moves, play_until_over
+from tests.support.servers import log_events, replicas
 
 pytestmark = pytest.mark.asyncio
 
 
-#: How the replicas of the running test hear of each other's commits: "" LISTEN/NOTIFY, or a
-#: NATS URL. Every test of this module runs on both (other modules' tests on LISTEN/NOTIFY).
-_fanout = [""]
-
-
-@pytest.fixture(autouse=True, params=["notify", "nats"])
-def _fanout_of_the_test(request: pytest.FixtureRequest) -> Iterator[None]:
-    require_postgres()
+@pytest.fixture(params=["notify", "nats"])
+def fanout(request: pytest.FixtureRequest, postgres: None) -> str:
+    """How the replicas of the test hear of each other's commits: "" LISTEN/NOTIFY, or a NATS
+    URL. Every test of this module runs on both (other modules' replicas on LISTEN/NOTIFY)."""
     if request.param == "nats":
         require_nats()
-    _fanout[0] = NATS_URL if request.param == "nats" else ""
-    yield
-    _fanout[0] = ""
-
-
-@asynccontextmanager
-async def replicas(
-    directory: Path, count: int, **settings: Any
-) -> AsyncIterator[list[SpadesServer]]:
-    schema = schema_for(directory)
-    settings = {"house_bots": 0, **settings}
-    servers = [
-        SpadesServer(
-            Settings(listen="127.0.0.1:0", metrics="off", web="off", **settings),
-            PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=4, fanout=_fanout[0]),
-        )
-        for _ in range(count)
-    ]
-    try:
-        for server in servers:
-            await server.start()
-        yield servers
-    finally:
-        for server in servers:
-            await server.stop()
-        await drop_schema(schema)
-
-
-@asynccontextmanager
-async def clients(servers: list[SpadesServer]) -> AsyncIterator[list[Client]]:
-    async with AsyncExitStack() as stack:
-        channels = [
-            await stack.enter_async_context(grpc.aio.insecure_channel(f"127.0.0.1:{s.port}"))
-            for s in servers
-        ]
-        yield [Client(channel) for channel in channels]
+        return NATS_URL
+    return ""
 
 
 def sequences(stream: SeatStream) -> list[int]:
     return [message.event.sequence for message in stream.events()]
 
 
-async def test_seats_on_different_replicas_see_every_event_in_order(tmp_path: Path) -> None:
-    async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
+async def test_seats_on_different_replicas_see_every_event_in_order(
+    tmp_path: Path, fanout: str
+) -> None:
+    async with replicas(tmp_path, 2, fanout=fanout) as servers, clients(servers) as (a, b):
         table_id = (await a.create_table(Rules(max_hands=1))).table.table_id
         tokens = await b.seat_all(table_id)
         streams = [
@@ -123,8 +73,8 @@ async def test_seats_on_different_replicas_see_every_event_in_order(tmp_path: Pa
             await stream.close()
 
 
-async def test_actions_racing_through_two_replicas_apply_once(tmp_path: Path) -> None:
-    async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
+async def test_actions_racing_through_two_replicas_apply_once(tmp_path: Path, fanout: str) -> None:
+    async with replicas(tmp_path, 2, fanout=fanout) as servers, clients(servers) as (a, b):
         table_id = (await a.create_table(Rules(max_hands=1))).table.table_id
         tokens = await a.seat_all(table_id)
         first_stream = a.seat_stream(tokens[0])
@@ -152,9 +102,9 @@ async def test_actions_racing_through_two_replicas_apply_once(tmp_path: Path) ->
         await on_b.close()
 
 
-async def test_the_clock_fires_once_across_replicas(tmp_path: Path) -> None:
+async def test_the_clock_fires_once_across_replicas(tmp_path: Path, fanout: str) -> None:
     fast = Rules(max_hands=1, clock=Clock(turn_millis=40, extension_millis=40))
-    async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
+    async with replicas(tmp_path, 2, fanout=fanout) as servers, clients(servers) as (a, b):
         table_id = (await a.create_table(fast)).table.table_id
         await b.seat_all(table_id)
         for _ in range(300):
@@ -169,10 +119,15 @@ async def test_the_clock_fires_once_across_replicas(tmp_path: Path) -> None:
         assert "seat_substituted" not in kinds  # no house bots here (house_bots=0)
 
 
-async def test_an_absent_player_gets_one_substitute_across_replicas(tmp_path: Path) -> None:
+async def test_an_absent_player_gets_one_substitute_across_replicas(
+    tmp_path: Path, fanout: str
+) -> None:
     rules = Rules(max_hands=1, clock=Clock(turn_millis=500, extension_millis=0))
     settings = {"house_bots": 8, "substitute_after_timeouts": 2, "disconnect_grace": 0}
-    async with replicas(tmp_path, 2, **settings) as servers, clients(servers) as (a, b):
+    async with (
+        replicas(tmp_path, 2, fanout=fanout, **settings) as servers,
+        clients(servers) as (a, b),
+    ):
         table_id = (await a.create_table(rules)).table.table_id
         await b.seat_all(table_id)  # nobody ever connects: every seat times out twice
         for _ in range(600):
@@ -204,8 +159,10 @@ async def test_an_absent_player_gets_one_substitute_across_replicas(tmp_path: Pa
         assert playing <= 4
 
 
-async def test_a_replica_dies_and_its_clients_continue_on_another(tmp_path: Path) -> None:
-    async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
+async def test_a_replica_dies_and_its_clients_continue_on_another(
+    tmp_path: Path, fanout: str
+) -> None:
+    async with replicas(tmp_path, 2, fanout=fanout) as servers, clients(servers) as (a, b):
         table_id = (await b.create_table(Rules(max_hands=1))).table.table_id
         tokens = await b.seat_all(table_id)
         streams = [a.seat_stream(token) for token in tokens]
@@ -243,7 +200,9 @@ async def test_a_replica_dies_and_its_clients_continue_on_another(tmp_path: Path
             assert sequences(stream) == list(range(seen + 1, record.events[-1].sequence + 1))
 
 
-async def test_an_action_id_has_one_first_result_across_replicas(tmp_path: Path) -> None:
+async def test_an_action_id_has_one_first_result_across_replicas(
+    tmp_path: Path, fanout: str
+) -> None:
     """A refusal through one replica is the answer to the same id through the other (with a
     legal action this time); racing, the two replicas still give the id one result."""
     legal = actions_pb2.Action(bid=actions_pb2.Bid(kind=actions_pb2.Bid.KIND_TRICKS, tricks=3))
@@ -258,7 +217,7 @@ async def test_an_action_id_has_one_first_result_across_replicas(tmp_path: Path)
         response = await client.play.Act(request, metadata=(("spades-seat-token", token),))
         return response.result
 
-    async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
+    async with replicas(tmp_path, 2, fanout=fanout) as servers, clients(servers) as (a, b):
         table_id = (await a.create_table(Rules(max_hands=1))).table.table_id
         tokens = await a.seat_all(table_id)
 
@@ -294,11 +253,13 @@ async def test_an_action_id_has_one_first_result_across_replicas(tmp_path: Path)
             assert len(applied) == (1 if results[0].accepted else 0), (applied, results)
 
 
-async def test_a_table_made_on_one_replica_is_found_at_once_on_another(tmp_path: Path) -> None:
+async def test_a_table_made_on_one_replica_is_found_at_once_on_another(
+    tmp_path: Path, fanout: str
+) -> None:
     """The other replica's lobby may not have folded the table yet: GetTable waits for it
     rather than answer NOT_FOUND for a table the log has (and a made-up id is still
     NOT_FOUND)."""
-    async with replicas(tmp_path, 2) as servers, clients(servers) as (here, there):
+    async with replicas(tmp_path, 2, fanout=fanout) as servers, clients(servers) as (here, there):
         for _ in range(10):
             table_id = (await here.create_table(Rules())).table.table_id
             found = await there.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))

@@ -8,8 +8,8 @@ import pytest_asyncio
 
 from spades.client import SpadesClient
 from spades_server.app.server import SpadesServer
-from tests.backends import LogStorage
-from tests.server.harness import running_server
+from tests.support.backends import LogStorage
+from tests.support.servers import running_server
 
 
 @pytest.fixture

@@ -114,7 +114,7 @@ async def test_a_stopped_runner_gives_up_its_seat_in_the_rated_queue(database: P
             queueing = asyncio.create_task(runner.queue_rated("Queued Bot"))
             # Seated (the stream's table_assigned): the runner waits there for players.
             await until(lambda: runner.playing == 1)
-            (table_id,) = runner._tables
+            (table_id,) = runner.tables
             runner.stop()
             await asyncio.wait_for(asyncio.gather(running, queueing), 30)
             table = await client.get_table(table_id)

@@ -23,11 +23,11 @@ from spades.bot import named_bot_class, play_match
 from spades.client import SpadesClient
 from spades.engine import Rules
 from spades_server.app.server import SpadesServer
-from tests.abuse.test_tls import self_signed
 from tests.first_contact.bot_process import SPADES_BOT
-from tests.operations.server_process import clean_environment
 from tests.sdk.author_bot import Lowest
-from tests.server.harness import running_server
+from tests.support.processes import clean_environment
+from tests.support.servers import running_server
+from tests.support.tls import self_signed
 
 #: Seconds a whole one-hand match (or a refused call) may take, processes included.
 MATCH_TIMEOUT = 120

@@ -11,7 +11,7 @@ import pytest
 from spades.client import SpadesClient
 from spades.engine import Phase, Rules
 from spades_server.app.server import SpadesServer
-from tests.backends import LogStorage, Storages
+from tests.support.backends import LogStorage, Storages
 
 
 @pytest.fixture

@@ -19,9 +19,9 @@ from spades.client import (
 )
 from spades.engine import PLAY, Card, Rules
 from spades_bots.random_bot import RandomBot
-from tests.backends import Storages
 from tests.sdk.helpers import play_all, seat_bots
-from tests.server.harness import running_server
+from tests.support.backends import Storages
+from tests.support.servers import running_server
 
 
 @pytest.mark.asyncio

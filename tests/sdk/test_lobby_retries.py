@@ -12,7 +12,7 @@ from spades.client import SpadesClient
 from spades.engine import Rules
 from spades_server.app.server import SpadesServer
 from spades_server.ops.settings import Settings
-from tests.faults.common import free_port
+from tests.support.processes import free_port
 
 pytestmark = pytest.mark.asyncio
 

@@ -21,7 +21,7 @@ from spades.engine import Rules
 from spades.engine import events as ev
 from spades_bots.random_bot import RandomBot
 from spades_server.app.server import SpadesServer
-from tests.backends import LogStorage, Storages
+from tests.support.backends import LogStorage, Storages
 
 
 @pytest.fixture

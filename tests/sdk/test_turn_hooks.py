@@ -14,8 +14,8 @@ from spades.client import SpadesClient
 from spades.engine import Card, Clock, Phase, Rules
 from spades.engine import events as ev
 from spades_bots.random_bot import RandomBot
-from tests.backends import LogStorage, Storages
 from tests.sdk.helpers import play_all, seat_bots
+from tests.support.backends import LogStorage, Storages
 
 
 @pytest.fixture

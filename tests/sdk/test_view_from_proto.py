@@ -25,7 +25,7 @@ from spades.engine import (
 )
 from spades.engine import events as ev
 from spades.v1 import cards_pb2, view_pb2
-from tests.engine.test_properties import PROPERTY_SETTINGS, rule_sets
+from tests.support.rules import PROPERTY_SETTINGS, rule_sets
 
 
 def round_trip(seat_view: SeatView) -> SeatView:
@@ -60,6 +60,7 @@ def check_every_viewer_after_every_event(events: list[ev.Event], players: int) -
     return checked
 
 
+@pytest.mark.slow  # about 20 s
 @settings(PROPERTY_SETTINGS, max_examples=25)
 @given(rules=rule_sets(), seed=st.integers(0, 2**32), concede=st.booleans())
 def test_every_view_of_a_random_match_reads_back_as_sent(

@@ -8,8 +8,9 @@ import grpc
 import pytest_asyncio
 
 from spades_server.app.server import SpadesServer
-from tests.backends import Storages
-from tests.server.harness import Client, running_server
+from tests.support.backends import Storages
+from tests.support.clients import Client
+from tests.support.servers import running_server
 
 
 @pytest_asyncio.fixture

@@ -19,18 +19,10 @@ from spades.v1 import cards_pb2, events_pb2, lobby_pb2, play_pb2, record_pb2
 from spades_server.app import config
 from spades_server.app.server import SpadesServer
 from spades_server.processes.house import HouseBot
-from tests.backends import Storages
-from tests.server.harness import (
-    Client,
-    WatchStream,
-    log_entries,
-    log_events,
-    own_moves,
-    play_until_over,
-    running_server,
-    stream_error,
-    watch,
-)
+from tests.support.backends import Storages
+from tests.support.clients import Client, WatchStream, stream_error, watch
+from tests.support.seats import own_moves, play_until_over
+from tests.support.servers import log_entries, log_events, running_server
 
 SOUTH = 2
 SOUTH_PROTO = cards_pb2.SEAT_SOUTH

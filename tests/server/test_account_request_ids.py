@@ -20,20 +20,14 @@ from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.ops.settings import Settings
 from spades_server.store import account_store
 from spades_server.v1 import log_pb2
-from tests.backends import POSTGRES_DSN, Storages, drop_schema, require_postgres, schema_for
-from tests.faults.common import free_port
-from tests.server.harness import Client, log_head, rpc_error
-from tests.server.refusals import assert_call_refused
-from tests.server.test_accounts import (
-    BOT,
-    OPERATOR_TOKEN,
-    PERSON,
-    account_service,
-    bearer,
-    next_event,
-    operator,
-    stub,
-)
+from tests.support.accounts import BOT, PERSON, account_service, bearer, next_event
+from tests.support.accounts import account_stub as stub
+from tests.support.admin import OPERATOR_TOKEN, operator
+from tests.support.backends import POSTGRES_DSN, Storages, drop_schema, schema_for
+from tests.support.clients import Client, rpc_error
+from tests.support.processes import free_port
+from tests.support.refusals import assert_call_refused
+from tests.support.servers import log_head
 
 pytestmark = pytest.mark.asyncio
 
@@ -193,16 +187,11 @@ async def test_calls_committed_before_a_restart_are_answered_after_it(storage: S
         assert await key_works(service, rerotated.key)
 
 
-@pytest.fixture
-def postgres() -> None:
-    """Before the event loop runs: skipped (failed under CI) without PostgreSQL."""
-    require_postgres()
-
-
 async def test_one_request_through_two_replicas_at_once_has_one_outcome(
     tmp_path: Path, postgres: None
 ) -> None:
-    from tests.replicas.test_replicas import clients, replicas
+    from tests.support.clients import clients
+    from tests.support.servers import replicas
 
     async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
         first, second = stub(a), stub(b)
@@ -286,7 +275,8 @@ async def test_a_creations_request_id_sent_for_another_name_is_refused_and_makes
 async def test_one_request_id_for_two_names_through_two_replicas_makes_one_account(
     tmp_path: Path, postgres: None
 ) -> None:
-    from tests.replicas.test_replicas import clients, replicas
+    from tests.support.clients import clients
+    from tests.support.servers import replicas
 
     async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
         request = request_id()

@@ -12,29 +12,14 @@ import pytest
 from spades.engine import Rules
 from spades.v1 import account_pb2, account_pb2_grpc, cards_pb2, lobby_pb2, play_pb2
 from spades_server.app.server import SpadesServer
-from tests.server.harness import (
-    TOKEN_KEY,
-    Client,
-    SeatStream,
-    lobby_caught_up,
-    log_head,
-    play_until_over,
-    rpc_error,
-    stream_error,
-)
+from tests.support.accounts import bearer
+from tests.support.clients import TOKEN_KEY, Client, SeatStream, rpc_error, stream_error
+from tests.support.seats import play_until_over
+from tests.support.servers import lobby_caught_up, log_head
 
 pytestmark = pytest.mark.asyncio
 Code = grpc.StatusCode
 Metadata = tuple[tuple[str, str], ...]
-
-
-def bearer(key: str, table_id: str = "", seat: str = "") -> Metadata:
-    metadata: list[tuple[str, str]] = [("authorization", f"Bearer {key}")]
-    if table_id:
-        metadata.append(("spades-table-id", table_id))
-    if seat:
-        metadata.append(("spades-seat", seat))
-    return tuple(metadata)
 
 
 async def new_account(client: Client, name: str, kind: int) -> str:
@@ -42,16 +27,6 @@ async def new_account(client: Client, name: str, kind: int) -> str:
         account_pb2.CreateAccountRequest(name=name, kind=kind)  # type: ignore[arg-type]
     )
     return created.key
-
-
-async def join(
-    client: Client, table_id: str, key: str, seat: cards_pb2.Seat.ValueType
-) -> lobby_pb2.JoinTableResponse:
-    return await client.lobby.JoinTable(
-        # The name and bot flag sent are the account's, whatever the request says.
-        lobby_pb2.JoinTableRequest(table_id=table_id, seat=seat, player_name="ignored", bot=False),
-        metadata=bearer(key),
-    )
 
 
 def play_stream(client: Client, metadata: Metadata) -> SeatStream:
@@ -66,10 +41,18 @@ async def test_accounts_sit_under_their_names_and_play_their_seats_with_their_ke
     pair = await new_account(client, "Pair Bot", account_pb2.ACCOUNT_KIND_BOT)
     person = await new_account(client, "Ada", account_pb2.ACCOUNT_KIND_PERSON)
     solo = await new_account(client, "Solo Bot", account_pb2.ACCOUNT_KIND_BOT)
-    north = await join(client, table.table_id, pair, cards_pb2.SEAT_NORTH)
-    await join(client, table.table_id, person, cards_pb2.SEAT_EAST)
-    await join(client, table.table_id, pair, cards_pb2.SEAT_SOUTH)
-    await join(client, table.table_id, solo, cards_pb2.SEAT_WEST)
+    north = await client.join(
+        table.table_id, "ignored", seat=cards_pb2.SEAT_NORTH, bot=False, metadata=bearer(pair)
+    )
+    await client.join(
+        table.table_id, "ignored", seat=cards_pb2.SEAT_EAST, bot=False, metadata=bearer(person)
+    )
+    await client.join(
+        table.table_id, "ignored", seat=cards_pb2.SEAT_SOUTH, bot=False, metadata=bearer(pair)
+    )
+    await client.join(
+        table.table_id, "ignored", seat=cards_pb2.SEAT_WEST, bot=False, metadata=bearer(solo)
+    )
     assert north.account_id and north.seat_token
     listed = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table.table_id))).table
     assert [(s.player_name, s.bot) for s in listed.seats] == [
@@ -111,9 +94,15 @@ async def test_an_account_key_is_refused_for_seats_it_does_not_hold(
     pair = await new_account(client, "Two Seats", account_pb2.ACCOUNT_KIND_BOT)
     stranger = await new_account(client, "Stranger", account_pb2.ACCOUNT_KIND_BOT)
     revoked = await new_account(client, "Gone", account_pb2.ACCOUNT_KIND_BOT)
-    await join(client, table.table_id, pair, cards_pb2.SEAT_NORTH)
-    await join(client, table.table_id, pair, cards_pb2.SEAT_SOUTH)
-    await join(client, table.table_id, revoked, cards_pb2.SEAT_EAST)
+    await client.join(
+        table.table_id, "ignored", seat=cards_pb2.SEAT_NORTH, bot=False, metadata=bearer(pair)
+    )
+    await client.join(
+        table.table_id, "ignored", seat=cards_pb2.SEAT_SOUTH, bot=False, metadata=bearer(pair)
+    )
+    await client.join(
+        table.table_id, "ignored", seat=cards_pb2.SEAT_EAST, bot=False, metadata=bearer(revoked)
+    )
     await account_pb2_grpc.AccountServiceStub(client.channel).RevokeKey(
         account_pb2.RevokeKeyRequest(), metadata=bearer(revoked)
     )
@@ -138,7 +127,11 @@ async def test_an_account_key_is_refused_for_seats_it_does_not_hold(
         client.play.Act(play_pb2.ActRequest(), metadata=bearer(stranger, table.table_id))
     )
     assert error.code() == Code.PERMISSION_DENIED
-    error = await rpc_error(join(client, table.table_id, revoked, cards_pb2.SEAT_WEST))
+    error = await rpc_error(
+        client.join(
+            table.table_id, "ignored", seat=cards_pb2.SEAT_WEST, bot=False, metadata=bearer(revoked)
+        )
+    )
     assert error.code() == Code.UNAUTHENTICATED
     # A seat token still works beside the account keys (anonymous seats stay anonymous).
     anonymous = await client.lobby.JoinTable(

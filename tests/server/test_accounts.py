@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
 
 import grpc
 import pytest
@@ -18,40 +15,16 @@ from spades_server.app.server import SpadesServer
 from spades_server.domain import accounts, errors, tokens
 from spades_server.store import account_store
 from spades_server.store.account_store import AccountStore
-from tests.backends import LogStorage, Storages
-from tests.server.harness import Client, log_head, new_server, rpc_error, running_server
-from tests.server.refusals import assert_call_refused
+from tests.support.accounts import BOT, PERSON, account_service, account_stub, bearer, next_event
+from tests.support.admin import OPERATOR_TOKEN, operator
+from tests.support.backends import Storages
+from tests.support.clients import Client, rpc_error
+from tests.support.refusals import assert_call_refused
+from tests.support.servers import log_head, new_server
 
 pytestmark = pytest.mark.asyncio
 
 Code = grpc.StatusCode
-BOT = account_pb2.ACCOUNT_KIND_BOT
-PERSON = account_pb2.ACCOUNT_KIND_PERSON
-OPERATOR_TOKEN = "f3c1b2a4d5e6f7a8b9c0d1e2f3a4b5c6"
-
-
-def bearer(key: str) -> tuple[tuple[str, str]]:
-    return (("authorization", f"Bearer {key}"),)
-
-
-def operator() -> tuple[tuple[str, str]]:
-    return (("spades-operator-token", OPERATOR_TOKEN),)
-
-
-@asynccontextmanager
-async def account_service(
-    storage: LogStorage, **settings: object
-) -> AsyncIterator[tuple[SpadesServer, account_pb2_grpc.AccountServiceAsyncStub]]:
-    """A running server on ``storage`` and an AccountService stub to it."""
-    async with (
-        running_server(storage, **settings) as server,
-        grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel,
-    ):
-        yield server, stub(Client(channel))
-
-
-def stub(client: Client) -> account_pb2_grpc.AccountServiceAsyncStub:
-    return account_pb2_grpc.AccountServiceStub(client.channel)
 
 
 async def create(
@@ -63,7 +36,7 @@ async def create(
 async def test_an_account_is_created_once_and_found_by_id_or_any_case_of_its_name(
     server: SpadesServer, client: Client
 ) -> None:
-    service = stub(client)
+    service = account_stub(client)
     created = await create(service, "  Night Owl ", PERSON)
     account = created.account
     assert account.name == "Night Owl" and account.kind == PERSON and not account.key_revoked
@@ -83,7 +56,7 @@ async def test_an_account_is_created_once_and_found_by_id_or_any_case_of_its_nam
 async def test_a_taken_name_in_any_case_is_refused_and_nothing_is_written(
     server: SpadesServer, client: Client
 ) -> None:
-    service = stub(client)
+    service = account_stub(client)
     await create(service, "Heuristic One")
     head = await log_head(server)
     error = await rpc_error(create(service, "heuristic ONE", PERSON))
@@ -105,13 +78,13 @@ async def test_a_bad_name_or_kind_is_invalid_and_writes_nothing(
     server: SpadesServer, client: Client, name: str, kind: int, words: str
 ) -> None:
     head = await log_head(server)
-    error = await rpc_error(create(stub(client), name, kind))
+    error = await rpc_error(create(account_stub(client), name, kind))
     assert error.code() == Code.INVALID_ARGUMENT and words in (error.details() or "")
     assert await log_head(server) == head
 
 
 async def test_an_unknown_account_is_not_found(client: Client) -> None:
-    service = stub(client)
+    service = account_stub(client)
     for request in (
         account_pb2.GetAccountRequest(account_id="0123456789abcdef0123"),
         account_pb2.GetAccountRequest(name="nobody here"),
@@ -125,7 +98,7 @@ async def test_an_unknown_account_is_not_found(client: Client) -> None:
 async def test_a_rotated_key_stops_working_and_the_new_one_works(
     server: SpadesServer, client: Client
 ) -> None:
-    service = stub(client)
+    service = account_stub(client)
     created = await create(service, "Rotator")
     rotated = await service.RotateKey(account_pb2.RotateKeyRequest(), metadata=bearer(created.key))
     assert rotated.key != created.key and rotated.account.account_id == created.account.account_id
@@ -142,7 +115,7 @@ async def test_a_rotated_key_stops_working_and_the_new_one_works(
 async def test_keys_that_are_missing_malformed_or_not_the_accounts_are_unauthenticated(
     server: SpadesServer, client: Client
 ) -> None:
-    service = stub(client)
+    service = account_stub(client)
     created = await create(service, "Guarded")
     forged = created.key[:-4] + ("AAAA" if not created.key.endswith("AAAA") else "BBBB")
     head = await log_head(server)
@@ -292,16 +265,10 @@ async def test_registration_is_a_flag_and_a_variable_and_operator_needs_the_toke
         assert exited.value.code == 2
 
 
-async def next_event(call: Any) -> account_pb2.ConnectResponse:
-    message = await call.read()
-    assert isinstance(message, account_pb2.ConnectResponse), message
-    return message
-
-
 async def test_connect_resumes_by_sequence_and_ends_when_its_key_is_replaced(
     client: Client,
 ) -> None:
-    service = stub(client)
+    service = account_stub(client)
     created = await create(service, "Streamer")
     rotated = await service.RotateKey(account_pb2.RotateKeyRequest(), metadata=bearer(created.key))
     # From sequence 1: the first key, then the rotation's (opened with the new key: it stays).
@@ -331,7 +298,7 @@ async def test_connect_streams_end_with_unavailable_when_the_server_stops(
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-            service = stub(Client(channel))
+            service = account_stub(Client(channel))
             created = await create(service, "Until Shutdown")
             ahead = await rpc_error(
                 service.Connect(

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 
 import grpc
 import pytest
 
 from spades import protocol
-from spades.engine import Rules, seated_match
+from spades.engine import Rules
 from spades.v1 import (
     actions_pb2,
     cards_pb2,
@@ -21,44 +20,12 @@ from spades.v1 import (
     view_pb2,
 )
 from spades_server.app.server import SpadesServer
-from tests.server.harness import (
-    TOKEN_KEY,
-    Client,
-    create_admin_table,
-    current_view,
-    log_head,
-    play_turns,
-    rpc_error,
-    stream_error,
-)
+from tests.support.clients import TOKEN_KEY, Client, current_view, rpc_error, stream_error
+from tests.support.refusals import assert_status, nothing_written
+from tests.support.seats import CONCEDE, bid, heart_follow_seed, play, play_turns
+from tests.support.servers import create_admin_table
 
 Code = grpc.StatusCode
-
-
-@asynccontextmanager
-async def nothing_written(
-    server: SpadesServer, client: Client, table_id: str = ""
-) -> AsyncIterator[None]:
-    """The log (and the table's lobby entry) are exactly as they were."""
-    head = await log_head(server)
-    before = None
-    if table_id:
-        before = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
-    yield
-    assert await log_head(server) == head, "nothing may be written"
-    if table_id:
-        assert before is not None
-        after = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
-        assert after == before
-        assert await server.log.stream_version(table_id) == before.sequence
-
-
-def assert_status(error: grpc.aio.AioRpcError, code: grpc.StatusCode, *reason: str) -> None:
-    assert error.code() == code, (error.code(), error.details())
-    details = error.details() or ""
-    assert details, "a reason for a person"
-    for part in reason:
-        assert part in details, (part, details)
 
 
 def assert_refused(result: play_pb2.ActionResult, code: grpc.StatusCode, *reason: str) -> None:
@@ -69,26 +36,7 @@ def assert_refused(result: play_pb2.ActionResult, code: grpc.StatusCode, *reason
         assert part in result.reason, (part, result.reason)
 
 
-def bid(tricks: int) -> actions_pb2.Action:
-    return actions_pb2.Action(bid=actions_pb2.Bid(kind=actions_pb2.Bid.KIND_TRICKS, tricks=tricks))
-
-
-def play(card: cards_pb2.Card) -> actions_pb2.Action:
-    return actions_pb2.Action(play_card=card)
-
-
-CONCEDE = actions_pb2.Action(concession=actions_pb2.Concession())
 START = play_pb2.PlayRequest(start=play_pb2.StartPlay())
-
-
-async def join(client: Client, table_id: str, seat: int = 0, **fields: object) -> str:
-    request = lobby_pb2.JoinTableRequest(
-        table_id=table_id,
-        seat=seat,  # type: ignore[arg-type]
-        player_name=str(fields.pop("player_name", "someone")),
-        **fields,  # type: ignore[arg-type]
-    )
-    return (await client.lobby.JoinTable(request)).seat_token
 
 
 # ------------------------------------------------------------------------------ CreateTable
@@ -146,31 +94,31 @@ async def test_create_table_with_a_bad_name(
 async def test_join_table_refusals(client: Client, server: SpadesServer) -> None:
     table_id = (await client.create_table(Rules())).table.table_id
     three = (await client.create_table(Rules(players=3))).table.table_id
-    await join(client, table_id, cards_pb2.SEAT_NORTH)
+    await client.join(table_id, seat=cards_pb2.SEAT_NORTH)
 
     async with nothing_written(server, client):
-        error = await rpc_error(join(client, "no-such-table"))
+        error = await rpc_error(client.join("no-such-table"))
     assert_status(error, Code.NOT_FOUND, "no-such-table")
 
     async with nothing_written(server, client):
-        error = await rpc_error(join(client, ""))
+        error = await rpc_error(client.join(""))
     assert_status(error, Code.INVALID_ARGUMENT, "table_id")
 
     async with nothing_written(server, client, table_id):
-        error = await rpc_error(join(client, table_id, cards_pb2.SEAT_NORTH))
+        error = await rpc_error(client.join(table_id, seat=cards_pb2.SEAT_NORTH))
     assert_status(error, Code.FAILED_PRECONDITION, "North is already taken")
 
     async with nothing_written(server, client, three):
-        error = await rpc_error(join(client, three, cards_pb2.SEAT_WEST))
+        error = await rpc_error(client.join(three, seat=cards_pb2.SEAT_WEST))
     assert_status(error, Code.INVALID_ARGUMENT, "3 seats")
 
     async with nothing_written(server, client, table_id):
-        error = await rpc_error(join(client, table_id, 9))
+        error = await rpc_error(client.join(table_id, seat=9))
     assert_status(error, Code.INVALID_ARGUMENT, "seat")
 
     for name in ("", "  ", "n" * 33, "tab\there"):
         async with nothing_written(server, client, table_id):
-            error = await rpc_error(join(client, table_id, player_name=name))
+            error = await rpc_error(client.join(table_id, name))
         assert_status(error, Code.INVALID_ARGUMENT, "player name")
 
 
@@ -180,7 +128,7 @@ async def test_join_a_full_or_started_table(client: Client, server: SpadesServer
     await client.seat_all(table_id)  # the fourth seat starts the match
     for seat in (cards_pb2.SEAT_UNSPECIFIED, cards_pb2.SEAT_EAST):
         async with nothing_written(server, client, table_id):
-            error = await rpc_error(join(client, table_id, seat))
+            error = await rpc_error(client.join(table_id, seat=seat))
         assert_status(error, Code.FAILED_PRECONDITION, "already started")
 
 
@@ -191,13 +139,13 @@ async def test_join_a_private_table_without_or_with_a_wrong_code(
     created = await client.create_table(Rules(), private=True)
     table_id = created.table.table_id
     async with nothing_written(server, client, table_id):
-        error = await rpc_error(join(client, table_id))
+        error = await rpc_error(client.join(table_id))
     assert_status(error, Code.PERMISSION_DENIED, "join code")
     wrong = "A" * len(created.join_code)
     async with nothing_written(server, client, table_id):
-        error = await rpc_error(join(client, table_id, join_code=wrong))
+        error = await rpc_error(client.join(table_id, join_code=wrong))
     assert_status(error, Code.PERMISSION_DENIED, "not this table's join code")
-    await join(client, table_id, join_code=created.join_code)
+    await client.join(table_id, join_code=created.join_code)
 
 
 # ------------------------------------------------------------------------------ LeaveTable
@@ -207,7 +155,7 @@ async def test_join_a_private_table_without_or_with_a_wrong_code(
 async def test_leave_table_refusals(client: Client, server: SpadesServer) -> None:
     table_id = (await client.create_table(Rules())).table.table_id
     other_id = (await client.create_table(Rules())).table.table_id
-    token = await join(client, table_id)
+    token = (await client.join(table_id)).seat_token
     _, secret = token.split(".", 1)
 
     async with nothing_written(server, client, table_id):
@@ -250,7 +198,7 @@ async def test_leave_table_refusals(client: Client, server: SpadesServer) -> Non
 @pytest.mark.asyncio
 async def test_play_stream_refusals(client: Client, server: SpadesServer) -> None:
     table_id = (await client.create_table(Rules())).table.table_id
-    token = await join(client, table_id)
+    token = (await client.join(table_id)).seat_token
     version = await server.log.stream_version(table_id)
 
     async with nothing_written(server, client, table_id):
@@ -292,28 +240,6 @@ async def test_play_stream_refusals(client: Client, server: SpadesServer) -> Non
             await stream.act(CONCEDE, version), Code.FAILED_PRECONDITION, "has not started"
         )
     await stream.close()
-
-
-def heart_follow_seed() -> tuple[bytes, int, cards_pb2.Card, cards_pb2.Card]:
-    """A seed whose first leader holds a heart, and whose second player holds hearts and
-    another suit: (seed, leader, the heart to lead, the second player's wrong card)."""
-    for number in range(256):
-        seed = bytes([number]) * 32
-        state, _ = seated_match(Rules(), seed=seed)
-        assert state.dealer is not None
-        leader = state.next_seat(state.dealer)
-        second = state.next_seat(leader)
-        hearts = [card for card in state.hand_of(leader) if card.suit == 2]
-        second_hand = state.hand_of(second)
-        others = [card for card in second_hand if card.suit not in (2,)]
-        if hearts and others and any(card.suit == 2 for card in second_hand):
-            return (
-                seed,
-                leader,
-                protocol.card_to_proto(hearts[0]),
-                protocol.card_to_proto(others[0]),
-            )
-    raise AssertionError("no seed found")
 
 
 @pytest.mark.asyncio

@@ -33,15 +33,9 @@ from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.store.table_store import TableStore
 from spades_server.streams import frames
 from spades_server.streams.feeds import Outbox, SeatFeed, SeatSession, SpectatorFeed
-from tests.server.harness import (
-    READ_TIMEOUT,
-    TOKEN_KEY,
-    Client,
-    SeatStream,
-    choices_of,
-    log_events,
-    watch,
-)
+from tests.support.clients import READ_TIMEOUT, TOKEN_KEY, Client, SeatStream, watch
+from tests.support.seats import choices_of
+from tests.support.servers import log_events
 
 TOKENS = [f"t.{'b' * 20}{seat}" for seat in range(4)]
 
@@ -371,10 +365,10 @@ async def test_the_cache_keeps_only_the_latest_sequences(store: TableStore) -> N
     # Pretend many more events came (the cache prunes what left the window once it is full).
     table.version += 10 * frames.CACHED_SEQUENCES
     table.wire.clear()
-    for filler in range(frames._PRUNE_AT):
-        table.wire[frames.wire_key(filler - 10 * frames._PRUNE_AT, 0)] = b""  # all too old
+    for filler in range(frames.PRUNE_AT):
+        table.wire[frames.wire_key(filler - 10 * frames.PRUNE_AT, 0)] = b""  # all too old
     frames.event_payload(table, 0, None)  # too old to be kept now: serialised, not cached
-    assert len(table.wire) == frames._PRUNE_AT
+    assert len(table.wire) == frames.PRUNE_AT
     table.version -= 10 * frames.CACHED_SEQUENCES
     frames.event_payload(table, table.version - 1, None)  # recent: prunes, then caches
     assert list(table.wire) == [frames.wire_key(table.version, None)]

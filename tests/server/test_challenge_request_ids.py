@@ -20,8 +20,8 @@ from spades.engine import Rules
 from spades_server.app.server import SpadesServer
 from spades_server.store import challenge_store, codecs
 from spades_server.v1 import log_pb2
-from tests.backends import Storages, require_postgres
-from tests.server.harness import log_head, running_server
+from tests.support.backends import Storages
+from tests.support.servers import log_head, running_server
 
 pytestmark = pytest.mark.asyncio
 
@@ -168,16 +168,10 @@ async def test_an_answer_committed_before_a_restart_is_answered_after_it(storage
         assert await log_head(server) == head
 
 
-@pytest.fixture
-def postgres() -> None:
-    """Before the event loop runs: skipped (failed under CI) without PostgreSQL."""
-    require_postgres()
-
-
 async def test_one_acceptance_through_two_replicas_at_once_has_one_outcome(
     tmp_path: Path, postgres: None
 ) -> None:
-    from tests.replicas.test_replicas import replicas
+    from tests.support.servers import replicas
 
     async with replicas(tmp_path, 2) as servers:
         made = await make_accounts(servers[0], "Ada", "Bea")

@@ -25,7 +25,7 @@ from spades_server.app.server import SpadesServer
 from spades_server.domain import challenges
 from spades_server.processes import challenge_flow
 from spades_server.store import challenge_store, codecs
-from tests.server.harness import log_head
+from tests.support.servers import log_head
 
 pytestmark = pytest.mark.asyncio
 

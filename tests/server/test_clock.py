@@ -11,8 +11,10 @@ import pytest
 from spades.engine import Clock, Rules
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2
 from spades_server.app.server import SpadesServer
-from tests.backends import Storages
-from tests.server.harness import Client, assert_each_move_timed_out_once, running_server
+from tests.support.backends import Storages
+from tests.support.clients import Client
+from tests.support.seats import assert_each_move_timed_out_once
+from tests.support.servers import running_server
 
 FAST = Rules(max_hands=1, clock=Clock(turn_millis=30, extension_millis=30))
 

@@ -25,20 +25,23 @@ from spades.v1 import (
     view_pb2,
 )
 from spades_server.app.server import SpadesServer
-from tests.backends import Storages
-from tests.server.harness import (
+from tests.support.backends import Storages
+from tests.support.clients import (
     TOKEN_KEY,
     Client,
     SeatStream,
-    create_admin_table,
     current_view,
-    play_turns,
     rpc_error,
-    running_server,
     stream_error,
 )
-from tests.server.refusals import assert_action_refused, assert_call_refused, trailers
-from tests.server.test_bad_input import bid, heart_follow_seed, nothing_written, play
+from tests.support.refusals import (
+    assert_action_refused,
+    assert_call_refused,
+    nothing_written,
+    trailers,
+)
+from tests.support.seats import bid, heart_follow_seed, play, play_turns
+from tests.support.servers import create_admin_table, running_server
 
 Code = grpc.StatusCode
 LONG_ID = "t" * 30_000

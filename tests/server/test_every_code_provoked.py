@@ -2,7 +2,7 @@
 
 A code counts as provoked when a test under ``tests/`` names it outright (``"CODE"`` or
 ``Reason.CODE``) as an argument of one of the refusal assertions
-(``tests.server.provoked.REFUSAL_ASSERTIONS``), or names it in a test function (its
+(``tests.support.provoked.REFUSAL_ASSERTIONS``), or names it in a test function (its
 parametrisation included, or a module constant it uses) whose refusal assertion takes its code
 from a variable (a table of cases). A code merely mentioned (in a string, a comment, a check of
 the catalogue itself) does not count: it must be the code a refusal was asserted to carry.
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from spades.reasons import CODES
-from tests.server.provoked import REFUSAL_ASSERTIONS
+from tests.support.provoked import REFUSAL_ASSERTIONS
 
 TESTS = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,9 @@ from spades import protocol
 from spades.engine import MatchState, Rules
 from spades.v1 import lobby_pb2, play_pb2
 from spades_server.app.server import SpadesServer
-from tests.server.harness import Client, lobby_caught_up, play_until_over
+from tests.support.clients import Client
+from tests.support.seats import play_until_over
+from tests.support.servers import lobby_caught_up
 
 RULE_SETS = [
     Rules(max_hands=2),

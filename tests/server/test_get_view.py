@@ -13,16 +13,9 @@ from spades import protocol
 from spades.engine import MatchState, Phase, Rules, view
 from spades.v1 import lobby_pb2, play_pb2, view_pb2
 from spades_server.app.server import SpadesServer
-from tests.server.harness import (
-    TOKEN_KEY,
-    Client,
-    cards_in,
-    current_view,
-    log_entries,
-    log_head,
-    play_turns,
-    rpc_error,
-)
+from tests.support.clients import TOKEN_KEY, Client, cards_in, current_view, rpc_error
+from tests.support.seats import play_turns
+from tests.support.servers import log_entries, log_head
 
 
 async def get_view(client: Client, table_id: str, token: str | None = None) -> play_pb2.Snapshot:

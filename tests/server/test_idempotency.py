@@ -13,25 +13,13 @@ from spades import protocol
 from spades.engine import MatchState, Rules
 from spades.v1 import actions_pb2, events_pb2, lobby_pb2, play_pb2, view_pb2
 from spades_server.app.server import SpadesServer
-from tests.backends import Storages
-from tests.server.harness import (
-    TOKEN_KEY,
-    Client,
-    SeatStream,
-    current_view,
-    log_events,
-    play_until_over,
-    rpc_error,
-    running_server,
-    watch,
-)
+from tests.support.backends import Storages
+from tests.support.clients import TOKEN_KEY, Client, SeatStream, current_view, rpc_error, watch
+from tests.support.seats import bid, play_until_over, turn_prompt
+from tests.support.servers import log_events, running_server
 
 ABORTED = grpc.StatusCode.ABORTED.value[0]
 FAILED_PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION.value[0]
-
-
-def bid(tricks: int) -> actions_pb2.Action:
-    return actions_pb2.Action(bid=actions_pb2.Bid(kind=actions_pb2.Bid.KIND_TRICKS, tricks=tricks))
 
 
 CONCEDE = actions_pb2.Action(concession=actions_pb2.Concession())
@@ -47,18 +35,6 @@ async def started_table(
     for stream in streams.values():
         await stream.start()
     return table_id, tokens, streams
-
-
-async def turn_prompt(
-    client: Client, table_id: str, streams: dict[int, SeatStream]
-) -> tuple[int, play_pb2.TurnPrompt]:
-    """The seat to act and its prompt at the table's latest sequence."""
-    now = await current_view(client, table_id)
-    seat = protocol.seat_from_proto(now.view.turn)
-    while True:
-        prompt = (await streams[seat].next_of("prompt")).prompt
-        if prompt.sequence == now.sequence:
-            return seat, prompt
 
 
 async def close_all(streams: dict[int, SeatStream]) -> None:

@@ -20,16 +20,9 @@ from spades_server.app.server import SpadesServer
 from spades_server.domain import tokens
 from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.store import journal
-from tests.server.harness import (
-    TOKEN_KEY,
-    Client,
-    log_entries,
-    rpc_error,
-    running_server,
-    stream_error,
-    watch,
-)
 from tests.server.legacy.served import HERE, MANIFEST, logged_counts, served
+from tests.support.clients import TOKEN_KEY, Client, rpc_error, stream_error, watch
+from tests.support.servers import log_entries, running_server
 
 
 def expected_now() -> dict[str, Any]:

@@ -15,34 +15,14 @@ from spades_server.api import auth, lobby
 from spades_server.app.server import SpadesServer
 from spades_server.domain.tables import Table
 from spades_server.store.table_store import TableStore
-from tests.server.harness import (
-    TOKEN_KEY,
-    Client,
-    current_view,
-    lobby_caught_up,
-    rpc_error,
-    stream_error,
-)
+from tests.support.clients import TOKEN_KEY, Client, current_view, rpc_error, stream_error
+from tests.support.servers import lobby_caught_up
 
 SEATS = [cards_pb2.SEAT_NORTH, cards_pb2.SEAT_EAST, cards_pb2.SEAT_SOUTH, cards_pb2.SEAT_WEST]
 
 
 async def get(client: Client, table_id: str) -> lobby_pb2.Table:
     return (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
-
-
-async def join(
-    client: Client,
-    table_id: str,
-    seat: cards_pb2.Seat.ValueType = cards_pb2.SEAT_UNSPECIFIED,
-    name: str = "player",
-    join_code: str = "",
-) -> lobby_pb2.JoinTableResponse:
-    return await client.lobby.JoinTable(
-        lobby_pb2.JoinTableRequest(
-            table_id=table_id, seat=seat, player_name=name, bot=True, join_code=join_code
-        )
-    )
 
 
 async def list_ids(client: Client, **fields: object) -> list[str]:
@@ -95,7 +75,7 @@ async def test_list_tables_by_status(client: Client, server: SpadesServer) -> No
     waiting = (await client.create_table(Rules(), name="waiting")).table.table_id
     playing = (await client.create_table(Rules(), name="playing")).table.table_id
     finished = (await client.create_table(Rules(players=3), name="finished")).table.table_id
-    await join(client, waiting)
+    await client.join(waiting)
     await client.seat_all(playing)
     tokens = await client.seat_all(finished, 3)
     stream = client.seat_stream(tokens[1])
@@ -164,12 +144,12 @@ async def test_list_tables_in_pages(client: Client) -> None:
 @pytest.mark.asyncio
 async def test_join_any_seat_and_a_given_seat(client: Client) -> None:
     table_id = (await client.create_table(Rules())).table.table_id
-    south = await join(client, table_id, cards_pb2.SEAT_SOUTH, name=" Sam ")
+    south = await client.join(table_id, seat=cards_pb2.SEAT_SOUTH, name=" Sam ")
     assert south.seat == cards_pb2.SEAT_SOUTH and south.table_id == table_id
     taken = [south.seat]
     tokens = [south.seat_token]
     for _ in range(3):
-        joined = await join(client, table_id)
+        joined = await client.join(table_id)
         taken.append(joined.seat)
         tokens.append(joined.seat_token)
     assert taken == [
@@ -188,15 +168,15 @@ async def test_join_any_seat_and_a_given_seat(client: Client) -> None:
     assert table.status == lobby_pb2.TABLE_STATUS_PLAYING
 
     three = (await client.create_table(Rules(players=3))).table.table_id
-    seats = [(await join(client, three)).seat for _ in range(3)]
+    seats = [(await client.join(three)).seat for _ in range(3)]
     assert seats == SEATS[:3]
 
 
 @pytest.mark.asyncio
 async def test_leave_before_the_start_frees_the_seat(client: Client) -> None:
     table_id = (await client.create_table(Rules())).table.table_id
-    north = await join(client, table_id, name="north")
-    await join(client, table_id, name="east")
+    north = await client.join(table_id, "north")
+    await client.join(table_id, "east")
     before = await get(client, table_id)
     left = await client.lobby.LeaveTable(
         lobby_pb2.LeaveTableRequest(), metadata=((TOKEN_KEY, north.seat_token),)
@@ -222,7 +202,7 @@ async def test_leave_before_the_start_frees_the_seat(client: Client) -> None:
     assert error.code() == grpc.StatusCode.UNAUTHENTICATED
 
     # The seat is free again: any-seat takes it first, with a new token.
-    again = await join(client, table_id, name="newcomer")
+    again = await client.join(table_id, "newcomer")
     assert again.seat == cards_pb2.SEAT_NORTH and again.seat_token != north.seat_token
     assert (await get(client, table_id)).seats[0].player_name == "newcomer"
     stream = client.seat_stream(again.seat_token)
@@ -240,7 +220,7 @@ async def test_a_private_table_is_joined_with_its_code(client: Client) -> None:
     assert created.join_code not in (await get(client, table_id)).SerializeToString().decode(
         errors="replace"
     )
-    joined = await join(client, table_id, cards_pb2.SEAT_WEST, join_code=created.join_code)
+    joined = await client.join(table_id, seat=cards_pb2.SEAT_WEST, join_code=created.join_code)
     assert joined.seat == cards_pb2.SEAT_WEST
     tokens = await client.seat_all(table_id, 3, join_code=created.join_code)
     assert len(tokens) == 3
@@ -314,13 +294,13 @@ async def test_a_stream_opened_before_leaving_stops_with_the_seat(
     """A player opens its stream, then leaves; someone else takes the seat and the match
     starts. The old stream must not see the new player's cards, nor act for the seat."""
     table_id = (await client.create_table(Rules())).table.table_id
-    leaver = await join(client, table_id, cards_pb2.SEAT_NORTH, name="leaver")
+    leaver = await client.join(table_id, seat=cards_pb2.SEAT_NORTH, name="leaver")
     old = client.seat_stream(leaver.seat_token)
     await old.start()
     await client.lobby.LeaveTable(
         lobby_pb2.LeaveTableRequest(), metadata=((TOKEN_KEY, leaver.seat_token),)
     )
-    newcomer = await join(client, table_id, cards_pb2.SEAT_NORTH, name="newcomer")
+    newcomer = await client.join(table_id, seat=cards_pb2.SEAT_NORTH, name="newcomer")
     assert newcomer.seat == cards_pb2.SEAT_NORTH
     await client.seat_all(table_id, 3)  # the match starts; the newcomer has no stream yet
     now = await current_view(client, table_id)
@@ -376,7 +356,7 @@ async def test_a_late_leave_never_frees_a_seat_someone_else_took(
         return found
 
     table_id = (await client.create_table(Rules())).table.table_id
-    leaver = await join(client, table_id, cards_pb2.SEAT_NORTH, name="leaver")
+    leaver = await client.join(table_id, seat=cards_pb2.SEAT_NORTH, name="leaver")
     metadata = ((TOKEN_KEY, leaver.seat_token),)
     monkeypatch.setattr(lobby, "authenticate", held_back)
     late = asyncio.ensure_future(
@@ -384,7 +364,7 @@ async def test_a_late_leave_never_frees_a_seat_someone_else_took(
     )
     await asyncio.wait_for(authenticated.wait(), 10)
     await client.lobby.LeaveTable(lobby_pb2.LeaveTableRequest(), metadata=metadata)
-    newcomer = await join(client, table_id, cards_pb2.SEAT_NORTH, name="newcomer")
+    newcomer = await client.join(table_id, seat=cards_pb2.SEAT_NORTH, name="newcomer")
     assert newcomer.seat == cards_pb2.SEAT_NORTH
     go_on.set()
     outcome = await asyncio.gather(late, return_exceptions=True)
@@ -401,13 +381,13 @@ async def test_a_stream_that_starts_after_its_seat_was_given_up_gets_no_snapshot
     """The stream is opened (its token still good), but sends `start` only after the player
     left and a newcomer's match was dealt: it must get no view of the newcomer's cards."""
     table_id = (await client.create_table(Rules())).table.table_id
-    leaver = await join(client, table_id, cards_pb2.SEAT_NORTH, name="leaver")
+    leaver = await client.join(table_id, seat=cards_pb2.SEAT_NORTH, name="leaver")
     early = client.seat_stream(leaver.seat_token)
     await asyncio.sleep(0.1)  # the server has authenticated the call and waits for `start`
     await client.lobby.LeaveTable(
         lobby_pb2.LeaveTableRequest(), metadata=((TOKEN_KEY, leaver.seat_token),)
     )
-    await join(client, table_id, cards_pb2.SEAT_NORTH, name="newcomer")
+    await client.join(table_id, seat=cards_pb2.SEAT_NORTH, name="newcomer")
     await client.seat_all(table_id, 3)
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await early.start()

@@ -19,9 +19,9 @@ from spades_server.eventlog.base import ProjectionCheckpoint
 from spades_server.processes.projection import LOBBY, LobbyProjection
 from spades_server.store import journal
 from spades_server.store.table_store import TableStore
-from tests.backends import LogStorage, Storages, read_to_head, require_postgres
-from tests.replicas.test_replicas import clients, replicas
-from tests.server.harness import Client, current_view, lobby_caught_up, log_head, new_server
+from tests.support.backends import LogStorage, Storages, read_to_head
+from tests.support.clients import Client, clients, current_view
+from tests.support.servers import lobby_caught_up, log_head, new_server, replicas
 
 FINISHED = lobby_pb2.TABLE_STATUS_FINISHED
 
@@ -79,7 +79,7 @@ async def rebuilt_listing(server: SpadesServer) -> list[lobby_pb2.Table]:
     fresh.move_after = 10**9
     fresh.checkpoint_interval = 10**9
     for stored in await read_to_head(server.log, fresh.position):
-        await fresh._fold(journal.decode(stored))
+        await fresh.fold(journal.decode(stored))
     summaries = [summary for summary in fresh.tables.values() if not summary.private]
     return sorted(
         summaries, key=lambda s: (s.create_time.ToNanoseconds(), s.table_id), reverse=True
@@ -158,11 +158,6 @@ async def test_a_checkpoint_past_the_log_is_dropped_and_the_lobby_rebuilt(
         assert await every_page(client) == expected
         table = await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=finished))
         assert table.table.status == FINISHED
-
-
-@pytest.fixture
-def postgres() -> None:
-    require_postgres()
 
 
 @pytest.mark.asyncio

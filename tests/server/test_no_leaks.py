@@ -43,18 +43,9 @@ from spades.v1 import (
     view_pb2,
 )
 from spades_server.app.server import SpadesServer
-from tests.server.harness import (
-    TOKEN_KEY,
-    Client,
-    SeatStream,
-    cards_in,
-    choices_of,
-    create_admin_table,
-    log_entries,
-    log_events,
-    play_turns,
-    watch,
-)
+from tests.support.clients import TOKEN_KEY, Client, SeatStream, cards_in, watch
+from tests.support.seats import choices_of, play_turns
+from tests.support.servers import create_admin_table, log_entries, log_events
 
 #: How often (in sequence numbers) extra snapshots are taken for each viewer.
 SNAPSHOT_STRIDE = 8

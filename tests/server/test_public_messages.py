@@ -16,7 +16,8 @@ import spades.v1
 from spades import protocol
 from spades.engine import Rules
 from spades.v1 import events_pb2, lobby_pb2, play_pb2
-from tests.server.harness import Client, play_turns, watch
+from tests.support.clients import Client, watch
+from tests.support.seats import play_turns
 
 #: Every proto file of the public API (each generated ``*_pb2`` module of spades.v1).
 FILES: list[FileDescriptor] = [

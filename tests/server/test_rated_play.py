@@ -20,8 +20,10 @@ from spades_server.app.server import SpadesServer
 from spades_server.domain import ratings
 from spades_server.eventlog.base import StoredEvent
 from spades_server.store import codecs, rating_store
-from tests.backends import Storages
-from tests.server.harness import Client, log_head, rpc_error, running_server
+from tests.support.accounts import play_rated_match
+from tests.support.backends import Storages
+from tests.support.clients import Client, rpc_error
+from tests.support.servers import log_head, running_server
 
 pytestmark = pytest.mark.asyncio
 Code = grpc.StatusCode
@@ -38,36 +40,6 @@ async def serving(storage: Storages, **settings: object) -> AsyncIterator[Spades
 
 def address(server: SpadesServer) -> str:
     return f"127.0.0.1:{server.port}"
-
-
-async def play_rated_match(
-    server: SpadesServer,
-    sides: dict[str, tuple[str, str]],
-    rules: Rules = SHORT,
-) -> str:
-    """One rated match: each key of ``sides`` (an account key) plays ``(bot kind, seats)``
-    through the SDK; returns the table id once the match is rated."""
-    async with SpadesClient(address(server)) as lobby:
-        table_id = (await lobby.create_table("rated", rules, rated=True)).table_id
-    clients = []
-    plays = []
-    for key, (kind, seats) in sides.items():
-        client = SpadesClient(address(server), account_key=key)
-        clients.append(client)
-        for seat in seats.split(","):
-            ticket = await client.join_table(table_id, "ignored", seat=seat)
-            plays.append(play_match(client, bot_class(kind)(), ticket.token))
-    try:
-        async with asyncio.timeout(120):
-            await asyncio.gather(*plays)
-            await server.ratings.idle()
-            while table_id not in (await server.pools.load(ratings.PARTNERSHIP)).rated_tables:
-                await asyncio.sleep(0.02)
-                await server.ratings.idle()
-    finally:
-        for client in clients:
-            await client.close()
-    return table_id
 
 
 def change_of(match: rating_pb2.MatchRated, account_id: str) -> rating_pb2.RatingChange:

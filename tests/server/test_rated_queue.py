@@ -18,9 +18,10 @@ from spades_server.app.server import SpadesServer
 from spades_server.domain import accounts, ratings
 from spades_server.processes import house_accounts
 from spades_server.store import account_store, codecs, rating_store
-from tests.backends import Storages
-from tests.server.harness import log_head, rpc_error, running_server
-from tests.server.refusals import assert_call_refused
+from tests.support.backends import Storages
+from tests.support.clients import rpc_error
+from tests.support.refusals import assert_call_refused
+from tests.support.servers import log_head, running_server
 
 pytestmark = pytest.mark.asyncio
 Code = grpc.StatusCode

@@ -19,8 +19,8 @@ from spades.client import SpadesClient
 from spades.engine import Rules
 from spades.v1 import cards_pb2, events_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc
 from spades_bots.registry import bot_class
-from tests.backends import Storages
-from tests.server.harness import running_server
+from tests.support.backends import Storages
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.asyncio
 

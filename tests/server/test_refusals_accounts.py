@@ -26,10 +26,11 @@ from spades.v1 import (
 )
 from spades_server.app.server import SpadesServer
 from spades_server.domain.tournaments import MAX_ENTRANTS
-from tests.backends import Storages
-from tests.server.harness import Client, running_server
-from tests.server.provoked import refused_unchanged
-from tests.server.test_bad_input import bid
+from tests.support.backends import Storages
+from tests.support.clients import Client
+from tests.support.servers import running_server
+from tests.support.provoked import refused_unchanged
+from tests.support.seats import bid
 
 Code = grpc.StatusCode
 Metadata = tuple[tuple[str, str], ...]

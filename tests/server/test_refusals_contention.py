@@ -45,17 +45,11 @@ from spades.v1 import (
 from spades_server.app.server import SpadesServer
 from spades_server.domain import accounts, challenges, table_events, tournaments
 from spades_server.store.repository import Repository
-from tests.backends import POSTGRES_DSN, LogStorage, head_position, require_postgres
-from tests.server.harness import (
-    READ_TIMEOUT,
-    TOKEN_KEY,
-    Client,
-    current_view,
-    rpc_error,
-    running_server,
-)
-from tests.server.refusals import assert_action_refused, assert_call_refused
-from tests.server.test_bad_input import bid
+from tests.support.backends import POSTGRES_DSN, LogStorage, head_position, require_postgres
+from tests.support.clients import READ_TIMEOUT, TOKEN_KEY, Client, current_view, rpc_error
+from tests.support.servers import running_server
+from tests.support.refusals import assert_action_refused, assert_call_refused
+from tests.support.seats import bid
 
 Code = grpc.StatusCode
 OPERATOR = "operator token for the contention tests"

@@ -15,9 +15,10 @@ from spades.engine import Rules
 from spades.v1 import admin_pb2, admin_pb2_grpc, cards_pb2, events_pb2, lobby_pb2
 from spades_server.api.admin import MAX_DEALS
 from spades_server.app.server import SpadesServer
-from tests.backends import LogStorage, Storages
-from tests.server.harness import Client, running_server
-from tests.server.provoked import refused_unchanged
+from tests.support.backends import LogStorage, Storages
+from tests.support.clients import Client
+from tests.support.servers import running_server
+from tests.support.provoked import refused_unchanged
 
 Code = grpc.StatusCode
 OPERATOR = "operator token for the refusal tests"

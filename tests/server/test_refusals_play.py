@@ -13,21 +13,13 @@ from spades import protocol
 from spades.engine import Card, Clock, Rules
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2, view_pb2
 from spades_server.app.server import SpadesServer
-from tests.backends import Storages
-from tests.server.harness import (
-    TOKEN_KEY,
-    Client,
-    SeatStream,
-    create_admin_table,
-    current_view,
-    log_head,
-    play_turns,
-    running_server,
-    stream_error,
-)
-from tests.server.provoked import action_refused_unchanged, refused_unchanged
-from tests.server.refusals import assert_action_refused
-from tests.server.test_bad_input import bid, play
+from tests.support.backends import Storages
+from tests.support.clients import TOKEN_KEY, Client, SeatStream, current_view, stream_error
+from tests.support.servers import create_admin_table, log_head, running_server
+from tests.support.seats import play_turns
+from tests.support.provoked import action_refused_unchanged, refused_unchanged
+from tests.support.refusals import assert_action_refused
+from tests.support.seats import bid, play
 
 Code = grpc.StatusCode
 NIL = actions_pb2.Action(bid=actions_pb2.Bid(kind=actions_pb2.Bid.KIND_NIL))

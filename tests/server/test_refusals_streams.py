@@ -14,16 +14,11 @@ from prometheus_client import REGISTRY
 
 from spades.engine import Rules
 from spades.v1 import account_pb2, account_pb2_grpc, play_pb2, play_pb2_grpc
-from tests.backends import Storages, head_position
-from tests.server.harness import (
-    READ_TIMEOUT,
-    Client,
-    log_head,
-    new_server,
-    play_turns,
-    running_server,
-)
-from tests.server.refusals import assert_call_refused
+from tests.support.backends import Storages, head_position
+from tests.support.clients import READ_TIMEOUT, Client
+from tests.support.servers import log_head, new_server, running_server
+from tests.support.seats import play_turns
+from tests.support.refusals import assert_call_refused
 
 Code = grpc.StatusCode
 #: A channel whose stream window is about 1 KiB and does not grow (tests/faults/

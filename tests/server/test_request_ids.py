@@ -19,8 +19,9 @@ from spades_server.app.server import SpadesServer
 from spades_server.domain import tokens
 from spades_server.eventlog.base import StoredEvent
 from spades_server.v1 import log_pb2
-from tests.backends import Storages, require_postgres
-from tests.server.harness import Client, log_entries, log_events, new_server, rpc_error
+from tests.support.backends import Storages
+from tests.support.clients import Client, rpc_error
+from tests.support.servers import log_entries, log_events, new_server
 
 pytestmark = pytest.mark.asyncio
 
@@ -30,16 +31,6 @@ FAILED_PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 
 def request_id() -> str:
     return uuid.uuid4().hex
-
-
-def join(table_id: str, request: str, name: str = "retrying", **fields: object) -> object:
-    return lobby_pb2.JoinTableRequest(
-        table_id=table_id,
-        player_name=name,
-        bot=True,
-        request_id=request,
-        **fields,  # type: ignore[arg-type]
-    )
 
 
 async def seats_taken(server: SpadesServer, table_id: str) -> list[int]:
@@ -61,15 +52,15 @@ async def test_a_retried_join_gets_the_same_seat_and_a_working_token(
 ) -> None:
     table_id = (await client.create_table(Rules(max_hands=1))).table.table_id
     request = request_id()
-    first = await client.lobby.JoinTable(join(table_id, request))  # type: ignore[arg-type]
-    again = await client.lobby.JoinTable(join(table_id, request))  # type: ignore[arg-type]
+    first = await client.join(table_id, "retrying", request_id=request)
+    again = await client.join(table_id, "retrying", request_id=request)
     assert (again.seat, again.seat_token) == (first.seat, first.seat_token)
     assert await seats_taken(server, table_id) == [0]
     assert await token_works(client, again.seat_token)
     # Another request takes another seat; a third retry still answers the first seat.
-    other = await client.lobby.JoinTable(join(table_id, request_id(), "other"))  # type: ignore[arg-type]
+    other = await client.join(table_id, "other", request_id=request_id())
     assert other.seat != first.seat
-    third = await client.lobby.JoinTable(join(table_id, request))  # type: ignore[arg-type]
+    third = await client.join(table_id, "retrying", request_id=request)
     assert third.seat_token == first.seat_token
 
 
@@ -79,7 +70,7 @@ async def test_the_request_id_stays_in_the_servers_envelope_as_a_digest(
     request = request_id()
     created = await client.create_table(Rules(), request_id=request)
     table_id = created.table.table_id
-    joined = await client.lobby.JoinTable(join(table_id, request))  # type: ignore[arg-type]
+    joined = await client.join(table_id, "retrying", request_id=request)
     entries = await log_entries(server, table_id)
     assert entries[0].secrets.request_id_sha256 == tokens.digest(request)
     assert entries[1].secrets.request_id_sha256 == tokens.digest(request)
@@ -94,12 +85,12 @@ async def test_the_request_id_stays_in_the_servers_envelope_as_a_digest(
 async def test_a_retried_join_after_the_seat_was_left_is_refused(client: Client) -> None:
     table_id = (await client.create_table(Rules())).table.table_id
     request = request_id()
-    joined = await client.lobby.JoinTable(join(table_id, request))  # type: ignore[arg-type]
+    joined = await client.join(table_id, "retrying", request_id=request)
     await client.lobby.LeaveTable(
         lobby_pb2.LeaveTableRequest(),
         metadata=(("spades-seat-token", joined.seat_token),),
     )
-    error = await rpc_error(client.lobby.JoinTable(join(table_id, request)))  # type: ignore[arg-type]
+    error = await rpc_error(client.join(table_id, "retrying", request_id=request))
     assert error.code() is FAILED_PRECONDITION
     assert "given up" in (error.details() or "")
 
@@ -110,8 +101,8 @@ async def test_the_retry_of_the_join_that_started_the_match_gets_its_seat(
     table_id = (await client.create_table(Rules(max_hands=1))).table.table_id
     await client.seat_all(table_id, 3)
     request = request_id()
-    last = await client.lobby.JoinTable(join(table_id, request))  # type: ignore[arg-type]
-    again = await client.lobby.JoinTable(join(table_id, request))  # type: ignore[arg-type]
+    last = await client.join(table_id, "retrying", request_id=request)
+    again = await client.join(table_id, "retrying", request_id=request)
     assert again.seat_token == last.seat_token and again.seat == cards_pb2.SEAT_WEST
     assert await token_works(client, again.seat_token)
 
@@ -122,7 +113,7 @@ async def test_a_malformed_request_id_is_refused_and_changes_nothing(
 ) -> None:
     table_id = (await client.create_table(Rules())).table.table_id
     for call in (
-        client.lobby.JoinTable(join(table_id, bad)),  # type: ignore[arg-type]
+        client.join(table_id, "retrying", request_id=bad),
         client.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(player_name="q", request_id=bad)),
         client.create_table(Rules(), request_id=bad),
     ):
@@ -142,8 +133,8 @@ async def test_a_retried_create_table_makes_one_table_with_the_same_join_code(
     assert again.join_code == first.join_code and len(first.join_code) == 10
     assert await log_events(server, first.table.table_id)
     # The code works, a wrong one does not; only one table was made.
-    joined = await client.lobby.JoinTable(
-        join(first.table.table_id, request_id(), join_code=again.join_code)  # type: ignore[arg-type]
+    joined = await client.join(
+        first.table.table_id, "retrying", request_id=request_id(), join_code=again.join_code
     )
     assert joined.seat_token
     listed = [table for table in server.projection.tables.values() if table.name == "once"]
@@ -183,7 +174,7 @@ async def test_a_join_committed_before_a_restart_is_answered_after_it(storage: S
             client = Client(channel)
             created = await client.create_table(Rules(max_hands=1), request_id=create_request)
             table_id = created.table.table_id
-            first = await client.lobby.JoinTable(join(table_id, request))  # type: ignore[arg-type]
+            first = await client.join(table_id, "retrying", request_id=request)
             quick = await client.lobby.QuickMatch(
                 lobby_pb2.QuickMatchRequest(player_name="q", request_id=quick_request)
             )
@@ -194,7 +185,7 @@ async def test_a_join_committed_before_a_restart_is_answered_after_it(storage: S
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             client = Client(channel)
-            again = await client.lobby.JoinTable(join(table_id, request))  # type: ignore[arg-type]
+            again = await client.join(table_id, "retrying", request_id=request)
             assert (again.seat, again.seat_token) == (first.seat, first.seat_token)
             assert await token_works(client, again.seat_token)
             recreated = await client.create_table(Rules(max_hands=1), request_id=create_request)
@@ -225,16 +216,11 @@ async def test_a_retried_add_house_bot_seats_one_bot(storage: Storages) -> None:
         await server.stop()
 
 
-@pytest.fixture
-def postgres() -> None:
-    """Before the event loop runs: skipped (failed under CI) without PostgreSQL."""
-    require_postgres()
-
-
 async def test_one_request_through_two_replicas_at_once_has_one_outcome(
     tmp_path: Path, postgres: None
 ) -> None:
-    from tests.replicas.test_replicas import clients, replicas
+    from tests.support.clients import clients
+    from tests.support.servers import replicas
 
     async with replicas(tmp_path, 2) as servers, clients(servers) as (a, b):
         create_request = request_id()
@@ -247,8 +233,8 @@ async def test_one_request_through_two_replicas_at_once_has_one_outcome(
         for _ in range(3):
             request = request_id()
             joined = await asyncio.gather(
-                a.lobby.JoinTable(join(table_id, request)),  # type: ignore[arg-type]
-                b.lobby.JoinTable(join(table_id, request)),  # type: ignore[arg-type]
+                a.join(table_id, "retrying", request_id=request),
+                b.join(table_id, "retrying", request_id=request),
             )
             assert joined[0].seat_token == joined[1].seat_token
             assert joined[0].seat == joined[1].seat
@@ -262,8 +248,14 @@ async def test_one_request_through_two_replicas_at_once_has_one_outcome(
 
 
 async def test_a_retried_create_table_with_deals_makes_one_table(storage: Storages) -> None:
-    from tests.abuse.common import OPERATOR_TOKEN, admin_stub, operator, serving
-    from tests.abuse.test_admin import deal_messages, deals_of
+    from tests.support.admin import (
+        OPERATOR_TOKEN,
+        admin_stub,
+        deal_messages,
+        deals_of,
+        operator,
+        serving,
+    )
 
     async with serving(storage, operator_token=OPERATOR_TOKEN) as (server, client):
         ask = admin_pb2.CreateTableWithDealsRequest(

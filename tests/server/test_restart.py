@@ -14,18 +14,10 @@ import pytest
 from spades import protocol
 from spades.engine import MatchState, Rules
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2, view_pb2
-from tests.backends import Storages
-from tests.server.harness import (
-    TOKEN_KEY,
-    Client,
-    SeatStream,
-    current_view,
-    lobby_caught_up,
-    log_events,
-    new_server,
-    play_turns,
-    rpc_error,
-)
+from tests.support.backends import Storages
+from tests.support.clients import TOKEN_KEY, Client, SeatStream, current_view, rpc_error
+from tests.support.seats import play_turns
+from tests.support.servers import lobby_caught_up, log_events, new_server
 
 
 @dataclass

@@ -11,14 +11,9 @@ from spades import protocol
 from spades.engine import MatchState, Rules, Viewer, redact, view
 from spades.v1 import events_pb2, play_pb2, view_pb2
 from spades_server.app.server import SpadesServer
-from tests.server.harness import (
-    Client,
-    SeatStream,
-    current_view,
-    log_events,
-    play_turns,
-    watch,
-)
+from tests.support.clients import Client, SeatStream, current_view, watch
+from tests.support.seats import play_turns
+from tests.support.servers import log_events
 
 
 def rebuilt_view(

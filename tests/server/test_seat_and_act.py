@@ -15,7 +15,8 @@ from spades import protocol
 from spades.engine import Rules
 from spades.v1 import actions_pb2, cards_pb2, play_pb2
 from spades_server.app.server import SpadesServer
-from tests.server.harness import READ_TIMEOUT, TOKEN_KEY, Client, cards_in, log_events
+from tests.support.clients import READ_TIMEOUT, TOKEN_KEY, Client, cards_in
+from tests.support.servers import log_events
 
 
 class SeatCall:

@@ -9,7 +9,8 @@ import grpc
 import pytest
 
 from spades.engine import Rules
-from tests.server.harness import Client, play_until_over
+from tests.support.clients import Client
+from tests.support.seats import play_until_over
 
 
 @pytest.mark.asyncio

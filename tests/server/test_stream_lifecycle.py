@@ -22,24 +22,14 @@ from spades import protocol
 from spades.engine import Clock, Rules
 from spades.v1 import actions_pb2, play_pb2, view_pb2
 from spades_server.app.server import SpadesServer
-from tests.server.harness import (
-    TOKEN_KEY,
-    Client,
-    SeatStream,
-    current_view,
-    log_events,
-    play_turns,
-    watch,
-)
+from tests.support.clients import TOKEN_KEY, Client, SeatStream, current_view, watch
+from tests.support.seats import bid, play_turns
+from tests.support.servers import log_events
 
 Code = grpc.StatusCode
 DetailT = TypeVar("DetailT", bound=Message)
 CONCEDE = actions_pb2.Action(concession=actions_pb2.Concession())
 CLAIM = actions_pb2.Action(extension_claim=actions_pb2.ExtensionClaim())
-
-
-def bid(tricks: int) -> actions_pb2.Action:
-    return actions_pb2.Action(bid=actions_pb2.Bid(kind=actions_pb2.Bid.KIND_TRICKS, tricks=tricks))
 
 
 async def seated(

@@ -18,16 +18,10 @@ from spades.v1 import lobby_pb2, play_pb2, view_pb2
 from spades_server.app import config
 from spades_server.app.server import SpadesServer
 from spades_server.ops.settings import DEFAULT_CACHE_SIZE
-from tests.backends import Storages
-from tests.server.harness import (
-    Client,
-    SeatStream,
-    current_view,
-    log_events,
-    play_turns,
-    running_server,
-    watch,
-)
+from tests.support.backends import Storages
+from tests.support.clients import Client, SeatStream, current_view, watch
+from tests.support.seats import play_turns
+from tests.support.servers import log_events, running_server
 
 ONE_HAND = Rules(max_hands=1)
 CACHE_SIZE = 2

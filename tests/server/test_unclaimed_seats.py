@@ -17,8 +17,9 @@ from spades.engine import Rules
 from spades.engine import events as ev
 from spades.v1 import lobby_pb2
 from spades_server.app.server import SpadesServer
-from tests.backends import require_postgres
-from tests.server.harness import Client, log_entries, new_server, rpc_error
+from tests.support.backends import require_postgres
+from tests.support.clients import Client, rpc_error
+from tests.support.servers import log_entries, new_server
 
 pytestmark = pytest.mark.asyncio
 
@@ -39,12 +40,6 @@ async def until_free(client: Client, table_id: str, seat: int, within: float = 1
     raise AssertionError(f"seat {seat} of {table_id} was not freed within {within} s")
 
 
-def join(table_id: str, name: str, request_id: str = "") -> lobby_pb2.JoinTableRequest:
-    return lobby_pb2.JoinTableRequest(
-        table_id=table_id, player_name=name, bot=True, request_id=request_id
-    )
-
-
 async def test_a_seat_whose_holder_never_opened_a_stream_is_freed_once(tmp_path: Path) -> None:
     server = new_server(tmp_path / "log.db", unclaimed_seat_timeout=TIMEOUT, house_bots=0)
     await server.start()
@@ -53,8 +48,8 @@ async def test_a_seat_whose_holder_never_opened_a_stream_is_freed_once(tmp_path:
             client = Client(channel)
             table_id = (await client.create_table(Rules())).table.table_id
             request = uuid.uuid4().hex
-            lost = await client.lobby.JoinTable(join(table_id, "lost reply", request))
-            kept = await client.lobby.JoinTable(join(table_id, "streams"))
+            lost = await client.join(table_id, "lost reply", request_id=request)
+            kept = await client.join(table_id, "streams")
             stream = client.seat_stream(kept.seat_token)
             await stream.start()
             waited = await until_free(client, table_id, 0)
@@ -69,10 +64,10 @@ async def test_a_seat_whose_holder_never_opened_a_stream_is_freed_once(tmp_path:
             # The freed seat's token is refused, and the retried join says why.
             refused = await rpc_error(client.seat_stream(lost.seat_token).start())
             assert refused.code() is grpc.StatusCode.UNAUTHENTICATED
-            retried = await rpc_error(client.lobby.JoinTable(join(table_id, "lost reply", request)))
+            retried = await rpc_error(client.join(table_id, "lost reply", request_id=request))
             assert retried.code() is grpc.StatusCode.FAILED_PRECONDITION
             # The seat can be taken again (and that new holder gets a deadline of its own).
-            again = await client.lobby.JoinTable(join(table_id, "newcomer"))
+            again = await client.join(table_id, "newcomer")
             assert again.seat == lost.seat
             await stream.close()
     finally:
@@ -89,7 +84,7 @@ async def test_a_deadline_that_passed_while_the_server_was_down_frees_the_seat(
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             client = Client(channel)
             table_id = (await client.create_table(Rules())).table.table_id
-            await client.lobby.JoinTable(join(table_id, "gone"))
+            await client.join(table_id, "gone")
     finally:
         await server.stop()
     await asyncio.sleep(TIMEOUT)
@@ -118,18 +113,13 @@ async def test_a_started_table_keeps_its_seats(tmp_path: Path) -> None:
         await server.stop()
 
 
-@pytest.fixture
-def postgres() -> None:
-    """Before the event loop runs: skipped (failed under CI) without PostgreSQL."""
-    require_postgres()
-
-
 async def test_replicas_on_a_shared_log_free_a_seat_once_and_keep_one_streamed_elsewhere(
     tmp_path: Path, postgres: None
 ) -> None:
     """The seat taken through replica A whose holder streams through replica B is kept (B's
     claim in the log says so); the one whose holder never streams is freed, once."""
-    from tests.replicas.test_replicas import clients, replicas
+    from tests.support.clients import clients
+    from tests.support.servers import replicas
 
     require_postgres()
     async with (
@@ -137,8 +127,8 @@ async def test_replicas_on_a_shared_log_free_a_seat_once_and_keep_one_streamed_e
         clients(servers) as (a, b),
     ):
         table_id = (await a.create_table(Rules())).table.table_id
-        await a.lobby.JoinTable(join(table_id, "never streams"))
-        streams = await a.lobby.JoinTable(join(table_id, "streams elsewhere"))
+        await a.join(table_id, "never streams")
+        streams = await a.join(table_id, "streams elsewhere")
         stream = b.seat_stream(streams.seat_token)
         await stream.start()
         await until_free(a, table_id, 0)
@@ -160,8 +150,8 @@ async def test_a_stream_opened_before_a_restart_keeps_its_seat(tmp_path: Path) -
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             client = Client(channel)
             table_id = (await client.create_table(Rules())).table.table_id
-            held = await client.lobby.JoinTable(join(table_id, "streamed"))
-            await client.lobby.JoinTable(join(table_id, "never streamed"))
+            held = await client.join(table_id, "streamed")
+            await client.join(table_id, "never streamed")
             stream = client.seat_stream(held.seat_token)
             await stream.start()
             await stream.close()

@@ -6,14 +6,15 @@ from __future__ import annotations
 import asyncio
 import time
 
+import grpc
 import pytest
 
 from spades import protocol
 from spades.client import SpadesClient, SyncSpadesClient
 from spades.engine import Rules
 from spades.v1 import tournament_pb2, tournament_pb2_grpc
-from tests.backends import Storages
-from tests.server.harness import running_server
+from tests.support.backends import Storages
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.asyncio
 OPERATOR = "operator-token-for-tournament-tests-0123456789"
@@ -59,8 +60,9 @@ async def test_the_sdk_creates_lists_enters_and_withdraws(storage: Storages) -> 
 async def test_a_tournament_starts_at_its_start_time(storage: Storages) -> None:
     async with running_server(storage(), operator_token=OPERATOR, tournament_poll=0.1) as server:
         address = f"127.0.0.1:{server.port}"
-        async with SpadesClient(address) as client:
-            stub = tournament_pb2_grpc.TournamentServiceStub(client._channel)
+        async with SpadesClient(address) as client, grpc.aio.insecure_channel(address) as channel:
+            # (the SDK creates tournaments without a start time: the stub sends one)
+            stub = tournament_pb2_grpc.TournamentServiceStub(channel)
             settings = tournament_pb2.TournamentSettings(
                 name="Timed Cup",
                 format=tournament_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN,

@@ -28,21 +28,14 @@ from spades.v1 import (
 )
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
-from tests.backends import Storages
-from tests.server.harness import running_server
+from tests.support.accounts import bearer
+from tests.support.admin import OPERATOR_TOKEN, operator
+from tests.support.backends import Storages
+from tests.support.servers import running_server
 from tests.tournaments.players import AccountPlayer
 
 pytestmark = pytest.mark.asyncio
-OPERATOR = "operator-token-for-tournament-tests-0123456789"
 FINISH_TIMEOUT = 90.0
-
-
-def operator() -> tuple[tuple[str, str], ...]:
-    return (("spades-operator-token", OPERATOR),)
-
-
-def bearer(key: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {key}"),)
 
 
 def settings(entrants: int, boards: int = 2) -> tournament_pb2.TournamentSettings:
@@ -100,7 +93,7 @@ def assert_tampering_is_caught(record: tournament_pb2.TournamentRecord) -> None:
 async def test_a_round_robin_of_four_accounts_plays_to_the_end_and_verifies(
     storage: Storages,
 ) -> None:
-    async with running_server(storage(), operator_token=OPERATOR) as server:
+    async with running_server(storage(), operator_token=OPERATOR_TOKEN) as server:
         address = f"127.0.0.1:{server.port}"
         async with grpc.aio.insecure_channel(address) as channel:
             accounts = account_pb2_grpc.AccountServiceStub(channel)
@@ -204,7 +197,7 @@ async def test_a_missing_entrant_is_played_by_house_bots_and_the_standings_say_s
 ) -> None:
     # The absent entrant never connects: after the grace a house bot takes each of its seats.
     async with running_server(
-        storage(), operator_token=OPERATOR, disconnect_grace=0.3, substitute_after_timeouts=1
+        storage(), operator_token=OPERATOR_TOKEN, disconnect_grace=0.3, substitute_after_timeouts=1
     ) as server:
         address = f"127.0.0.1:{server.port}"
         async with grpc.aio.insecure_channel(address) as channel:

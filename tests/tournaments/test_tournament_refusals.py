@@ -15,19 +15,17 @@ from spades.engine import Rules
 from spades.v1 import account_pb2, account_pb2_grpc, tournament_pb2, tournament_pb2_grpc
 from spades_server.app.server import SpadesServer
 from spades_server.store import tournament_store
-from tests.backends import Storages
-from tests.server.harness import rpc_error, running_server
-from tests.server.refusals import assert_call_refused
+from tests.support.accounts import bearer
+from tests.support.backends import Storages
+from tests.support.clients import rpc_error
+from tests.support.refusals import assert_call_refused
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.asyncio
 Code = grpc.StatusCode
 OPERATOR = "operator-token-for-tournament-tests-0123456789"
 Metadata = tuple[tuple[str, str], ...]
 OP: Metadata = (("spades-operator-token", OPERATOR),)
-
-
-def bearer(key: str) -> Metadata:
-    return (("authorization", f"Bearer {key}"),)
 
 
 def good_settings(**changes: object) -> tournament_pb2.TournamentSettings:

@@ -17,7 +17,7 @@ from spades.v1 import tournament_pb2
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from spades_server.store import journal
-from tests.replicas.test_replicas import replicas
+from tests.support.servers import replicas
 from tests.tournaments.players import AccountPlayer
 
 pytestmark = pytest.mark.asyncio

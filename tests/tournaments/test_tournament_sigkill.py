@@ -24,8 +24,8 @@ from spades.records.tournament import save_tournament_record
 from spades.v1 import tournament_pb2
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
-from tests.backends import Storages
-from tests.faults.common import free_port, kill, server_args, server_process
+from tests.support.backends import Storages
+from tests.support.processes import free_port, kill, server_args, server_process
 from tests.tournaments.players import AccountPlayer
 
 pytestmark = pytest.mark.asyncio

@@ -8,7 +8,6 @@ The site must be built first (``make web``; ``make test`` does it). Screenshots 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 import pytest_asyncio
 from google.protobuf import descriptor_pool, json_format, message_factory
 from google.protobuf.message import Message
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser
 
 from spades import protocol
 from spades.bot import Bot, BotView, Noted, play_match
@@ -28,29 +27,10 @@ from spades.engine.rules import Direction
 from spades.engine.variations import VARIATIONS
 from spades.v1 import cards_pb2, events_pb2, play_pb2, play_pb2_grpc
 from spades_bots.random_bot import RandomBot
-from spades_server.app.server import WEB_CLIENT, SpadesServer
+from spades_server.app.server import SpadesServer
 from spades_server.ops.settings import Settings
-from tests.web.conftest import web_server
-
-CHROMIUM = os.environ.get("SPADES_TEST_CHROMIUM", "/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "web"
-#: The flags the machine's closed network needs (no background fetches to Google's hosts).
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def require_site() -> None:
-    if not (WEB_CLIENT / "index.html").is_file():
-        pytest.fail(f"the web client is not built in {WEB_CLIENT}: run `make web` first")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"no chromium at {CHROMIUM}: run `make browser` (Debian's chromium)")
+from tests.support.browser import require_site, shoot
+from tests.support.servers import web_server
 
 
 @pytest_asyncio.fixture
@@ -58,23 +38,6 @@ async def server(tmp_path: Path) -> AsyncIterator[SpadesServer]:
     require_site()
     async with web_server(tmp_path / "tables.db", house_bots=8) as served:
         yield served
-
-
-@pytest_asyncio.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS
-        )
-        try:
-            yield launched
-        finally:
-            await launched.close()
-
-
-async def shoot(page: Page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    await page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 async def public_record(server: SpadesServer, table_id: str) -> list[events_pb2.Event]:

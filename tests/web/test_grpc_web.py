@@ -24,7 +24,7 @@ from spades.engine import Rules
 from spades.v1 import account_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2
 from spades_server.api.web import Gateway, frame, parse_timeout, trailer_block, unframe
 from spades_server.app.server import SpadesServer
-from tests.web.conftest import web_server
+from tests.support.servers import web_server
 
 BINARY = "application/grpc-web+proto"
 TEXT = "application/grpc-web-text"

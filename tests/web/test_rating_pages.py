@@ -12,17 +12,15 @@ from pathlib import Path
 import grpc
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser
 
 from spades.client import SpadesClient
 from spades.engine import Rules
 from spades.v1 import rating_pb2, rating_pb2_grpc
 from spades_server.app.server import SpadesServer
-from tests.server.test_rated_play import play_rated_match
-from tests.web.conftest import web_server
-from tests.web.test_browser import browser, require_site, shoot
-
-__all__ = ["browser"]  # the browser fixture, shared with the other browser tests
+from tests.support.accounts import play_rated_match
+from tests.support.browser import require_site, shoot, texts
+from tests.support.servers import web_server
 
 #: One-hand matches: the pool rates a match whatever its length.
 ONE_HAND = Rules(max_hands=1)
@@ -79,10 +77,6 @@ async def history_of(server: SpadesServer, account_id: str) -> list[rating_pb2.M
             rating_pb2.GetRatingsRequest(account_id=account_id, page_size=100)
         )
     return list(response.history)
-
-
-async def texts(page: Page, selector: str) -> list[str]:
-    return [text.strip() for text in await page.locator(selector).all_inner_texts()]
 
 
 @pytest.mark.asyncio

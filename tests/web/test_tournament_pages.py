@@ -17,12 +17,10 @@ from spades.engine import Rules
 from spades.v1 import tournament_pb2
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
+from tests.support.browser import require_site, shoot, texts
+from tests.support.servers import web_server
 from tests.tournaments.players import AccountPlayer
-from tests.web.conftest import web_server
-from tests.web.test_browser import browser, require_site, shoot
-from tests.web.test_rating_pages import texts
 
-__all__ = ["browser"]
 OPERATOR = "operator-token-for-tournament-tests-0123456789"
 
 

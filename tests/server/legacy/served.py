@@ -21,7 +21,8 @@ from google.protobuf.message import Message
 
 from spades.v1 import lobby_pb2, play_pb2
 from spades_server.eventlog.sqlite import SqliteEventLog
-from tests.server.harness import Client, running_server, watch
+from tests.support.clients import Client, watch
+from tests.support.servers import running_server
 
 HERE = Path(__file__).parent
 MANIFEST = json.loads((HERE / "legacy.json").read_text())

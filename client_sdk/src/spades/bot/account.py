@@ -8,7 +8,8 @@ with back-off; answers each incoming challenge through a policy (a callable retu
 match, an accepted challenge, a tournament pairing), every seat it holds there with its own
 bot instance, at most ``max_games`` tables at once. Only one stream per account is served (the
 newest wins): when another runner for the account connects, this one stops
-(:class:`Superseded`) instead of fighting it.
+(:class:`Superseded`) instead of fighting it. ``tables`` names the tables it has sat down at,
+``playing`` counts those still in play.
 
 >>> async def main(key: str) -> None:  # doctest: +SKIP
 ...     async with SpadesClient("127.0.0.1:50051", account_key=key) as client:
@@ -108,6 +109,11 @@ class AccountRunner:
         #: Set whenever a table's games end (the rated queue waits on it).
         self.table_done = asyncio.Event()
         self.stopping = asyncio.Event()
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The ids of the tables this runner has played or plays, in the order it sat down."""
+        return tuple(self._tables)
 
     @property
     def playing(self) -> int:

@@ -10,7 +10,9 @@ cards you may play enabled and the others dimmed, bid buttons from the prompt, t
 (the seconds left before the server acts for you), the match told as it goes, and the score
 table after each hand. Everything else (the stream, resuming after a
 dropped connection, action ids) is the SDK's: the person is a :class:`~spades.bot.Bot` whose
-decisions wait for a click or a key.
+decisions wait for a click or a key. The screen's ``asking`` says which decision it waits
+for ("bid", "blind", "pass", "play", or "" between turns), for whatever drives it (a test's
+pilot, say).
 
 Needs the ``terminal`` extra (textual): ``pip install './client_sdk[terminal]'``.
 """
@@ -106,7 +108,9 @@ if App is not None:
             self.view: BotView | None = None
             self.narrator: MatchNarrator | None = None
             self._answer: asyncio.Future[Any] | None = None
-            self._asking = ""
+            #: What the screen asks the player now: "bid", "blind" (Blind Nil or look), "pass"
+            #: (cards to pass), "play", or "" (nothing: not this seat's turn).
+            self.asking = ""
             self._chosen: list[Card] = []
             #: The card each shown hand button stands for, by button id.
             self.slot_cards: dict[str, Card] = {}
@@ -150,7 +154,7 @@ if App is not None:
 
         def clock_text(self) -> str:
             """The turn's time left while the person is asked (from the prompt's deadline)."""
-            left = self.view.time_left() if self.view is not None and self._asking else None
+            left = self.view.time_left() if self.view is not None and self.asking else None
             return "" if left is None else f"{math.ceil(left)} s left"
 
         def _tick(self) -> None:
@@ -173,7 +177,7 @@ if App is not None:
         async def ask(self, kind: str, view: BotView) -> Any:
             """Show the choice the prompt offers and wait for the person's answer."""
             self.view = view
-            self._asking = kind
+            self.asking = kind
             self._chosen = []
             self._answer = asyncio.get_running_loop().create_future()
             self._show_choices(view)
@@ -181,7 +185,7 @@ if App is not None:
             try:
                 return await self._answer
             finally:
-                self._asking = ""
+                self.asking = ""
                 self._show_choices(view)
                 self._tick()
 
@@ -200,7 +204,7 @@ if App is not None:
             if isinstance(event, ev.HandScored):
                 self._scores(view)
             self._table(view)
-            if not self._asking:
+            if not self.asking:
                 self._show_choices(view)
 
         # -- drawing -----------------------------------------------------------------------
@@ -251,8 +255,8 @@ if App is not None:
             self.query_one("#prompt", Static).update("Score: " + ", ".join(needs))
 
         def _show_choices(self, view: BotView) -> None:
-            legal = set(view.legal_cards) if self._asking == "play" else set()
-            choosing = self._asking == "pass"
+            legal = set(view.legal_cards) if self.asking == "play" else set()
+            choosing = self.asking == "pass"
             hand = sorted(view.hand, key=lambda c: (-(int(c) // 13), -int(c)))
             for slot, button in enumerate(self.query("#hand Button").results(Button)):
                 card = hand[slot] if slot < len(hand) else None
@@ -263,25 +267,25 @@ if App is not None:
                 self.slot_cards[button.id or ""] = card
                 button.disabled = not (card in legal or choosing)
                 button.variant = "primary" if card in self._chosen else "default"
-            bids = set(view.legal_bids) if self._asking == "bid" else set()
+            bids = set(view.legal_bids) if self.asking == "bid" else set()
             for button in self.query("#choices Button").results(Button):
                 key = button.id or ""
                 if key.startswith("bid-"):
                     button.display = int(key.removeprefix("bid-")) in bids
                 else:
-                    button.display = key.startswith(self._asking) and self._asking in (
+                    button.display = key.startswith(self.asking) and self.asking in (
                         "blind",
                         "pass",
                     )
             prompt = self.query_one("#prompt", Static)
-            if self._asking == "bid":
+            if self.asking == "bid":
                 prompt.update("Your bid:")
-            elif self._asking == "blind":
+            elif self.asking == "blind":
                 prompt.update("Bid Blind Nil before looking at your cards?")
             elif choosing:
                 count = view.rules.blind_nil_pass_cards
                 prompt.update(f"Choose {count} cards to pass ({len(self._chosen)} chosen)")
-            elif self._asking == "play":
+            elif self.asking == "play":
                 prompt.update("Your turn: play a card")
 
         # -- the person's answers -----------------------------------------------------------
@@ -291,20 +295,20 @@ if App is not None:
             if answer is None or answer.done() or view is None:
                 return
             card = self.slot_cards.get(key) if key.startswith("slot-") else None
-            if self._asking == "pass" and card is not None:
+            if self.asking == "pass" and card is not None:
                 if card in self._chosen:
                     self._chosen.remove(card)
                 else:
                     self._chosen.append(card)
                 self._show_choices(view)
                 return
-            if self._asking == "play" and card is not None:
+            if self.asking == "play" and card is not None:
                 choice: Any = card
-            elif self._asking == "bid" and key.startswith("bid-"):
+            elif self.asking == "bid" and key.startswith("bid-"):
                 choice = int(key.removeprefix("bid-"))
-            elif self._asking == "blind" and key.startswith("blind-"):
+            elif self.asking == "blind" and key.startswith("blind-"):
                 choice = key == "blind-yes"
-            elif self._asking == "pass" and key == "pass-send":
+            elif self.asking == "pass" and key == "pass-send":
                 if len(self._chosen) != view.rules.blind_nil_pass_cards:
                     return
                 choice = list(self._chosen)
@@ -312,7 +316,7 @@ if App is not None:
                 return
             # Answered: the choice is gone from the screen at once, so it cannot be sent twice.
             answer.set_result(choice)
-            self._asking = ""
+            self.asking = ""
             self._show_choices(view)
 
 

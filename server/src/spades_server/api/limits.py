@@ -21,6 +21,8 @@ most a quarter of its table's (about 350 actions/s for one table on a 2-CPU mach
 and every client the address 127.0.0.1) is not throttled. Rates are token
 buckets: ``rate`` a second on average, ``2 * rate`` at once after a quiet spell. A limit of 0
 turns that limit off. Every limit is per server process: N replicas allow N times as much.
+A :class:`Buckets` holds a bucket per key it has seen (``len``, ``in``) and forgets idle ones
+once it holds ``SWEEP_AT``.
 
 Malformed requests are also refused here (the :class:`Guard` interceptor): bytes that do not
 parse as the method's request message end the call with INVALID_ARGUMENT (MALFORMED_REQUEST)
@@ -148,6 +150,13 @@ class Buckets:
             bucket = self._buckets[key] = TokenBucket(self.rate, self.burst, self.burst, now)
         return bucket.take(now)
 
+    def __len__(self) -> int:
+        """How many keys hold a bucket now (idle ones are swept once there are many)."""
+        return len(self._buckets)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._buckets
+
     def give_back(self, key: Hashable) -> None:
         bucket = self._buckets.get(key)
         if bucket is not None:
@@ -205,7 +214,10 @@ class Limits:
 
     def check_table_creation(self, context: Context) -> None:
         """Count one table created from the caller's address, or refuse it (RATE_LIMITED)."""
-        address = client_address(peer_of(context))
+        self.check_table_creation_from(client_address(peer_of(context)))
+
+    def check_table_creation_from(self, address: str) -> None:
+        """Count one table created from the client ``address``, or refuse it (RATE_LIMITED)."""
         delay = self._tables.take(address)
         if delay:
             per_minute = self.settings.tables_per_address

@@ -24,6 +24,9 @@ JoinTable, a GetTable of a table this replica serves); the log's tracker gathers
 (``EventLog.lag_allowed``, set here). So the lobby lags other replicas' commits by design by at
 most that, plus the log's own delay in proving positions final (milliseconds; up to its re-read
 interval, 2 s, for a lost notification).
+
+Besides following the log (:meth:`LobbyProjection.start`), a projection folds entries handed to
+it (:meth:`LobbyProjection.fold`): a listing rebuilt from every event, to check the one served.
 """
 
 from __future__ import annotations
@@ -132,7 +135,7 @@ class LobbyProjection:
                 if not is_table_stream(stored.stream_id):
                     self.position = max(self.position, stored.position)
                 elif not await self._fold_unseen(stored):
-                    await self._fold(journal.decode(stored))
+                    await self.fold(journal.decode(stored))
         if self.position != self._checkpointed:
             await self._save()
         self._refresh_gauges()
@@ -199,7 +202,7 @@ class LobbyProjection:
                 else:
                     # Once, for the lobby and every listener; not at all if the store has it.
                     entry = self.folded(stored) or journal.decode(stored)
-                    if await self._fold(entry):
+                    if await self.fold(entry):
                         self._refresh_gauges()
                     for listener in self.listeners:
                         listener(entry)
@@ -240,8 +243,11 @@ class LobbyProjection:
         await self._checkpoint_when_due()
         return True
 
-    async def _fold(self, entry: Entry) -> bool:
-        """Fold one entry; True when it changed what the gauges count (seats or a status)."""
+    async def fold(self, entry: Entry) -> bool:
+        """Fold one entry; True when it changed what the gauges count (seats or a status).
+
+        Public for a reader that rebuilds a lobby from the log's entries itself (a check of
+        the listing against every event, a benchmark's template), as :meth:`start` does."""
         table_id = entry.table_id
         summary = self.tables.get(table_id)
         if isinstance(entry.event, ev.TableCreated):

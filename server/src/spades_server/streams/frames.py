@@ -17,6 +17,10 @@ its bytes), so a client parses them as the messages play.proto declares:
 
 The gRPC method handlers write a ``bytes`` message as it is (:func:`serializer`); everything
 else is serialised by its class as usual.
+
+A table's cache of serialised events is bounded: once it holds :data:`PRUNE_AT` entries, the
+next event cached first drops those older than the latest :data:`CACHED_SEQUENCES` (public, so
+that the bound can be checked from outside).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ MAX_BATCH_EVENTS: Final = 256
 #: further back serialises as it goes: only one stream reads that far back at a time).
 CACHED_SEQUENCES: Final = 32
 #: The cache is pruned once it holds this many (sequence, viewer) entries.
-_PRUNE_AT: Final = 5 * CACHED_SEQUENCES * 2
+PRUNE_AT: Final = 5 * CACHED_SEQUENCES * 2
 
 #: A cache key is ``sequence * _SLOTS + slot``: one int, no tuple made and hashed per lookup.
 #: The slots: each seat's (0..3), and these.
@@ -127,7 +131,7 @@ def _serialise(table: Table, index: int, viewer: Viewer, key: int) -> bytes:
             payload = cache[shared] = shown.SerializeToString()
     else:
         payload = shown.SerializeToString()
-    if len(cache) >= _PRUNE_AT:
+    if len(cache) >= PRUNE_AT:
         oldest = (table.version - CACHED_SEQUENCES + 1) * _SLOTS
         for stale in [k for k in cache if k < oldest]:
             del cache[stale]

@@ -29,7 +29,9 @@ reconnect. Measured here (``tests/benchmarks/bench_fanout.py``, see ``docs/scali
 core subject delivers several times the notifications of NOTIFY at a fraction of the CPU.
 
 ``Fanout`` is the part of the log that sends and receives these notifications (a base class of
-:class:`~spades_server.eventlog.postgres.PostgresEventLog`; the state is the core's).
+:class:`~spades_server.eventlog.postgres.PostgresEventLog`; the state is the core's). Its
+``listener_pid`` names the listening connection's server process, for an operator (or a test)
+to find it in ``pg_stat_activity``; ``listener_reconnects`` counts its reconnections.
 """
 
 from __future__ import annotations
@@ -55,6 +57,13 @@ _NOTIFY_LIMIT = 7900  # bytes per payload; PostgreSQL refuses 8000 and more
 
 class Fanout(FinalPrefix):
     """NOTIFY (or NATS) out, LISTEN (or a NATS subscription) in."""
+
+    @property
+    def listener_pid(self) -> int | None:
+        """The PostgreSQL server process of the listening connection (``pg_stat_activity``'s
+        ``pid``, application ``spades-eventlog-listen``), or None while it is lost and not yet
+        reconnected, or with NATS fan-out."""
+        return None if self._listener is None else self._listener.get_server_pid()
 
     async def _send_notifications(self) -> None:
         """Send what appends put in the outbox, one NOTIFY statement per gathered batch."""

@@ -145,6 +145,12 @@ class SqliteEventLog(SqliteWriter):
         return f"SqliteEventLog({str(self.path)!r}, durability={self.durability!r})"
 
     @property
+    def writes_waiting(self) -> int:
+        """Writes handed to the writer thread that it has not taken yet (with ``full``
+        durability; 0 once it has taken the last one, even while it still writes it)."""
+        return self._requests.qsize()
+
+    @property
     def where(self) -> str:
         return str(self.path)
 

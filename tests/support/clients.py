@@ -1,16 +1,15 @@
-"""A real server on an ephemeral 127.0.0.1 port and real gRPC clients, for the server tests."""
+"""Real gRPC clients of a test's server: stubs on one channel (:class:`Client`), a seat's Play
+stream and a spectator's Watch stream with what they received, and the status a refused call or
+stream ends with."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
-import random
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, cast
 
 import grpc
@@ -18,7 +17,7 @@ from google.protobuf.message import Message
 
 from spades import protocol
 from spades.client import status_lost
-from spades.engine import Card, Rules, new_match
+from spades.engine import Card, Rules
 from spades.v1 import (
     actions_pb2,
     cards_pb2,
@@ -27,47 +26,11 @@ from spades.v1 import (
     lobby_pb2_grpc,
     play_pb2,
     play_pb2_grpc,
-    view_pb2,
 )
 from spades_server.app.server import SpadesServer
-from spades_server.domain import table_events, tokens
-from spades_server.domain.tables import Decided
-from spades_server.ops.settings import Settings
-from spades_server.store import journal
-from tests.backends import LogStorage, head_position
 
 TOKEN_KEY = "spades-seat-token"
 READ_TIMEOUT = 10.0
-
-
-def new_server(storage: LogStorage | Path, **settings: object) -> SpadesServer:
-    """A server (not started) on ``storage``, on an ephemeral port, with ``settings``; a bare
-    path is a SQLite file (for suites that run on SQLite only)."""
-    storage = LogStorage.of(storage)
-    return SpadesServer(
-        Settings(
-            listen="127.0.0.1:0",
-            database=str(storage.database),
-            metrics="off",
-            web="off",
-            **settings,  # type: ignore[arg-type]
-        ),
-        # On SQLite the server opens the file its settings name, as in production.
-        storage.new_log() if storage.backend == "postgres" else None,
-    )
-
-
-@asynccontextmanager
-async def running_server(
-    storage: LogStorage | Path, **settings: object
-) -> AsyncIterator[SpadesServer]:
-    """A started server on ``storage`` (a test's SQLite file or PostgreSQL schema)."""
-    server = new_server(storage, **settings)
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 @dataclass
@@ -103,9 +66,41 @@ class Client:
             tokens.append(joined.seat_token)
         return tokens
 
+    async def join(
+        self,
+        table_id: str,
+        name: str = "player",
+        *,
+        metadata: Sequence[tuple[str, str]] = (),
+        **fields: Any,
+    ) -> lobby_pb2.JoinTableResponse:
+        """JoinTable as :func:`join_request` words it (``fields``: its keywords)."""
+        request = join_request(table_id, name, **fields)
+        return await self.lobby.JoinTable(request, metadata=tuple(metadata) or None)
+
     def seat_stream(self, token: str, *, batched: bool = False) -> SeatStream:
         call = self.play.Play(metadata=((TOKEN_KEY, token),))  # type: ignore[call-arg]
         return SeatStream(call, batched=batched)
+
+
+def join_request(
+    table_id: str,
+    name: str = "player",
+    *,
+    seat: int = cards_pb2.SEAT_UNSPECIFIED,
+    bot: bool = True,
+    request_id: str = "",
+    join_code: str = "",
+) -> lobby_pb2.JoinTableRequest:
+    """A JoinTable request: any free seat unless ``seat`` is given."""
+    return lobby_pb2.JoinTableRequest(
+        table_id=table_id,
+        player_name=name,
+        seat=seat,  # type: ignore[arg-type]  # any number: a wrong one's refusal is tested
+        bot=bot,
+        request_id=request_id,
+        join_code=join_code,
+    )
 
 
 def unbatched(batch: play_pb2.Batch) -> list[play_pb2.PlayResponse]:
@@ -238,26 +233,6 @@ class SeatStream:
         self.call.cancel()
 
 
-async def play_until_over(stream: SeatStream, rng: random.Random) -> None:
-    """Answer every prompt with a random legal action until the match ends."""
-    while True:
-        message = await stream.next()
-        kind = message.WhichOneof("kind")
-        if kind == "event" and message.event.WhichOneof("kind") == "seed_revealed":
-            return
-        if kind == "prompt":
-            action = rng.choice(choices_of(message.prompt))
-            result = await stream.act(action, message.prompt.sequence)
-            assert result.accepted or result.code == grpc.StatusCode.ABORTED.value[0], result
-
-
-# ------------------------------------------------------------------------------------------
-# Helpers for the bad-input, leak, resume, idempotency, restart and lobby tests.
-
-#: Picks a seat's action: (seat, prompt, rng) -> action.
-ActionChooser = Callable[[int, play_pb2.TurnPrompt, random.Random], actions_pb2.Action]
-
-
 async def rpc_error(awaitable: Any) -> grpc.aio.AioRpcError:
     """The gRPC error a call ends with; fails when the call succeeds."""
     try:
@@ -300,95 +275,6 @@ async def _stream_status(call: Any, requests: Sequence[Any]) -> grpc.aio.AioRpcE
         return error
     code = await asyncio.wait_for(call.code(), READ_TIMEOUT)
     raise AssertionError(f"the stream ended with {code}, but an error status was expected")
-
-
-async def log_head(server: SpadesServer) -> int:
-    """The position of the last event in the whole log (0 when it is empty), once the lobby
-    has caught up with it (tests.backends.head_position)."""
-    await lobby_caught_up(server)
-    return await head_position(server.log)
-
-
-async def lobby_caught_up(server: SpadesServer, table_ids: Iterable[str] | None = None) -> None:
-    """Wait until the lobby has folded every event the log holds for ``table_ids`` (default:
-    every table it lists).
-
-    The lobby is a projection of the log, and GetTable/ListTables serve it. On PostgreSQL it
-    follows the log's final prefix (``subscribe_all``), a few milliseconds behind an action the
-    client already saw acknowledged on its Play stream: GetTable waits for it to reach what the
-    replica's table cache has (test_lobby.py), ListTables does not; on SQLite it has always
-    caught up by then. Tests whose point is what the lobby says about a table, not how soon,
-    wait here first."""
-
-    async def folded(table_id: str) -> None:
-        version = await server.log.stream_version(table_id)
-        # (a finished table may have moved from the lobby's memory to the log's rows)
-        while (summary := await server.projection.find(table_id)) is None or (
-            summary.sequence < version
-        ):
-            await asyncio.sleep(0.002)
-
-    chosen = list(server.projection.tables if table_ids is None else table_ids)
-    await asyncio.wait_for(asyncio.gather(*map(folded, chosen)), READ_TIMEOUT)
-
-
-def assert_each_move_timed_out_once(kinds: Sequence[str | None]) -> None:
-    """Every bid and card of a table nobody plays (``kinds``: its events' kinds) came from one
-    timeout, none from two: 4 bids and 52 cards a hand, and more hands when the match was tied
-    after its hand limit (it plays on to a clear leader)."""
-    turns = [kind for kind in kinds if kind in ("turn_timed_out", "bid_made", "card_played")]
-    assert len(turns) >= 2 * 56, len(turns)
-    assert turns[0::2] == ["turn_timed_out"] * (len(turns) // 2), "a turn timed out twice"
-    assert all(kind in ("bid_made", "card_played") for kind in turns[1::2])
-
-
-def own_moves(events: Iterable[events_pb2.Event]) -> dict[int, list[int]]:
-    """The sequences of the bids and cards each seat (by its protocol value) made itself, from
-    a table's events in order: not the clock's move for it, which follows its TurnTimedOut."""
-    moves: dict[int, list[int]] = {}
-    timed_out = None
-    for event in events:
-        kind = event.WhichOneof("kind")
-        if kind in ("bid_made", "card_played"):
-            seat = event.bid_made.seat if kind == "bid_made" else event.card_played.seat
-            if seat != timed_out:
-                moves.setdefault(seat, []).append(event.sequence)
-        timed_out = event.turn_timed_out.seat if kind == "turn_timed_out" else None
-    return moves
-
-
-async def log_events(server: SpadesServer, table_id: str) -> list[events_pb2.Event]:
-    """A table's public events as the log stores them (nothing redacted), with their sequences
-    and action ids (the server's secrets are in :func:`log_entries`)."""
-    out = []
-    for entry in await log_entries(server, table_id):
-        event = events_pb2.Event()
-        event.CopyFrom(entry.message)
-        event.action_id = entry.action_id
-        out.append(event)
-    return out
-
-
-async def log_entries(server: SpadesServer, table_id: str) -> list[table_events.Entry]:
-    """A table's journal entries, as the log stores them (secrets included)."""
-    return [journal.decode(stored) for stored in await server.log.read(table_id)]
-
-
-async def create_admin_table(
-    server: SpadesServer,
-    rules: Rules,
-    *,
-    seed: bytes | None = None,
-    preset_deals: Sequence[Sequence[Iterable[int]]] = (),
-    name: str = "admin table",
-) -> str:
-    """A table made the way an operator would (a given seed or deals), through the store."""
-    table_id = tokens.new_table_id()
-    created = new_match(rules, seed=seed, preset_deals=preset_deals)
-    await server.store.create(table_id, Decided.of(created, listing=table_events.Listing(name)))
-    stored = await server.log.read(table_id)
-    await asyncio.wait_for(server.projection.caught_up(stored[-1].position), READ_TIMEOUT)
-    return table_id
 
 
 class WatchStream:
@@ -441,19 +327,22 @@ class WatchStream:
         self.call.cancel()
 
 
-def choices_of(prompt: play_pb2.TurnPrompt) -> list[actions_pb2.Action]:
-    """Every answer a prompt allows: its legal actions, or each pass of its card-pass choice."""
-    if prompt.HasField("card_pass"):
-        chosen = itertools.combinations(prompt.card_pass.cards, prompt.card_pass.count)
-        return [actions_pb2.Action(card_pass=actions_pb2.CardPass(cards=cards)) for cards in chosen]
-    return list(prompt.legal_actions)
-
-
 def start_at(after_sequence: int | None) -> play_pb2.StartPlay:
     """Where a stream starts: after ``after_sequence``, or at the latest sequence for None."""
     if after_sequence is None:
         return play_pb2.StartPlay(latest=True)
     return play_pb2.StartPlay(after_sequence=after_sequence)
+
+
+@asynccontextmanager
+async def clients(servers: Sequence[SpadesServer]) -> AsyncIterator[list[Client]]:
+    """A client of each server (for example of each replica), on channels closed after."""
+    async with AsyncExitStack() as stack:
+        channels = [
+            await stack.enter_async_context(grpc.aio.insecure_channel(f"127.0.0.1:{s.port}"))
+            for s in servers
+        ]
+        yield [Client(channel) for channel in channels]
 
 
 def watch(
@@ -481,41 +370,6 @@ async def current_view(client: Client, table_id: str) -> play_pb2.Snapshot:
         return await stream.snapshot()
     finally:
         stream.close()
-
-
-def random_action(seat: int, prompt: play_pb2.TurnPrompt, rng: random.Random) -> actions_pb2.Action:
-    return rng.choice(choices_of(prompt))
-
-
-async def play_turns(
-    client: Client,
-    table_id: str,
-    streams: dict[int, SeatStream],
-    rng: random.Random,
-    *,
-    until: Any = None,
-    choose: ActionChooser = random_action,
-    max_actions: int = 2000,
-) -> play_pb2.Snapshot:
-    """Play the table turn by turn (whoever is to act, through its stream) until the match is
-    over, or ``until(snapshot)`` holds, or the seat to act has no stream; returns the public
-    view there. Every action must be accepted."""
-    for _ in range(max_actions):
-        now = await current_view(client, table_id)
-        if now.view.phase == view_pb2.PHASE_ENDED or (until is not None and until(now)):
-            return now
-        seat = protocol.seat_from_proto(now.view.turn)
-        stream = streams.get(seat)
-        if stream is None:
-            return now
-        while True:
-            prompt = (await stream.next_of("prompt")).prompt
-            if prompt.sequence == now.sequence:
-                break
-            assert prompt.sequence < now.sequence, (prompt, now.sequence)
-        result = await stream.act(choose(seat, prompt, rng), prompt.sequence)
-        assert result.accepted, result
-    raise AssertionError(f"the match did not end within {max_actions} actions")
 
 
 def cards_in(message: Message) -> list[Card]:

@@ -10,11 +10,13 @@ from typing import Any
 import grpc
 
 from spades import protocol
-from spades.engine import MatchState, view
-from spades.v1 import admin_pb2_grpc
+from spades.engine import MatchState, Rules, new_match, view
+from spades.engine.shuffle import deal
+from spades.v1 import admin_pb2_grpc, events_pb2
 from spades_server.app.server import SpadesServer
-from tests.backends import Storages
-from tests.server.harness import Client, current_view, log_events, log_head, running_server
+from tests.support.backends import Storages
+from tests.support.clients import Client, current_view
+from tests.support.servers import log_events, running_server
 
 Code = grpc.StatusCode
 OPERATOR_TOKEN = "operator-secret-for-tests"
@@ -48,21 +50,6 @@ def operator(token: str = OPERATOR_TOKEN) -> tuple[tuple[str, str]]:
     return ((OPERATOR_KEY, token),)
 
 
-def assert_status(error: grpc.aio.AioRpcError, code: grpc.StatusCode, *reason: str) -> None:
-    assert error.code() == code, (error.code(), error.details())
-    details = error.details() or ""
-    assert details, "a reason for a person"
-    for part in reason:
-        assert part in details, (part, details)
-
-
-@asynccontextmanager
-async def nothing_written(server: SpadesServer) -> AsyncIterator[None]:
-    head = await log_head(server)
-    yield
-    assert await log_head(server) == head, "nothing may be written"
-
-
 async def assert_log_replays(server: SpadesServer, client: Client) -> int:
     """Every table's log replays (engine events from the stored protobuf) to the state the
     server serves: its in-memory state for every seat and the spectator, and the public view
@@ -80,3 +67,23 @@ async def assert_log_replays(server: SpadesServer, client: Client) -> int:
         if wire.sequence == len(logged):
             assert wire.view == protocol.view_to_proto(view(replayed, None)), table_id
     return len(table_ids)
+
+
+def deals_of(seed: bytes, hands: int, rules: Rules | None = None) -> list[list[list[int]]]:
+    """``hands`` deals made with the shuffle of another seed (any valid deals will do)."""
+    rules = rules or Rules()
+    state, _ = new_match(rules, seed=seed)
+    tables = state.game
+    return [
+        [list(hand) for hand in deal(seed, number, tables.deck, tables.players, tables.hand_size)]
+        for number in range(1, hands + 1)
+    ]
+
+
+def deal_messages(deals: list[list[list[int]]]) -> list[events_pb2.Deal]:
+    return [
+        events_pb2.Deal(
+            hands=[events_pb2.DealtHand(cards=protocol.cards_to_proto(hand)) for hand in hands]
+        )
+        for hands in deals
+    ]

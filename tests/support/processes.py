@@ -3,6 +3,10 @@
 The process is started with ``--listen 127.0.0.1:0 --metrics 127.0.0.1:0`` (or the environment
 equivalents) and the bound ports are read from its banner, so tests never guess a free port.
 Its stderr (the structured log) goes to a file the tests can read.
+
+A process that must come back on the same address after a kill (the fault tests) is given a
+port of its own instead (:func:`free_port`, :func:`server_args`, :func:`server_process`,
+:func:`kill`).
 """
 
 from __future__ import annotations
@@ -14,13 +18,14 @@ import queue
 import random
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar, cast
@@ -31,6 +36,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from spades import protocol
 from spades.engine import Rules
 from spades.v1 import actions_pb2, events_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc
+from tests.support.backends import LogStorage
 
 SERVER = Path(sys.executable).with_name("spades-server")
 TOKEN_KEY = "spades-seat-token"
@@ -289,3 +295,50 @@ async def play_actions(
         assert result.accepted, result
         played.append((seat, result.action_id, result))
     return played
+
+
+# -- a server process on a port of its own, restarted on the same address ------------------
+
+LOOPBACK = "127.0.0.1"
+
+
+def free_port() -> int:
+    """A port nothing listens on now (the kernel's choice), to pass to the server explicitly:
+    a restarted server must come back on the same address for the SDK to find it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((LOOPBACK, 0))
+        return int(probe.getsockname()[1])
+
+
+def server_args(storage: LogStorage | Path, port: int, *extra: str) -> list[str]:
+    """Flags for a server process on ``storage`` (a PostgreSQL one after ``prepare()``): each
+    restart with the same flags comes back on the same log and address."""
+    return [
+        "--listen",
+        f"{LOOPBACK}:{port}",
+        "--metrics",
+        f"{LOOPBACK}:0",
+        *LogStorage.of(storage).flags(),
+        "--log-format",
+        "json",
+        "--shutdown-grace",
+        "1",
+        *extra,
+    ]
+
+
+@contextlib.asynccontextmanager
+async def server_process(log_path: Path, *args: str) -> AsyncIterator[ServerProcess]:
+    """``spades-server *args`` started off the event loop (the clients keep running while it
+    boots); killed on exit if still alive."""
+    manager = spades_server(log_path, *args)
+    running = await asyncio.to_thread(manager.__enter__)
+    try:
+        yield running
+    finally:
+        await asyncio.to_thread(manager.__exit__, None, None, None)
+
+
+async def kill(server: ServerProcess, signum: int) -> int:
+    server.terminate(signum)
+    return await asyncio.to_thread(server.wait, 10)

@@ -1,9 +1,12 @@
 """Assertions on a refusal as a program reads it: the gRPC status, and the google.rpc.Status
 details (ErrorInfo reason and domain, the field violation) on a failed call or in
-ActionResult.status. Shared by the suites that check refusals over the wire."""
+ActionResult.status; and that a refusal wrote nothing. Shared by the suites that check refusals
+over the wire."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any, cast
 
 import grpc
@@ -11,7 +14,10 @@ from google.rpc import error_details_pb2, status_pb2
 
 from spades.client import ErrorDetails
 from spades.reasons import DOMAIN
-from spades.v1 import play_pb2
+from spades.v1 import lobby_pb2, play_pb2
+from spades_server.app.server import SpadesServer
+from tests.support.clients import Client
+from tests.support.servers import log_head
 
 
 def trailers(error: grpc.aio.AioRpcError) -> list[tuple[str, str | bytes]]:
@@ -67,3 +73,32 @@ def assert_action_refused(
     assert result.HasField("status"), result
     assert (result.code, result.reason) == (result.status.code, result.status.message)
     return assert_status_details(result.status, code, reason_code, field)
+
+
+def assert_status(error: grpc.aio.AioRpcError, code: grpc.StatusCode, *reason: str) -> None:
+    """A call ended with ``code`` and a reason for a person that says each of ``reason``."""
+    assert error.code() == code, (error.code(), error.details())
+    details = error.details() or ""
+    assert details, "a reason for a person"
+    for part in reason:
+        assert part in details, (part, details)
+
+
+@asynccontextmanager
+async def nothing_written(
+    server: SpadesServer, client: Client | None = None, table_id: str = ""
+) -> AsyncIterator[None]:
+    """The log (and, given ``client``, the lobby entry of ``table_id``) are exactly as they
+    were: what a refusal must leave."""
+    head = await log_head(server)
+    before = None
+    if table_id:
+        assert client is not None, "the lobby entry is read through a client"
+        before = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
+    yield
+    assert await log_head(server) == head, "nothing may be written"
+    if table_id:
+        assert before is not None and client is not None
+        after = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
+        assert after == before
+        assert await server.log.stream_version(table_id) == before.sequence

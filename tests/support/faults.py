@@ -1,6 +1,6 @@
-"""Shared pieces of the fault tests: a real server process on a fixed port, SDK clients that
-journal every accepted action, and reading the event log (SQLite or PostgreSQL) once no server
-holds it.
+"""Shared pieces of the fault tests: SDK clients that journal every accepted action, and reading
+the event log (SQLite or PostgreSQL) once no server holds it, as the truth to hold what was
+served and acknowledged to (the server process they kill is tests/support/processes.py's).
 
 The SQLite log is locked by the process that opens it, so the log is read only after the server
 has stopped (or died), on either backend; what the server *serves* is therefore collected
@@ -10,11 +10,9 @@ first, while it runs.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
 import time
 from collections import Counter, defaultdict
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -33,53 +31,7 @@ from spades.v1 import events_pb2
 from spades_bots.random_bot import RandomBot
 from spades_server.eventlog.base import StoredEvent
 from spades_server.store import journal
-from tests.backends import LogStorage, read_to_head
-from tests.operations.server_process import ServerProcess, spades_server
-
-LOOPBACK = "127.0.0.1"
-
-
-def free_port() -> int:
-    """A port nothing listens on now (the kernel's choice), to pass to the server explicitly:
-    a restarted server must come back on the same address for the SDK to find it."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((LOOPBACK, 0))
-        return int(probe.getsockname()[1])
-
-
-def server_args(storage: LogStorage | Path, port: int, *extra: str) -> list[str]:
-    """Flags for a server process on ``storage`` (a PostgreSQL one after ``prepare()``): each
-    restart with the same flags comes back on the same log and address."""
-    return [
-        "--listen",
-        f"{LOOPBACK}:{port}",
-        "--metrics",
-        f"{LOOPBACK}:0",
-        *LogStorage.of(storage).flags(),
-        "--log-format",
-        "json",
-        "--shutdown-grace",
-        "1",
-        *extra,
-    ]
-
-
-@contextlib.asynccontextmanager
-async def server_process(log_path: Path, *args: str) -> AsyncIterator[ServerProcess]:
-    """``spades-server *args`` started off the event loop (the clients keep running while it
-    boots); killed on exit if still alive."""
-    manager = spades_server(log_path, *args)
-    running = await asyncio.to_thread(manager.__enter__)
-    try:
-        yield running
-    finally:
-        await asyncio.to_thread(manager.__exit__, None, None, None)
-
-
-async def kill(server: ServerProcess, signum: int) -> int:
-    server.terminate(signum)
-    return await asyncio.to_thread(server.wait, 10)
-
+from tests.support.backends import LogStorage, read_to_head
 
 # -- clients that remember what the server acknowledged ----------------------------------------
 

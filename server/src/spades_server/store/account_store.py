@@ -134,7 +134,7 @@ class AccountStore(Repository[Account, AccountDecided]):
     ) -> tuple[Account, str]:
         """A new account and its first key; ALREADY_EXISTS (NAME_TAKEN) when the name is.
         ``owner_account_id``: a bot a person made (CreateBot); ``password_hash``: a person
-        made by SignUp (its argon2id hash, kept beside the creation).
+        made by SignUp (its argon2id hash, kept beside the creation), issued no key ("").
 
         With ``request_id`` the key is derived from it, and a retry (the account's creation has
         the id's digest) gets the same account and key, appending nothing."""
@@ -143,6 +143,8 @@ class AccountStore(Repository[Account, AccountDecided]):
         request_digest = tokens.digest(request_id) if request_id else b""
         if request_digest:
             await self._claim_request(request_digest, account_id)
+        if password_hash:  # a person who signs in with its password: no key until it asks
+            key = ""
         decided = decide_creation(name, kind, key, request_digest, owner_account_id)
         if password_hash:
             decided = dataclasses.replace(decided, password_hash=password_hash)

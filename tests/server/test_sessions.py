@@ -10,7 +10,7 @@ import pytest
 
 from spades.v1 import account_pb2, account_pb2_grpc
 from spades_server.domain import errors, sessions
-from spades_server.domain.accounts import Account, AccountEntry
+from spades_server.domain.accounts import Account, AccountDecided, AccountEntry
 from tests.server.harness import Client
 from tests.server.refusals import assert_call_refused
 
@@ -19,7 +19,7 @@ SIGNED_IN_AT = 1_000_000.0
 
 
 def fold(account: Account, decided: object, at: float) -> None:
-    assert isinstance(decided, sessions.AccountDecided)
+    assert isinstance(decided, AccountDecided)
     for event, _, _ in decided.events:
         account.fold(
             AccountEntry(

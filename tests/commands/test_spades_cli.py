@@ -154,8 +154,12 @@ def readme_verbs() -> set[tuple[str, ...]]:
         if not row.startswith("| `spades "):
             continue
         words = row.split("`")[1].split()[1:]
-        verb = words[1:2] if len(words) > 1 and re.fullmatch(r"[a-z][a-z-]*", words[1]) else []
-        found.add((words[0], *verb))
+        verbs: list[str] = []  # the verb, and a nested one (spades account bots create)
+        for word in words[1:3]:
+            if not re.fullmatch(r"[a-z][a-z-]*", word):
+                break
+            verbs.append(word)
+        found.add((words[0], *verbs))
     return found
 
 

@@ -291,6 +291,61 @@ class Reason(StrEnum):
         _UNAUTHENTICATED,
         "CreateAccount without the operator token on a server whose registration is operator-only",
     )
+    PASSWORD_TOO_SHORT = (
+        "PASSWORD_TOO_SHORT",
+        _INVALID,
+        "a SignUp password shorter than 8 characters",
+    )
+    WRONG_PASSWORD = (
+        "WRONG_PASSWORD",
+        _UNAUTHENTICATED,
+        "SignIn with a password that is not the account's",
+    )
+    NO_PASSWORD = (
+        "NO_PASSWORD",
+        _PRECONDITION,
+        "SignIn to an account that has no password (a bot, or a person made with a key)",
+    )
+    SESSION_NOT_VALID = (
+        "SESSION_NOT_VALID",
+        _UNAUTHENTICATED,
+        "a session token that is not one, or not the account's",
+    )
+    SESSION_REVOKED = (
+        "SESSION_REVOKED",
+        _UNAUTHENTICATED,
+        "a session that was revoked (signed out)",
+    )
+    SESSION_EXPIRED = (
+        "SESSION_EXPIRED",
+        _UNAUTHENTICATED,
+        "a session past its expiry",
+    )
+    SESSION_NOT_FOUND = (
+        "SESSION_NOT_FOUND",
+        _NOT_FOUND,
+        "RevokeSession naming a session the account never had",
+    )
+    SESSION_REQUIRED = (
+        "SESSION_REQUIRED",
+        _INVALID,
+        "RevokeSession without a session_id, made with an account key (no current session)",
+    )
+    TOO_MANY_SIGN_INS = (
+        "TOO_MANY_SIGN_INS",
+        _EXHAUSTED,
+        "too many sign-ins or sign-ups for an account or an address: wait the RetryInfo delay",
+    )
+    BOTS_FOR_PEOPLE = (
+        "BOTS_FOR_PEOPLE",
+        _DENIED,
+        "CreateBot or ListBots by a bot account (only a person owns bots)",
+    )
+    NOT_BOT_OWNER = (
+        "NOT_BOT_OWNER",
+        _DENIED,
+        "a call naming an account_id (a bot) that the calling person does not own",
+    )
     OPERATOR_ONLY = (
         "OPERATOR_ONLY",
         _DENIED,

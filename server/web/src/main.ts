@@ -1,7 +1,8 @@
 // The web client's entry: a hash router between the lobby, a table, a record, a pool's
-// leaderboard, a player's page, the tournaments and a tournament's page.
+// leaderboard, a player's page, the tournaments and a tournament's page, and your account.
 
 import { connectTo, isPool } from "@spades/client";
+import { accountPage } from "./account.js";
 import { lobbyPage, seatKey } from "./lobby.js";
 import { leaderboardPage, playerPage } from "./ratings.js";
 import { recordPage } from "./record.js";
@@ -22,7 +23,9 @@ function route(): void {
   const board = /^#\/leaderboard(?:\/([^?]*))?(?:\?page-size=(\d+))?$/.exec(window.location.hash);
   const player = /^#\/player\/(by-name\/)?(.+)$/.exec(window.location.hash);
   const tournament = /^#\/tournament\/(.+)$/.exec(window.location.hash);
-  if (window.location.hash === "#/tournaments") {
+  if (window.location.hash === "#/account") {
+    accountPage(root, clients);
+  } else if (window.location.hash === "#/tournaments") {
     tournamentsListPage(root, clients);
   } else if (tournament?.[1]) {
     tournamentPage(root, clients, decodeURIComponent(tournament[1]), leaving.signal);

@@ -15,6 +15,8 @@ from spades.client.accounts import (
     LeaderboardLine,
     LeaderboardPage,
     RatingInfo,
+    SessionInfo,
+    SignedIn,
 )
 from spades.client.admin import OPERATOR_TOKEN_METADATA, AdminClient, TableDetail
 from spades.client.challenges import ChallengeInfo, ChallengeOpponent, ChallengePage
@@ -93,6 +95,8 @@ __all__ = [
     "SeatConnection",
     "SeatInfo",
     "SeatTicket",
+    "SessionInfo",
+    "SignedIn",
     "Snapshot",
     "SpadesClient",
     "SpadesError",

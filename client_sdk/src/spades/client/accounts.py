@@ -45,6 +45,8 @@ class AccountInfo:
     key_revoked: bool
     #: A bot's rule-set manifest (None: none declared, the default rules only).
     manifest: account_pb2.RuleManifest | None = None
+    #: A bot made with ``create_bot``: the person account that owns it ("" for none).
+    owner_account_id: str = ""
 
     @staticmethod
     def from_proto(message: account_pb2.Account) -> AccountInfo:
@@ -55,7 +57,42 @@ class AccountInfo:
             kinds.get(message.kind, "unknown"),
             message.key_revoked,
             message.manifest if message.HasField("manifest") else None,
+            message.owner_account_id,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A person's session (never its token)."""
+
+    session_id: str
+    #: Seconds since the epoch.
+    created: float
+    expires: float
+    #: The client address it signed in from.
+    last_address: str
+    #: True for the session the listing call was made with.
+    current: bool
+
+    @staticmethod
+    def from_proto(message: account_pb2.Session) -> SessionInfo:
+        return SessionInfo(
+            message.session_id,
+            message.create_time.ToNanoseconds() / 1e9,
+            message.expire_time.ToNanoseconds() / 1e9,
+            message.last_address,
+            message.current,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    """A person signed in: its account, the new session and the session's token (shown once:
+    send it as the client's ``account_key``, which any call taking a key accepts)."""
+
+    account: AccountInfo
+    session: SessionInfo
+    token: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,34 +197,109 @@ class AccountCalls:
         response = await self._call(self._accounts.GetAccount(request, timeout=self.timeout))
         return AccountInfo.from_proto(response.account)
 
-    async def rotate_key(self, *, request_id: str | None = None) -> AccountKey:
+    async def rotate_key(
+        self, *, request_id: str | None = None, account_id: str = ""
+    ) -> AccountKey:
         """A new key for the client's account; the old one stops working (the client uses the
-        new one from now on).
+        new one from now on). With ``account_id``: for that bot, which the client's person
+        owns (the client keeps its own credential).
 
         The call carries ``request_id`` (a fresh one if None) and is tried again with it, and
         the old key, while the server is unreachable: a retry gets the same new key."""
-        request = account_pb2.RotateKeyRequest(request_id=request_id or new_request_id())
+        request = account_pb2.RotateKeyRequest(
+            request_id=request_id or new_request_id(), account_id=account_id
+        )
         metadata = self._bearer()
         response = await self._call_with_retries(
             lambda: self._accounts.RotateKey(request, metadata=metadata, timeout=self.timeout)
         )
-        self.account_key = response.key
+        if not account_id:
+            self.account_key = response.key
         return AccountKey(AccountInfo.from_proto(response.account), response.key)
 
-    async def revoke_key(self) -> AccountInfo:
-        """Revoke the client's account key for good."""
+    async def revoke_key(self, *, account_id: str = "") -> AccountInfo:
+        """Revoke the client's account key for good (with ``account_id``: the key of that bot,
+        which the client's person owns)."""
         response = await self._call(
             self._accounts.RevokeKey(
-                account_pb2.RevokeKeyRequest(), metadata=self._bearer(), timeout=self.timeout
+                account_pb2.RevokeKeyRequest(account_id=account_id),
+                metadata=self._bearer(),
+                timeout=self.timeout,
             )
         )
         return AccountInfo.from_proto(response.account)
 
-    async def set_manifest(self, manifest: account_pb2.RuleManifest) -> AccountInfo:
+    async def sign_up(self, name: str, password: str, *, operator_token: str = "") -> SignedIn:
+        """A new person account with ``password``, signed in (``operator_token`` where only the
+        operator may register)."""
+        metadata = (("spades-operator-token", operator_token),) if operator_token else ()
+        request = account_pb2.SignUpRequest(name=name, password=password)
+        response = await self._call(
+            self._accounts.SignUp(request, metadata=metadata, timeout=self.timeout)
+        )
+        return SignedIn(
+            AccountInfo.from_proto(response.account),
+            SessionInfo.from_proto(response.session),
+            response.session_token,
+        )
+
+    async def sign_in(self, name: str, password: str) -> SignedIn:
+        """A new session for the person ``name`` (any case)."""
+        request = account_pb2.SignInRequest(name=name, password=password)
+        response = await self._call(self._accounts.SignIn(request, timeout=self.timeout))
+        return SignedIn(
+            AccountInfo.from_proto(response.account),
+            SessionInfo.from_proto(response.session),
+            response.session_token,
+        )
+
+    async def sessions(self) -> tuple[SessionInfo, ...]:
+        """The sessions of the client's account that still work, newest first."""
+        response = await self._call(
+            self._accounts.ListSessions(
+                account_pb2.ListSessionsRequest(), metadata=self._bearer(), timeout=self.timeout
+            )
+        )
+        return tuple(SessionInfo.from_proto(session) for session in response.sessions)
+
+    async def revoke_session(self, session_id: str = "") -> str:
+        """End a session of the client's account (default: the client's own: signing out);
+        returns its id."""
+        response = await self._call(
+            self._accounts.RevokeSession(
+                account_pb2.RevokeSessionRequest(session_id=session_id),
+                metadata=self._bearer(),
+                timeout=self.timeout,
+            )
+        )
+        return response.session_id
+
+    async def create_bot(self, name: str, *, request_id: str | None = None) -> AccountKey:
+        """A bot account owned by the client's person, and its key (shown once). Retried with
+        ``request_id`` (a fresh one if None) while the server is unreachable: the same bot."""
+        request = account_pb2.CreateBotRequest(name=name, request_id=request_id or new_request_id())
+        metadata = self._bearer()
+        response = await self._call_with_retries(
+            lambda: self._accounts.CreateBot(request, metadata=metadata, timeout=self.timeout)
+        )
+        return AccountKey(AccountInfo.from_proto(response.account), response.key)
+
+    async def bots(self) -> tuple[AccountInfo, ...]:
+        """The bot accounts the client's person owns, oldest first."""
+        response = await self._call(
+            self._accounts.ListBots(
+                account_pb2.ListBotsRequest(), metadata=self._bearer(), timeout=self.timeout
+            )
+        )
+        return tuple(AccountInfo.from_proto(bot) for bot in response.bots)
+
+    async def set_manifest(
+        self, manifest: account_pb2.RuleManifest, *, account_id: str = ""
+    ) -> AccountInfo:
         """Declare (replace) the client's bot account's rule-set manifest (build one with
         :func:`spades.manifest.manifest_of`): challenges and the rated queue seat it only at
-        rules inside it."""
-        request = account_pb2.SetManifestRequest(manifest=manifest)
+        rules inside it. With ``account_id``: that bot's, which the client's person owns."""
+        request = account_pb2.SetManifestRequest(manifest=manifest, account_id=account_id)
         response = await self._call(
             self._accounts.SetManifest(request, metadata=self._bearer(), timeout=self.timeout)
         )

@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
-from spades.client.accounts import AccountInfo, AccountKey, LeaderboardPage, RatingInfo
+from spades.client.accounts import (
+    AccountInfo,
+    AccountKey,
+    LeaderboardPage,
+    RatingInfo,
+    SessionInfo,
+    SignedIn,
+)
 from spades.client.challenges import ChallengeInfo, ChallengePage
 from spades.client.client import (
     CreatedTable,
@@ -173,14 +180,34 @@ class SyncSpadesClient:
     def get_account(self, account_id: str = "", *, name: str = "") -> AccountInfo:
         return self._run(self._client.get_account(account_id, name=name))
 
-    def rotate_key(self, *, request_id: str | None = None) -> AccountKey:
-        return self._run(self._client.rotate_key(request_id=request_id))
+    def rotate_key(self, *, request_id: str | None = None, account_id: str = "") -> AccountKey:
+        return self._run(self._client.rotate_key(request_id=request_id, account_id=account_id))
 
-    def revoke_key(self) -> AccountInfo:
-        return self._run(self._client.revoke_key())
+    def revoke_key(self, *, account_id: str = "") -> AccountInfo:
+        return self._run(self._client.revoke_key(account_id=account_id))
 
-    def set_manifest(self, manifest: account_pb2.RuleManifest) -> AccountInfo:
-        return self._run(self._client.set_manifest(manifest))
+    def set_manifest(
+        self, manifest: account_pb2.RuleManifest, *, account_id: str = ""
+    ) -> AccountInfo:
+        return self._run(self._client.set_manifest(manifest, account_id=account_id))
+
+    def sign_up(self, name: str, password: str, *, operator_token: str = "") -> SignedIn:
+        return self._run(self._client.sign_up(name, password, operator_token=operator_token))
+
+    def sign_in(self, name: str, password: str) -> SignedIn:
+        return self._run(self._client.sign_in(name, password))
+
+    def sessions(self) -> tuple[SessionInfo, ...]:
+        return self._run(self._client.sessions())
+
+    def revoke_session(self, session_id: str = "") -> str:
+        return self._run(self._client.revoke_session(session_id))
+
+    def create_bot(self, name: str, *, request_id: str | None = None) -> AccountKey:
+        return self._run(self._client.create_bot(name, request_id=request_id))
+
+    def bots(self) -> tuple[AccountInfo, ...]:
+        return self._run(self._client.bots())
 
     def create_challenge(
         self,

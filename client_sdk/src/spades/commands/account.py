@@ -6,6 +6,7 @@
     spades account revoke --yes                   the key never works again
     spades account manifest [--players 4 3] [--target-scores MIN MAX] [--option NAME ...]
     spades account events [--after N] [--count N] [--json]   the account's stream, live
+    spades account sign-up | sign-in | sign-out | sessions | bots   people (spades.commands.people)
 
 The key comes from ``SPADES_ACCOUNT_KEY``, else the config file (:mod:`spades.commands.config`);
 ``--save`` writes a new key, and the account's id, into the config file (mode 0600) instead of
@@ -23,6 +24,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from spades.client import AccountInfo, AccountKey, NotFound, RatingInfo, SpadesClient
+from spades.commands import people
 from spades.commands.common import add_leaf, configured, print_json, usage_error
 from spades.commands.config import SETTINGS, ConfigFileError, save_settings
 from spades.manifest import OPTION_NAMES, manifest_of, manifest_problem
@@ -195,6 +197,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     verbs = group.add_subparsers(dest="verb", required=True, metavar="VERB")
+    people.register_verbs(verbs)
     create = add_leaf(
         verbs, "create", "a new account and its key", _create, program=PROGRAM, json_output=True
     )

@@ -8,11 +8,14 @@ The file is flat TOML, every value a string::
     tls_ca = "/etc/ssl/spades-ca.pem"
     account_key = "spk.…"
     account_id = "…"
+    session_token = "sps.…"
     operator_token = "…"
 
 Secrets never need the command line (a command line shows in ``ps``): ``spades account create
 NAME --save`` writes the new key (and the account's id) into the file, made readable by its
-owner only (mode 0600), and ``spades account rotate-key --save`` replaces it.
+owner only (mode 0600), and ``spades account rotate-key --save`` replaces it. ``spades account
+sign-in NAME`` (the password asked for, never a flag) writes the person's session token there,
+and ``spades account sign-out`` removes it.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ SETTINGS: Final = {
     "tls_ca": "SPADES_TLS_CA",
     "account_key": "SPADES_ACCOUNT_KEY",
     "account_id": "SPADES_ACCOUNT_ID",
+    "session_token": "SPADES_SESSION_TOKEN",
     "operator_token": "SPADES_OPERATOR_TOKEN",
 }
 
@@ -88,12 +92,17 @@ def where_from(name: str) -> str:
     return str(config_path())
 
 
-def save_settings(updates: Mapping[str, str], path: Path | None = None) -> Path:
-    """Write ``updates`` into the config file, keeping its other settings; the file (and a
-    folder made for it) is readable by its owner only. Returns the file's path."""
+def save_settings(
+    updates: Mapping[str, str], path: Path | None = None, *, forget: tuple[str, ...] = ()
+) -> Path:
+    """Write ``updates`` into the config file, keeping its other settings but those named in
+    ``forget``; the file (and a folder made for it) is readable by its owner only. Returns the
+    file's path."""
     path = path or config_path()
     settings = read_config(path)
     settings.update(updates)
+    for name in forget:
+        settings.pop(name, None)
     text = "".join(f"{key} = {_toml_string(value)}\n" for key, value in settings.items())
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

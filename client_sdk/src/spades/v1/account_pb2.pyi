@@ -111,6 +111,7 @@ class Account(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     KEY_REVOKED_FIELD_NUMBER: _builtins.int
     MANIFEST_FIELD_NUMBER: _builtins.int
+    OWNER_ACCOUNT_ID_FIELD_NUMBER: _builtins.int
     account_id: _builtins.str
     """The account's id (stable, lowercase hex)."""
     name: _builtins.str
@@ -119,6 +120,8 @@ class Account(_message.Message):
     """Bot or person."""
     key_revoked: _builtins.bool
     """True when its key was revoked and no new one was issued since."""
+    owner_account_id: _builtins.str
+    """For a bot made with CreateBot: the person account that owns it (empty: nobody)."""
     @_builtins.property
     def create_time(self) -> _timestamp_pb2.Timestamp:
         """When it was created."""
@@ -138,10 +141,11 @@ class Account(_message.Message):
         create_time: _timestamp_pb2.Timestamp | None = ...,
         key_revoked: _builtins.bool = ...,
         manifest: Global___RuleManifest | None = ...,
+        owner_account_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "manifest", b"manifest"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "create_time", b"create_time", "key_revoked", b"key_revoked", "kind", b"kind", "manifest", b"manifest", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "create_time", b"create_time", "key_revoked", b"key_revoked", "kind", b"kind", "manifest", b"manifest", "name", b"name", "owner_account_id", b"owner_account_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -195,6 +199,11 @@ class SetManifestRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MANIFEST_FIELD_NUMBER: _builtins.int
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """Only for a bot's owner (its session or key as Bearer) or the operator: the bot account
+    whose manifest to set (at most 64 characters). Empty: the caller's own.
+    """
     @_builtins.property
     def manifest(self) -> Global___RuleManifest:
         """The manifest, replacing any earlier one."""
@@ -203,10 +212,11 @@ class SetManifestRequest(_message.Message):
         self,
         *,
         manifest: Global___RuleManifest | None = ...,
+        account_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["manifest", b"manifest"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["manifest", b"manifest"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "manifest", b"manifest"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -483,6 +493,9 @@ class AccountEvent(_message.Message):
     MANIFEST_SET_FIELD_NUMBER: _builtins.int
     TOURNAMENT_ROUND_PAIRED_FIELD_NUMBER: _builtins.int
     TOURNAMENT_FINISHED_FIELD_NUMBER: _builtins.int
+    SESSION_STARTED_FIELD_NUMBER: _builtins.int
+    SESSION_ENDED_FIELD_NUMBER: _builtins.int
+    BOT_CREATED_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """1-based position in the account's history."""
     @_builtins.property
@@ -535,6 +548,18 @@ class AccountEvent(_message.Message):
     def tournament_finished(self) -> Global___TournamentFinished:
         """A tournament the account played in ended."""
 
+    @_builtins.property
+    def session_started(self) -> Global___SessionStarted:
+        """The person signed in (SignUp, SignIn): a session began."""
+
+    @_builtins.property
+    def session_ended(self) -> Global___SessionEnded:
+        """A session was revoked (signed out, or by the operator)."""
+
+    @_builtins.property
+    def bot_created(self) -> Global___BotCreated:
+        """The person made a bot account it owns (CreateBot)."""
+
     def __init__(
         self,
         *,
@@ -551,16 +576,457 @@ class AccountEvent(_message.Message):
         manifest_set: Global___ManifestSet | None = ...,
         tournament_round_paired: Global___TournamentRoundPaired | None = ...,
         tournament_finished: Global___TournamentFinished | None = ...,
+        session_started: Global___SessionStarted | None = ...,
+        session_ended: Global___SessionEnded | None = ...,
+        bot_created: Global___BotCreated | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "challenge_answered", b"challenge_answered", "challenge_issued", b"challenge_issued", "challenge_received", b"challenge_received", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "manifest_set", b"manifest_set", "rating_changed", b"rating_changed", "table_assigned", b"table_assigned", "time", b"time", "tournament_finished", b"tournament_finished", "tournament_round_paired", b"tournament_round_paired"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "bot_created", b"bot_created", "challenge_answered", b"challenge_answered", "challenge_issued", b"challenge_issued", "challenge_received", b"challenge_received", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "manifest_set", b"manifest_set", "rating_changed", b"rating_changed", "session_ended", b"session_ended", "session_started", b"session_started", "table_assigned", b"table_assigned", "time", b"time", "tournament_finished", b"tournament_finished", "tournament_round_paired", b"tournament_round_paired"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "challenge_answered", b"challenge_answered", "challenge_issued", b"challenge_issued", "challenge_received", b"challenge_received", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "manifest_set", b"manifest_set", "rating_changed", b"rating_changed", "sequence", b"sequence", "table_assigned", b"table_assigned", "time", b"time", "tournament_finished", b"tournament_finished", "tournament_round_paired", b"tournament_round_paired"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_created", b"account_created", "bot_created", b"bot_created", "challenge_answered", b"challenge_answered", "challenge_issued", b"challenge_issued", "challenge_received", b"challenge_received", "key_issued", b"key_issued", "key_revoked", b"key_revoked", "kind", b"kind", "manifest_set", b"manifest_set", "rating_changed", b"rating_changed", "sequence", b"sequence", "session_ended", b"session_ended", "session_started", b"session_started", "table_assigned", b"table_assigned", "time", b"time", "tournament_finished", b"tournament_finished", "tournament_round_paired", b"tournament_round_paired"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["account_created", "key_issued", "key_revoked", "table_assigned", "rating_changed", "challenge_received", "challenge_answered", "challenge_issued", "manifest_set", "tournament_round_paired", "tournament_finished"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["account_created", "key_issued", "key_revoked", "table_assigned", "rating_changed", "challenge_received", "challenge_answered", "challenge_issued", "manifest_set", "tournament_round_paired", "tournament_finished", "session_started", "session_ended", "bot_created"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___AccountEvent: _TypeAlias = AccountEvent  # noqa: Y015
+
+@_typing.final
+class Session(_message.Message):
+    """A session: a person's bearer credential, with an expiry, made by SignIn or SignUp. The token
+    itself is shown once (SignInResponse); the server keeps only its SHA-256.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    CREATE_TIME_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    LAST_ADDRESS_FIELD_NUMBER: _builtins.int
+    CURRENT_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    """The session's id (lowercase hex), to list and revoke it."""
+    last_address: _builtins.str
+    """The client address it signed in from."""
+    current: _builtins.bool
+    """In ListSessions: true for the session the call was made with."""
+    @_builtins.property
+    def create_time(self) -> _timestamp_pb2.Timestamp:
+        """When it was made."""
+
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp:
+        """When it stops working (SESSION_EXPIRED after)."""
+
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        create_time: _timestamp_pb2.Timestamp | None = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
+        last_address: _builtins.str = ...,
+        current: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "current", b"current", "expire_time", b"expire_time", "last_address", b"last_address", "session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Session: _TypeAlias = Session  # noqa: Y015
+
+@_typing.final
+class SessionStarted(_message.Message):
+    """A session began."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def session(self) -> Global___Session:
+        """The session (its token is not here)."""
+
+    def __init__(
+        self,
+        *,
+        session: Global___Session | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["session", b"session"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["session", b"session"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SessionStarted: _TypeAlias = SessionStarted  # noqa: Y015
+
+@_typing.final
+class SessionEnded(_message.Message):
+    """A session was revoked."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    BY_OPERATOR_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    """The session."""
+    by_operator: _builtins.bool
+    """True when the operator revoked it."""
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        by_operator: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by_operator", b"by_operator", "session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SessionEnded: _TypeAlias = SessionEnded  # noqa: Y015
+
+@_typing.final
+class BotCreated(_message.Message):
+    """The person made a bot account it owns."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The bot's account id."""
+    name: _builtins.str
+    """Its name."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotCreated: _TypeAlias = BotCreated  # noqa: Y015
+
+@_typing.final
+class SignUpRequest(_message.Message):
+    """Request for AccountService.SignUp."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    PASSWORD_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The person's name, 1..32 printable characters once surrounding spaces are dropped (at
+    most 64 characters as sent), unique ignoring case.
+    """
+    password: _builtins.str
+    """The password: 8 to 256 characters (at most 256 characters). Only its argon2id hash is kept."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        password: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "password", b"password"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SignUpRequest: _TypeAlias = SignUpRequest  # noqa: Y015
+
+@_typing.final
+class SignUpResponse(_message.Message):
+    """Response for AccountService.SignUp."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_FIELD_NUMBER: _builtins.int
+    SESSION_FIELD_NUMBER: _builtins.int
+    SESSION_TOKEN_FIELD_NUMBER: _builtins.int
+    session_token: _builtins.str
+    """The session's token: send it as `authorization: Bearer <token>`. Shown only this once."""
+    @_builtins.property
+    def account(self) -> Global___Account:
+        """The new person account."""
+
+    @_builtins.property
+    def session(self) -> Global___Session:
+        """A session for it, as SignIn gives."""
+
+    def __init__(
+        self,
+        *,
+        account: Global___Account | None = ...,
+        session: Global___Session | None = ...,
+        session_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["account", b"account", "session", b"session"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account", b"account", "session", b"session", "session_token", b"session_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SignUpResponse: _TypeAlias = SignUpResponse  # noqa: Y015
+
+@_typing.final
+class SignInRequest(_message.Message):
+    """Request for AccountService.SignIn."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    PASSWORD_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The account's name, in any case (at most 64 characters)."""
+    password: _builtins.str
+    """Its password (at most 256 characters)."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        password: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "password", b"password"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SignInRequest: _TypeAlias = SignInRequest  # noqa: Y015
+
+@_typing.final
+class SignInResponse(_message.Message):
+    """Response for AccountService.SignIn."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_FIELD_NUMBER: _builtins.int
+    SESSION_FIELD_NUMBER: _builtins.int
+    SESSION_TOKEN_FIELD_NUMBER: _builtins.int
+    session_token: _builtins.str
+    """The session's token: send it as `authorization: Bearer <token>`. Shown only this once."""
+    @_builtins.property
+    def account(self) -> Global___Account:
+        """The account."""
+
+    @_builtins.property
+    def session(self) -> Global___Session:
+        """The new session."""
+
+    def __init__(
+        self,
+        *,
+        account: Global___Account | None = ...,
+        session: Global___Session | None = ...,
+        session_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["account", b"account", "session", b"session"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account", b"account", "session", b"session", "session_token", b"session_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SignInResponse: _TypeAlias = SignInResponse  # noqa: Y015
+
+@_typing.final
+class ListSessionsRequest(_message.Message):
+    """Request for AccountService.ListSessions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """Only for the operator: the account whose sessions to list (at most 64 characters)."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSessionsRequest: _TypeAlias = ListSessionsRequest  # noqa: Y015
+
+@_typing.final
+class ListSessionsResponse(_message.Message):
+    """Response for AccountService.ListSessions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSIONS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def sessions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Session]:
+        """The sessions that still work, newest first."""
+
+    def __init__(
+        self,
+        *,
+        sessions: _abc.Iterable[Global___Session] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["sessions", b"sessions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSessionsResponse: _TypeAlias = ListSessionsResponse  # noqa: Y015
+
+@_typing.final
+class RevokeSessionRequest(_message.Message):
+    """Request for AccountService.RevokeSession."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    """The session to end (at most 64 characters); empty: the one the call is made with."""
+    account_id: _builtins.str
+    """Only for the operator: the account whose session it is (at most 64 characters)."""
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        account_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevokeSessionRequest: _TypeAlias = RevokeSessionRequest  # noqa: Y015
+
+@_typing.final
+class RevokeSessionResponse(_message.Message):
+    """Response for AccountService.RevokeSession."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    """The session, ended."""
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevokeSessionResponse: _TypeAlias = RevokeSessionResponse  # noqa: Y015
+
+@_typing.final
+class CreateBotRequest(_message.Message):
+    """Request for AccountService.CreateBot."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The bot's name, as CreateAccount's (at most 64 characters)."""
+    request_id: _builtins.str
+    """The client's id of this call, as CreateAccount's (at most 64 characters): a retry gets the
+    same bot and key.
+    """
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateBotRequest: _TypeAlias = CreateBotRequest  # noqa: Y015
+
+@_typing.final
+class CreateBotResponse(_message.Message):
+    """Response for AccountService.CreateBot."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_FIELD_NUMBER: _builtins.int
+    KEY_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    """Its key, shown only this once."""
+    @_builtins.property
+    def account(self) -> Global___Account:
+        """The new bot account (owner_account_id is the caller)."""
+
+    def __init__(
+        self,
+        *,
+        account: Global___Account | None = ...,
+        key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["account", b"account"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account", b"account", "key", b"key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateBotResponse: _TypeAlias = CreateBotResponse  # noqa: Y015
+
+@_typing.final
+class ListBotsRequest(_message.Message):
+    """Request for AccountService.ListBots."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """Only for the operator: the person whose bots to list (at most 64 characters)."""
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBotsRequest: _TypeAlias = ListBotsRequest  # noqa: Y015
+
+@_typing.final
+class ListBotsResponse(_message.Message):
+    """Response for AccountService.ListBots."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedCompositeFieldContainer[Global___Account]:
+        """The bots, oldest first."""
+
+    def __init__(
+        self,
+        *,
+        bots: _abc.Iterable[Global___Account] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBotsResponse: _TypeAlias = ListBotsResponse  # noqa: Y015
 
 @_typing.final
 class AccountCreated(_message.Message):
@@ -570,19 +1036,23 @@ class AccountCreated(_message.Message):
 
     NAME_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
+    OWNER_ACCOUNT_ID_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Its name."""
     kind: Global___AccountKind.ValueType
     """Bot or person."""
+    owner_account_id: _builtins.str
+    """A bot made with CreateBot: its owner's account id."""
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         kind: Global___AccountKind.ValueType = ...,
+        owner_account_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "name", b"name", "owner_account_id", b"owner_account_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -595,16 +1065,20 @@ class KeyIssued(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     BY_OPERATOR_FIELD_NUMBER: _builtins.int
+    BY_OWNER_FIELD_NUMBER: _builtins.int
     by_operator: _builtins.bool
     """True when the operator issued it (RotateKey with account_id)."""
+    by_owner: _builtins.bool
+    """True when the bot's owner issued it (RotateKey with account_id)."""
     def __init__(
         self,
         *,
         by_operator: _builtins.bool = ...,
+        by_owner: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["by_operator", b"by_operator"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by_operator", b"by_operator", "by_owner", b"by_owner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -617,16 +1091,20 @@ class KeyRevoked(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     BY_OPERATOR_FIELD_NUMBER: _builtins.int
+    BY_OWNER_FIELD_NUMBER: _builtins.int
     by_operator: _builtins.bool
     """True when the operator revoked it."""
+    by_owner: _builtins.bool
+    """True when the bot's owner revoked it."""
     def __init__(
         self,
         *,
         by_operator: _builtins.bool = ...,
+        by_owner: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["by_operator", b"by_operator"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by_operator", b"by_operator", "by_owner", b"by_owner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -73,6 +73,36 @@ class AccountServiceStub:
                 request_serializer=spades_dot_v1_dot_account__pb2.SetManifestRequest.SerializeToString,
                 response_deserializer=spades_dot_v1_dot_account__pb2.SetManifestResponse.FromString,
                 _registered_method=True)
+        self.SignUp = channel.unary_unary(
+                '/spades.v1.AccountService/SignUp',
+                request_serializer=spades_dot_v1_dot_account__pb2.SignUpRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_account__pb2.SignUpResponse.FromString,
+                _registered_method=True)
+        self.SignIn = channel.unary_unary(
+                '/spades.v1.AccountService/SignIn',
+                request_serializer=spades_dot_v1_dot_account__pb2.SignInRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_account__pb2.SignInResponse.FromString,
+                _registered_method=True)
+        self.ListSessions = channel.unary_unary(
+                '/spades.v1.AccountService/ListSessions',
+                request_serializer=spades_dot_v1_dot_account__pb2.ListSessionsRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_account__pb2.ListSessionsResponse.FromString,
+                _registered_method=True)
+        self.RevokeSession = channel.unary_unary(
+                '/spades.v1.AccountService/RevokeSession',
+                request_serializer=spades_dot_v1_dot_account__pb2.RevokeSessionRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_account__pb2.RevokeSessionResponse.FromString,
+                _registered_method=True)
+        self.CreateBot = channel.unary_unary(
+                '/spades.v1.AccountService/CreateBot',
+                request_serializer=spades_dot_v1_dot_account__pb2.CreateBotRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_account__pb2.CreateBotResponse.FromString,
+                _registered_method=True)
+        self.ListBots = channel.unary_unary(
+                '/spades.v1.AccountService/ListBots',
+                request_serializer=spades_dot_v1_dot_account__pb2.ListBotsRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_account__pb2.ListBotsResponse.FromString,
+                _registered_method=True)
 
 
 class AccountServiceServicer:
@@ -141,6 +171,59 @@ class AccountServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SignUp(self, request, context):
+        """People: a person account with a password (docs/accounts.md, "People").
+
+        Creates a person account with a password and signs it in (a session). Who may: as for
+        CreateAccount (the server's registration setting). Rate limited per address with SignIn.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SignIn(self, request, context):
+        """Signs a person in with name and password: a session, a bearer credential with an expiry,
+        sent as `authorization: Bearer <token>` wherever an account key is accepted. Attempts are
+        rate limited per account and per address (RESOURCE_EXHAUSTED, TOO_MANY_SIGN_INS, with
+        RetryInfo).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSessions(self, request, context):
+        """The account's sessions that still work (the account's session or key as Bearer; the
+        operator names account_id).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeSession(self, request, context):
+        """Ends a session: it never works again (SESSION_REVOKED). Without session_id, the session
+        the call is made with (signing out).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateBot(self, request, context):
+        """Creates a bot account owned by the calling person (its session or key as Bearer) and
+        returns its first key, shown once. The owner (or the operator) may then rotate and revoke
+        its key (RotateKey, RevokeKey with account_id) and set its manifest (SetManifest with
+        account_id).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBots(self, request, context):
+        """The bot accounts the calling person owns (the operator names account_id).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AccountServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -173,6 +256,36 @@ def add_AccountServiceServicer_to_server(servicer, server):
                     servicer.SetManifest,
                     request_deserializer=spades_dot_v1_dot_account__pb2.SetManifestRequest.FromString,
                     response_serializer=spades_dot_v1_dot_account__pb2.SetManifestResponse.SerializeToString,
+            ),
+            'SignUp': grpc.unary_unary_rpc_method_handler(
+                    servicer.SignUp,
+                    request_deserializer=spades_dot_v1_dot_account__pb2.SignUpRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_account__pb2.SignUpResponse.SerializeToString,
+            ),
+            'SignIn': grpc.unary_unary_rpc_method_handler(
+                    servicer.SignIn,
+                    request_deserializer=spades_dot_v1_dot_account__pb2.SignInRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_account__pb2.SignInResponse.SerializeToString,
+            ),
+            'ListSessions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSessions,
+                    request_deserializer=spades_dot_v1_dot_account__pb2.ListSessionsRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_account__pb2.ListSessionsResponse.SerializeToString,
+            ),
+            'RevokeSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeSession,
+                    request_deserializer=spades_dot_v1_dot_account__pb2.RevokeSessionRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_account__pb2.RevokeSessionResponse.SerializeToString,
+            ),
+            'CreateBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateBot,
+                    request_deserializer=spades_dot_v1_dot_account__pb2.CreateBotRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_account__pb2.CreateBotResponse.SerializeToString,
+            ),
+            'ListBots': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBots,
+                    request_deserializer=spades_dot_v1_dot_account__pb2.ListBotsRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_account__pb2.ListBotsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -346,6 +459,168 @@ class AccountService:
             '/spades.v1.AccountService/SetManifest',
             spades_dot_v1_dot_account__pb2.SetManifestRequest.SerializeToString,
             spades_dot_v1_dot_account__pb2.SetManifestResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SignUp(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spades.v1.AccountService/SignUp',
+            spades_dot_v1_dot_account__pb2.SignUpRequest.SerializeToString,
+            spades_dot_v1_dot_account__pb2.SignUpResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SignIn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spades.v1.AccountService/SignIn',
+            spades_dot_v1_dot_account__pb2.SignInRequest.SerializeToString,
+            spades_dot_v1_dot_account__pb2.SignInResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSessions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spades.v1.AccountService/ListSessions',
+            spades_dot_v1_dot_account__pb2.ListSessionsRequest.SerializeToString,
+            spades_dot_v1_dot_account__pb2.ListSessionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spades.v1.AccountService/RevokeSession',
+            spades_dot_v1_dot_account__pb2.RevokeSessionRequest.SerializeToString,
+            spades_dot_v1_dot_account__pb2.RevokeSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spades.v1.AccountService/CreateBot',
+            spades_dot_v1_dot_account__pb2.CreateBotRequest.SerializeToString,
+            spades_dot_v1_dot_account__pb2.CreateBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spades.v1.AccountService/ListBots',
+            spades_dot_v1_dot_account__pb2.ListBotsRequest.SerializeToString,
+            spades_dot_v1_dot_account__pb2.ListBotsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -71,6 +71,34 @@ class AccountServiceStub:
     Bearer). Challenges and the rated queue never seat a bot at rules outside its manifest
     (RULES_NOT_DECLARED). Only a bot has one (MANIFEST_FOR_BOTS): a person plays any rules.
     """
+    SignUp: _grpc.UnaryUnaryMultiCallable[_account_pb2.SignUpRequest, _account_pb2.SignUpResponse]
+    """People: a person account with a password (docs/accounts.md, "People").
+
+    Creates a person account with a password and signs it in (a session). Who may: as for
+    CreateAccount (the server's registration setting). Rate limited per address with SignIn.
+    """
+    SignIn: _grpc.UnaryUnaryMultiCallable[_account_pb2.SignInRequest, _account_pb2.SignInResponse]
+    """Signs a person in with name and password: a session, a bearer credential with an expiry,
+    sent as `authorization: Bearer <token>` wherever an account key is accepted. Attempts are
+    rate limited per account and per address (RESOURCE_EXHAUSTED, TOO_MANY_SIGN_INS, with
+    RetryInfo).
+    """
+    ListSessions: _grpc.UnaryUnaryMultiCallable[_account_pb2.ListSessionsRequest, _account_pb2.ListSessionsResponse]
+    """The account's sessions that still work (the account's session or key as Bearer; the
+    operator names account_id).
+    """
+    RevokeSession: _grpc.UnaryUnaryMultiCallable[_account_pb2.RevokeSessionRequest, _account_pb2.RevokeSessionResponse]
+    """Ends a session: it never works again (SESSION_REVOKED). Without session_id, the session
+    the call is made with (signing out).
+    """
+    CreateBot: _grpc.UnaryUnaryMultiCallable[_account_pb2.CreateBotRequest, _account_pb2.CreateBotResponse]
+    """Creates a bot account owned by the calling person (its session or key as Bearer) and
+    returns its first key, shown once. The owner (or the operator) may then rotate and revoke
+    its key (RotateKey, RevokeKey with account_id) and set its manifest (SetManifest with
+    account_id).
+    """
+    ListBots: _grpc.UnaryUnaryMultiCallable[_account_pb2.ListBotsRequest, _account_pb2.ListBotsResponse]
+    """The bot accounts the calling person owns (the operator names account_id)."""
 
 @_typing.type_check_only
 class AccountServiceAsyncStub(AccountServiceStub):
@@ -115,6 +143,34 @@ class AccountServiceAsyncStub(AccountServiceStub):
     Bearer). Challenges and the rated queue never seat a bot at rules outside its manifest
     (RULES_NOT_DECLARED). Only a bot has one (MANIFEST_FOR_BOTS): a person plays any rules.
     """
+    SignUp: _aio.UnaryUnaryMultiCallable[_account_pb2.SignUpRequest, _account_pb2.SignUpResponse]  # type: ignore[assignment]
+    """People: a person account with a password (docs/accounts.md, "People").
+
+    Creates a person account with a password and signs it in (a session). Who may: as for
+    CreateAccount (the server's registration setting). Rate limited per address with SignIn.
+    """
+    SignIn: _aio.UnaryUnaryMultiCallable[_account_pb2.SignInRequest, _account_pb2.SignInResponse]  # type: ignore[assignment]
+    """Signs a person in with name and password: a session, a bearer credential with an expiry,
+    sent as `authorization: Bearer <token>` wherever an account key is accepted. Attempts are
+    rate limited per account and per address (RESOURCE_EXHAUSTED, TOO_MANY_SIGN_INS, with
+    RetryInfo).
+    """
+    ListSessions: _aio.UnaryUnaryMultiCallable[_account_pb2.ListSessionsRequest, _account_pb2.ListSessionsResponse]  # type: ignore[assignment]
+    """The account's sessions that still work (the account's session or key as Bearer; the
+    operator names account_id).
+    """
+    RevokeSession: _aio.UnaryUnaryMultiCallable[_account_pb2.RevokeSessionRequest, _account_pb2.RevokeSessionResponse]  # type: ignore[assignment]
+    """Ends a session: it never works again (SESSION_REVOKED). Without session_id, the session
+    the call is made with (signing out).
+    """
+    CreateBot: _aio.UnaryUnaryMultiCallable[_account_pb2.CreateBotRequest, _account_pb2.CreateBotResponse]  # type: ignore[assignment]
+    """Creates a bot account owned by the calling person (its session or key as Bearer) and
+    returns its first key, shown once. The owner (or the operator) may then rotate and revoke
+    its key (RotateKey, RevokeKey with account_id) and set its manifest (SetManifest with
+    account_id).
+    """
+    ListBots: _aio.UnaryUnaryMultiCallable[_account_pb2.ListBotsRequest, _account_pb2.ListBotsResponse]  # type: ignore[assignment]
+    """The bot accounts the calling person owns (the operator names account_id)."""
 
 class AccountServiceServicer(metaclass=_abc_1.ABCMeta):
     """Accounts: a lasting identity for a bot or a person, with one API key.
@@ -192,5 +248,69 @@ class AccountServiceServicer(metaclass=_abc_1.ABCMeta):
         Bearer). Challenges and the rated queue never seat a bot at rules outside its manifest
         (RULES_NOT_DECLARED). Only a bot has one (MANIFEST_FOR_BOTS): a person plays any rules.
         """
+
+    @_abc_1.abstractmethod
+    def SignUp(
+        self,
+        request: _account_pb2.SignUpRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_account_pb2.SignUpResponse, _abc.Awaitable[_account_pb2.SignUpResponse]]:
+        """People: a person account with a password (docs/accounts.md, "People").
+
+        Creates a person account with a password and signs it in (a session). Who may: as for
+        CreateAccount (the server's registration setting). Rate limited per address with SignIn.
+        """
+
+    @_abc_1.abstractmethod
+    def SignIn(
+        self,
+        request: _account_pb2.SignInRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_account_pb2.SignInResponse, _abc.Awaitable[_account_pb2.SignInResponse]]:
+        """Signs a person in with name and password: a session, a bearer credential with an expiry,
+        sent as `authorization: Bearer <token>` wherever an account key is accepted. Attempts are
+        rate limited per account and per address (RESOURCE_EXHAUSTED, TOO_MANY_SIGN_INS, with
+        RetryInfo).
+        """
+
+    @_abc_1.abstractmethod
+    def ListSessions(
+        self,
+        request: _account_pb2.ListSessionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_account_pb2.ListSessionsResponse, _abc.Awaitable[_account_pb2.ListSessionsResponse]]:
+        """The account's sessions that still work (the account's session or key as Bearer; the
+        operator names account_id).
+        """
+
+    @_abc_1.abstractmethod
+    def RevokeSession(
+        self,
+        request: _account_pb2.RevokeSessionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_account_pb2.RevokeSessionResponse, _abc.Awaitable[_account_pb2.RevokeSessionResponse]]:
+        """Ends a session: it never works again (SESSION_REVOKED). Without session_id, the session
+        the call is made with (signing out).
+        """
+
+    @_abc_1.abstractmethod
+    def CreateBot(
+        self,
+        request: _account_pb2.CreateBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_account_pb2.CreateBotResponse, _abc.Awaitable[_account_pb2.CreateBotResponse]]:
+        """Creates a bot account owned by the calling person (its session or key as Bearer) and
+        returns its first key, shown once. The owner (or the operator) may then rotate and revoke
+        its key (RotateKey, RevokeKey with account_id) and set its manifest (SetManifest with
+        account_id).
+        """
+
+    @_abc_1.abstractmethod
+    def ListBots(
+        self,
+        request: _account_pb2.ListBotsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_account_pb2.ListBotsResponse, _abc.Awaitable[_account_pb2.ListBotsResponse]]:
+        """The bot accounts the calling person owns (the operator names account_id)."""
 
 def add_AccountServiceServicer_to_server(servicer: AccountServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -19,6 +19,8 @@ from spades.reasons import Reason
 from spades.v1 import account_pb2, account_pb2_grpc
 from spades.wire import OPERATOR_TOKEN_METADATA
 from spades_server.api.auth import OperatorGate, bearer_key_from, metadata_value
+from spades_server.api.limits import Limits
+from spades_server.api.people import PeopleCalls
 from spades_server.domain import accounts, errors, tokens
 from spades_server.domain.accounts import Account
 from spades_server.domain.checks import check_request_id
@@ -33,15 +35,17 @@ Context = grpc.aio.ServicerContext[Any, Any]
 REGISTRATION_CHOICES = ("open", "operator")
 
 
-class AccountServicer(account_pb2_grpc.AccountServiceServicer):
+class AccountServicer(PeopleCalls, account_pb2_grpc.AccountServiceServicer):
     def __init__(
         self,
         store: AccountStore,
         operator: OperatorGate,
         registration: str,
         shutdown: asyncio.Event | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self._store = store
+        self._limits = limits or Limits()
         self._operator = operator
         self._registration = registration
         #: Set when the server stops: open Connect streams end with UNAVAILABLE (reconnect).
@@ -49,9 +53,8 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
         #: Each account's open Connect stream: set when a newer one replaces it.
         self._streams: dict[str, asyncio.Event] = {}
 
-    async def CreateAccount(
-        self, request: account_pb2.CreateAccountRequest, context: Context
-    ) -> account_pb2.CreateAccountResponse:
+    def _check_registration(self, context: Context) -> None:
+        """REGISTRATION_CLOSED unless anyone may register, or the caller is the operator."""
         if self._registration == "operator":
             try:
                 self._operator.check(context)
@@ -60,6 +63,11 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
                     Reason.REGISTRATION_CLOSED,
                     "registration on this server is for the operator only: " + refusal.reason,
                 ) from None
+
+    async def CreateAccount(
+        self, request: account_pb2.CreateAccountRequest, context: Context
+    ) -> account_pb2.CreateAccountResponse:
+        self._check_registration(context)
         name = accounts.check_account_name(request.name)
         accounts.check_not_reserved(name)
         kind = accounts.check_kind(request.kind)
@@ -90,12 +98,20 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
     ) -> account_pb2.RotateKeyResponse:
         request_id = check_request_id(request.request_id)
         request_digest = tokens.digest(request_id) if request_id else b""
-        account, by_operator = await self._caller(request.account_id, context, request_digest)
+        account, session_id, who = await self._target(request.account_id, context, request_digest)
+        by_operator = who == "operator"
+        # A bot's owner, and a person signed in with its password, may issue a key even after
+        # a revocation, as the operator may.
+        by_owner = who == "owner" or (who == "self" and bool(session_id))
         key = accounts.new_key(account.account_id, request_id, tokens.KEY_BY_ROTATE_KEY)
         account = await self._store.execute(
             account.account_id,
             lambda latest: accounts.decide_rotation(
-                latest, key, by_operator=by_operator, request_digest=request_digest
+                latest,
+                key,
+                by_operator=by_operator,
+                request_digest=request_digest,
+                by_owner=by_owner,
             ),
         )
         log.info("account key rotated", account_id=account.account_id, by_operator=by_operator)
@@ -104,10 +120,13 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
     async def RevokeKey(
         self, request: account_pb2.RevokeKeyRequest, context: Context
     ) -> account_pb2.RevokeKeyResponse:
-        account, by_operator = await self._caller(request.account_id, context)
+        account, _, who = await self._target(request.account_id, context)
+        by_operator = who == "operator"
         account = await self._store.execute(
             account.account_id,
-            lambda latest: accounts.decide_revocation(latest, by_operator=by_operator),
+            lambda latest: accounts.decide_revocation(
+                latest, by_operator=by_operator, by_owner=who == "owner"
+            ),
         )
         log.info("account key revoked", account_id=account.account_id, by_operator=by_operator)
         return account_pb2.RevokeKeyResponse(account=account.to_proto())
@@ -115,7 +134,7 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
     async def SetManifest(
         self, request: account_pb2.SetManifestRequest, context: Context
     ) -> account_pb2.SetManifestResponse:
-        account, _ = await self._caller("", context)
+        account, _, _ = await self._target(request.account_id, context)
         manifest = request.manifest
         account = await self._store.execute(
             account.account_id, lambda latest: accounts.decide_manifest(latest, manifest)
@@ -129,7 +148,7 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
         key = bearer_key_from(context)
         if key is None:
             raise _key_required()
-        account = await self._store.authenticate(key)
+        account, session_id = await self._store.caller(key)
         if request.after_sequence > account.version:
             raise errors.refuse(
                 Reason.SEQUENCE_AHEAD,
@@ -173,7 +192,13 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
                     ) from None
                 yield account_pb2.ConnectResponse(event=entry.message)
                 kind = entry.message.WhichOneof("kind")
-                if entry.sequence > opened_at and kind in ("key_issued", "key_revoked"):
+                if session_id and entry.sequence > opened_at and kind == "session_ended":
+                    if entry.message.session_ended.session_id == session_id:
+                        raise errors.refuse(
+                            Reason.SESSION_REVOKED,
+                            "the session this stream was opened with was revoked (signed out)",
+                        )
+                elif entry.sequence > opened_at and kind in ("key_issued", "key_revoked"):
                     raise errors.refuse(
                         Reason.KEY_REVOKED,
                         "the key this stream was opened with was replaced or revoked",
@@ -188,26 +213,43 @@ class AccountServicer(account_pb2_grpc.AccountServiceServicer):
             if self._streams.get(account_id) is superseded:
                 del self._streams[account_id]
 
-    async def _caller(
+    async def _target(
         self, account_id: str, context: Context, retried_rotation: bytes = b""
-    ) -> tuple[Account, bool]:
-        """The account a key call is about, and whether the operator makes it: with
-        ``account_id`` the caller must be the operator, without it the account (its key, or
-        for the retry of the RotateKey with the request id digest ``retried_rotation`` the key
-        it replaced)."""
-        if account_id:
-            if metadata_value(context, OPERATOR_TOKEN_METADATA) is None:
-                raise errors.refuse(
-                    Reason.OPERATOR_ONLY,
-                    "only the operator names an account_id; an account sends its own key "
-                    "(authorization: Bearer) and no account_id",
-                )
+    ) -> tuple[Account, str, str]:
+        """The account a call is about, the caller's session id (empty: the call is not made
+        with a session) and who makes it: ``"self"`` (its key or session, no ``account_id``, or
+        none), ``"owner"`` (a person naming a bot it owns) or ``"operator"`` (the operator
+        token, naming ``account_id``). For the retry of the RotateKey with the request id digest
+        ``retried_rotation``, the key that call replaced is accepted as the account's."""
+        if account_id and metadata_value(context, OPERATOR_TOKEN_METADATA) is not None:
             self._operator.check(context)
-            return await self._store.load(account_id), True
+            return await self._store.load(account_id), "", "operator"
         key = bearer_key_from(context)
         if key is None:
+            if account_id:
+                raise errors.refuse(
+                    Reason.OPERATOR_ONLY,
+                    "only the operator, or a bot's owner (its session or key as "
+                    "'authorization: Bearer'), names an account_id",
+                )
             raise _key_required()
-        return await self._store.authenticate(key, retried_rotation), False
+        caller, session_id = await self._store.caller(key, retried_rotation)
+        if not account_id:
+            return caller, session_id, "self"
+        if account_id == caller.account_id or caller.bot:
+            raise errors.refuse(
+                Reason.OPERATOR_ONLY,
+                "an account_id names another account (the operator's, or a person's for its "
+                "bots); for your own account send no account_id",
+            )
+        target = await self._store.load(account_id)
+        if target.owner_account_id != caller.account_id:
+            raise errors.refuse(
+                Reason.NOT_BOT_OWNER,
+                f"{target.name!r} is not one of your bots",
+                metadata={"account_id": account_id},
+            )
+        return target, session_id, "owner"
 
 
 def _key_required() -> errors.RequestError:

@@ -13,6 +13,8 @@ call's status and in a refused ``ActionResult.status`` alike.
 | Play and Seat calls per seat token (live + replaced, closing) | 4 | Play, Seat (the call) |
 | tables created per client address | 600 a minute (bursts of 600) | CreateTable |
 | quick-match players waiting per client address | 64 | QuickMatch |
+| sign-in attempts per account | 10 a minute (bursts of 10) | SignIn (TOO_MANY_SIGN_INS) |
+| sign-ins and sign-ups per client address | 30 a minute (bursts of 30) | SignIn, SignUp |
 
 The defaults are far above what a correct client does: a seat can only act on its turn (an
 action that is accepted needs the three other seats to act first), so a seat's honest rate is at
@@ -182,6 +184,12 @@ class Limits:
         self._seat_actions = Buckets(seat_rate, 2 * seat_rate, clock)
         self._connection_actions = Buckets(connection_rate, 2 * connection_rate, clock)
         self._tables = Buckets(tables_rate, settings.tables_per_address, clock)
+        self._sign_ins_by_account = Buckets(
+            settings.sign_ins_per_account / 60.0, settings.sign_ins_per_account, clock
+        )
+        self._sign_ins_by_address = Buckets(
+            settings.sign_ins_per_address / 60.0, settings.sign_ins_per_address, clock
+        )
         #: Open Play calls per SHA-256 of their seat token.
         self.play_streams: dict[bytes, int] = {}
         #: Quick-match seats taken from each client address: (table id, seat) pairs.
@@ -225,6 +233,37 @@ class Limits:
                 f"too many tables created from {address} (at most {per_minute} a minute): "
                 f"retry in {seconds(delay)} s",
                 delay,
+            )
+
+    # -- sign-in attempts per account and per client address ----------------------------------
+
+    def check_sign_in(self, context: Context, account_id: str = "") -> None:
+        """Count one sign-in attempt (a sign-up when ``account_id`` is empty) from the caller's
+        address and for the account, or refuse it (TOO_MANY_SIGN_INS, with the delay): every
+        attempt counts, so guessing a password is as slow as the limit."""
+        address = client_address(peer_of(context))
+        delay = self._sign_ins_by_address.take(address)
+        if delay:
+            per_minute = self.settings.sign_ins_per_address
+            raise errors.refuse(
+                Reason.TOO_MANY_SIGN_INS,
+                f"too many sign-in attempts from {address} (at most {per_minute} a minute): "
+                f"retry in {seconds(delay)} s",
+                retry_delay=delay,
+                metadata={"per": "address"},
+            )
+        if not account_id:
+            return
+        delay = self._sign_ins_by_account.take(account_id)
+        if delay:
+            self._sign_ins_by_address.give_back(address)
+            per_minute = self.settings.sign_ins_per_account
+            raise errors.refuse(
+                Reason.TOO_MANY_SIGN_INS,
+                f"too many sign-in attempts for this account (at most {per_minute} a minute): "
+                f"retry in {seconds(delay)} s",
+                retry_delay=delay,
+                metadata={"per": "account"},
             )
 
     # -- quick-match entries per client address --------------------------------------------------

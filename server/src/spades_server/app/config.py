@@ -33,6 +33,9 @@ ENVIRONMENT = {
     "max_play_streams": "SPADES_MAX_PLAY_STREAMS",
     "tables_per_address": "SPADES_TABLES_PER_ADDRESS",
     "quick_match_per_address": "SPADES_QUICK_MATCH_PER_ADDRESS",
+    "sign_ins_per_account": "SPADES_SIGN_INS_PER_ACCOUNT",
+    "sign_ins_per_address": "SPADES_SIGN_INS_PER_ADDRESS",
+    "session_days": "SPADES_SESSION_DAYS",
     "operator_token": "SPADES_OPERATOR_TOKEN",
     "tls_cert": "SPADES_TLS_CERT",
     "tls_key": "SPADES_TLS_KEY",
@@ -149,6 +152,21 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         type=int,
     )
     option(
+        "--sign-ins-per-account",
+        "sign-in attempts a minute for one account (bursts of as many; 0: no limit)",
+        type=int,
+    )
+    option(
+        "--sign-ins-per-address",
+        "sign-in and sign-up attempts a minute from one client address (0: no limit)",
+        type=int,
+    )
+    option(
+        "--session-days",
+        "days a person's session works after signing in (a fraction is fine)",
+        type=float,
+    )
+    option(
         "--operator-token",
         "secret for AdminService calls (metadata spades-operator-token); empty: admin is off."
         " Prefer the environment variable: a flag shows in the process list",
@@ -253,6 +271,8 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         "max_play_streams",
         "tables_per_address",
         "quick_match_per_address",
+        "sign_ins_per_account",
+        "sign_ins_per_address",
         "house_bots",
         "quick_match_fill_after",
         "rated_fill_after",
@@ -264,6 +284,8 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         if getattr(args, dest) < 0:
             flag = "--" + dest.replace("_", "-")
             refuse(parse, f"{flag}/{ENVIRONMENT[dest]} must not be negative (0 turns it off)")
+    if not args.session_days > 0:
+        refuse(parse, "--session-days/SPADES_SESSION_DAYS must be more than 0")
     refusal = tokens.operator_token_refusal(args.operator_token)
     if refusal is not None:
         refuse(parse, f"--operator-token/SPADES_OPERATOR_TOKEN: {refusal}")
@@ -293,6 +315,9 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         max_play_streams=int(args.max_play_streams),
         tables_per_address=int(args.tables_per_address),
         quick_match_per_address=int(args.quick_match_per_address),
+        sign_ins_per_account=int(args.sign_ins_per_account),
+        sign_ins_per_address=int(args.sign_ins_per_address),
+        session_days=float(args.session_days),
         operator_token=args.operator_token,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,

@@ -298,6 +298,7 @@ class SpadesServer:
                 OperatorGate(self.settings.operator_token),
                 self.settings.registration,
                 self.shutdown.event,
+                self.limits,
             ),
             ACCOUNT,
             self.server,

@@ -106,6 +106,31 @@ class AccountEntry:
     request_id_sha256: bytes = b""
     #: AccountCreated: the server made the account for its house bots.
     house: bool = False
+    #: AccountCreated by SignUp: the password's argon2id hash (spades_server.domain.passwords).
+    password_hash: str = ""
+    #: SessionStarted: the digest of the session's token.
+    session_token_sha256: bytes = b""
+
+
+@dataclass
+class SessionRecord:
+    """One session of a person (spades_server.domain.sessions), as the account's stream says."""
+
+    session_id: str
+    token_sha256: bytes
+    created_at: float
+    expires_at: float
+    address: str
+    ended: bool = False
+
+    def to_proto(self, current: bool = False) -> account_pb2.Session:
+        return account_pb2.Session(
+            session_id=self.session_id,
+            create_time=timestamp(self.created_at),
+            expire_time=timestamp(self.expires_at),
+            last_address=self.address,
+            current=current,
+        )
 
 
 # ---------------------------------------------------------------------------------- aggregate
@@ -142,6 +167,14 @@ class Account:
     #: tables it was assigned: each is told once.
     challenge_answers: set[tuple[str, str, int]] = field(default_factory=set)
     assigned_tables: set[str] = field(default_factory=set)
+    #: A bot made with CreateBot: the person account that owns it.
+    owner_account_id: str = ""
+    #: A person made with SignUp: the password's argon2id hash (empty: no password).
+    password_hash: str = ""
+    #: A person's sessions by id (ended ones too, so they are refused as revoked).
+    sessions: dict[str, SessionRecord] = field(default_factory=dict)
+    #: A person's bots (CreateBot), oldest first.
+    bots: list[str] = field(default_factory=list)
 
     def fold(self, entry: AccountEntry) -> None:
         if entry.sequence <= self.version:
@@ -154,6 +187,24 @@ class Account:
                 self.created_at = entry.recorded_at
                 self.created_by_request = entry.request_id_sha256
                 self.house = entry.house
+                self.owner_account_id = message.account_created.owner_account_id
+                self.password_hash = entry.password_hash
+            case "session_started":
+                started = message.session_started.session
+                self.sessions[started.session_id] = SessionRecord(
+                    started.session_id,
+                    entry.session_token_sha256,
+                    entry.recorded_at,
+                    started.expire_time.ToNanoseconds() / 1e9,
+                    started.last_address,
+                )
+            case "session_ended":
+                ended = self.sessions.get(message.session_ended.session_id)
+                if ended is not None:
+                    ended.ended = True
+            case "bot_created":
+                if message.bot_created.account_id not in self.bots:
+                    self.bots.append(message.bot_created.account_id)
             case "key_issued":
                 if entry.request_id_sha256:
                     self.rotated_by_request[entry.request_id_sha256] = self.key_sha256
@@ -199,6 +250,7 @@ class Account:
             create_time=timestamp(self.created_at),
             key_revoked=self.revoked,
             manifest=self.manifest,
+            owner_account_id=self.owner_account_id,
         )
 
     def used_request(self, request_digest: bytes) -> bool:
@@ -245,6 +297,10 @@ class AccountDecided:
 
     events: list[tuple[account_pb2.AccountEvent, bytes, bytes]]
     house: bool = False
+    #: The argon2id hash of a SignUp's password, kept beside its AccountCreated.
+    password_hash: str = ""
+    #: The digest of a session's token, kept beside its SessionStarted.
+    session_token_sha256: bytes = b""
 
 
 def check_account_name(name: str) -> str:
@@ -284,19 +340,20 @@ def check_kind(kind: int) -> account_pb2.AccountKind.ValueType:
 
 
 def decide_creation(
-    name: str, kind: account_pb2.AccountKind.ValueType, key: str, request_digest: bytes = b""
+    name: str,
+    kind: account_pb2.AccountKind.ValueType,
+    key: str,
+    request_digest: bytes = b"",
+    owner_account_id: str = "",
 ) -> AccountDecided:
-    created = account_pb2.AccountCreated(name=name, kind=kind)
-    return AccountDecided(
-        [
-            (account_pb2.AccountEvent(account_created=created), b"", request_digest),
-            (
-                account_pb2.AccountEvent(key_issued=account_pb2.KeyIssued()),
-                tokens.digest(key),
-                b"",
-            ),
-        ]
-    )
+    """A new account and its first key (none when ``key`` is empty); ``owner_account_id``:
+    a bot a person made."""
+    created = account_pb2.AccountCreated(name=name, kind=kind, owner_account_id=owner_account_id)
+    events = [(account_pb2.AccountEvent(account_created=created), b"", request_digest)]
+    if key:  # a person made by SignUp signs in with its password and has no key yet
+        issued = account_pb2.AccountEvent(key_issued=account_pb2.KeyIssued())
+        events.append((issued, tokens.digest(key), b""))
+    return AccountDecided(events)
 
 
 def decide_house_creation(name: str) -> AccountDecided:
@@ -332,30 +389,38 @@ def created_before(account: Account, request_digest: bytes) -> bool:
 
 
 def decide_rotation(
-    account: Account, key: str, *, by_operator: bool, request_digest: bytes = b""
+    account: Account,
+    key: str,
+    *,
+    by_operator: bool,
+    request_digest: bytes = b"",
+    by_owner: bool = False,
 ) -> AccountDecided | None:
-    """A new key; only the operator may issue one to an account whose key was revoked. Nothing
-    when the rotation with this request id's digest is already on the account (a retry)."""
+    """A new key; only the operator, or a bot's owner (or a person signed in with a session, as
+    its own owner), may issue one to an account whose key was revoked. Nothing when the rotation
+    with this request id's digest is already on the account (a retry)."""
     if request_digest in account.rotated_by_request:
         return None
     if request_digest and account.used_request(request_digest):
         raise request_id_reused()
-    if account.revoked and not by_operator:
+    if account.revoked and not (by_operator or by_owner):
         raise errors.refuse(
             Reason.KEY_REVOKED,
             "this account's key was revoked; only the operator can issue a new one",
         )
-    issued = account_pb2.KeyIssued(by_operator=by_operator)
+    issued = account_pb2.KeyIssued(by_operator=by_operator, by_owner=by_owner)
     return AccountDecided(
         [(account_pb2.AccountEvent(key_issued=issued), tokens.digest(key), request_digest)]
     )
 
 
-def decide_revocation(account: Account, *, by_operator: bool) -> AccountDecided | None:
+def decide_revocation(
+    account: Account, *, by_operator: bool, by_owner: bool = False
+) -> AccountDecided | None:
     """Revoke the key (nothing to do when it is already revoked)."""
     if account.revoked:
         return None
-    revoked = account_pb2.KeyRevoked(by_operator=by_operator)
+    revoked = account_pb2.KeyRevoked(by_operator=by_operator, by_owner=by_owner)
     return AccountDecided([(account_pb2.AccountEvent(key_revoked=revoked), b"", b"")])
 
 

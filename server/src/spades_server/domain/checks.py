@@ -40,6 +40,7 @@ MAX_LENGTHS: Final[dict[str, int]] = {
     "challenge_id": MAX_ID,
     "account_id": MAX_ID,
     "tournament_id": MAX_ID,
+    "session_id": MAX_ID,
     "opponent_ids": MAX_ID,
     #: ActionRequest.note, in bytes of UTF-8.
     "note": notes.MAX_NOTE_BYTES,

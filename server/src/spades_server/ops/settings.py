@@ -38,6 +38,11 @@ class Settings:
     max_play_streams: int = 4
     tables_per_address: int = 600
     quick_match_per_address: int = 64
+    # People (api/account_service.py): sign-in and sign-up attempts a minute per account and
+    # per client address (token buckets, bursts of as many), and how long a session works.
+    sign_ins_per_account: int = 10
+    sign_ins_per_address: int = 30
+    session_days: float = 30.0
     # Administration (admin.py) and transport security.
     operator_token: str = field(default="", repr=False)
     tls_cert: str = ""

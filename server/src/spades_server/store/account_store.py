@@ -5,9 +5,12 @@ rows; the aggregate and its decisions are :mod:`spades_server.domain.accounts`."
 
 from __future__ import annotations
 
+import dataclasses
+import time
+
 from spades.reasons import Reason
 from spades.v1 import account_pb2
-from spades_server.domain import errors, tokens
+from spades_server.domain import errors, sessions, tokens
 from spades_server.domain.accounts import (
     Account,
     AccountDecided,
@@ -48,10 +51,20 @@ def _fold(account: Account, row: StoredEvent) -> None:
 
 
 def _rows(decided: AccountDecided) -> list[bytes]:
-    return [
-        encode_account(event, key, request, decided.house and event.HasField("account_created"))
-        for event, key, request in decided.events
-    ]
+    rows = []
+    for event, key, request in decided.events:
+        created = event.HasField("account_created")
+        rows.append(
+            encode_account(
+                event,
+                key,
+                request,
+                decided.house and created,
+                decided.password_hash if created else "",
+                decided.session_token_sha256 if event.HasField("session_started") else b"",
+            )
+        )
+    return rows
 
 
 def _check_id(account_id: str) -> None:
@@ -80,8 +93,26 @@ class AccountStore(Repository[Account, AccountDecided]):
         super().__init__(log, ACCOUNTS)
 
     async def authenticate(self, key: str, retried_rotation: bytes = b"") -> Account:
-        """The account whose key ``key`` is now, or UNAUTHENTICATED (KEY_NOT_VALID, KEY_REVOKED);
-        see :meth:`Account.check_key` for ``retried_rotation``."""
+        """The account whose key ``key`` is now, or whose live session it is, or
+        UNAUTHENTICATED (KEY_NOT_VALID, KEY_REVOKED; SESSION_NOT_VALID, SESSION_REVOKED,
+        SESSION_EXPIRED); see :meth:`Account.check_key` for ``retried_rotation``."""
+        return (await self.caller(key, retried_rotation))[0]
+
+    async def caller(self, key: str, retried_rotation: bytes = b"") -> tuple[Account, str]:
+        """:meth:`authenticate`, and the id of the session ``key`` is (empty for a key)."""
+        if sessions.is_session_token(key):
+            named = sessions.session_of_token(key)
+            if named is None:
+                raise sessions.session_not_valid()
+            try:
+                account = await self.load(named[0])
+            except errors.RequestError:
+                raise sessions.session_not_valid() from None
+            session = sessions.check_session(account, key, time.time())
+            return account, session.session_id
+        return await self._by_key(key, retried_rotation), ""
+
+    async def _by_key(self, key: str, retried_rotation: bytes) -> Account:
         account_id = account_of_key(key)
         if account_id is None:
             raise key_not_valid()
@@ -93,9 +124,17 @@ class AccountStore(Repository[Account, AccountDecided]):
         return account
 
     async def create(
-        self, name: str, kind: account_pb2.AccountKind.ValueType, request_id: str = ""
+        self,
+        name: str,
+        kind: account_pb2.AccountKind.ValueType,
+        request_id: str = "",
+        *,
+        owner_account_id: str = "",
+        password_hash: str = "",
     ) -> tuple[Account, str]:
         """A new account and its first key; ALREADY_EXISTS (NAME_TAKEN) when the name is.
+        ``owner_account_id``: a bot a person made (CreateBot); ``password_hash``: a person
+        made by SignUp (its argon2id hash, kept beside the creation), issued no key ("").
 
         With ``request_id`` the key is derived from it, and a retry (the account's creation has
         the id's digest) gets the same account and key, appending nothing."""
@@ -104,8 +143,13 @@ class AccountStore(Repository[Account, AccountDecided]):
         request_digest = tokens.digest(request_id) if request_id else b""
         if request_digest:
             await self._claim_request(request_digest, account_id)
+        if password_hash:  # a person who signs in with its password: no key until it asks
+            key = ""
+        decided = decide_creation(name, kind, key, request_digest, owner_account_id)
+        if password_hash:
+            decided = dataclasses.replace(decided, password_hash=password_hash)
         try:
-            account = await self.start(account_id, decide_creation(name, kind, key, request_digest))
+            account = await self.start(account_id, decided)
         except VersionConflict:
             if request_digest:
                 # The log's expected version found the stream: made by this call, or not.

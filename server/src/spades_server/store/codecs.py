@@ -55,9 +55,16 @@ def encode_account(
     key_sha256: bytes = b"",
     request_id_sha256: bytes = b"",
     house: bool = False,
+    password_hash: str = "",
+    session_token_sha256: bytes = b"",
 ) -> bytes:
     row = log_pb2.AccountLogEntry(
-        event=event, key_sha256=key_sha256, request_id_sha256=request_id_sha256, house=house
+        event=event,
+        key_sha256=key_sha256,
+        request_id_sha256=request_id_sha256,
+        house=house,
+        password_hash=password_hash,
+        session_token_sha256=session_token_sha256,
     )
     return ENVELOPE_MARKER + row.SerializeToString()
 
@@ -77,6 +84,8 @@ def decode_account(stored: StoredEvent) -> AccountEntry:
         key_sha256=row.key_sha256,
         request_id_sha256=row.request_id_sha256,
         house=row.house,
+        password_hash=row.password_hash,
+        session_token_sha256=row.session_token_sha256,
     )
 
 

@@ -30,7 +30,7 @@ from spades.v1 import rating_pb2 as spades_dot_v1_dot_rating__pb2
 from spades.v1 import tournament_pb2 as spades_dot_v1_dot_tournament__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aspades/server/v1/log.proto\x12\x10spades.server.v1\x1a\x17spades/v1/account.proto\x1a\x19spades/v1/challenge.proto\x1a\x16spades/v1/events.proto\x1a\x15spades/v1/lobby.proto\x1a\x16spades/v1/rating.proto\x1a\x1aspades/v1/tournament.proto\"j\n\x08LogEntry\x12\x1f\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x10.spades.v1.Event\x12\x11\n\taction_id\x18\x02 \x01(\t\x12*\n\x07secrets\x18\x03 \x01(\x0b\x32\x19.spades.server.v1.Secrets\"\xc3\x01\n\rActionRefusal\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x13\n\x0breason_code\x18\x03 \x01(\t\x12\r\n\x05\x66ield\x18\x04 \x01(\t\x12?\n\x08metadata\x18\x05 \x03(\x0b\x32-.spades.server.v1.ActionRefusal.MetadataEntry\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xcf\x01\n\x07Secrets\x12\x0c\n\x04seed\x18\x01 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x02 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x03 \x01(\x0c\x12\x19\n\x11seat_token_sha256\x18\x04 \x01(\x0c\x12\x1f\n\x17substitute_token_sha256\x18\x05 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x06 \x01(\x0c\x12\x10\n\x08note_key\x18\x07 \x01(\x0c\x12\x0c\n\x04note\x18\x08 \x01(\x0c\"\xc4\x01\n\x0bLegacyEvent\x12;\n\rtable_created\x18\n \x01(\x0b\x32$.spades.server.v1.LegacyTableCreated\x12\x35\n\nseat_taken\x18\x0b \x01(\x0b\x32!.spades.server.v1.LegacySeatTaken\x12\x41\n\x10seat_substituted\x18\x1b \x01(\x0b\x32\'.spades.server.v1.LegacySeatSubstituted\"c\n\x12LegacyTableCreated\x12\x0c\n\x04seed\x18\x04 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x05 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x08 \x01(\x0c\",\n\x0fLegacySeatTaken\x12\x19\n\x11seat_token_sha256\x18\x02 \x01(\x0c\"8\n\x15LegacySeatSubstituted\x12\x1f\n\x17substitute_token_sha256\x18\x03 \x01(\x0c\"w\n\x0f\x41\x63\x63ountLogEntry\x12&\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.spades.v1.AccountEvent\x12\x12\n\nkey_sha256\x18\x02 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x03 \x01(\x0c\x12\r\n\x05house\x18\x04 \x01(\x08\"\xbe\x02\n\x11\x43hallengeLogEntry\x12\'\n\x07\x63reated\x18\x01 \x01(\x0b\x32\x14.spades.v1.ChallengeH\x00\x12\x39\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x0b\x32%.spades.server.v1.ChallengeAcceptanceH\x00\x12\x36\n\x08\x64\x65\x63lined\x18\x03 \x01(\x0b\x32\".spades.server.v1.ChallengeRefusalH\x00\x12\x35\n\tcancelled\x18\x04 \x01(\x0b\x32 .spades.server.v1.ChallengeEndedH\x00\x12\x33\n\x07\x65xpired\x18\x05 \x01(\x0b\x32 .spades.server.v1.ChallengeEndedH\x00\x12\x19\n\x11request_id_sha256\x18\x06 \x01(\x0c\x42\x06\n\x04kind\";\n\x13\x43hallengeAcceptance\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\"P\n\x10\x43hallengeRefusal\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12(\n\x06reason\x18\x02 \x01(\x0e\x32\x18.spades.v1.DeclineReason\"\x10\n\x0e\x43hallengeEnded\":\n\x0cPoolLogEntry\x12*\n\x0bmatch_rated\x18\x01 \x01(\x0b\x32\x15.spades.v1.MatchRated\"\x8f\x01\n\x0fLobbyCheckpoint\x12 \n\x06tables\x18\x01 \x03(\x0b\x32\x10.spades.v1.Table\x12\x17\n\x0f\x66inished_tables\x18\x02 \x01(\x03\x12\x41\n\x14quick_match_requests\x18\x03 \x03(\x0b\x32#.spades.server.v1.QuickMatchRequest\"N\n\x11QuickMatchRequest\x12\x19\n\x11request_id_sha256\x18\x01 \x01(\x0c\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\"\x86\x01\n\x12TournamentLogEntry\x12)\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x1a.spades.v1.TournamentEvent\x12\x0c\n\x04seed\x18\x02 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x03 \x01(\x0c\x12\x1c\n\x14listed_tournament_id\x18\x04 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aspades/server/v1/log.proto\x12\x10spades.server.v1\x1a\x17spades/v1/account.proto\x1a\x19spades/v1/challenge.proto\x1a\x16spades/v1/events.proto\x1a\x15spades/v1/lobby.proto\x1a\x16spades/v1/rating.proto\x1a\x1aspades/v1/tournament.proto\"j\n\x08LogEntry\x12\x1f\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x10.spades.v1.Event\x12\x11\n\taction_id\x18\x02 \x01(\t\x12*\n\x07secrets\x18\x03 \x01(\x0b\x32\x19.spades.server.v1.Secrets\"\xc3\x01\n\rActionRefusal\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x13\n\x0breason_code\x18\x03 \x01(\t\x12\r\n\x05\x66ield\x18\x04 \x01(\t\x12?\n\x08metadata\x18\x05 \x03(\x0b\x32-.spades.server.v1.ActionRefusal.MetadataEntry\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xcf\x01\n\x07Secrets\x12\x0c\n\x04seed\x18\x01 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x02 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x03 \x01(\x0c\x12\x19\n\x11seat_token_sha256\x18\x04 \x01(\x0c\x12\x1f\n\x17substitute_token_sha256\x18\x05 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x06 \x01(\x0c\x12\x10\n\x08note_key\x18\x07 \x01(\x0c\x12\x0c\n\x04note\x18\x08 \x01(\x0c\"\xc4\x01\n\x0bLegacyEvent\x12;\n\rtable_created\x18\n \x01(\x0b\x32$.spades.server.v1.LegacyTableCreated\x12\x35\n\nseat_taken\x18\x0b \x01(\x0b\x32!.spades.server.v1.LegacySeatTaken\x12\x41\n\x10seat_substituted\x18\x1b \x01(\x0b\x32\'.spades.server.v1.LegacySeatSubstituted\"c\n\x12LegacyTableCreated\x12\x0c\n\x04seed\x18\x04 \x01(\x0c\x12%\n\x0cpreset_deals\x18\x05 \x03(\x0b\x32\x0f.spades.v1.Deal\x12\x18\n\x10join_code_sha256\x18\x08 \x01(\x0c\",\n\x0fLegacySeatTaken\x12\x19\n\x11seat_token_sha256\x18\x02 \x01(\x0c\"8\n\x15LegacySeatSubstituted\x12\x1f\n\x17substitute_token_sha256\x18\x03 \x01(\x0c\"\xac\x01\n\x0f\x41\x63\x63ountLogEntry\x12&\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.spades.v1.AccountEvent\x12\x12\n\nkey_sha256\x18\x02 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x03 \x01(\x0c\x12\r\n\x05house\x18\x04 \x01(\x08\x12\x15\n\rpassword_hash\x18\x05 \x01(\t\x12\x1c\n\x14session_token_sha256\x18\x06 \x01(\x0c\"\xbe\x02\n\x11\x43hallengeLogEntry\x12\'\n\x07\x63reated\x18\x01 \x01(\x0b\x32\x14.spades.v1.ChallengeH\x00\x12\x39\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x0b\x32%.spades.server.v1.ChallengeAcceptanceH\x00\x12\x36\n\x08\x64\x65\x63lined\x18\x03 \x01(\x0b\x32\".spades.server.v1.ChallengeRefusalH\x00\x12\x35\n\tcancelled\x18\x04 \x01(\x0b\x32 .spades.server.v1.ChallengeEndedH\x00\x12\x33\n\x07\x65xpired\x18\x05 \x01(\x0b\x32 .spades.server.v1.ChallengeEndedH\x00\x12\x19\n\x11request_id_sha256\x18\x06 \x01(\x0c\x42\x06\n\x04kind\";\n\x13\x43hallengeAcceptance\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\"P\n\x10\x43hallengeRefusal\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12(\n\x06reason\x18\x02 \x01(\x0e\x32\x18.spades.v1.DeclineReason\"\x10\n\x0e\x43hallengeEnded\":\n\x0cPoolLogEntry\x12*\n\x0bmatch_rated\x18\x01 \x01(\x0b\x32\x15.spades.v1.MatchRated\"\x8f\x01\n\x0fLobbyCheckpoint\x12 \n\x06tables\x18\x01 \x03(\x0b\x32\x10.spades.v1.Table\x12\x17\n\x0f\x66inished_tables\x18\x02 \x01(\x03\x12\x41\n\x14quick_match_requests\x18\x03 \x03(\x0b\x32#.spades.server.v1.QuickMatchRequest\"N\n\x11QuickMatchRequest\x12\x19\n\x11request_id_sha256\x18\x01 \x01(\x0c\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\"\x86\x01\n\x12TournamentLogEntry\x12)\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x1a.spades.v1.TournamentEvent\x12\x0c\n\x04seed\x18\x02 \x01(\x0c\x12\x19\n\x11request_id_sha256\x18\x03 \x01(\x0c\x12\x1c\n\x14listed_tournament_id\x18\x04 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -55,22 +55,22 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LEGACYSEATTAKEN']._serialized_end=1059
   _globals['_LEGACYSEATSUBSTITUTED']._serialized_start=1061
   _globals['_LEGACYSEATSUBSTITUTED']._serialized_end=1117
-  _globals['_ACCOUNTLOGENTRY']._serialized_start=1119
-  _globals['_ACCOUNTLOGENTRY']._serialized_end=1238
-  _globals['_CHALLENGELOGENTRY']._serialized_start=1241
-  _globals['_CHALLENGELOGENTRY']._serialized_end=1559
-  _globals['_CHALLENGEACCEPTANCE']._serialized_start=1561
-  _globals['_CHALLENGEACCEPTANCE']._serialized_end=1620
-  _globals['_CHALLENGEREFUSAL']._serialized_start=1622
-  _globals['_CHALLENGEREFUSAL']._serialized_end=1702
-  _globals['_CHALLENGEENDED']._serialized_start=1704
-  _globals['_CHALLENGEENDED']._serialized_end=1720
-  _globals['_POOLLOGENTRY']._serialized_start=1722
-  _globals['_POOLLOGENTRY']._serialized_end=1780
-  _globals['_LOBBYCHECKPOINT']._serialized_start=1783
-  _globals['_LOBBYCHECKPOINT']._serialized_end=1926
-  _globals['_QUICKMATCHREQUEST']._serialized_start=1928
-  _globals['_QUICKMATCHREQUEST']._serialized_end=2006
-  _globals['_TOURNAMENTLOGENTRY']._serialized_start=2009
-  _globals['_TOURNAMENTLOGENTRY']._serialized_end=2143
+  _globals['_ACCOUNTLOGENTRY']._serialized_start=1120
+  _globals['_ACCOUNTLOGENTRY']._serialized_end=1292
+  _globals['_CHALLENGELOGENTRY']._serialized_start=1295
+  _globals['_CHALLENGELOGENTRY']._serialized_end=1613
+  _globals['_CHALLENGEACCEPTANCE']._serialized_start=1615
+  _globals['_CHALLENGEACCEPTANCE']._serialized_end=1674
+  _globals['_CHALLENGEREFUSAL']._serialized_start=1676
+  _globals['_CHALLENGEREFUSAL']._serialized_end=1756
+  _globals['_CHALLENGEENDED']._serialized_start=1758
+  _globals['_CHALLENGEENDED']._serialized_end=1774
+  _globals['_POOLLOGENTRY']._serialized_start=1776
+  _globals['_POOLLOGENTRY']._serialized_end=1834
+  _globals['_LOBBYCHECKPOINT']._serialized_start=1837
+  _globals['_LOBBYCHECKPOINT']._serialized_end=1980
+  _globals['_QUICKMATCHREQUEST']._serialized_start=1982
+  _globals['_QUICKMATCHREQUEST']._serialized_end=2060
+  _globals['_TOURNAMENTLOGENTRY']._serialized_start=2063
+  _globals['_TOURNAMENTLOGENTRY']._serialized_end=2197
 # @@protoc_insertion_point(module_scope)

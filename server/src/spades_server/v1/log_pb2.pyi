@@ -310,6 +310,8 @@ class AccountLogEntry(_message.Message):
     KEY_SHA256_FIELD_NUMBER: _builtins.int
     REQUEST_ID_SHA256_FIELD_NUMBER: _builtins.int
     HOUSE_FIELD_NUMBER: _builtins.int
+    PASSWORD_HASH_FIELD_NUMBER: _builtins.int
+    SESSION_TOKEN_SHA256_FIELD_NUMBER: _builtins.int
     key_sha256: _builtins.bytes
     """KeyIssued: SHA-256 of the key handed to the account."""
     request_id_sha256: _builtins.bytes
@@ -322,6 +324,12 @@ class AccountLogEntry(_message.Message):
     """AccountCreated: the server made the account for its house bots (spades_server.processes.house_accounts),
     so an account of the same name made by someone else is never taken for the house's.
     """
+    password_hash: _builtins.str
+    """AccountCreated by SignUp: the password's argon2id hash (PHC string: parameters, salt and
+    hash; never the password).
+    """
+    session_token_sha256: _builtins.bytes
+    """SessionStarted: SHA-256 of the session's token."""
     @_builtins.property
     def event(self) -> _account_pb2.AccountEvent:
         """The event, without sequence or time (the log holds those)."""
@@ -333,10 +341,12 @@ class AccountLogEntry(_message.Message):
         key_sha256: _builtins.bytes = ...,
         request_id_sha256: _builtins.bytes = ...,
         house: _builtins.bool = ...,
+        password_hash: _builtins.str = ...,
+        session_token_sha256: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "house", b"house", "key_sha256", b"key_sha256", "request_id_sha256", b"request_id_sha256"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "house", b"house", "key_sha256", b"key_sha256", "password_hash", b"password_hash", "request_id_sha256", b"request_id_sha256", "session_token_sha256", b"session_token_sha256"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

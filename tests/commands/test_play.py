@@ -4,6 +4,8 @@ person takes a seat beside three house bots and plays a whole hand by pressing b
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,7 +14,8 @@ import pytest_asyncio
 from textual.widgets import Button, DataTable, Static
 
 from spades.client import SpadesClient
-from spades.commands.play import PlayScreen, parser, take_seat
+from spades.commands.play import parser, take_seat
+from spades.commands.play_screen import PlayScreen
 from spades.engine import Rules
 from spades_server.app.server import SpadesServer
 from spades_server.ops.settings import Settings
@@ -129,3 +132,40 @@ async def test_a_refused_seat_is_a_message(address: str) -> None:
         with pytest.raises(Exception, match="no-such-table"):
             await take_seat(client, arguments)
     await asyncio.sleep(0)
+
+
+def test_the_spades_command_starts_without_textual() -> None:
+    """textual is imported by `spades play` when it runs, not by every subcommand's start."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, spades.commands.spades, spades.commands.play; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert loaded.stdout.strip() == "[]", loaded.stdout
+
+
+def test_without_textual_the_hint_names_this_installations_pip(tmp_path: Path) -> None:
+    # None in sys.modules makes `import textual` fail, as when the extra is not installed.
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.modules['textual'] = None; "
+            "from spades.commands.spades import main; sys.exit(main(['play', '--new-table']))",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert ran.returncode == 2, ran.stderr
+    pip = Path(sys.executable).parent / "pip"
+    assert f"needs textual, the SDK's terminal extra: {pip} install" in ran.stderr, ran.stderr
+    assert "Traceback" not in ran.stderr

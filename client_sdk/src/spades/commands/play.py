@@ -2,7 +2,7 @@
 against bots or people.
 
     spades-play --quick-match [--name NAME]            a seat in the quick-match queue
-    spades-play --table TABLE_ID [--seat S] [--join-code C] [--house-bots N]
+    spades-play --table TABLE_ID [--seat S] [--join-code C] [--house-bots N]   (S: south if free)
     spades-play --table TABLE_ID --token SEAT_TOKEN    take back a seat you hold
 
 The screen shows the seats (names, bids, tricks won), the trick being played, your hand with the
@@ -36,11 +36,16 @@ from spades.commands.common import (
     program_of,
 )
 from spades.engine import Rules
+from spades.reasons import Reason
 
 if TYPE_CHECKING:
     from spades.commands.play_screen import PlayScreen
 
 PROGRAM = "spades-play"
+
+
+#: The seat a person takes when none is named (any free one if it is taken).
+PERSON_SEAT = "south"
 
 
 async def take_seat(client: SpadesClient, arguments: argparse.Namespace) -> SeatTicket:
@@ -50,13 +55,22 @@ async def take_seat(client: SpadesClient, arguments: argparse.Namespace) -> Seat
     if arguments.token:
         table = await client.get_table(arguments.table)
         return SeatTicket(table.table_id, -1, arguments.token)
-    ticket = await client.join_table(
-        arguments.table,
-        arguments.name,
-        seat=arguments.seat,
-        bot=False,
-        join_code=arguments.join_code,
-    )
+    try:
+        # South unless asked otherwise, as the web app seats a person: the screen (and the
+        # score table's "NS") reads from the bottom of the table.
+        ticket = await client.join_table(
+            arguments.table,
+            arguments.name,
+            seat=arguments.seat or PERSON_SEAT,
+            bot=False,
+            join_code=arguments.join_code,
+        )
+    except SpadesError as error:
+        if arguments.seat or error.reason_code not in (Reason.SEAT_TAKEN, Reason.NO_SUCH_SEAT):
+            raise
+        ticket = await client.join_table(
+            arguments.table, arguments.name, bot=False, join_code=arguments.join_code
+        )
     for _ in range(arguments.house_bots):
         await client.add_house_bot(arguments.table, join_code=arguments.join_code)
     return ticket
@@ -77,7 +91,10 @@ def configure(parse: argparse.ArgumentParser) -> None:
     where.add_argument("--table", help="the table to join (spades-tables lists them)")
     where.add_argument("--new-table", action="store_true", help="open a table with house bots")
     parse.add_argument("--name", default="Player", help="your name at the table")
-    parse.add_argument("--seat", help="the seat to take (north, east, south, west; any if unset)")
+    parse.add_argument(
+        "--seat",
+        help="the seat to take (north, east, south, west; default south, else any free one)",
+    )
     parse.add_argument("--join-code", default="", help="a private table's join code")
     parse.add_argument("--token", default="", help="a seat token you hold (to take it back)")
     parse.add_argument(
@@ -97,8 +114,8 @@ async def _main(arguments: argparse.Namespace, screen: type[PlayScreen]) -> int:
             return fail(program_of(arguments, PROGRAM), error)
         app = screen(client, ticket)
         await app.run_async()
-        if app.outcome_text:
-            print(app.outcome_text)
+        if app.left or app.outcome_text:
+            print(app.left or app.outcome_text)
     return 0
 
 

@@ -6,10 +6,13 @@ it only when it runs, so the rest of the ``spades`` command starts without loadi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Footer, Header, Log, Static
 
@@ -49,6 +52,50 @@ class Person(Bot):
 #: Buttons for the largest hand (three players with jokers hold 18 cards).
 MOST_CARDS = 18
 
+#: What the keys do, by what the person is asked (shown on the help line, above the footer).
+HELP = {
+    "bid": "Type your bid: 0 is Nil; 1 then Enter bids 1, 1 then 0-3 bids 10-13. "
+    "Or click a bid (Tab and Enter).  q leaves",
+    "play": "Click a card you may play (Tab to it, Enter plays it).  q leaves",
+    "blind": "Click Blind Nil or Look at my cards (Tab and Enter).  q leaves",
+    "pass": "Click cards to choose them, then Pass them (Tab and Enter).  q leaves",
+    "": "Digits bid when it is your bid; cards are clicked (or Tab and Enter).  q leaves",
+}
+
+#: What leaving means, asked before the person goes (y leaves, n or Escape stays).
+LEAVE_QUESTION = (
+    "Leave the table? A house bot will take your seat and play it for you. y leaves, n stays"
+)
+#: Before the match has begun, leaving gives the seat up instead.
+LEAVE_WAITING_QUESTION = "Leave the table? Your seat is given up. y leaves, n stays"
+
+
+def typed_bid(typed: str, legal: Sequence[int]) -> tuple[int | None, str]:
+    """The bid the digits typed so far make, and the digits still waiting.
+
+    A bid no longer one could start is made at once ("3": 3); one a longer bid starts waits
+    for the next digit or Enter ("1": 1, 10, 11, 12 or 13). Digits no legal bid starts are
+    dropped.
+
+    >>> typed_bid("3", range(14))
+    (3, '')
+    >>> typed_bid("1", range(14))
+    (None, '1')
+    >>> typed_bid("12", range(14))
+    (12, '')
+    >>> typed_bid("1", range(1, 9))
+    (1, '')
+    >>> typed_bid("9", range(1, 9))
+    (None, '')
+    """
+    starts = [bid for bid in legal if str(bid).startswith(typed)]
+    if not starts:
+        return None, ""
+    longer = [bid for bid in starts if len(str(bid)) > len(typed)]
+    if int(typed) in legal and not longer:
+        return int(typed), ""
+    return None, typed
+
 
 class PlayScreen(App[int]):
     """The table as the person at one seat sees it."""
@@ -65,8 +112,16 @@ class PlayScreen(App[int]):
     #clock { height: 1; color: $warning; }
     #story { height: 1fr; }
     #scores { height: auto; max-height: 12; }
+    #help { height: 1; color: $text-muted; }
     """
-    BINDINGS = [("q", "quit", "Leave")]  # noqa: RUF012 - textual's own class attribute
+    BINDINGS = [  # noqa: RUF012 - textual's own class attribute
+        Binding("q", "leave", "Leave"),
+        *(Binding(str(digit), f"digit({digit})", "Bid", show=False) for digit in range(10)),
+        # Before a focused button's own Enter, but only while digits are typed (check_action).
+        Binding("enter", "send_bid", "Bid", show=False, priority=True),
+        Binding("y", "confirm_leave", "Leave", show=False),
+        Binding("n,escape", "stay", "Stay", show=False),
+    ]
     # No command palette: a stray click on the header must not take the table away.
     ENABLE_COMMAND_PALETTE = False
 
@@ -82,6 +137,12 @@ class PlayScreen(App[int]):
         #: The card each shown hand button stands for, by button id.
         self.slot_cards: dict[str, Card] = {}
         self.outcome_text = ""
+        #: Digits of a bid typed so far (a bid that a longer one starts waits for Enter).
+        self.typed = ""
+        #: The leave question is shown: y leaves, n stays.
+        self.confirming = False
+        #: The person left before the match ended (what ``spades play`` says on the way out).
+        self.left = ""
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=True)
@@ -107,6 +168,7 @@ class PlayScreen(App[int]):
         with Vertical():
             yield Log(id="story", highlight=False)
             yield DataTable(id="scores", show_cursor=False)
+        yield Static(HELP[""], id="help")
         yield Footer()
 
     async def on_mount(self) -> None:
@@ -136,6 +198,70 @@ class PlayScreen(App[int]):
             return
         self.outcome_text = _outcome(outcome.end, outcome.seat)
         self.query_one("#prompt", Static).update(self.outcome_text + "  (q leaves)")
+
+    # -- keys ----------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # False lets the key go on to the focused widget (Enter presses a focused button).
+        if action == "send_bid":
+            return bool(self.typed) and self._asking == "bid"
+        if action in ("confirm_leave", "stay"):
+            return self.confirming
+        return True
+
+    def action_digit(self, digit: int) -> None:
+        answer, view = self._answer, self.view
+        if self._asking != "bid" or answer is None or answer.done() or view is None:
+            return
+        bid, self.typed = typed_bid(self.typed + str(digit), view.legal_bids)
+        if bid is not None:
+            self._answered(answer, bid, view)
+        else:
+            self._show_choices(view)
+
+    def action_send_bid(self) -> None:
+        answer, view = self._answer, self.view
+        typed, self.typed = self.typed, ""
+        if answer is None or answer.done() or view is None:
+            return
+        if typed and int(typed) in view.legal_bids:
+            self._answered(answer, int(typed), view)
+        else:
+            self._show_choices(view)
+
+    def action_leave(self) -> None:
+        if self.outcome_text:  # the match is over: nothing to hand over
+            self.exit()
+            return
+        self.confirming = True
+        self.query_one("#prompt", Static).update(self._leave_question())
+
+    def _begun(self) -> bool:
+        return self.view is not None and self.view.hand_number > 0
+
+    def _leave_question(self) -> str:
+        return LEAVE_QUESTION if self._begun() else LEAVE_WAITING_QUESTION
+
+    async def action_confirm_leave(self) -> None:
+        self.confirming = False
+        if not self._begun():
+            # Not begun: the seat is given up, so a waiting table does not keep it for us.
+            with contextlib.suppress(SpadesError):
+                await self.client.leave_table(self.ticket.token)
+            self.left = f"You left table {self.ticket.table_id}; your seat is free again."
+        else:
+            self.left = (
+                f"You left table {self.ticket.table_id}; a house bot takes your seat and plays "
+                "it for you."
+            )
+        self.exit()
+
+    def action_stay(self) -> None:
+        self.confirming = False
+        if self._begun() and self.view is not None:
+            self._show_choices(self.view)
+        else:
+            self.query_one("#prompt", Static).update("Waiting for the match to start…")
 
     # -- what the SDK calls ------------------------------------------------------------
 
@@ -250,6 +376,11 @@ class PlayScreen(App[int]):
             prompt.update(f"Choose {count} cards to pass ({len(self._chosen)} chosen)")
         elif self._asking == "play":
             prompt.update("Your turn: play a card")
+        if self._asking == "bid" and self.typed:
+            prompt.update(f"Your bid: {self.typed}_  (Enter bids {self.typed})")
+        if self.confirming:  # the question stays until it is answered
+            prompt.update(self._leave_question())
+        self.query_one("#help", Static).update(HELP.get(self._asking, HELP[""]))
 
     # -- the person's answers -----------------------------------------------------------
 
@@ -277,9 +408,13 @@ class PlayScreen(App[int]):
             choice = list(self._chosen)
         else:
             return
+        self._answered(answer, choice, view)
+
+    def _answered(self, answer: asyncio.Future[Any], choice: Any, view: BotView) -> None:
         # Answered: the choice is gone from the screen at once, so it cannot be sent twice.
         answer.set_result(choice)
         self._asking = ""
+        self.typed = ""
         self._show_choices(view)
 
 

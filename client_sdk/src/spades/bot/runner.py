@@ -24,7 +24,7 @@ import grpc
 
 from spades.bot.base import Bot, automatic_answer, decide, turn_extra
 from spades.bot.view import BotView, SeatTracker
-from spades.client.client import SpadesClient
+from spades.client.client import Channel, SpadesClient
 from spades.client.connection import SeatConnection, new_action_id
 from spades.client.errors import ActionRefused, SpadesError, is_transient
 from spades.client.messages import ActionResult, Prompt, Snapshot, StreamEvent
@@ -83,12 +83,33 @@ class _Retries:
 
 
 async def first_contact(
-    call: Callable[[], Awaitable[T]], server: str, backoff: Backoff | None = None
+    call: Callable[[], Awaitable[T]],
+    server: str,
+    backoff: Backoff | None = None,
+    client: Channel | None = None,
 ) -> T:
     """``call()`` (a first request to ``server``), retried with back-off while the server is
     unreachable (UNAVAILABLE), as a dropped stream is: a bot started before its server, or
-    during a restart, waits for it instead of exiting at once."""
+    during a restart, waits for it instead of exiting at once.
+
+    With ``client``, its connection is tried first: a server that is not there is said at once
+    (a call's own retries would take seconds to say anything), and with a back-off that gives
+    up after 0 seconds it is given up at once (UNAVAILABLE)."""
     retries = _Retries(backoff or Backoff())
+    if client is not None:
+        problem = await client.connection_problem()
+        if problem is not None:
+            give_up_after = retries.backoff.give_up_after
+            if give_up_after <= 0:
+                raise SpadesError(
+                    grpc.StatusCode.UNAVAILABLE, f"{problem}: {NOT_THERE_HINT}; gave up"
+                )
+            log.error(
+                "%s: %s; waiting for it up to %.0f s (--retry-for)",
+                problem,
+                NOT_THERE_HINT,
+                give_up_after,
+            )
     while True:
         try:
             return await call()
@@ -104,6 +125,13 @@ async def first_contact(
                 retries.backoff.give_up_after,
             )
             await asyncio.sleep(delay)
+
+
+#: What to do about a server that is not there, said with the problem.
+NOT_THERE_HINT = (
+    "is spades-server running there? (make run starts one on 127.0.0.1:50051; --server names "
+    "another address)"
+)
 
 
 @dataclass

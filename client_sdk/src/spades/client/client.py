@@ -55,6 +55,9 @@ T = TypeVar("T")
 #: QuickMatch, AddHouseBot) when the server could not be reached or did not answer in time:
 #: the same request id goes each time, so a call the server did commit is answered, not redone.
 RETRY_DELAYS: Final[tuple[float, ...]] = (0.25, 0.5, 1.0, 2.0, 4.0)
+#: How long :meth:`Channel.connection_problem` waits for an address that neither accepts nor
+#: refuses a connection.
+CONNECT_PROBE_SECONDS: Final = 5.0
 _RETRIED_CODES: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 
 
@@ -214,6 +217,23 @@ class Channel:
 
     async def close(self) -> None:
         await self._channel.close(None)
+
+    async def connection_problem(self, within: float = CONNECT_PROBE_SECONDS) -> str | None:
+        """Why no connection to the server can be made now, or None once one is made: the
+        channel's own connection attempt, without the retries of a call (which would wait
+        several seconds in silence before saying anything). Nothing listening at the address
+        is known at once; an address that never answers, after ``within`` seconds."""
+        state = self._channel.get_state(try_to_connect=True)
+        try:
+            async with asyncio.timeout(within):
+                while state is not grpc.ChannelConnectivity.READY:
+                    if state is grpc.ChannelConnectivity.TRANSIENT_FAILURE:
+                        return f"nothing answers at {self.address} (the connection failed)"
+                    await self._channel.wait_for_state_change(state)
+                    state = self._channel.get_state(try_to_connect=True)
+        except TimeoutError:
+            return f"no answer from {self.address} within {within:g} s"
+        return None
 
     async def _call(self, call: Awaitable[T]) -> T:
         try:

@@ -142,6 +142,7 @@ async def run(args: argparse.Namespace) -> int:
                         functools.partial(_seat, client, args, name, request_id),
                         args.server,
                         backoff,
+                        client if number == 1 else None,
                     )
                     token, table_id = taken.token, taken.table_id
                     # Not the seat token: it is a bearer secret, and logs get copied around.

@@ -91,6 +91,8 @@ class TableInfo:
     hand_number: int
     sequence: int
     message: lobby_pb2.Table
+    #: Only accounts sit there, and the result changes their ratings.
+    rated: bool = False
 
     @staticmethod
     def from_proto(message: lobby_pb2.Table) -> TableInfo:
@@ -101,6 +103,7 @@ class TableInfo:
             badges=tuple(message.badges),
             private=message.private,
             quick_match=message.quick_match,
+            rated=message.rated,
             status=TABLE_STATUS_NAMES.get(message.status, "unknown"),
             seats=tuple(
                 SeatInfo(

@@ -271,6 +271,9 @@ class AccountRunner:
                             table_id=table_id,
                             account_seat=seat,
                             backoff=self.backoff,
+                            # Both seats of a side (a tournament, a challenge): one tells the
+                            # hands, else each line comes twice.
+                            tell_hands=seat == seats[0],
                         )
                         for seat in seats
                     )

@@ -17,6 +17,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -35,6 +36,22 @@ from spades.v1 import cards_pb2
 
 log = logging.getLogger("spades.bot")
 T = TypeVar("T")
+
+#: The table the running task plays (set by :func:`play_match` for its task), which
+#: :class:`TableInLog` puts on every log line: an account playing several tables at once (and
+#: the bot's own lines, from the decisions) says which table each line is about.
+PLAYING_TABLE: ContextVar[str] = ContextVar("spades_playing_table", default="")
+
+
+class TableInLog(logging.Filter):
+    """Gives every record a ``table`` attribute, ``"table ID: "`` while a task plays a table
+    and ``""`` otherwise, for a format such as ``"%(levelname)s %(table)s%(message)s"``.
+    Attach it to a handler: it then marks the lines of every logger."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        table = PLAYING_TABLE.get()
+        record.table = f"table {table}: " if table else ""
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,9 +217,17 @@ class _SeatPlayer:
     """The state of one seat's play across connections."""
 
     def __init__(
-        self, client: SpadesClient, bot: Bot, token: str, table_id: str, account_seat: int = -1
+        self,
+        client: SpadesClient,
+        bot: Bot,
+        token: str,
+        table_id: str,
+        account_seat: int = -1,
+        tell_hands: bool = True,
     ) -> None:
         self.client = client
+        #: Log each hand's and the match's result (one of an account's seats at a table does).
+        self.tell_hands = tell_hands
         self.bot = bot
         self.token = token
         self.table_id = table_id
@@ -274,11 +299,13 @@ class _SeatPlayer:
         current = tracker.view()
         self.bot.on_event(event, current)
         if isinstance(event, ev.HandScored):
-            log.info(describe_hand(event, current.rules))
+            if self.tell_hands:
+                log.info(describe_hand(event, current.rules))
             self.bot.on_hand_end(event, current)
         elif isinstance(event, ev.MatchEnded):
             self.end = event
-            log.info(describe_end(event, self.seat))
+            if self.tell_hands:
+                log.info(describe_end(event, self.seat))
             self.bot.on_match_end(event, current)
 
     async def _on_prompt(self, connection: SeatConnection, prompt: Prompt) -> None:
@@ -355,9 +382,14 @@ async def play_match(
     table_id: str = "",
     backoff: Backoff | None = None,
     account_seat: int | None = None,
+    tell_hands: bool = True,
 ) -> MatchOutcome:
     """Play the seat of ``seat_token`` with ``bot`` until its match ends; with an empty
     ``seat_token``, the seat ``account_seat`` the client's account holds at ``table_id``.
+
+    Each hand's result and the match's are logged unless ``tell_hands`` is False (a second seat
+    of one account at the table: its lines would repeat the first's). While it plays, the
+    task's log lines name the table (:class:`TableInLog`).
 
     Dropped connections (UNAVAILABLE, a reset stream, a restarting server) are retried with
     exponential back-off; any other refusal raises its :class:`~spades.client.SpadesError`.
@@ -366,8 +398,17 @@ async def play_match(
     if not seat_token and (account_seat is None or not table_id):
         raise ValueError("play a seat token, or an account's seat (table_id and account_seat)")
     player = _SeatPlayer(
-        client, bot, seat_token, table_id, -1 if account_seat is None else account_seat
+        client, bot, seat_token, table_id, -1 if account_seat is None else account_seat, tell_hands
     )
+    # A seat token starts with its table's id (tokens.py: "<table id>.<secret>").
+    playing = PLAYING_TABLE.set(table_id or seat_token.partition(".")[0])
+    try:
+        return await _play_to_the_end(player, retries)
+    finally:
+        PLAYING_TABLE.reset(playing)
+
+
+async def _play_to_the_end(player: _SeatPlayer, retries: _Retries) -> MatchOutcome:
     reconnects = 0
     while True:
         try:

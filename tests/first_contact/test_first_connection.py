@@ -61,7 +61,7 @@ def test_a_bot_started_first_waits_and_its_quick_match_ends(tmp_path: Path) -> N
             bot.wait(10)
     text = output.read_text()
     assert "seated at table" in text
-    hands = [int(number) for number in re.findall(r"INFO hand (\d+): bids", text)]
+    hands = [int(number) for number in re.findall(r"INFO table \S+: hand (\d+): bids", text)]
     assert hands and max(hands) <= 25, hands
     assert "match over" in text
 

@@ -216,3 +216,16 @@ async def test_digits_bid_a_help_line_shows_the_keys_and_leaving_asks_first(addr
             await pilot.press("q", "y")
             await wait_until(pilot, lambda: not app.is_running, "the screen closed")
         assert "a house bot takes your seat" in app.left
+
+
+@pytest.mark.asyncio
+async def test_a_quick_match_seat_shows_what_the_table_waits_for(address: str) -> None:
+    async with SpadesClient(address) as client:
+        ticket = await take_seat(client, parser().parse_args(["--quick-match", "--name", "Q"]))
+        app = PlayScreen(client, ticket)
+        async with app.run_test(size=(120, 50)) as pilot:
+            await pilot.pause()
+            prompt = str(app.query_one("#prompt", Static).content)
+            assert prompt.startswith("Waiting for the match to start: waiting for 3 players; ")
+            assert "house bots fill in " in prompt
+            app.exit()

@@ -61,6 +61,10 @@ def test_a_bot_started_first_waits_and_its_quick_match_ends(tmp_path: Path) -> N
             bot.wait(10)
     text = output.read_text()
     assert "seated at table" in text
+    # The queue said what the table waited for (the house bots' wait is 0.1 s here).
+    assert re.search(
+        r"seated at table \S+ as \w+; waiting for 3 players; house bots fill in 0 s", text
+    )
     hands = [int(number) for number in re.findall(r"INFO table \S+: hand (\d+): bids", text)]
     assert hands and max(hands) <= 25, hands
     assert "match over" in text

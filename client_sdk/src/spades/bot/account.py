@@ -293,7 +293,11 @@ class AccountRunner:
         while not self.stopping.is_set():
             seat = await self.client.quick_match(name, bot=True, rated=True)
             self._queued[seat.table_id] = seat.token  # to give the seat up on stop
-            log.info("in the rated queue: seated at table %s", seat.table_id)
+            log.info(
+                "in the rated queue: seated at table %s%s",
+                seat.table_id,
+                f"; {seat.wait}" if seat.wait is not None else "",
+            )
             while not self.stopping.is_set():
                 task = self._tables.get(seat.table_id)
                 if task is not None and task.done():

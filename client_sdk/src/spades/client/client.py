@@ -134,17 +134,59 @@ class CreatedTable:
 
 @dataclass(frozen=True, slots=True)
 class SeatTicket:
-    """A seat taken: the token (send it to play; shown only once) for ``seat`` at ``table_id``."""
+    """A seat taken: the token (send it to play; shown only once) for ``seat`` at ``table_id``;
+    from a queue, what its table waits for."""
 
     table_id: str
     seat: int
     token: str
+    wait: QueueWait | None = None
 
     @staticmethod
-    def from_proto(message: lobby_pb2.JoinTableResponse) -> SeatTicket:
+    def from_proto(
+        message: lobby_pb2.JoinTableResponse, wait: lobby_pb2.QueueWait | None = None
+    ) -> SeatTicket:
         return SeatTicket(
-            message.table_id, protocol.seat_from_proto(message.seat), message.seat_token
+            message.table_id,
+            protocol.seat_from_proto(message.seat),
+            message.seat_token,
+            QueueWait.from_proto(wait) if wait is not None else None,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class QueueWait:
+    """What a queue's table waits for before its match starts: ``str()`` says it as a person
+    reads it.
+
+    >>> str(QueueWait(3, 30.0))
+    'waiting for 3 players; house bots fill in 30 s'
+    >>> str(QueueWait(1, None))
+    'waiting for 1 player'
+    >>> str(QueueWait(0, None))
+    'the table is full: the match starts'
+    """
+
+    #: The seats still free.
+    players_needed: int
+    #: Seconds until the server fills them with house bots; None if it will not.
+    house_bots_in: float | None
+
+    @staticmethod
+    def from_proto(message: lobby_pb2.QueueWait) -> QueueWait:
+        house = message.house_bots_in.ToTimedelta().total_seconds()
+        return QueueWait(
+            message.players_needed, house if message.HasField("house_bots_in") else None
+        )
+
+    def __str__(self) -> str:
+        if not self.players_needed:
+            return "the table is full: the match starts"
+        players = "player" if self.players_needed == 1 else "players"
+        text = f"waiting for {self.players_needed} {players}"
+        if self.house_bots_in is not None:
+            text += f"; house bots fill in {self.house_bots_in:.0f} s"
+        return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,7 +436,9 @@ class SpadesClient(Channel, AccountCalls, ChallengeCalls, TournamentCalls):
         response = await self._call_with_retries(
             lambda: self.lobby.QuickMatch(request, metadata=self._bearer(), timeout=self.timeout)
         )
-        return SeatTicket.from_proto(response.seat)
+        return SeatTicket.from_proto(
+            response.seat, response.wait if response.HasField("wait") else None
+        )
 
     async def add_house_bot(
         self,

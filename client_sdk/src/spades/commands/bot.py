@@ -152,7 +152,13 @@ async def run(args: argparse.Namespace) -> int:
                     )
                     token, table_id = taken.token, taken.table_id
                     # Not the seat token: it is a bearer secret, and logs get copied around.
-                    log.info("seated at table %s as %s", taken.table_id, SEAT_NAMES[taken.seat])
+                    waiting = f"; {taken.wait}" if taken.wait is not None else ""
+                    log.info(
+                        "seated at table %s as %s%s",
+                        taken.table_id,
+                        SEAT_NAMES[taken.seat],
+                        waiting,
+                    )
                 outcome = await play_match(client, bot, token, table_id=table_id, backoff=backoff)
             except asyncio.CancelledError:  # Ctrl-C (asyncio.run cancels us on SIGINT)
                 if not args.token:

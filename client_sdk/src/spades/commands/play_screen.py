@@ -150,7 +150,7 @@ class PlayScreen(App[int]):
             for seat in range(4):
                 yield Static(seat_name(seat), classes="seat", id=f"seat-{seat}")
         yield Static("", id="trick")
-        yield Static("Waiting for the match to start…", id="prompt")
+        yield Static(self.waiting_text(), id="prompt")
         yield Static("", id="clock")
         # Fixed buttons, relabelled and shown or hidden as the hand and the prompt change:
         # nothing is mounted while playing.
@@ -178,6 +178,11 @@ class PlayScreen(App[int]):
         self.title = f"Spades: table {self.ticket.table_id}, {where}"
         self.set_interval(0.5, self._tick)
         self.run_worker(self._play(), exclusive=True)
+
+    def waiting_text(self) -> str:
+        """Before the match: what the table waits for, when the queue said it."""
+        wait = self.ticket.wait
+        return "Waiting for the match to start" + (f": {wait}" if wait is not None else "…")
 
     def clock_text(self) -> str:
         """The turn's time left while the person is asked (from the prompt's deadline)."""
@@ -261,7 +266,7 @@ class PlayScreen(App[int]):
         if self._begun() and self.view is not None:
             self._show_choices(self.view)
         else:
-            self.query_one("#prompt", Static).update("Waiting for the match to start…")
+            self.query_one("#prompt", Static).update(self.waiting_text())
 
     # -- what the SDK calls ------------------------------------------------------------
 

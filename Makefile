@@ -31,14 +31,15 @@ help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 # The local distributions are named by path (./client_sdk, not spades-sdk), so pip never takes
-# a package of the same name from an index (spades-sdk on PyPI is not ours).
+# a package of the same name from an index (spades-sdk on PyPI is not ours). The SDK comes with
+# its terminal extra (textual): `spades-play` beside `make run` works without a second install.
 $(RUNTIME_STAMP): $(CONSTRAINTS) $(PYPROJECTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	@# spades-bot moved from spades-bots to the SDK: in an older venv, pip's uninstall of the old
 	@# spades-bots, after it wrote the new SDK, would remove the script again. Remove it first.
 	$(PY) -m pip uninstall --yes --quiet spades-bots
-	$(PY) -m pip install --constraint $(CONSTRAINTS) -e ./client_sdk -e ./server -e ./bots
+	$(PY) -m pip install --constraint $(CONSTRAINTS) -e './client_sdk[terminal]' -e ./server -e ./bots
 	touch $@
 
 $(INSTALL_STAMP): $(RUNTIME_STAMP) requirements-dev.txt

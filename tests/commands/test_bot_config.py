@@ -163,6 +163,14 @@ async def test_spades_bot_with_a_config_accepts_a_challenge_and_plays_it_to_the_
         text = output.decode()
         assert process.returncode == 0, text
         assert "1 challenge(s) accepted, 1 declined, 2 seat(s) played" in text, text
+        # The bot holds East and West: each hand is told once, and every line of the play
+        # names the table.
+        table_id = accepted.table_id
+        hands = [line for line in text.splitlines() if ": bids " in line]
+        assert hands and all(f"INFO table {table_id}: hand " in line for line in hands), text
+        assert len(hands) == len({line.split(": bids")[0] for line in hands}), text
+        (end,) = [line for line in text.splitlines() if "match over" in line]
+        assert f"table {table_id}: match over" in end
 
 
 OPERATOR = "operator-token-for-bot-config-tests-0123456789"

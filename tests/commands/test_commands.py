@@ -72,6 +72,21 @@ def test_spades_tables_lists_the_lobby(server: ServerProcess) -> None:
     assert finished.stdout.strip() == "No tables."
 
 
+def test_spades_tables_marks_rated_tables(server: ServerProcess) -> None:
+    async def open_rated() -> str:
+        async with SpadesClient(server.address) as client:
+            return (await client.create_table("Ladder", Rules(), rated=True)).table_id
+
+    rated = asyncio.run(open_rated())
+    plain = asyncio.run(open_table(server.address, "Friendly", 0))
+    lines = run("spades-tables", "--server", server.address).stdout.splitlines()
+    (rated_line,) = [line for line in lines if line.startswith(rated)]
+    (plain_line,) = [line for line in lines if line.startswith(plain)]
+    assert "Ladder (rated)" in rated_line and "(rated)" not in plain_line
+    listed = json.loads(run("spades-tables", "--server", server.address, "--json").stdout)
+    assert {table["table_id"]: table["rated"] for table in listed} == {rated: True, plain: False}
+
+
 def test_spades_watch_tells_a_match_to_its_end(server: ServerProcess) -> None:
     table_id = asyncio.run(open_table(server.address, "Watched", 4, max_hands=1))
     ran = run("spades-watch", table_id, "--server", server.address)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.operations.server_process import ServerProcess, clean_environment, spades_server
+from tests.support.processes import ServerProcess, clean_environment, spades_server
 
 BIN = Path(sys.executable).parent
 PASSWORD = "a long and secret passphrase"

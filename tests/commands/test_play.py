@@ -4,16 +4,20 @@ person takes a seat beside three house bots and plays a whole hand by pressing b
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
 from textual.widgets import Button, DataTable, Static
 
 from spades.client import SpadesClient
-from spades.commands.play import PlayScreen, parser, take_seat
-from spades.engine import Rules
+from spades.commands.play import parser, take_seat
+from spades.commands.play_screen import PlayScreen
+from spades.engine import Bid, Rules
 from spades_server.app.server import SpadesServer
 from spades_server.ops.settings import Settings
 
@@ -129,3 +133,99 @@ async def test_a_refused_seat_is_a_message(address: str) -> None:
         with pytest.raises(Exception, match="no-such-table"):
             await take_seat(client, arguments)
     await asyncio.sleep(0)
+
+
+def test_the_spades_command_starts_without_textual() -> None:
+    """textual is imported by `spades play` when it runs, not by every subcommand's start."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, spades.commands.spades, spades.commands.play; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert loaded.stdout.strip() == "[]", loaded.stdout
+
+
+def test_without_textual_the_hint_names_this_installations_pip(tmp_path: Path) -> None:
+    # None in sys.modules makes `import textual` fail, as when the extra is not installed.
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.modules['textual'] = None; "
+            "from spades.commands.spades import main; sys.exit(main(['play', '--new-table']))",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert ran.returncode == 2, ran.stderr
+    pip = Path(sys.executable).parent / "pip"
+    assert f"needs textual, the SDK's terminal extra: {pip} install" in ran.stderr, ran.stderr
+    assert "Traceback" not in ran.stderr
+
+
+async def wait_until(pilot: Any, condition: Callable[[], bool], what: str) -> None:
+    """Pause the pilot until ``condition()`` holds (bounded: a stuck screen fails the test)."""
+    for _ in range(1200):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"never: {what}")
+
+
+@pytest.mark.asyncio
+async def test_a_person_is_seated_south_unless_south_is_taken(address: str) -> None:
+    async with SpadesClient(address) as client:
+        table_id = (await client.create_table("South", Rules())).table_id
+        arguments = parser().parse_args(["--table", table_id, "--name", "Pat"])
+        assert (await take_seat(client, arguments)).seat == 2  # South, as the web seats a person
+        arguments = parser().parse_args(["--table", table_id, "--name", "Sam"])
+        assert (await take_seat(client, arguments)).seat in (0, 1, 3)  # South is Pat's
+
+
+@pytest.mark.asyncio
+async def test_digits_bid_a_help_line_shows_the_keys_and_leaving_asks_first(address: str) -> None:
+    async with SpadesClient(address) as client:
+        table_id = (await client.create_table("Keys", Rules(max_hands=1))).table_id
+        arguments = parser().parse_args(["--table", table_id, "--house-bots", "3"])
+        ticket = await take_seat(client, arguments)
+        app = PlayScreen(client, ticket)
+        async with app.run_test(size=(120, 50)) as pilot:
+            await wait_until(pilot, lambda: app.asking == "bid", "asked to bid")
+            assert "Type your bid: 0 is Nil" in str(app.query_one("#help", Static).content)
+            await pilot.press("1")  # 1, 10, 11, 12 or 13: it waits for Enter or a digit
+            assert app.asking == "bid"
+            assert "Your bid: 1_" in str(app.query_one("#prompt", Static).content)
+            await pilot.press("enter")
+            await wait_until(
+                pilot, lambda: app.view is not None and app.view.bids[2] == Bid(1), "the bid of 1"
+            )
+            await pilot.press("q")
+            question = str(app.query_one("#prompt", Static).content)
+            assert "Leave the table? A house bot will take your seat" in question
+            await pilot.press("n")  # stays
+            assert not app.confirming and app.is_running
+            await pilot.press("q", "y")
+            await wait_until(pilot, lambda: not app.is_running, "the screen closed")
+        assert "a house bot takes your seat" in app.left
+
+
+@pytest.mark.asyncio
+async def test_a_quick_match_seat_shows_what_the_table_waits_for(address: str) -> None:
+    async with SpadesClient(address) as client:
+        ticket = await take_seat(client, parser().parse_args(["--quick-match", "--name", "Q"]))
+        app = PlayScreen(client, ticket)
+        async with app.run_test(size=(120, 50)) as pilot:
+            await pilot.pause()
+            prompt = str(app.query_one("#prompt", Static).content)
+            assert prompt.startswith("Waiting for the match to start: waiting for 3 players; ")
+            assert "house bots fill in " in prompt
+            app.exit()

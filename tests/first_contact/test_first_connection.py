@@ -54,6 +54,41 @@ def test_a_bot_started_first_waits_and_its_quick_match_ends(tmp_path: Path) -> N
             bot.wait(10)
     text = output.read_text()
     assert "seated at table" in text
-    hands = [int(number) for number in re.findall(r"INFO hand (\d+): bids", text)]
+    # The queue said what the table waited for (the house bots' wait is 0.1 s here).
+    assert re.search(
+        r"seated at table \S+ as \w+; waiting for 3 players; house bots fill in 0 s", text
+    )
+    hands = [int(number) for number in re.findall(r"INFO table \S+: hand (\d+): bids", text)]
     assert hands and max(hands) <= 25, hands
     assert "match over" in text
+
+
+def test_a_server_that_is_not_there_is_said_on_the_first_line(tmp_path: Path) -> None:
+    """Before the retries (whose call alone takes seconds to fail), the first line says no
+    server answers and what to do."""
+    address = f"127.0.0.1:{free_port()}"
+    output = tmp_path / "bot.out"
+    bot = start_bot(output, "--server", address, "--quick-match")
+    try:
+        wait_for_text(output, "\n", 30)
+    finally:
+        bot.kill()
+        bot.wait(10)
+    first = output.read_text().splitlines()[0]
+    assert f"ERROR nothing answers at {address}" in first, first
+    assert "is spades-server running there?" in first and "up to 120 s (--retry-for)" in first
+
+
+def test_retry_for_zero_gives_up_on_a_server_that_is_not_there() -> None:
+    address = f"127.0.0.1:{free_port()}"
+    ran = subprocess.run(
+        [str(SPADES_BOT), "--server", address, "--quick-match", "--retry-for", "0"],
+        capture_output=True,
+        text=True,
+        env=clean_environment(),
+        timeout=60,
+    )
+    assert ran.returncode == 1
+    (line,) = ran.stderr.splitlines()
+    assert f"UNAVAILABLE: nothing answers at {address}" in line and line.endswith("gave up")
+    assert "cannot reach" not in ran.stderr  # no retry was made

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LOCAL_DISTRIBUTIONS = ("./client_sdk", "./server", "./bots")
+#: The SDK with its terminal extra: `spades-play` works beside `make run` with nothing more.
+LOCAL_DISTRIBUTIONS = ("'./client_sdk[terminal]'", "./server", "./bots")
 
 
 def planned(target: str) -> list[str]:

@@ -145,7 +145,7 @@ def banner_commands(server: ServerProcess) -> list[str]:
     found = []
     for line in server.banner:
         matched = _BANNER_COMMAND.match(line)
-        if matched and not line.lstrip().startswith(("metrics:", "stop:", "web:")):
+        if matched and not line.lstrip().startswith(("metrics:", "stop:", "web:", "admin:")):
             found.append(matched[1].split("   (")[0].strip())
     return found
 

@@ -113,6 +113,48 @@ def test_a_busy_port_is_a_clear_error(tmp_path: Path, served: ServerProcess) -> 
     assert f"cannot listen on {served.address}" in ran.stderr
 
 
+def test_a_second_server_hears_of_every_busy_port_at_once(
+    tmp_path: Path, served: ServerProcess
+) -> None:
+    web_address = served.web_url.removeprefix("http://").rstrip("/")
+    metrics_address = served.metrics_url.removeprefix("http://").removesuffix("/metrics")
+    ran = subprocess.run(
+        [str(SERVER), "--listen", served.address, "--web", web_address],
+        capture_output=True,
+        text=True,
+        env=clean_environment(
+            SPADES_DATABASE=str(tmp_path / "other.db"), SPADES_METRICS=metrics_address
+        ),
+        timeout=30,
+    )
+    assert ran.returncode == 2
+    (line,) = ran.stderr.strip().splitlines()
+    assert f"cannot listen on {served.address}: the port is in use" in line
+    assert f"cannot serve the web port on {web_address}: the port is in use" in line
+    assert f"cannot serve metrics on {metrics_address}: the port is in use" in line
+    assert "--web off" in line and "--metrics off" in line
+
+
+def test_the_banner_says_whether_admin_is_on_and_how_to_turn_it_on(
+    tmp_path: Path, served: ServerProcess
+) -> None:
+    (off,) = [line for line in served.banner if line.lstrip().startswith("admin:")]
+    assert "off (turn it on: SPADES_OPERATOR_TOKEN=$(openssl rand -hex 32) " in off
+    env = clean_environment(SPADES_OPERATOR_TOKEN="an-operator-token-for-the-banner-test-0123456")
+    with spades_server(
+        tmp_path / "admin.log",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics",
+        "off",
+        "--database",
+        str(tmp_path / "admin.db"),
+        env=env,
+    ) as admin:
+        (on,) = [line for line in admin.banner if line.lstrip().startswith("admin:")]
+    assert on.split()[1] == "on" and "spades-admin list" in on
+
+
 def test_the_environment_configured_the_running_server(served: ServerProcess) -> None:
     banner = "\n".join(served.banner)
     assert served.address.startswith("127.0.0.1:") and not served.address.endswith(":0")

@@ -15,8 +15,8 @@ import asyncio
 import itertools
 import random
 import re
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import grpc

@@ -25,8 +25,8 @@ from spades_server.domain.decisions import decide_join, decide_new_table
 from spades_server.domain.tables import Decided, Table
 from spades_server.store.table_store import TableStore
 from tests.support.backends import require_postgres
-from tests.support.followers import two_logs, until_followed
 from tests.support.clients import clients
+from tests.support.followers import two_logs, until_followed
 from tests.support.servers import replicas
 
 pytestmark = pytest.mark.asyncio

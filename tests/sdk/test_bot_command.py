@@ -328,3 +328,36 @@ def test_every_sdk_command_takes_tls_ca(command: str, capsys: pytest.CaptureFixt
         module.main(["--help"])
     assert exited.value.code == 0
     assert "--tls-ca FILE" in capsys.readouterr().out
+
+
+@pytest.mark.asyncio
+async def test_a_mistaken_bot_name_lists_the_named_bots_or_the_modules_classes(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "mybot.py").write_text(AUTHOR_BOT)
+    nowhere = ["--quick-match", "--server", "127.0.0.1:1"]
+    code, output = await run([str(SPADES_BOT), "--bot", "bogus", *nowhere], tmp_path)
+    assert code == 2, output
+    (line,) = output.strip().splitlines()
+    assert "no bot is named 'bogus': the named bots are heuristic, random, search;" in line
+    code, output = await run([str(SPADES_BOT), "--bot", "mybot:Missing", *nowhere], tmp_path)
+    assert code == 2, output
+    (line,) = output.strip().splitlines()
+    assert "mybot has no class 'Missing' (its bot classes: MyBot)" in line
+
+
+@pytest.mark.asyncio
+async def test_a_bot_without_a_name_is_shown_by_its_class_name(
+    tmp_path: Path, client: SpadesClient, server: SpadesServer
+) -> None:
+    (tmp_path / "mybot.py").write_text(AUTHOR_BOT)  # MyBot keeps Bot's default name, "bot"
+    created = await client.create_table("unnamed", Rules(max_hands=1))
+    command = [str(SPADES_BOT), "--bot", "mybot:MyBot", "--server", f"127.0.0.1:{server.port}"]
+    bot = asyncio.create_task(run([*command, "--table", created.table_id], tmp_path))
+    await _wait_for_seat(client, created.table_id, 0)
+    assert (await client.get_table(created.table_id)).seats[0].player_name == "MyBot"
+    await asyncio.wait_for(
+        play_the_other_seats(client, created.table_id, ["east", "south", "west"]), MATCH_TIMEOUT
+    )
+    code, output = await bot
+    assert code == 0, output

@@ -7,6 +7,9 @@ choice bids 1 and plays the cheapest legal card instead.
 from __future__ import annotations
 
 import asyncio
+import logging
+
+import pytest
 
 from spades.bot import Bot, BotView, Decision, decide
 from spades.engine import (
@@ -53,3 +56,24 @@ def test_an_illegal_card_is_replaced_by_the_clocks_card() -> None:
     assert note == ""
     assert replaced and action == automatic_action(state)
     assert isinstance(action, PlayCard)
+
+
+def test_a_raised_traceback_is_logged_once_then_a_line_a_repeat(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    state, _ = seated_match(Rules(), seed=bytes(32))
+    view = on_turn(state)
+    bot = Broken()
+    with caplog.at_level(logging.ERROR, logger="spades.bot"):
+        for _ in range(3):
+            assert asyncio.run(decide(bot, view)) == (BID[1], True)
+    first, *repeats = [record for record in caplog.records if "Broken raised" in record.message]
+    assert first.exc_info is not None and "Traceback" in caplog.text
+    assert caplog.text.count("Traceback") == 1
+    assert [record.exc_info for record in repeats] == [None, None]
+    assert "Broken raised RuntimeError again at test_fallback.py:" in repeats[0].message
+    assert "(3 times; traceback above): no idea; playing bid 1 instead" in repeats[1].message
+    caplog.clear()
+    with caplog.at_level(logging.ERROR, logger="spades.bot"):
+        asyncio.run(decide(Broken(), view))  # another bot: its own first traceback
+    assert caplog.text.count("Traceback") == 1

@@ -8,9 +8,10 @@ import grpc
 import pytest
 
 from spades.v1 import account_pb2, account_pb2_grpc
-from tests.backends import Storages
-from tests.server.harness import log_head, rpc_error, running_server
-from tests.server.refusals import assert_call_refused
+from tests.support.backends import Storages
+from tests.support.clients import rpc_error
+from tests.support.refusals import assert_call_refused
+from tests.support.servers import log_head, running_server
 
 pytestmark = pytest.mark.asyncio
 

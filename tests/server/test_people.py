@@ -15,9 +15,10 @@ from spades.v1 import account_pb2, account_pb2_grpc, cards_pb2, lobby_pb2
 from spades_server.domain import passwords, sessions
 from spades_server.domain.accounts import Account
 from spades_server.store import account_store, codecs
-from tests.backends import POSTGRES_DSN, LogStorage, Storages
-from tests.server.harness import Client, log_head, rpc_error, running_server
-from tests.server.refusals import assert_call_refused, call_status
+from tests.support.backends import POSTGRES_DSN, LogStorage, Storages
+from tests.support.clients import Client, rpc_error
+from tests.support.refusals import assert_call_refused, call_status
+from tests.support.servers import log_head, running_server
 
 pytestmark = pytest.mark.asyncio
 

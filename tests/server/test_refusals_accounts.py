@@ -28,9 +28,9 @@ from spades_server.app.server import SpadesServer
 from spades_server.domain.tournaments import MAX_ENTRANTS
 from tests.support.backends import Storages
 from tests.support.clients import Client
-from tests.support.servers import running_server
 from tests.support.provoked import refused_unchanged
 from tests.support.seats import bid
+from tests.support.servers import running_server
 
 Code = grpc.StatusCode
 Metadata = tuple[tuple[str, str], ...]

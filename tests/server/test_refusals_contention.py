@@ -47,9 +47,9 @@ from spades_server.domain import accounts, challenges, table_events, tournaments
 from spades_server.store.repository import Repository
 from tests.support.backends import POSTGRES_DSN, LogStorage, head_position, require_postgres
 from tests.support.clients import READ_TIMEOUT, TOKEN_KEY, Client, current_view, rpc_error
-from tests.support.servers import running_server
 from tests.support.refusals import assert_action_refused, assert_call_refused
 from tests.support.seats import bid
+from tests.support.servers import running_server
 
 Code = grpc.StatusCode
 OPERATOR = "operator token for the contention tests"

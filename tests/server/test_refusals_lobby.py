@@ -17,8 +17,8 @@ from spades_server.api.admin import MAX_DEALS
 from spades_server.app.server import SpadesServer
 from tests.support.backends import LogStorage, Storages
 from tests.support.clients import Client
-from tests.support.servers import running_server
 from tests.support.provoked import refused_unchanged
+from tests.support.servers import running_server
 
 Code = grpc.StatusCode
 OPERATOR = "operator token for the refusal tests"

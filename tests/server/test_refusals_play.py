@@ -15,11 +15,10 @@ from spades.v1 import actions_pb2, lobby_pb2, play_pb2, view_pb2
 from spades_server.app.server import SpadesServer
 from tests.support.backends import Storages
 from tests.support.clients import TOKEN_KEY, Client, SeatStream, current_view, stream_error
-from tests.support.servers import create_admin_table, log_head, running_server
-from tests.support.seats import play_turns
 from tests.support.provoked import action_refused_unchanged, refused_unchanged
 from tests.support.refusals import assert_action_refused
-from tests.support.seats import bid, play
+from tests.support.seats import bid, play, play_turns
+from tests.support.servers import create_admin_table, log_head, running_server
 
 Code = grpc.StatusCode
 NIL = actions_pb2.Action(bid=actions_pb2.Bid(kind=actions_pb2.Bid.KIND_NIL))

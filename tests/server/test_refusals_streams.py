@@ -16,9 +16,9 @@ from spades.engine import Rules
 from spades.v1 import account_pb2, account_pb2_grpc, play_pb2, play_pb2_grpc
 from tests.support.backends import Storages, head_position
 from tests.support.clients import READ_TIMEOUT, Client
-from tests.support.servers import log_head, new_server, running_server
-from tests.support.seats import play_turns
 from tests.support.refusals import assert_call_refused
+from tests.support.seats import play_turns
+from tests.support.servers import log_head, new_server, running_server
 
 Code = grpc.StatusCode
 #: A channel whose stream window is about 1 KiB and does not grow (tests/faults/

@@ -15,8 +15,8 @@ from spades.engine import Clock, Rules
 from spades.v1 import cards_pb2, lobby_pb2
 from tests.support.backends import Storages
 from tests.support.clients import Client
-from tests.support.servers import log_events, running_server
 from tests.support.refusals import assert_action_refused
+from tests.support.servers import log_events, running_server
 
 Code = grpc.StatusCode
 #: Turns short enough that the test's player times out soon.

@@ -27,10 +27,17 @@ from spades_server.api.web import frame, unframe
 from spades_server.app.server import SpadesServer
 from spades_server.ops.settings import Settings
 from tests.support.backends import LogStorage, Storages
-from tests.support.clients import READ_TIMEOUT, TOKEN_KEY, Client, SeatStream, current_view, rpc_error
+from tests.support.clients import (
+    READ_TIMEOUT,
+    TOKEN_KEY,
+    Client,
+    SeatStream,
+    current_view,
+    rpc_error,
+)
+from tests.support.refusals import assert_action_refused, assert_call_refused
 from tests.support.seats import choices_of
 from tests.support.servers import log_entries, log_head, running_server
-from tests.support.refusals import assert_action_refused, assert_call_refused
 
 #: In every note of these tests: found nowhere but in the finished match's record.
 MARKER = "sealed-note-c41f"

@@ -11,8 +11,8 @@ import pytest
 from spades.v1 import account_pb2, account_pb2_grpc
 from spades_server.domain import errors, sessions
 from spades_server.domain.accounts import Account, AccountDecided, AccountEntry
-from tests.server.harness import Client
-from tests.server.refusals import assert_call_refused
+from tests.support.clients import Client
+from tests.support.refusals import assert_call_refused
 
 DAY = 24 * 3600.0
 SIGNED_IN_AT = 1_000_000.0

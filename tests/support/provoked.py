@@ -15,8 +15,8 @@ from spades.client import ErrorDetails
 from spades.v1 import actions_pb2
 from spades_server.app.server import SpadesServer
 from tests.support.clients import SeatStream
-from tests.support.servers import log_head
 from tests.support.refusals import assert_action_refused, assert_call_refused
+from tests.support.servers import log_head
 
 #: The assertions of a refusal a provoked code is counted through, each with the position of
 #: its ``reason_code`` argument: these two (status, reason code, nothing written),

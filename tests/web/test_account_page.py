@@ -11,10 +11,8 @@ import pytest
 from playwright.async_api import Browser
 
 from spades.client import SpadesClient
-from tests.web.conftest import web_server
-from tests.web.test_browser import browser, require_site, shoot
-
-__all__ = ["browser"]  # the browser fixture, shared with the other browser tests
+from tests.support.browser import require_site, shoot
+from tests.support.servers import web_server
 
 pytestmark = pytest.mark.asyncio
 

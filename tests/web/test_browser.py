@@ -32,6 +32,18 @@ from spades_server.ops.settings import Settings
 from tests.support.browser import require_site, shoot
 from tests.support.servers import web_server
 
+#: What the page writes between two sides' scores (an en dash), and before a negative one (a minus).
+DASH, MINUS = "\u2013", "\u2212"
+
+
+def shown_score(text: str) -> int:
+    """A score as the page shows it: "134", or a negative one in brackets after a minus sign."""
+    return (
+        -int(text.removeprefix(f"({MINUS}").removesuffix(")"))
+        if text.startswith("(")
+        else int(text)
+    )
+
 
 @pytest_asyncio.fixture
 async def server(tmp_path: Path) -> AsyncIterator[SpadesServer]:
@@ -95,10 +107,11 @@ async def test_a_spectator_opens_a_table_of_house_bots_and_follows_it_to_the_end
     # The score table after each hand matches the server's scoring.
     for hand in scored:
         row = page.locator(f"tr[data-hand='{hand.hand_number}'] td.total")
-        totals = [int(text) for text in await row.all_inner_texts()]
+        totals = [shown_score(text) for text in await row.all_inner_texts()]
         assert totals == [side.total_score for side in hand.sides]
     (ended,) = [event.match_ended for event in events if event.HasField("match_ended")]
-    assert " \u2013 ".join(str(score) for score in ended.final_scores) in status  # en dash
+    shown = [f"({MINUS}{-score})" if score < 0 else str(score) for score in ended.final_scores]
+    assert f" {DASH} ".join(shown) in status
     await shoot(page, "score-table")
 
     # The lobby now lists the table as finished.
@@ -741,7 +754,7 @@ async def test_a_spectator_page_resumes_where_it_stopped_after_the_server_restar
         assert shown == won_by_seat and sum(shown) == 13
         assert await page.locator(".score-table tbody tr").count() == 1
         row = page.locator("tr[data-hand='1'] td.total")
-        assert [int(text) for text in await row.all_inner_texts()] == [
+        assert [shown_score(text) for text in await row.all_inner_texts()] == [
             side.total_score for side in scored.sides
         ]
         assert not failures, failures
@@ -835,3 +848,55 @@ async def test_a_person_offered_blind_nil_chooses_by_button_before_seeing_the_ca
     ]
     assert not choice.blind  # the button pressed: look
     assert not failures, failures
+
+
+class OneEach(RandomBot):
+    """Bids 1 whatever it holds (four such bids leave nine tricks over: bags)."""
+
+    def bid(self, view: BotView) -> int:
+        return 1
+
+
+@pytest.mark.asyncio
+async def test_the_table_page_heads_with_its_name_and_score_and_marks_penalties(
+    server: SpadesServer, browser: Browser
+) -> None:
+    """A bag limit of 1: nine overtricks among the sides, so a side pays the penalty and its
+    score goes below zero; the page shows both as the command line does."""
+    address = f"127.0.0.1:{server.port}"
+    async with SpadesClient(address) as client:
+        rules = Rules(max_hands=1, bag_limit=1)
+        table_id = (await client.create_table("Penalty corner", rules)).table_id
+        tickets = [await client.join_table(table_id, f"One {seat}", seat=seat) for seat in range(4)]
+        await asyncio.gather(*(play_match(client, OneEach(), t.token) for t in tickets))
+    page = await browser.new_page(viewport={"width": 1100, "height": 900})
+    await page.goto(f"{server.web_url}#/table/{table_id}")
+    await page.locator(".status.match-over").wait_for()
+    assert await page.locator(".table-name").inner_text() == "Penalty corner"
+    running = await page.locator(".running-score").inner_text()
+    assert re.fullmatch(f"North{DASH}South \\S+ {DASH} East{DASH}West \\S+", running), running
+    assert f"({MINUS}" in running  # a side below zero, in brackets with a minus sign
+    assert f"({MINUS}" in await page.locator(".status.match-over").inner_text()
+    bags = await page.locator(".score-table td.bags").all_inner_texts()
+    assert any(re.fullmatch(r"\d+ \(-\d+00\)", text) for text in bags), bags
+    totals = await page.locator(".score-table td.total").all_inner_texts()
+    assert any(text.startswith(f"({MINUS}") for text in totals), totals
+    await shoot(page, "table-penalties")
+
+
+@pytest.mark.asyncio
+async def test_a_quick_match_table_says_what_it_waits_for(tmp_path: Path, browser: Browser) -> None:
+    require_site()
+    async with web_server(
+        tmp_path / "tables.db", house_bots=8, quick_match_fill_after=120
+    ) as served:
+        page = await browser.new_page()
+        await page.goto(served.web_url)
+        await page.fill("input[name=player]", "Wren")
+        await page.click("button[name=quick-match]")
+        await page.wait_for_url(re.compile(r"#/play/"))
+        status = page.locator(".status", has_text="Waiting for 3 more players")
+        await status.wait_for()
+        text = await status.inner_text()
+        assert re.fullmatch(r"Waiting for 3 more players; house bots fill in \d+ s\.", text), text
+        await shoot(page, "quick-match-waiting")

@@ -52,6 +52,9 @@ async def test_the_tournament_pages_show_the_standings_and_the_rounds(
                 await row.wait_for()
                 assert "entering" in await row.inner_text()
                 assert await row.locator("td.entrants").inner_text() == "2"
+                # No match played: nobody leads (a tie of every entrant, or nothing yet).
+                leader = await row.locator("td.leader").inner_text()
+                assert leader in ("", "tied: Heuristic A, Random A"), leader
                 # The tournament's page, opened while it is entering, is left open from here on.
                 await row.locator("a").click()
                 heading = page.locator(f"h1[data-tournament-id='{cup.tournament_id}']")
@@ -98,6 +101,9 @@ async def test_the_tournament_pages_show_the_standings_and_the_rounds(
             ]
             assert links == expected and len(links) == 6
             assert await page.locator(".crosstable tbody tr").count() == 3
+            # Every column of the standings has a heading, the last one too.
+            headings = await texts(page, ".standings thead th")
+            assert headings[-1] == "House bot" and all(headings), headings
             assert "seed revealed" in await page.locator(".seed").inner_text()
             assert final.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
             await shoot(page, "tournament")
@@ -106,4 +112,19 @@ async def test_the_tournament_pages_show_the_standings_and_the_rounds(
             row = page.locator(f"tr.tournament[data-tournament-id='{cup.tournament_id}']")
             await row.wait_for()
             assert "finished" in await row.inner_text()
+            first, second = final.standings.lines[:2]
+            level = (first.match_points, first.duplicate_points, first.won) == (
+                second.match_points,
+                second.duplicate_points,
+                second.won,
+            ) and first.substituted_matches == second.substituted_matches
+            leader = await row.locator("td.leader").inner_text()
+            assert leader.startswith("tied: ") if level else leader == first.name, leader
+            # A tournament's table links back to its tournament.
+            await page.goto(server.web_url + expected[0])
+            back = page.locator(".tournament-link a")
+            await back.wait_for()
+            assert await back.get_attribute("href") == f"#/tournament/{cup.tournament_id}"
+            assert await back.inner_text() == "Web Cup"
+            await shoot(page, "tournament-table")
             assert failures == []

@@ -20,6 +20,7 @@ import { h, replace } from "./dom.js";
 import { describe } from "./errors.js";
 import { holder, leaderboardHref } from "./ratings.js";
 import { openRecordFile } from "./record.js";
+import { fillKey } from "./table.js";
 import { VARIATION_CONTROLS, type VariationControl } from "./variations.generated.js";
 
 const STATUS_LABELS: Record<number, string> = {
@@ -235,6 +236,9 @@ async function quickMatch(clients: SpadesClients, playerName: string, message: H
     const seat = matched.seat;
     if (!seat) throw new Error("the server gave no seat");
     sessionStorage.setItem(seatKey(seat.tableId), seat.seatToken);
+    // What the table waits for (QuickMatchResponse.wait): its page counts the house bots' wait.
+    const fillIn = matched.wait?.houseBotsIn;
+    if (fillIn) sessionStorage.setItem(fillKey(seat.tableId), String(Date.now() + Number(fillIn.seconds) * 1000));
     location.hash = `#/play/${encodeURIComponent(seat.tableId)}`;
   } catch (error) {
     message.textContent = `Quick match failed: ${describe(error)}`;

@@ -32,14 +32,20 @@ import {
   type TurnPrompt,
   watchTable,
 } from "@spades/client";
+import { getTournament, tournamentsPage } from "@spades/client";
 import { h, replace } from "./dom.js";
 import { describe } from "./errors.js";
 import { holder } from "./ratings.js";
+import { tournamentHref } from "./tournaments.js";
 
-/** The table as the lobby lists it: the accounts at its seats, whether it is rated. */
+/** The table as the lobby lists it: its name, the accounts at its seats, whether it is rated,
+ * and the tournament it belongs to (found once, for a table named like a tournament's). */
 interface Listing {
+  tableId: string;
+  name: string;
   rated: boolean;
   seats: Map<Seat, SeatStatus>;
+  tournament: { id: string; name: string } | undefined;
   /** Draws the page again (once the listing changed). */
   redraw: () => void;
 }
@@ -51,10 +57,49 @@ async function relist(clients: SpadesClients, tableId: string, listing: Listing,
     if (!table) return;
     listing.rated = table.rated;
     listing.seats = new Map(table.seats.map((seat) => [seat.seat, seat]));
+    const first = !listing.name;
+    listing.name = table.name;
     listing.redraw();
+    if (first && TOURNAMENT_TABLE_NAME.test(table.name)) await findTournament(clients, tableId, listing);
   } catch {
     // The listing only adds links and badges: the page works without it.
   }
+}
+
+/** A tournament's tables are named "NAME R<round> P<pairing> T<leg>" (the tournament driver). */
+const TOURNAMENT_TABLE_NAME = / R\d+ P\d+ T\d+$/;
+
+/** The tournament whose pairings hold the table, among the latest ones named as the table's
+ * name begins (the list leaves the pairings out: each candidate is fetched whole). */
+async function findTournament(clients: SpadesClients, tableId: string, listing: Listing): Promise<void> {
+  const page = await tournamentsPage(clients, "", 50);
+  const named = listing.name.replace(TOURNAMENT_TABLE_NAME, "");
+  for (const listed of page.tournaments) {
+    if ((listed.settings?.name ?? "").slice(0, 40) !== named) continue;
+    const tournament = await getTournament(clients, listed.tournamentId);
+    const rounds = tournament.pairings.flatMap((round) => round.pairings);
+    if (rounds.some((pairing) => pairing.tableIds.includes(tableId))) {
+      listing.tournament = { id: tournament.tournamentId, name: tournament.settings?.name ?? tournament.tournamentId };
+      listing.redraw();
+      return;
+    }
+  }
+}
+
+/** A score as a person reads it beside another: a negative one in brackets, with a real minus
+ * sign ("134 – (−78)"). */
+export function scoreText(score: number): string {
+  return score < 0 ? `(−${-score})` : String(score);
+}
+
+/** The sides' names in the order of the scores: a hand's result says them; before the first,
+ * the partnerships (or each seat alone at a three-player table). */
+function sideNames(state: TableState): string[] {
+  const sides = state.handResults[0]?.sides;
+  if (sides) return sides.map(sideName);
+  const players = state.rules?.players ?? 4;
+  if (players === 4) return ["North–South", "East–West"];
+  return Array.from({ length: players }, (_, index) => seatName(seatAt(index)));
 }
 
 function seatsChanged(kind: string | undefined): boolean {
@@ -79,7 +124,7 @@ export function tablePage(
 ): void {
   const view = h("section", { class: "table-view", "data-table-id": tableId }, h("p", {}, "Connecting…"));
   replace(root, view);
-  const listing: Listing = { rated: false, seats: new Map(), redraw: () => undefined };
+  const listing: Listing = { tableId, name: "", rated: false, seats: new Map(), tournament: undefined, redraw: () => undefined };
   void relist(clients, tableId, listing, signal);
   if (token) void play(clients, tableId, token, view, signal, connection, listing);
   else void follow(clients, tableId, view, signal, connection, listing);
@@ -93,8 +138,22 @@ function tickClocks(view: HTMLElement, signal: AbortSignal): void {
     for (const clock of view.querySelectorAll<HTMLElement>(".clock[data-deadline]")) {
       clock.textContent = clockText(Number(clock.dataset.deadline));
     }
+    for (const fill of view.querySelectorAll<HTMLElement>(".fill-in[data-deadline]")) {
+      fill.textContent = fillText(Number(fill.dataset.deadline));
+    }
   }, 1000);
   signal.addEventListener("abort", () => clearInterval(timer));
+}
+
+/** Where the lobby keeps when house bots fill a queue's table (ms since the epoch), for the
+ * table's page to count down while it waits. */
+export function fillKey(tableId: string): string {
+  return `spades-fill:${tableId}`;
+}
+
+function fillText(deadlineMillis: number): string {
+  const left = Math.max(0, Math.ceil((deadlineMillis - Date.now()) / 1000));
+  return `house bots fill in ${left} s`;
 }
 
 function clockText(deadlineMillis: number): string {
@@ -224,6 +283,7 @@ function render(
   const seats = Array.from({ length: players }, (_, index) => seatAt(index));
   replace(
     view,
+    heading(state, listing),
     status(state, listing),
     h("div", { class: `felt players-${players}` },
       ...seats.map((seat) => seatPanel(state, seat, listing)),
@@ -313,23 +373,42 @@ function seatControls(seated: Seated, send: (action: Action) => void, redraw: ()
   );
 }
 
+/** The top of the page: the table's name (and its tournament), and the running score. */
+function heading(state: TableState, listing: Listing): HTMLElement {
+  const names = sideNames(state);
+  const scores = names.map((name, index) => `${name} ${scoreText(state.scores[index] ?? 0)}`);
+  return h("header", { class: "table-heading" },
+    h("h1", { class: "table-name" }, listing.name || "Table"),
+    listing.tournament
+      ? h("p", { class: "tournament-link" }, "A table of ",
+        h("a", { href: tournamentHref(listing.tournament.id) }, listing.tournament.name))
+      : null,
+    h("p", { class: "running-score", "aria-label": "score" }, scores.join(" – ")),
+  );
+}
+
 function status(state: TableState, listing: Listing): HTMLElement {
-  const line = statusLine(state);
+  const line = statusLine(state, listing.tableId);
   if (listing.rated) line.append(" ", h("span", { class: "badge rated" }, "rated"));
   return line;
 }
 
-function statusLine(state: TableState): HTMLElement {
+function statusLine(state: TableState, tableId: string): HTMLElement {
   if (state.end) {
     const winners = state.end.winners.map(seatName).join("–");
     const reason = END_REASONS[state.end.reason] ?? "";
-    const scores = state.end.finalScores.join(" – ");
+    const scores = state.end.finalScores.map(scoreText).join(" – ");
     return h("p", { class: "status match-over" },
       winners ? `Match over: ${winners} win, ${scores}; ${reason}.` : `Match over, no winner, ${scores}; ${reason}.`);
   }
   if (state.handNumber === 0) {
     const free = (state.rules?.players ?? 4) - state.players.size;
-    return h("p", { class: "status" }, `Waiting for ${free} more player${free === 1 ? "" : "s"}.`);
+    // A queue's table: the lobby kept when the server fills it with house bots.
+    const fill = Number(sessionStorage.getItem(fillKey(tableId)) ?? 0);
+    const waiting = `Waiting for ${free} more player${free === 1 ? "" : "s"}`;
+    if (!fill || !free) return h("p", { class: "status" }, `${waiting}.`);
+    return h("p", { class: "status" }, `${waiting}; `,
+      h("span", { class: "fill-in", "data-deadline": String(fill) }, fillText(fill)), ".");
   }
   return h("p", { class: "status" }, `Hand ${state.handNumber}`, state.dealer ? ` · dealer ${seatName(state.dealer)}` : "");
 }
@@ -406,8 +485,9 @@ function scoreTable(state: TableState): HTMLElement | null {
             h("td", {}, side.seatResults.map((seat) => bidLabel(seat.bid)).join(" + ")),
             h("td", {}, String(side.contractTricks)),
             h("td", { class: side.handPoints < 0 ? "negative" : "" }, String(side.handPoints)),
-            h("td", {}, String(side.bags)),
-            h("td", { class: "total" }, String(side.totalScore)),
+            // The bag penalty beside the bags, as the command line's score table shows it.
+            h("td", { class: "bags" }, side.bagPenaltyPoints ? `${side.bags} (${side.bagPenaltyPoints})` : String(side.bags)),
+            h("td", { class: `total${side.totalScore < 0 ? " negative" : ""}` }, scoreText(side.totalScore)),
           ]),
         )),
       ),

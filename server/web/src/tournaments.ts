@@ -57,7 +57,7 @@ export function tournamentsListPage(root: HTMLElement, clients: SpadesClients): 
           h("td", {}, statusBadge(t.status)),
           h("td", { class: "entrants" }, String(t.entrants.length)),
           h("td", {}, t.rounds ? `${t.round} of ${t.rounds}` : "—"),
-          h("td", {}, t.standings?.lines[0]?.name ?? "")))
+          h("td", { class: "leader" }, leaderText(t.standings))))
         : [h("tr", {}, h("td", { colspan: "5" }, "No tournaments yet."))]));
     } catch (error) {
       message.textContent = `Could not load the tournaments: ${describe(error)}`;
@@ -65,8 +65,21 @@ export function tournamentsListPage(root: HTMLElement, clients: SpadesClients): 
   })();
 }
 
+/** Who leads: the entrant ranked first, unless others equal it on every tie-break but the
+ * order of entry (docs/tournaments.md), which ranks without anyone leading: then a tie, with no
+ * single leader (before any match is scored, every entrant ties). */
+export function leaderText(standings: Standings | undefined): string {
+  const [first, ...rest] = standings?.lines ?? [];
+  if (!first) return "";
+  const level = (line: typeof first): boolean =>
+    line.matchPoints === first.matchPoints && line.duplicatePoints === first.duplicatePoints &&
+    line.won === first.won && line.substitutedMatches === first.substitutedMatches;
+  const tied = [first, ...rest.filter(level)];
+  return tied.length > 1 ? `tied: ${tied.map((line) => line.name).join(", ")}` : first.name;
+}
+
 function standingsTable(standings: Standings | undefined): HTMLElement {
-  const headings = ["#", "Entrant", "MP", "W-T-L", "Duplicate", "Boards", ""];
+  const headings = ["#", "Entrant", "MP", "W-T-L", "Duplicate", "Boards", "House bot"];
   const lines = standings?.lines ?? [];
   return h("table", { class: "board standings" },
     h("thead", {}, h("tr", {}, ...headings.map((title) => h("th", {}, title)))),

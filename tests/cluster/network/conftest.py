@@ -16,10 +16,10 @@ from collections.abc import Iterator
 import pytest
 import spades_cluster
 
-from tests.support.backends import in_ci
 from tests.cluster.conftest import ALERT_FOR, GROUP_WAIT, SCRAPE_INTERVAL, require_cluster_tools
 from tests.cluster.netns import Link, why_not_possible
 from tests.cluster.webhook import Notifications
+from tests.support.backends import in_ci
 
 #: The replica the tests cut off and slow down.
 APART = "spades-1"

@@ -277,6 +277,9 @@ class AccountRunner:
                             table_id=table_id,
                             account_seat=seat,
                             backoff=self.backoff,
+                            # Both seats of a side (a tournament, a challenge): one tells the
+                            # hands, else each line comes twice.
+                            tell_hands=seat == seats[0],
                         )
                         for seat in seats
                     )
@@ -296,7 +299,11 @@ class AccountRunner:
         while not self.stopping.is_set():
             seat = await self.client.quick_match(name, bot=True, rated=True)
             self._queued[seat.table_id] = seat.token  # to give the seat up on stop
-            log.info("in the rated queue: seated at table %s", seat.table_id)
+            log.info(
+                "in the rated queue: seated at table %s%s",
+                seat.table_id,
+                f"; {seat.wait}" if seat.wait is not None else "",
+            )
             while not self.stopping.is_set():
                 task = self._tables.get(seat.table_id)
                 if task is not None and task.done():

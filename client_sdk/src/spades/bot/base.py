@@ -20,8 +20,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import traceback
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from spades.bot.view import BotView
@@ -222,11 +225,56 @@ def automatic_answer(view: BotView) -> Action:
     return automatic_choice(view.rules, view.legal_actions)
 
 
+#: For each bot, how many times each failure was seen (by where it was raised and its type):
+#: its traceback is logged the first time, then one line a repeat, so a bot that raises on
+#: every turn does not bury the log in copies of one traceback.
+_RAISED: weakref.WeakKeyDictionary[Bot, dict[tuple[str, int, str], int]] = (
+    weakref.WeakKeyDictionary()
+)
+
+_RAISED_BY_ID: dict[int, dict[tuple[str, int, str], int]] = {}
+
+
+def _log_raised(bot: Bot, error: Exception, fallback: Action) -> None:
+    frames = traceback.extract_tb(error.__traceback__)
+    where = frames[-1] if frames else None
+    key = (
+        where.filename if where else "",
+        (where.lineno or 0) if where else 0,
+        type(error).__name__,
+    )
+    try:
+        seen = _RAISED.setdefault(bot, {})
+    except TypeError:  # a bot that cannot be weakly referenced (__slots__) or hashed
+        seen = _RAISED_BY_ID.setdefault(id(bot), {})
+    seen[key] = count = seen.get(key, 0) + 1
+    name = type(bot).__name__
+    if count == 1:
+        log.error(
+            "%s raised while deciding; playing %s instead",
+            name,
+            fallback,
+            exc_info=(type(error), error, error.__traceback__),
+        )
+        return
+    place = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
+    log.error(
+        "%s raised %s again%s (%d times; traceback above): %s; playing %s instead",
+        name,
+        type(error).__name__,
+        place,
+        count,
+        error,
+        fallback,
+    )
+
+
 async def decide(bot: Bot, view: BotView) -> Decision:
     """The bot's legal answer to the prompt in ``view``, whether it had to be replaced, and its
     sealed note.
 
-    An illegal answer or an exception is logged, and the automatic action (what the clock
+    An illegal answer or an exception is logged (an exception's traceback the first time it is
+    raised at one place, then a line each time), and the automatic action (what the clock
     would play: a bid of 1, the cheapest legal card, ...) is played instead, without a note. A
     note that cannot be sent (over :data:`~spades.notes.MAX_NOTE_BYTES`, not text) is logged
     and dropped: the action stands.
@@ -234,9 +282,9 @@ async def decide(bot: Bot, view: BotView) -> Decision:
     legal = view.legal_actions
     try:
         action, note = await ask(bot, view)
-    except Exception:
+    except Exception as error:
         fallback = automatic_answer(view)
-        log.exception("%s raised while deciding; playing %s instead", type(bot).__name__, fallback)
+        _log_raised(bot, error, fallback)
         return Decision(fallback, True)
     if action in legal:
         return Decision(action, False, _sendable(bot, note))

@@ -54,7 +54,20 @@ def named_bot_class(spec: str) -> type[Bot]:
             f"the bot {name!r} comes with the {distribution} distribution, which is not "
             f"installed (from a checkout: pip install ./client_sdk ./bots)"
         )
+    if not spec.startswith(EXEC_PREFIX) and ":" not in spec and "." not in spec:
+        # A bare word names no module: it was meant as one of the named bots.
+        named = named_bots()
+        listed = ", ".join(named) if named else "none installed"
+        raise ValueError(
+            f"no bot is named {spec!r}: the named bots are {listed}; or give your own as "
+            "package.module:Class, or exec:COMMAND"
+        )
     return load_bot_class(spec)
+
+
+def named_bots() -> list[str]:
+    """The names registered in :data:`BOT_ENTRY_POINTS`, sorted."""
+    return sorted({entry.name for entry in entry_points(group=BOT_ENTRY_POINTS)})
 
 
 def load_bot_class(spec: str) -> type[Bot]:
@@ -72,6 +85,14 @@ def load_bot_class(spec: str) -> type[Bot]:
     except ImportError as error:
         raise ValueError(f"cannot import {module_name!r}: {error}") from error
     found = getattr(module, class_name, None)
+    if found is None:
+        bots = sorted(
+            attribute
+            for attribute, value in vars(module).items()
+            if isinstance(value, type) and issubclass(value, Bot) and value is not Bot
+        )
+        there = f" (its bot classes: {', '.join(bots)})" if bots else ""
+        raise ValueError(f"{module_name} has no class {class_name!r}{there}")
     if not (isinstance(found, type) and issubclass(found, Bot)):
         raise ValueError(f"{module_name}.{class_name} is not a subclass of spades.bot.Bot")
     return found

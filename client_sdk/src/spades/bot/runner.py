@@ -17,6 +17,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -24,7 +25,7 @@ import grpc
 
 from spades.bot.base import Bot, automatic_answer, decide, turn_extra
 from spades.bot.view import BotView, SeatTracker
-from spades.client.client import SpadesClient
+from spades.client.client import Channel, SpadesClient
 from spades.client.connection import SeatConnection, new_action_id
 from spades.client.errors import ActionRefused, SpadesError, is_transient
 from spades.client.messages import ActionResult, Prompt, Snapshot, StreamEvent
@@ -35,6 +36,22 @@ from spades.v1 import cards_pb2
 
 log = logging.getLogger("spades.bot")
 T = TypeVar("T")
+
+#: The table the running task plays (set by :func:`play_match` for its task), which
+#: :class:`TableInLog` puts on every log line: an account playing several tables at once (and
+#: the bot's own lines, from the decisions) says which table each line is about.
+PLAYING_TABLE: ContextVar[str] = ContextVar("spades_playing_table", default="")
+
+
+class TableInLog(logging.Filter):
+    """Gives every record a ``table`` attribute, ``"table ID: "`` while a task plays a table
+    and ``""`` otherwise, for a format such as ``"%(levelname)s %(table)s%(message)s"``.
+    Attach it to a handler: it then marks the lines of every logger."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        table = PLAYING_TABLE.get()
+        record.table = f"table {table}: " if table else ""
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +100,33 @@ class _Retries:
 
 
 async def first_contact(
-    call: Callable[[], Awaitable[T]], server: str, backoff: Backoff | None = None
+    call: Callable[[], Awaitable[T]],
+    server: str,
+    backoff: Backoff | None = None,
+    client: Channel | None = None,
 ) -> T:
     """``call()`` (a first request to ``server``), retried with back-off while the server is
     unreachable (UNAVAILABLE), as a dropped stream is: a bot started before its server, or
-    during a restart, waits for it instead of exiting at once."""
+    during a restart, waits for it instead of exiting at once.
+
+    With ``client``, its connection is tried first: a server that is not there is said at once
+    (a call's own retries would take seconds to say anything), and with a back-off that gives
+    up after 0 seconds it is given up at once (UNAVAILABLE)."""
     retries = _Retries(backoff or Backoff())
+    if client is not None:
+        problem = await client.connection_problem()
+        if problem is not None:
+            give_up_after = retries.backoff.give_up_after
+            if give_up_after <= 0:
+                raise SpadesError(
+                    grpc.StatusCode.UNAVAILABLE, f"{problem}: {NOT_THERE_HINT}; gave up"
+                )
+            log.error(
+                "%s: %s; waiting for it up to %.0f s (--retry-for)",
+                problem,
+                NOT_THERE_HINT,
+                give_up_after,
+            )
     while True:
         try:
             return await call()
@@ -104,6 +142,13 @@ async def first_contact(
                 retries.backoff.give_up_after,
             )
             await asyncio.sleep(delay)
+
+
+#: What to do about a server that is not there, said with the problem.
+NOT_THERE_HINT = (
+    "is spades-server running there? (make run starts one on 127.0.0.1:50051; --server names "
+    "another address)"
+)
 
 
 @dataclass
@@ -174,9 +219,17 @@ class _SeatPlayer:
     """The state of one seat's play across connections."""
 
     def __init__(
-        self, client: SpadesClient, bot: Bot, token: str, table_id: str, account_seat: int = -1
+        self,
+        client: SpadesClient,
+        bot: Bot,
+        token: str,
+        table_id: str,
+        account_seat: int = -1,
+        tell_hands: bool = True,
     ) -> None:
         self.client = client
+        #: Log each hand's and the match's result (one of an account's seats at a table does).
+        self.tell_hands = tell_hands
         self.bot = bot
         self.token = token
         self.table_id = table_id
@@ -257,11 +310,13 @@ class _SeatPlayer:
         current = tracker.view()
         self.bot.on_event(event, current)
         if isinstance(event, ev.HandScored):
-            log.info(describe_hand(event, current.rules))
+            if self.tell_hands:
+                log.info(describe_hand(event, current.rules))
             self.bot.on_hand_end(event, current)
         elif isinstance(event, ev.MatchEnded):
             self.end = event
-            log.info(describe_end(event, self.seat))
+            if self.tell_hands:
+                log.info(describe_end(event, self.seat))
             self.bot.on_match_end(event, current)
 
     async def _on_prompt(self, connection: SeatConnection, prompt: Prompt) -> None:
@@ -340,9 +395,14 @@ async def play_match(
     table_id: str = "",
     backoff: Backoff | None = None,
     account_seat: int | None = None,
+    tell_hands: bool = True,
 ) -> MatchOutcome:
     """Play the seat of ``seat_token`` with ``bot`` until its match ends; with an empty
     ``seat_token``, the seat ``account_seat`` the client's account holds at ``table_id``.
+
+    Each hand's result and the match's are logged unless ``tell_hands`` is False (a second seat
+    of one account at the table: its lines would repeat the first's). While it plays, the
+    task's log lines name the table (:class:`TableInLog`).
 
     Dropped connections (UNAVAILABLE, a reset stream, a restarting server) are retried with
     exponential back-off; any other refusal raises its :class:`~spades.client.SpadesError`. A
@@ -353,8 +413,17 @@ async def play_match(
     if not seat_token and (account_seat is None or not table_id):
         raise ValueError("play a seat token, or an account's seat (table_id and account_seat)")
     player = _SeatPlayer(
-        client, bot, seat_token, table_id, -1 if account_seat is None else account_seat
+        client, bot, seat_token, table_id, -1 if account_seat is None else account_seat, tell_hands
     )
+    # A seat token starts with its table's id (tokens.py: "<table id>.<secret>").
+    playing = PLAYING_TABLE.set(table_id or seat_token.partition(".")[0])
+    try:
+        return await _play_to_the_end(player, retries)
+    finally:
+        PLAYING_TABLE.reset(playing)
+
+
+async def _play_to_the_end(player: _SeatPlayer, retries: _Retries) -> MatchOutcome:
     reconnects = 0
     while True:
         try:

@@ -55,6 +55,9 @@ T = TypeVar("T")
 #: QuickMatch, AddHouseBot) when the server could not be reached or did not answer in time:
 #: the same request id goes each time, so a call the server did commit is answered, not redone.
 RETRY_DELAYS: Final[tuple[float, ...]] = (0.25, 0.5, 1.0, 2.0, 4.0)
+#: How long :meth:`Channel.connection_problem` waits for an address that neither accepts nor
+#: refuses a connection.
+CONNECT_PROBE_SECONDS: Final = 5.0
 _RETRIED_CODES: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 
 
@@ -88,6 +91,8 @@ class TableInfo:
     hand_number: int
     sequence: int
     message: lobby_pb2.Table
+    #: Only accounts sit there, and the result changes their ratings.
+    rated: bool = False
 
     @staticmethod
     def from_proto(message: lobby_pb2.Table) -> TableInfo:
@@ -98,6 +103,7 @@ class TableInfo:
             badges=tuple(message.badges),
             private=message.private,
             quick_match=message.quick_match,
+            rated=message.rated,
             status=TABLE_STATUS_NAMES.get(message.status, "unknown"),
             seats=tuple(
                 SeatInfo(
@@ -128,17 +134,59 @@ class CreatedTable:
 
 @dataclass(frozen=True, slots=True)
 class SeatTicket:
-    """A seat taken: the token (send it to play; shown only once) for ``seat`` at ``table_id``."""
+    """A seat taken: the token (send it to play; shown only once) for ``seat`` at ``table_id``;
+    from a queue, what its table waits for."""
 
     table_id: str
     seat: int
     token: str
+    wait: QueueWait | None = None
 
     @staticmethod
-    def from_proto(message: lobby_pb2.JoinTableResponse) -> SeatTicket:
+    def from_proto(
+        message: lobby_pb2.JoinTableResponse, wait: lobby_pb2.QueueWait | None = None
+    ) -> SeatTicket:
         return SeatTicket(
-            message.table_id, protocol.seat_from_proto(message.seat), message.seat_token
+            message.table_id,
+            protocol.seat_from_proto(message.seat),
+            message.seat_token,
+            QueueWait.from_proto(wait) if wait is not None else None,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class QueueWait:
+    """What a queue's table waits for before its match starts: ``str()`` says it as a person
+    reads it.
+
+    >>> str(QueueWait(3, 30.0))
+    'waiting for 3 players; house bots fill in 30 s'
+    >>> str(QueueWait(1, None))
+    'waiting for 1 player'
+    >>> str(QueueWait(0, None))
+    'the table is full: the match starts'
+    """
+
+    #: The seats still free.
+    players_needed: int
+    #: Seconds until the server fills them with house bots; None if it will not.
+    house_bots_in: float | None
+
+    @staticmethod
+    def from_proto(message: lobby_pb2.QueueWait) -> QueueWait:
+        house = message.house_bots_in.ToTimedelta().total_seconds()
+        return QueueWait(
+            message.players_needed, house if message.HasField("house_bots_in") else None
+        )
+
+    def __str__(self) -> str:
+        if not self.players_needed:
+            return "the table is full: the match starts"
+        players = "player" if self.players_needed == 1 else "players"
+        text = f"waiting for {self.players_needed} {players}"
+        if self.house_bots_in is not None:
+            text += f"; house bots fill in {self.house_bots_in:.0f} s"
+        return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +262,23 @@ class Channel:
 
     async def close(self) -> None:
         await self._channel.close(None)
+
+    async def connection_problem(self, within: float = CONNECT_PROBE_SECONDS) -> str | None:
+        """Why no connection to the server can be made now, or None once one is made: the
+        channel's own connection attempt, without the retries of a call (which would wait
+        several seconds in silence before saying anything). Nothing listening at the address
+        is known at once; an address that never answers, after ``within`` seconds."""
+        state = self._channel.get_state(try_to_connect=True)
+        try:
+            async with asyncio.timeout(within):
+                while state is not grpc.ChannelConnectivity.READY:
+                    if state is grpc.ChannelConnectivity.TRANSIENT_FAILURE:
+                        return f"nothing answers at {self.address} (the connection failed)"
+                    await self._channel.wait_for_state_change(state)
+                    state = self._channel.get_state(try_to_connect=True)
+        except TimeoutError:
+            return f"no answer from {self.address} within {within:g} s"
+        return None
 
     async def _call(self, call: Awaitable[T]) -> T:
         try:
@@ -371,7 +436,9 @@ class SpadesClient(Channel, AccountCalls, ChallengeCalls, TournamentCalls):
         response = await self._call_with_retries(
             lambda: self.lobby.QuickMatch(request, metadata=self._bearer(), timeout=self.timeout)
         )
-        return SeatTicket.from_proto(response.seat)
+        return SeatTicket.from_proto(
+            response.seat, response.wait if response.HasField("wait") else None
+        )
 
     async def add_house_bot(
         self,

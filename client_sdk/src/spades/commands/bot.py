@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 
 from spades.bot import Backoff, Bot, MatchOutcome, named_bot_class, play_match
-from spades.bot.runner import first_contact
+from spades.bot.runner import TableInLog, first_contact
 from spades.client import SeatTicket, SpadesClient, SpadesError, new_request_id
 from spades.commands.common import (
     add_server_flag,
@@ -116,6 +116,12 @@ def configure(parse: argparse.ArgumentParser) -> None:
     )
 
 
+def shown_name(bot: Bot) -> str:
+    """The name a bot shows at the table without ``--name``: its own ``name``, or its class's
+    name when it kept the Bot default ("bot" says nothing of whose bot it is)."""
+    return bot.name if bot.name and bot.name != Bot.name else type(bot).__name__
+
+
 def make_bot(spec: str, think_ms: float | None = None) -> Bot:
     if spec == "search" and think_ms is not None:
         spec = f"search:{think_ms:g}"
@@ -124,7 +130,7 @@ def make_bot(spec: str, think_ms: float | None = None) -> Bot:
 
 async def run(args: argparse.Namespace) -> int:
     bot = make_bot(args.bot, args.think_ms)
-    name = args.name or bot.name or type(bot).__name__
+    name = args.name or shown_name(bot)
     results: list[MatchOutcome] = []
     backoff = Backoff(give_up_after=args.retry_for)
     async with SpadesClient(
@@ -142,10 +148,17 @@ async def run(args: argparse.Namespace) -> int:
                         functools.partial(_seat, client, args, name, request_id),
                         args.server,
                         backoff,
+                        client if number == 1 else None,
                     )
                     token, table_id = taken.token, taken.table_id
                     # Not the seat token: it is a bearer secret, and logs get copied around.
-                    log.info("seated at table %s as %s", taken.table_id, SEAT_NAMES[taken.seat])
+                    waiting = f"; {taken.wait}" if taken.wait is not None else ""
+                    log.info(
+                        "seated at table %s as %s%s",
+                        taken.table_id,
+                        SEAT_NAMES[taken.seat],
+                        waiting,
+                    )
                 outcome = await play_match(client, bot, token, table_id=table_id, backoff=backoff)
             except asyncio.CancelledError:  # Ctrl-C (asyncio.run cancels us on SIGINT)
                 if not args.token:
@@ -226,8 +239,10 @@ def run_command(args: argparse.Namespace) -> int:
     if args.rated and not args.quick_match:
         usage.error("--rated needs --quick-match (a rated table's id goes with --table)")
     logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s"
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(table)s%(message)s"
     )
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(TableInLog())
     if args.config:
         return _run_config(args)
     try:

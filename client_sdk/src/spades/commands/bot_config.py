@@ -283,7 +283,7 @@ async def run_config(
     ) as client:
         account_id = config.key.split(".")[1]
         account = await first_contact(
-            lambda: client.get_account(account_id), config.server, backoff
+            lambda: client.get_account(account_id), config.server, backoff, client
         )
         manifest = account.manifest
         if config.manifest is not None:

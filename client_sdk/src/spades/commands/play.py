@@ -2,7 +2,7 @@
 against bots or people.
 
     spades-play --quick-match [--name NAME]            a seat in the quick-match queue
-    spades-play --table TABLE_ID [--seat S] [--join-code C] [--house-bots N]
+    spades-play --table TABLE_ID [--seat S] [--join-code C] [--house-bots N]   (S: south if free)
     spades-play --table TABLE_ID --token SEAT_TOKEN    take back a seat you hold
 
 The screen shows the seats (names, bids, tricks won), the trick being played, your hand with the
@@ -10,23 +10,23 @@ cards you may play enabled and the others dimmed, bid buttons from the prompt, t
 (the seconds left before the server acts for you), the match told as it goes, and the score
 table after each hand. Everything else (the stream, resuming after a
 dropped connection, action ids) is the SDK's: the person is a :class:`~spades.bot.Bot` whose
-decisions wait for a click or a key. The screen's ``asking`` says which decision it waits
-for ("bid", "blind", "pass", "play", or "" between turns), for whatever drives it (a test's
-pilot, say).
+decisions wait for a click or a key.
 
-Needs the ``terminal`` extra (textual): ``pip install './client_sdk[terminal]'``.
+The screen is :mod:`spades.commands.play_screen`, imported only when the command runs: it needs
+the ``terminal`` extra (textual), which ``make install-runtime`` and ``make install`` include;
+elsewhere ``.venv/bin/pip install './client_sdk[terminal]'``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import math
+import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from spades.bot import Bot, BotView, play_match
 from spades.client import SeatTicket, SpadesClient, SpadesError
 from spades.commands.common import (
     add_server_flag,
@@ -35,299 +35,17 @@ from spades.commands.common import (
     parse_command_line,
     program_of,
 )
-from spades.engine import Card, Rules, seat_name
-from spades.engine import events as ev
-from spades.records import MatchNarrator
-from spades.records.render import side_name
+from spades.engine import Rules
+from spades.reasons import Reason
 
-try:
-    from textual.app import App, ComposeResult
-    from textual.containers import Horizontal, Vertical
-    from textual.widgets import Button, DataTable, Footer, Header, Log, Static
-except ImportError:  # pragma: no cover - the extra is missing: main() says how to get it
-    App = None  # type: ignore[assignment,misc]
+if TYPE_CHECKING:
+    from spades.commands.play_screen import PlayScreen
 
 PROGRAM = "spades-play"
 
 
-class Person(Bot):
-    """A seat's decisions, taken from the person at the screen."""
-
-    def __init__(self, screen: PlayScreen) -> None:
-        self.screen = screen
-        self.name = "person"
-
-    async def choose_blind_nil(self, view: BotView) -> bool:  # type: ignore[override]
-        return bool(await self.screen.ask("blind", view))
-
-    async def bid(self, view: BotView) -> int:  # type: ignore[override]
-        return int(await self.screen.ask("bid", view))
-
-    async def play(self, view: BotView) -> Card:  # type: ignore[override]
-        answer: Card = await self.screen.ask("play", view)
-        return answer
-
-    async def pass_cards(self, view: BotView) -> list[Card]:  # type: ignore[override]
-        answer: list[Card] = await self.screen.ask("pass", view)
-        return answer
-
-    def on_event(self, event: ev.Event, view: BotView) -> None:
-        self.screen.seat_event(event, view)
-
-
-#: Buttons for the largest hand (three players with jokers hold 18 cards).
-MOST_CARDS = 18
-
-
-if App is not None:
-
-    class PlayScreen(App[int]):
-        """The table as the person at one seat sees it."""
-
-        CSS = """
-        #seats { height: auto; }
-        .seat { width: 1fr; border: round $primary; padding: 0 1; height: 4; }
-        #trick { height: 3; content-align: center middle; border: round $secondary; }
-        #hand { height: 3; }
-        #hand Button { min-width: 5; width: auto; margin: 0; }
-        #choices { height: 3; }
-        #choices Button { min-width: 6; width: auto; margin: 0 1 0 0; }
-        #prompt { height: 1; }
-        #clock { height: 1; color: $warning; }
-        #story { height: 1fr; }
-        #scores { height: auto; max-height: 12; }
-        """
-        BINDINGS = [("q", "quit", "Leave")]  # noqa: RUF012 - textual's own class attribute
-        # No command palette: a stray click on the header must not take the table away.
-        ENABLE_COMMAND_PALETTE = False
-
-        def __init__(self, client: SpadesClient, ticket: SeatTicket) -> None:
-            super().__init__()
-            self.client = client
-            self.ticket = ticket
-            self.view: BotView | None = None
-            self.narrator: MatchNarrator | None = None
-            self._answer: asyncio.Future[Any] | None = None
-            #: What the screen asks the player now: "bid", "blind" (Blind Nil or look), "pass"
-            #: (cards to pass), "play", or "" (nothing: not this seat's turn).
-            self.asking = ""
-            self._chosen: list[Card] = []
-            #: The card each shown hand button stands for, by button id.
-            self.slot_cards: dict[str, Card] = {}
-            self.outcome_text = ""
-
-        def compose(self) -> ComposeResult:
-            yield Header(show_clock=True)
-            with Horizontal(id="seats"):
-                for seat in range(4):
-                    yield Static(seat_name(seat), classes="seat", id=f"seat-{seat}")
-            yield Static("", id="trick")
-            yield Static("Waiting for the match to start…", id="prompt")
-            yield Static("", id="clock")
-            # Fixed buttons, relabelled and shown or hidden as the hand and the prompt change:
-            # nothing is mounted while playing.
-            with Horizontal(id="hand"):
-                for slot in range(MOST_CARDS):
-                    yield Button("", id=f"slot-{slot}", compact=True, disabled=True)
-            with Horizontal(id="choices"):
-                for tricks in range(MOST_CARDS + 1):
-                    yield Button(
-                        "Nil" if tricks == 0 else str(tricks), id=f"bid-{tricks}", compact=True
-                    )
-                yield Button("Blind Nil", id="blind-yes", compact=True)
-                yield Button("Look at my cards", id="blind-no", compact=True)
-                yield Button("Pass them", id="pass-send", compact=True)
-            with Vertical():
-                yield Log(id="story", highlight=False)
-                yield DataTable(id="scores", show_cursor=False)
-            yield Footer()
-
-        async def on_mount(self) -> None:
-            for button in self.query("#choices Button").results(Button):
-                button.display = False
-            where = (
-                f"you are {seat_name(self.ticket.seat)}" if self.ticket.seat >= 0 else "your seat"
-            )
-            self.title = f"Spades: table {self.ticket.table_id}, {where}"
-            self.set_interval(0.5, self._tick)
-            self.run_worker(self._play(), exclusive=True)
-
-        def clock_text(self) -> str:
-            """The turn's time left while the person is asked (from the prompt's deadline)."""
-            left = self.view.time_left() if self.view is not None and self.asking else None
-            return "" if left is None else f"{math.ceil(left)} s left"
-
-        def _tick(self) -> None:
-            self.query_one("#clock", Static).update(self.clock_text())
-
-        async def _play(self) -> None:
-            try:
-                outcome = await play_match(
-                    self.client, Person(self), self.ticket.token, table_id=self.ticket.table_id
-                )
-            except SpadesError as error:
-                self.outcome_text = f"The server refused: {error}"
-                self.query_one("#prompt", Static).update(self.outcome_text)
-                return
-            self.outcome_text = _outcome(outcome.end, outcome.seat)
-            self.query_one("#prompt", Static).update(self.outcome_text + "  (q leaves)")
-
-        # -- what the SDK calls ------------------------------------------------------------
-
-        async def ask(self, kind: str, view: BotView) -> Any:
-            """Show the choice the prompt offers and wait for the person's answer."""
-            self.view = view
-            self.asking = kind
-            self._chosen = []
-            self._answer = asyncio.get_running_loop().create_future()
-            self._show_choices(view)
-            self._tick()
-            try:
-                return await self._answer
-            finally:
-                self.asking = ""
-                self._show_choices(view)
-                self._tick()
-
-        def seat_event(self, event: ev.Event, view: BotView) -> None:
-            self.view = view
-            if self.narrator is None:
-                self.narrator = MatchNarrator(view.rules, needed=True)
-            story = self.query_one("#story", Log)
-            if isinstance(event, ev.HandStarted) and event.hand_number == 1:
-                story.write_line(self.narrator.players_line())
-            lines = self.narrator.lines(event)
-            if isinstance(event, ev.CardsDealt) and event.cards is None:
-                lines = lines[:-1]  # another seat's hand: "13 cards (hidden)" says nothing
-            for line in lines:
-                story.write_line(line)
-            if isinstance(event, ev.HandScored):
-                self._scores(view)
-            self._table(view)
-            if not self.asking:
-                self._show_choices(view)
-
-        # -- drawing -----------------------------------------------------------------------
-
-        def _table(self, view: BotView) -> None:
-            for seat in range(view.player_count):
-                player = view.players[seat]
-                bid = view.bids[seat]
-                you = " (you)" if seat == view.seat else ""
-                name = player[0] if player else "free"
-                self.query_one(f"#seat-{seat}", Static).update(
-                    f"[b]{seat_name(seat)}[/b]{you}: {name}\n"
-                    f"bid {bid if bid is not None else '-'} · {view.tricks_won[seat]} tricks"
-                )
-            trick = "   ".join(
-                f"{seat_name(seat)} {card.symbol}" for seat, card in view.current_trick
-            )
-            self.query_one("#trick", Static).update(trick or "(no card on the table)")
-
-        def _scores(self, view: BotView) -> None:
-            table = self.query_one("#scores", DataTable)
-            table.clear(columns=True)
-            results = view.hand_results
-            if not results:
-                return
-            sides = [side_name(side.seats) for side in results[0].sides]
-            table.add_column("Hand")
-            for name in sides:
-                for column in ("bid", "tricks", "points", "bags", "total"):
-                    table.add_column(f"{name} {column}" if column == "bid" else column)
-            for result in results:
-                row: list[str] = [str(result.hand_number)]
-                for side in result.sides:
-                    bids = " + ".join(str(seat.bid) for seat in side.seat_results)
-                    row += [
-                        bids,
-                        str(side.contract_tricks),
-                        str(side.hand_points),
-                        str(side.bags),
-                        str(side.total_score),
-                    ]
-                table.add_row(*row, key=f"hand-{result.hand_number}")
-            target = view.rules.target_score
-            needs = [
-                f"{side}: {max(0, target - score)} to go"
-                for side, score in zip(sides, view.scores, strict=False)
-            ]
-            self.query_one("#prompt", Static).update("Score: " + ", ".join(needs))
-
-        def _show_choices(self, view: BotView) -> None:
-            legal = set(view.legal_cards) if self.asking == "play" else set()
-            choosing = self.asking == "pass"
-            hand = sorted(view.hand, key=lambda c: (-(int(c) // 13), -int(c)))
-            for slot, button in enumerate(self.query("#hand Button").results(Button)):
-                card = hand[slot] if slot < len(hand) else None
-                button.display = card is not None
-                if card is None:
-                    continue
-                button.label = card.symbol
-                self.slot_cards[button.id or ""] = card
-                button.disabled = not (card in legal or choosing)
-                button.variant = "primary" if card in self._chosen else "default"
-            bids = set(view.legal_bids) if self.asking == "bid" else set()
-            for button in self.query("#choices Button").results(Button):
-                key = button.id or ""
-                if key.startswith("bid-"):
-                    button.display = int(key.removeprefix("bid-")) in bids
-                else:
-                    button.display = key.startswith(self.asking) and self.asking in (
-                        "blind",
-                        "pass",
-                    )
-            prompt = self.query_one("#prompt", Static)
-            if self.asking == "bid":
-                prompt.update("Your bid:")
-            elif self.asking == "blind":
-                prompt.update("Bid Blind Nil before looking at your cards?")
-            elif choosing:
-                count = view.rules.blind_nil_pass_cards
-                prompt.update(f"Choose {count} cards to pass ({len(self._chosen)} chosen)")
-            elif self.asking == "play":
-                prompt.update("Your turn: play a card")
-
-        # -- the person's answers -----------------------------------------------------------
-
-        async def on_button_pressed(self, event: Button.Pressed) -> None:
-            answer, key, view = self._answer, event.button.id or "", self.view
-            if answer is None or answer.done() or view is None:
-                return
-            card = self.slot_cards.get(key) if key.startswith("slot-") else None
-            if self.asking == "pass" and card is not None:
-                if card in self._chosen:
-                    self._chosen.remove(card)
-                else:
-                    self._chosen.append(card)
-                self._show_choices(view)
-                return
-            if self.asking == "play" and card is not None:
-                choice: Any = card
-            elif self.asking == "bid" and key.startswith("bid-"):
-                choice = int(key.removeprefix("bid-"))
-            elif self.asking == "blind" and key.startswith("blind-"):
-                choice = key == "blind-yes"
-            elif self.asking == "pass" and key == "pass-send":
-                if len(self._chosen) != view.rules.blind_nil_pass_cards:
-                    return
-                choice = list(self._chosen)
-            else:
-                return
-            # Answered: the choice is gone from the screen at once, so it cannot be sent twice.
-            answer.set_result(choice)
-            self.asking = ""
-            self._show_choices(view)
-
-
-def _outcome(end: ev.MatchEnded | None, seat: int) -> str:
-    if end is None:
-        return "The match did not finish."
-    scores = " - ".join(str(score) for score in end.final_scores)
-    if not end.winners:
-        return f"Match over, no winner ({scores})."
-    result = "you win" if seat in end.winners else "you lose"
-    return f"Match over: {result} ({scores})."
+#: The seat a person takes when none is named (any free one if it is taken).
+PERSON_SEAT = "south"
 
 
 async def take_seat(client: SpadesClient, arguments: argparse.Namespace) -> SeatTicket:
@@ -337,13 +55,22 @@ async def take_seat(client: SpadesClient, arguments: argparse.Namespace) -> Seat
     if arguments.token:
         table = await client.get_table(arguments.table)
         return SeatTicket(table.table_id, -1, arguments.token)
-    ticket = await client.join_table(
-        arguments.table,
-        arguments.name,
-        seat=arguments.seat,
-        bot=False,
-        join_code=arguments.join_code,
-    )
+    try:
+        # South unless asked otherwise, as the web app seats a person: the screen (and the
+        # score table's "NS") reads from the bottom of the table.
+        ticket = await client.join_table(
+            arguments.table,
+            arguments.name,
+            seat=arguments.seat or PERSON_SEAT,
+            bot=False,
+            join_code=arguments.join_code,
+        )
+    except SpadesError as error:
+        if arguments.seat or error.reason_code not in (Reason.SEAT_TAKEN, Reason.NO_SUCH_SEAT):
+            raise
+        ticket = await client.join_table(
+            arguments.table, arguments.name, bot=False, join_code=arguments.join_code
+        )
     for _ in range(arguments.house_bots):
         await client.add_house_bot(arguments.table, join_code=arguments.join_code)
     return ticket
@@ -364,7 +91,10 @@ def configure(parse: argparse.ArgumentParser) -> None:
     where.add_argument("--table", help="the table to join (spades-tables lists them)")
     where.add_argument("--new-table", action="store_true", help="open a table with house bots")
     parse.add_argument("--name", default="Player", help="your name at the table")
-    parse.add_argument("--seat", help="the seat to take (north, east, south, west; any if unset)")
+    parse.add_argument(
+        "--seat",
+        help="the seat to take (north, east, south, west; default south, else any free one)",
+    )
     parse.add_argument("--join-code", default="", help="a private table's join code")
     parse.add_argument("--token", default="", help="a seat token you hold (to take it back)")
     parse.add_argument(
@@ -373,7 +103,7 @@ def configure(parse: argparse.ArgumentParser) -> None:
     add_server_flag(parse)
 
 
-async def _main(arguments: argparse.Namespace) -> int:
+async def _main(arguments: argparse.Namespace, screen: type[PlayScreen]) -> int:
     async with SpadesClient(arguments.server, credentials=channel_credentials(arguments)) as client:
         try:
             if arguments.new_table:
@@ -382,10 +112,10 @@ async def _main(arguments: argparse.Namespace) -> int:
             ticket = await take_seat(client, arguments)
         except SpadesError as error:
             return fail(program_of(arguments, PROGRAM), error)
-        app = PlayScreen(client, ticket)
+        app = screen(client, ticket)
         await app.run_async()
-        if app.outcome_text:
-            print(app.outcome_text)
+        if app.left or app.outcome_text:
+            print(app.left or app.outcome_text)
     return 0
 
 
@@ -393,15 +123,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(parse_command_line(parser(), argv))
 
 
+def install_hint() -> str:
+    """How to add textual to this very installation: its own pip, named as the shell in the
+    current folder reaches it (``.venv/bin/pip`` in a checkout, where plain ``pip`` is often
+    another Python's)."""
+    pip = Path(sys.executable).parent / "pip"
+    shown = os.path.relpath(pip)
+    if shown.startswith(".."):
+        shown = str(pip)
+    return (
+        f"{PROGRAM} needs textual, the SDK's terminal extra: {shown} install "
+        "'./client_sdk[terminal]' (from the checkout; make install-runtime includes it)"
+    )
+
+
 def run(arguments: argparse.Namespace) -> int:
-    if App is None:
-        print(
-            f"{PROGRAM} needs textual: pip install './client_sdk[terminal]' (from a checkout)",
-            file=sys.stderr,
-        )
+    # Imported here, not at the top: textual takes a third of a second to import, which every
+    # other `spades` subcommand would pay at start.
+    try:
+        from spades.commands.play_screen import PlayScreen
+    except ImportError as error:
+        if not (error.name or "").startswith("textual"):
+            raise
+        print(install_hint(), file=sys.stderr)
         return 2
     try:
-        return asyncio.run(_main(arguments))
+        return asyncio.run(_main(arguments, PlayScreen))
     except KeyboardInterrupt:
         return 130
 

@@ -30,7 +30,7 @@ MOST = 1000
 
 
 def table_line(table: TableInfo) -> str:
-    """One table: id, status, name, seats, score, hand, rules."""
+    """One table: id, status, name (marked "rated" when it is), seats, score, hand, rules."""
     seats = ", ".join(
         f"{seat_name(seat.seat)} {seat.player_name}{' (bot)' if seat.bot else ''}"
         if seat.occupied
@@ -40,9 +40,8 @@ def table_line(table: TableInfo) -> str:
     score = " - ".join(str(score) for score in table.scores) or "-"
     hand = f"hand {table.hand_number}" if table.hand_number else "not dealt"
     badges = ", ".join(table.badges) or "standard rules"
-    return (
-        f"{table.table_id}  {table.status:<8}  {table.name}  [{seats}]  {score}  {hand}  ({badges})"
-    )
+    name = f"{table.name} (rated)" if table.rated else table.name
+    return f"{table.table_id}  {table.status:<8}  {name}  [{seats}]  {score}  {hand}  ({badges})"
 
 
 def table_json(table: TableInfo) -> dict[str, Any]:
@@ -64,6 +63,7 @@ def table_json(table: TableInfo) -> dict[str, Any]:
         "hand_number": table.hand_number,
         "badges": list(table.badges),
         "private": table.private,
+        "rated": table.rated,
     }
 
 

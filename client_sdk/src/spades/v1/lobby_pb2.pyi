@@ -5,6 +5,7 @@ isort:skip_file
 
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
+from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
@@ -550,22 +551,58 @@ class QuickMatchResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
+    WAIT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def seat(self) -> Global___JoinTableResponse:
         """Where the player sits."""
+
+    @_builtins.property
+    def wait(self) -> Global___QueueWait:
+        """What the table waits for before its match starts, as the call left it."""
 
     def __init__(
         self,
         *,
         seat: Global___JoinTableResponse | None = ...,
+        wait: Global___QueueWait | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "wait", b"wait"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "wait", b"wait"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___QuickMatchResponse: _TypeAlias = QuickMatchResponse  # noqa: Y015
+
+@_typing.final
+class QueueWait(_message.Message):
+    """What a queue's table waits for: players, and when the server completes it with house bots."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYERS_NEEDED_FIELD_NUMBER: _builtins.int
+    HOUSE_BOTS_IN_FIELD_NUMBER: _builtins.int
+    players_needed: _builtins.int
+    """The seats still free: the players the table waits for (0: the match starts now)."""
+    @_builtins.property
+    def house_bots_in(self) -> _duration_pb2.Duration:
+        """How long until the server fills the free seats with house bots (house accounts at a rated
+        table); unset when it will not (it runs no house bots, or does not fill this queue).
+        """
+
+    def __init__(
+        self,
+        *,
+        players_needed: _builtins.int = ...,
+        house_bots_in: _duration_pb2.Duration | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["house_bots_in", b"house_bots_in"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["house_bots_in", b"house_bots_in", "players_needed", b"players_needed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___QueueWait: _TypeAlias = QueueWait  # noqa: Y015
 
 @_typing.final
 class AddHouseBotRequest(_message.Message):

@@ -18,13 +18,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from datetime import timedelta
 from typing import Any
 
 import grpc
 import structlog
 
 from spades import protocol
-from spades.engine import Rules, new_match
+from spades.engine import Phase, Rules, new_match
 from spades.reasons import Reason
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades.wire import house_bot_kind
@@ -443,7 +444,23 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 account.account_id,
                 lambda _: accounts.decide_assignment(seated.table_id, seats, rated),
             )
-        return lobby_pb2.QuickMatchResponse(seat=seated)
+        return lobby_pb2.QuickMatchResponse(seat=seated, wait=self._queue_wait(seated, rated))
+
+    def _queue_wait(self, seated: lobby_pb2.JoinTableResponse, rated: bool) -> lobby_pb2.QueueWait:
+        """What the table the queue seated a player at waits for: its free seats, and when house
+        bots fill them."""
+        state = self._store.cached(seated.table_id).state
+        waiting = state.phase is Phase.WAITING_FOR_PLAYERS
+        needed = sum(1 for player in state.players if player is None) if waiting else 0
+        wait = lobby_pb2.QueueWait(players_needed=needed)
+        fills_in = (
+            self._house_bots.fills_in(seated.table_id, rated)
+            if needed and self._house_bots is not None
+            else None
+        )
+        if fills_in is not None:
+            wait.house_bots_in.FromTimedelta(timedelta(seconds=round(fills_in)))
+        return wait
 
     def _waiting(self, table_id: str, seat: int) -> bool:
         """Whether ``seat`` at ``table_id`` is still taken at a table that has not started."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import structlog
 
 from spades_server.app import config, integrity
-from spades_server.app.server import SpadesServer, StartupError, serve
+from spades_server.app.server import SpadesServer, StartupError, check_ports_free, serve
 from spades_server.domain import tokens
 from spades_server.eventlog.base import LogDamaged
 from spades_server.ops import logs, metrics
@@ -44,6 +44,7 @@ def banner(
     grpcurl: str = "-plaintext",
     web_url: str = "off",
     scripts: tuple[str, str] = ("", ""),
+    admin: bool = False,
 ) -> str:
     """What the operator sees once the server is listening (the first line names the address).
 
@@ -51,12 +52,19 @@ def banner(
     :func:`scripts_folder`'s (prefix, PATH hint).
     """
     prefix, hint = scripts
+    admin_line = (
+        f"on (the operator's calls: {prefix}spades-admin list, with SPADES_OPERATOR_TOKEN set)"
+        if admin
+        else f"off (turn it on: SPADES_OPERATOR_TOKEN=$(openssl rand -hex 32) {prefix}spades-server"
+        " ..., or make run with it set)"
+    )
     on_path = f"  on PATH:        {hint}   (then plain spades-bot, spades-arena, ...)\n"
     return (
         f"Spades table service listening on {address}"
         f" (event log {database}, durability {durability})\n"
         f"  web:            {web_url}\n"
         f"  metrics:        {metrics_url}\n"
+        f"  admin:          {admin_line}\n"
         f"  connect a bot:  {prefix}spades-bot --server {address} --quick-match --bot random\n"
         f"  list tables:    {prefix}spades-tables --server {address}\n"
         f"  watch a table:  {prefix}spades-watch TABLE_ID --server {address}\n"
@@ -77,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         log.warning(warning)
     metrics_url, stop_metrics = "off", None
     try:
+        check_ports_free(settings)
         if not settings.postgres_dsn:
             folder = Path(settings.database).parent
             try:
@@ -109,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                 grpcurl,
                 server.web_url or "off",
                 scripts_folder(),
+                admin=bool(settings.operator_token),
             )
             print(shown, flush=True)
 

@@ -97,29 +97,64 @@ class StartupError(Exception):
     """Why the server cannot start, in one line an operator can act on (the CLI exits 2)."""
 
 
-def check_port_free(listen: str) -> None:
-    """Refuse a port another process holds before gRPC tries it: gRPC's own failure is a raw
-    core log line and a RuntimeError, which say neither the address nor what to do."""
-    host, port = split_address(listen)
+PORT_IN_USE = "the port is in use"
+LISTEN_ADVICE = "another spades-server? choose another with --listen"
+
+
+def port_problem(address: str) -> str | None:
+    """Why ``address`` cannot be listened on now ("the port is in use", ...), or None; probed
+    before gRPC, aiohttp or the metrics server try it: gRPC's own failure is a raw core log line
+    and a RuntimeError, which say neither the address nor what to do."""
+    host, port = split_address(address)
     if port == 0:
-        return
+        return None
     try:
         addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as error:
-        raise StartupError(f"cannot listen on {listen}: {error.strerror}") from None
-    for family, kind, protocol, _, address in addresses:
+        return str(error.strerror)
+    for family, kind, protocol, _, bound in addresses:
         with socket.socket(family, kind, protocol) as probe:
-            # As gRPC binds: SO_REUSEADDR, so a port in TIME_WAIT is not mistaken for busy.
+            # As the servers bind: SO_REUSEADDR, so a port in TIME_WAIT is not mistaken for busy.
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
-                probe.bind(address)
+                probe.bind(bound)
             except OSError as error:
                 if error.errno == errno.EADDRINUSE:
-                    raise StartupError(
-                        f"cannot listen on {listen}: the port is in use (another spades-server?"
-                        " choose another with --listen)"
-                    ) from None
-                raise StartupError(f"cannot listen on {listen}: {error.strerror}") from None
+                    return PORT_IN_USE
+                return str(error.strerror)
+    return None
+
+
+def check_port_free(listen: str) -> None:
+    """Refuse a gRPC address another process holds (StartupError naming it)."""
+    problem = port_problem(listen)
+    if problem is not None:
+        advice = f" ({LISTEN_ADVICE})" if problem == PORT_IN_USE else ""
+        raise StartupError(f"cannot listen on {listen}: {problem}{advice}")
+
+
+def check_ports_free(settings: Settings) -> None:
+    """Refuse every address of the settings' (gRPC, web, metrics) that cannot be listened on, all
+    in one message: a second server on the same machine hears of all three at once, not one a
+    restart."""
+    ports = (
+        (settings.listen, "cannot listen on", LISTEN_ADVICE),
+        (settings.web, "cannot serve the web port on", "choose another with --web, or --web off"),
+        (
+            settings.metrics,
+            "cannot serve metrics on",
+            "choose another with --metrics, or --metrics off",
+        ),
+    )
+    problems = []
+    for address, what, advice in ports:
+        if address == "off":
+            continue
+        problem = port_problem(address)
+        if problem is not None:
+            problems.append(f"{what} {address}: {problem} ({advice})")
+    if problems:
+        raise StartupError("; ".join(problems))
 
 
 def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:

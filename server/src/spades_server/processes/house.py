@@ -408,6 +408,18 @@ class HousePool:
 
     # ------------------------------------------------------------------ quick match
 
+    def fills_in(self, table_id: str, rated: bool) -> float | None:
+        """Seconds until this server completes the waiting quick-match (``rated``: rated queue)
+        table ``table_id`` with house bots, counted from its first player's wait as the filler
+        saw it; None when it will not (no house bots, or that queue is not filled)."""
+        wait = self.rated_fill_after if rated else self.fill_after
+        if self.capacity <= 0 or wait <= 0 or self._address is None:
+            return None
+        if rated and self.seat_account is None:
+            return None
+        since = (self._rated_waiting_since if rated else self._waiting_since).get(table_id)
+        return wait if since is None else max(0.0, wait - (time.monotonic() - since))
+
     async def _fill_quick_match(self) -> None:
         waits = [wait for wait in (self.fill_after, self.rated_fill_after) if wait > 0]
         interval = min(1.0, max(0.05, min(waits) / 4))

@@ -66,7 +66,7 @@ def test_a_raised_traceback_is_logged_once_then_a_line_a_repeat(
     bot = Broken()
     with caplog.at_level(logging.ERROR, logger="spades.bot"):
         for _ in range(3):
-            assert asyncio.run(decide(bot, view)) == (BID[1], True)
+            assert asyncio.run(decide(bot, view)) == Decision(BID[1], True)
     first, *repeats = [record for record in caplog.records if "Broken raised" in record.message]
     assert first.exc_info is not None and "Traceback" in caplog.text
     assert caplog.text.count("Traceback") == 1

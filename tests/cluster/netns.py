@@ -81,13 +81,13 @@ class Link:
             f"spades-test-{os.getpid()}-{unique}", f"sp{unique}h", f"sp{unique}n", host, inside
         )
         try:
-            link._create()
+            link.create_devices()
         except BaseException:
             link.remove()
             raise
         return link
 
-    def _create(self) -> None:
+    def create_devices(self) -> None:
         run(IP, "netns", "add", self.namespace)
         run(IP, "link", "add", self.host_end, "type", "veth", "peer", "name", self.namespace_end)
         run(IP, "link", "set", self.namespace_end, "netns", self.namespace)

@@ -8,6 +8,7 @@ import grpc
 import pytest
 
 from spades.v1 import account_pb2, account_pb2_grpc
+from tests.support.accounts import bearer
 from tests.support.backends import Storages
 from tests.support.clients import rpc_error
 from tests.support.refusals import assert_call_refused
@@ -19,10 +20,6 @@ Code = grpc.StatusCode
 PASSWORD = "correct horse battery staple"
 OPERATOR_TOKEN = "f3c1b2a4d5e6f7a8b9c0d1e2f3a4b5c6"
 REQUEST_ID = "0f0e0d0c0b0a09080706050403020100"
-
-
-def bearer(token: str) -> tuple[tuple[str, str]]:
-    return (("authorization", f"Bearer {token}"),)
 
 
 OPERATOR = (("spades-operator-token", OPERATOR_TOKEN),)

@@ -15,6 +15,7 @@ from spades.v1 import account_pb2, account_pb2_grpc, cards_pb2, lobby_pb2
 from spades_server.domain import passwords, sessions
 from spades_server.domain.accounts import Account
 from spades_server.store import account_store, codecs
+from tests.support.accounts import bearer
 from tests.support.backends import POSTGRES_DSN, LogStorage, Storages
 from tests.support.clients import Client, rpc_error
 from tests.support.refusals import assert_call_refused, call_status
@@ -25,10 +26,6 @@ pytestmark = pytest.mark.asyncio
 Code = grpc.StatusCode
 PASSWORD = "correct horse battery staple"
 OPERATOR_TOKEN = "f3c1b2a4d5e6f7a8b9c0d1e2f3a4b5c6"
-
-
-def bearer(token: str) -> tuple[tuple[str, str]]:
-    return (("authorization", f"Bearer {token}"),)
 
 
 def stub(client: Client) -> account_pb2_grpc.AccountServiceAsyncStub:

@@ -26,6 +26,7 @@ from spades.v1 import (
 )
 from spades_server.app.server import SpadesServer
 from spades_server.domain.tournaments import MAX_ENTRANTS
+from tests.support.accounts import bearer
 from tests.support.backends import Storages
 from tests.support.clients import Client
 from tests.support.provoked import refused_unchanged
@@ -35,15 +36,6 @@ from tests.support.servers import running_server
 Code = grpc.StatusCode
 Metadata = tuple[tuple[str, str], ...]
 OPERATOR = "operator token for the account refusal tests"
-
-
-def bearer(key: str, table_id: str = "", seat: str = "") -> Metadata:
-    metadata = [("authorization", f"Bearer {key}")]
-    if table_id:
-        metadata.append(("spades-table-id", table_id))
-    if seat:
-        metadata.append(("spades-seat", seat))
-    return tuple(metadata)
 
 
 @pytest_asyncio.fixture

@@ -57,16 +57,16 @@ EXTENSION = actions_pb2.Action(extension_claim=actions_pb2.ExtensionClaim())
 
 
 @pytest.fixture
-def postgres(tmp_path: Path) -> LogStorage:
+def postgres_log(tmp_path: Path) -> LogStorage:
     """The test's log on PostgreSQL (which must answer)."""
     require_postgres()
     return LogStorage("postgres", tmp_path / "tables.db")
 
 
 @pytest_asyncio.fixture
-async def shared_log(postgres: LogStorage) -> AsyncIterator[LogStorage]:
-    yield postgres
-    await postgres.remove()
+async def shared_log(postgres_log: LogStorage) -> AsyncIterator[LogStorage]:
+    yield postgres_log
+    await postgres_log.remove()
 
 
 @asynccontextmanager

@@ -21,9 +21,11 @@ from spades.engine import (
     apply_seat,
     close,
     leave_seat,
+    legal_actions,
     new_match,
     seated_match,
 )
+from spades.engine import events as ev
 from spades.engine.cards import CARDS
 from spades.reasons import Reason
 
@@ -111,3 +113,28 @@ def test_rules_and_deals_refusals_name_their_code() -> None:
     with pytest.raises(InvalidRules) as deals:
         new_match(Rules(), preset_deals=[[range(13)] * 4])
     assert deals.value.code is Reason.INVALID_DEALS
+
+
+def test_a_turn_action_without_a_turn_says_why_in_words() -> None:
+    waiting, _ = new_match(Rules(), seed=bytes(32))
+    not_started = refusal(waiting, 0, BID[3])
+    assert (not_started.code, not_started.reason) == (
+        Reason.MATCH_NOT_STARTED,
+        "the match has not started: seats are still free",
+    )
+    played, _ = seated_match(Rules(), seed=bytes(32))
+    ended, _ = close(played)
+    over = refusal(ended, 0, BID[3])
+    assert (over.code, over.reason) == (Reason.MATCH_OVER, "the match is over")
+    # A state folded from a log that stops after a trick's last card, before its TrickWon (as a
+    # reader of the log may hold): a hand in play with no seat on turn.
+    state, events = seated_match(Rules(), seed=bytes(32))
+    while not state.completed_tricks:
+        seat = state.seat_to_act()
+        state, made = apply(state, seat, legal_actions(state, seat)[0])
+        events += made
+    last_card = max(i for i, event in enumerate(events) if isinstance(event, ev.CardPlayed))
+    between = MatchState.from_events(events[: last_card + 1])
+    assert between.phase is Phase.PLAYING and between.turn is None
+    nobody = refusal(between, 0, PLAY[0])
+    assert (nobody.code, nobody.reason) == (Reason.NO_ONE_TO_ACT, "no one is to act now")

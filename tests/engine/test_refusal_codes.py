@@ -29,6 +29,8 @@ from spades.engine import events as ev
 from spades.engine.cards import CARDS
 from spades.reasons import Reason
 
+from .scenario import table
+
 
 def refusal(state: MatchState, seat: int, action: object) -> IllegalAction:
     with pytest.raises(IllegalAction) as refused:
@@ -138,3 +140,20 @@ def test_a_turn_action_without_a_turn_says_why_in_words() -> None:
     assert between.phase is Phase.PLAYING and between.turn is None
     nobody = refusal(between, 0, PLAY[0])
     assert (nobody.code, nobody.reason) == (Reason.NO_ONE_TO_ACT, "no one is to act now")
+
+
+def test_a_bid_below_the_team_minimum_says_the_lowest_bid_left() -> None:
+    state = table(Rules(minimum_team_bid=5), dealer=0)  # East bids first, West (partner) third
+    state, _ = apply(state, 1, MakeBid(2))
+    state, _ = apply(state, 2, MakeBid(3))
+    low = refusal(state, 3, MakeBid(1))
+    assert (low.code, low.reason) == (
+        Reason.BID_BELOW_TEAM_MINIMUM,
+        "your team must bid at least 5: your partner bid 2, so you must bid at least 3",
+    )
+    nil = refusal(state, 3, MakeBid(0))
+    assert (nil.code, nil.reason) == (
+        Reason.NIL_NOT_ALLOWED,
+        "Nil is open only when your partner's bid reaches the table minimum of 5, and your "
+        "partner bid 2",
+    )

@@ -157,3 +157,12 @@ def test_a_bid_below_the_team_minimum_says_the_lowest_bid_left() -> None:
         "Nil is open only when your partner's bid reaches the table minimum of 5, and your "
         "partner bid 2",
     )
+
+
+def test_a_bid_of_the_largest_hand_is_possible_and_only_out_of_range_elsewhere() -> None:
+    largest, _ = seated_match(Rules(players=3, jokers=True), seed=bytes(32))
+    assert largest.game.hand_size == 18
+    apply(largest, largest.seat_to_act(), MakeBid(18))  # every trick of an 18-card hand
+    standard, _ = seated_match(Rules(), seed=bytes(32))
+    assert refusal(standard, standard.seat_to_act(), MakeBid(18)).code is Reason.BID_OUT_OF_RANGE
+    assert refusal(standard, standard.seat_to_act(), MakeBid(19)).code is Reason.IMPOSSIBLE_BID

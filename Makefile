@@ -219,8 +219,8 @@ bench-ratings: $(INSTALL_STAMP) ## ratings: heuristic vs random accounts over 30
 # Mutation testing (tools/mutation.py, mutmut): the engine's legality, tricks and scoring, the
 # server's decisions and seat checks and the journal, each mutant judged by the fast tests that
 # reach it, on the engine's sources, under nice, one process at a time. It runs in var/mutation,
-# which keeps the results: a second run tries only what changed. MUTATION_ARGS='run NAME...'
-# runs those mutants again, '--fresh run' forgets every result; docs/testing.md has the figures.
+# which keeps each result until its function changes: MUTATION_ARGS='run NAME...' runs those
+# mutants again (after a new test), '--fresh run' forgets every result; docs/testing.md.
 MUTATION_ARGS ?= run
 mutation: $(INSTALL_STAMP) ## mutation testing of the rules, the decisions and the journal (mutmut; docs/testing.md)
 	$(PY) tools/mutation.py $(MUTATION_ARGS)

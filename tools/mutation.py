@@ -80,9 +80,11 @@ def _mutmut_table() -> str:
     )
 
 
-def _sync(source: Path, target: Path) -> None:
+def _sync(source: Path, target: Path) -> bool:
     """Copy the tree ``source`` to ``target``: only files that changed; none of the compiled
-    builds (``*.so``, their stamps) nor caches; files gone from ``source`` are removed."""
+    builds (``*.so``, their stamps) nor caches; files gone from ``source`` are removed. Whether
+    anything changed."""
+    changed = False
     wanted: set[Path] = set()
     for path in source.rglob("*"):
         if "__pycache__" in path.parts or path.is_dir():
@@ -96,17 +98,22 @@ def _sync(source: Path, target: Path) -> None:
             continue
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, copy)
+        changed = True
     if target.exists():
         for path in target.rglob("*"):
             relative = path.relative_to(target)
             if path.is_file() and "__pycache__" not in path.parts and relative not in wanted:
                 path.unlink()
+                changed = True
+    return changed
 
 
 def prepare_stage() -> None:
     for source, target in PACKAGES:
         _sync(source, target)
-    _sync(REPO_ROOT / "tests", STAGE / "tests")
+    if _sync(REPO_ROOT / "tests", STAGE / "tests"):
+        # Which tests reach which function is measured again (a new test may kill a survivor).
+        (STAGE / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     _sync(REPO_ROOT / "tools", STAGE / "tools")
     pyproject = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8") + _mutmut_table()
     stage_pyproject = STAGE / "pyproject.toml"

@@ -40,9 +40,12 @@ def test_a_side_of_two_nil_bids_has_no_contract_to_make_and_its_tricks_are_bags(
         assert (side.bags, side.hand_points) == (1, 1)
 
 
-def test_each_seats_result_says_whether_its_bid_was_blind() -> None:
+def test_each_seats_result_names_its_seat_and_says_whether_its_bid_was_blind() -> None:
     rules = Rules(blind_nil=True)
     for north in (Bid(0), Bid.BLIND_NIL, Bid(0)):
         side = score_side(rules, (0, 2), {0: north, 2: Bid(4)}, {0: 0, 2: 4}, 0, 0)
-        assert [result.bid for result in side.seat_results] == [north, Bid(4)]
+        assert [(result.seat, result.bid) for result in side.seat_results] == [
+            (0, north),
+            (2, Bid(4)),
+        ]
         assert side.nil_results[0].blind is north.blind

@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos variations web browser cluster-tools cluster node-client engine solver lint contract test run demo demo-tournament bench-engine bench-solver bench-search bench-server bench-cluster bench-soak bench-ratings fmt clean
+.PHONY: help install-runtime install buf protos variations web browser cluster-tools cluster node-client engine solver lint contract test run demo demo-tournament bench-engine bench-solver bench-search bench-server bench-cluster bench-soak bench-ratings mutation fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -222,6 +222,16 @@ bench-soak: $(INSTALL_STAMP) ## soak: server RSS per 1,000 finished tables; star
 RATINGS_ARGS ?=
 bench-ratings: $(INSTALL_STAMP) ## ratings: heuristic vs random accounts over 300 rated matches, both ratings with intervals (RATINGS_ARGS=--help)
 	$(PY) tests/benchmarks/bench_ratings.py $(RATINGS_ARGS)
+
+# Mutation testing (tools/mutation.py, mutmut): the engine's legality, tricks and scoring, the
+# server's decisions and seat checks and the journal, each mutant judged by the fast tests that
+# reach it, on the engine's sources, under nice, one process at a time. It runs in var/mutation,
+# which keeps each result until its function changes: MUTATION_ARGS='run NAME...' runs those
+# mutants again (after a new test), '--fresh run' forgets every result; docs/testing.md.
+MUTATION_ARGS ?= run
+mutation: $(INSTALL_STAMP) ## mutation testing of the rules, the decisions and the journal (mutmut; docs/testing.md)
+	$(PY) tools/mutation.py $(MUTATION_ARGS)
+	$(PY) tools/mutation.py summary
 
 fmt: $(INSTALL_STAMP) ## ruff format + ruff check --fix
 	$(VENV)/bin/ruff format $(PY_SOURCES)

@@ -29,3 +29,23 @@ def test_scoring_uses_the_same_count() -> None:
     for rules in (Rules(), Rules(nil_tricks_count_for_partner=True)):
         side = score_side(rules, (0, 2), BIDS, TRICKS, 0, 0)
         assert side.contract_tricks == counting_tricks(rules, (0, 2), BIDS, TRICKS)
+
+
+def test_a_side_of_two_nil_bids_has_no_contract_to_make_and_its_tricks_are_bags() -> None:
+    bids = {0: Bid(0), 2: Bid(0)}
+    for rules in (Rules(), Rules(nil_tricks_count_for_partner=True)):
+        side = score_side(rules, (0, 2), bids, {0: 1, 2: 0}, 0, 0)
+        assert (side.contract, side.contract_made, side.contract_points) == (0, False, 0)
+        # North's Nil fails (-100), South's is made (+100), North's trick is a bag (+1).
+        assert (side.bags, side.hand_points) == (1, 1)
+
+
+def test_each_seats_result_names_its_seat_and_says_whether_its_bid_was_blind() -> None:
+    rules = Rules(blind_nil=True)
+    for north in (Bid(0), Bid.BLIND_NIL, Bid(0)):
+        side = score_side(rules, (0, 2), {0: north, 2: Bid(4)}, {0: 0, 2: 4}, 0, 0)
+        assert [(result.seat, result.bid) for result in side.seat_results] == [
+            (0, north),
+            (2, Bid(4)),
+        ]
+        assert side.nil_results[0].blind is north.blind

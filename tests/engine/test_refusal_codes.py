@@ -21,11 +21,15 @@ from spades.engine import (
     apply_seat,
     close,
     leave_seat,
+    legal_actions,
     new_match,
     seated_match,
 )
+from spades.engine import events as ev
 from spades.engine.cards import CARDS
 from spades.reasons import Reason
+
+from .scenario import table
 
 
 def refusal(state: MatchState, seat: int, action: object) -> IllegalAction:
@@ -111,3 +115,54 @@ def test_rules_and_deals_refusals_name_their_code() -> None:
     with pytest.raises(InvalidRules) as deals:
         new_match(Rules(), preset_deals=[[range(13)] * 4])
     assert deals.value.code is Reason.INVALID_DEALS
+
+
+def test_a_turn_action_without_a_turn_says_why_in_words() -> None:
+    waiting, _ = new_match(Rules(), seed=bytes(32))
+    not_started = refusal(waiting, 0, BID[3])
+    assert (not_started.code, not_started.reason) == (
+        Reason.MATCH_NOT_STARTED,
+        "the match has not started: seats are still free",
+    )
+    played, _ = seated_match(Rules(), seed=bytes(32))
+    ended, _ = close(played)
+    over = refusal(ended, 0, BID[3])
+    assert (over.code, over.reason) == (Reason.MATCH_OVER, "the match is over")
+    # A state folded from a log that stops after a trick's last card, before its TrickWon (as a
+    # reader of the log may hold): a hand in play with no seat on turn.
+    state, events = seated_match(Rules(), seed=bytes(32))
+    while not state.completed_tricks:
+        seat = state.seat_to_act()
+        state, made = apply(state, seat, legal_actions(state, seat)[0])
+        events += made
+    last_card = max(i for i, event in enumerate(events) if isinstance(event, ev.CardPlayed))
+    between = MatchState.from_events(events[: last_card + 1])
+    assert between.phase is Phase.PLAYING and between.turn is None
+    nobody = refusal(between, 0, PLAY[0])
+    assert (nobody.code, nobody.reason) == (Reason.NO_ONE_TO_ACT, "no one is to act now")
+
+
+def test_a_bid_below_the_team_minimum_says_the_lowest_bid_left() -> None:
+    state = table(Rules(minimum_team_bid=5), dealer=0)  # East bids first, West (partner) third
+    state, _ = apply(state, 1, MakeBid(2))
+    state, _ = apply(state, 2, MakeBid(3))
+    low = refusal(state, 3, MakeBid(1))
+    assert (low.code, low.reason) == (
+        Reason.BID_BELOW_TEAM_MINIMUM,
+        "your team must bid at least 5: your partner bid 2, so you must bid at least 3",
+    )
+    nil = refusal(state, 3, MakeBid(0))
+    assert (nil.code, nil.reason) == (
+        Reason.NIL_NOT_ALLOWED,
+        "Nil is open only when your partner's bid reaches the table minimum of 5, and your "
+        "partner bid 2",
+    )
+
+
+def test_a_bid_of_the_largest_hand_is_possible_and_only_out_of_range_elsewhere() -> None:
+    largest, _ = seated_match(Rules(players=3, jokers=True), seed=bytes(32))
+    assert largest.game.hand_size == 18
+    apply(largest, largest.seat_to_act(), MakeBid(18))  # every trick of an 18-card hand
+    standard, _ = seated_match(Rules(), seed=bytes(32))
+    assert refusal(standard, standard.seat_to_act(), MakeBid(18)).code is Reason.BID_OUT_OF_RANGE
+    assert refusal(standard, standard.seat_to_act(), MakeBid(19)).code is Reason.IMPOSSIBLE_BID

@@ -5,10 +5,11 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from spades.engine import Concede, IllegalAction, Rules, legal_actions, new_match
+from spades.engine import Concede, IllegalAction, MakeBid, Rules, legal_actions, new_match
 from spades.engine import events as ev
 from spades.engine.events import SubstitutionReason
-from spades_server.domain import errors, table_events, tokens
+from spades.reasons import Reason
+from spades_server.domain import errors, seats, table_events, tokens
 from spades_server.domain.checks import MAX_PLAYER_NAME
 from spades_server.domain.decisions import (
     SUBSTITUTED,
@@ -26,6 +27,7 @@ from spades_server.domain.decisions import (
     decide_substitution,
     decide_timeout,
 )
+from spades_server.domain.table_events import Listing, Secrets
 from spades_server.domain.tables import Decided, Table
 from spades_server.eventlog.base import StoredEvent
 from spades_server.store import journal
@@ -271,3 +273,221 @@ def test_a_table_adopts_the_decided_state_without_folding_again() -> None:
     decided = decide_action(table, request_for(table))
     appended(table, decided)
     assert table.state is decided.state
+
+
+# ------------------------------------------------------------- each refusal, as a client reads it
+
+
+def assert_refused(
+    error: errors.RequestError,
+    reason: Reason,
+    message: str,
+    field: str = "",
+    metadata: dict[str, str] | None = None,
+) -> None:
+    """The refusal's status (the catalogue's for ``reason``), code, words, field and facts."""
+    assert (error.code, error.reason_code, error.reason, error.field, error.metadata) == (
+        grpc.StatusCode[reason.status],
+        reason.value,
+        message,
+        field,
+        metadata or {},
+    )
+
+
+def rated_table(*accounts: str) -> Table:
+    """A rated table where ``accounts[seat]`` holds each seat (an empty name leaves it free)."""
+    table = Table("table-1")
+    created = new_match(Rules(), seed=bytes(32))
+    appended(
+        table, decide_new_table(created, name="Ladder", private=False, join_code="", rated=True)
+    )
+    for seat, account in enumerate(accounts):
+        if account:
+            appended(
+                table,
+                decide_join(table, seat, account, False, "", TOKENS[seat], account_id=account),
+            )
+    return table
+
+
+def test_a_new_table_lists_what_it_was_made_as_and_keeps_the_request_id_digest() -> None:
+    created = new_match(Rules(), seed=bytes(32))
+    plain = decide_new_table(created, name="Pond", private=False, join_code="")
+    assert plain.drafts[0].listing == Listing("Pond", False, False, False)
+    assert plain.drafts[0].secrets == Secrets()  # no join code, no request id: nothing kept
+    digest = tokens.digest("request-0123456789")
+    made = decide_new_table(
+        created,
+        name="Quick",
+        private=False,
+        join_code="",
+        quick_match=True,
+        request_digest=digest,
+        rated=True,
+    )
+    assert made.drafts[0].listing == Listing("Quick", False, True, True)
+    assert made.drafts[0].secrets == Secrets(request_id_sha256=digest)
+
+
+def test_each_refusal_of_a_join_says_its_reason_and_field() -> None:
+    private = new_table(private=True)
+    assert_refused(
+        refusal(decide_join, private, None, "Eve", False, "", TOKENS[0]),
+        Reason.JOIN_CODE_REQUIRED,
+        "this private table needs its join code",
+        "join_code",
+    )
+    assert_refused(
+        refusal(decide_join, private, None, "Eve", False, "WRONG23456", TOKENS[0]),
+        Reason.WRONG_JOIN_CODE,
+        "that is not this table's join code",
+        "join_code",
+    )
+    assert_refused(
+        refusal(decide_join, new_table(), 4, "Eve", False, "", TOKENS[0]),
+        Reason.NO_SUCH_SEAT,
+        "this table has 4 seats",
+        "seat",
+    )
+    assert_refused(
+        refusal(decide_join, rated_table(), None, "Eve", False, "", TOKENS[0]),
+        Reason.RATED_NEEDS_ACCOUNT,
+        "only accounts sit at a rated table: join with your account key "
+        "(authorization: Bearer <key>)",
+    )
+    started = new_table(seated=4)
+    assert_refused(
+        refusal(decide_join, started, None, "Eve", False, "", "table-1.late-token-000000"),
+        Reason.MATCH_STARTED,
+        "the match at this table has already started",
+    )
+    assert_refused(
+        refusal(decide_leave, started, 0, TOKENS[0]),
+        Reason.MATCH_STARTED,
+        "the match has started: seats cannot be left now (you may concede)",
+    )
+
+
+def test_a_join_is_recorded_as_its_accounts_seat_and_a_plain_join_as_nobodys() -> None:
+    table = new_table()
+    appended(table, decide_join(table, None, "Eve", False, "", TOKENS[0]))
+    appended(table, decide_join(table, None, "Ann", False, "", TOKENS[1], account_id="acct-ann"))
+    assert table.seat_accounts == {1: "acct-ann"}
+    bot = decide_join(table, None, "Robo", True, "", TOKENS[2])
+    assert bot.drafts[0].event == ev.SeatTaken(2, "Robo", True)
+
+
+def test_at_a_rated_table_an_account_plays_for_one_side_only() -> None:
+    # acct-a holds North (North and South play together): South is its, East and West are not.
+    table = rated_table("acct-a")
+    assert_refused(
+        refusal(decide_join, table, 1, "a", False, "", TOKENS[1], account_id="acct-a"),
+        Reason.ACCOUNT_ON_BOTH_SIDES,
+        "at a rated table an account plays for one side only, and you hold a seat of the "
+        "other side",
+    )
+    first_free = decide_join(table, None, "a", False, "", TOKENS[2], account_id="acct-a")
+    assert first_free.drafts[0].event == ev.SeatTaken(2, "a", False)
+    # Another account is barred from no seat: the first free one is East.
+    other = decide_join(table, None, "b", False, "", TOKENS[1], account_id="acct-b")
+    assert other.drafts[0].event == ev.SeatTaken(1, "b", False)
+    # Once its side is full, no free seat is left for it.
+    full_side = rated_table("acct-a", "", "acct-a")
+    assert_refused(
+        refusal(decide_join, full_side, None, "a", False, "", TOKENS[1], account_id="acct-a"),
+        Reason.ACCOUNT_ON_BOTH_SIDES,
+        "the free seats here are on the side against yours",
+    )
+    # On an unrated table the same account may sit anywhere.
+    unrated = new_table()
+    appended(unrated, decide_join(unrated, 0, "a", False, "", TOKENS[0], account_id="acct-a"))
+    assert decide_join(unrated, 1, "a", False, "", TOKENS[1], account_id="acct-a").drafts
+
+
+def test_each_refusal_of_an_action_says_its_reason_field_and_facts() -> None:
+    table = new_table(seated=4)
+    at = table.version
+    assert_refused(
+        refusal(decide_action, table, request_for(table, sequence=at + 2)),
+        Reason.SEQUENCE_AHEAD,
+        f"this answers sequence {at + 2}, which the table has not reached (it is at {at})",
+        "sequence",
+        {"sequence": str(at + 2), "table_sequence": str(at)},
+    )
+    assert_refused(
+        refusal(decide_action, table, request_for(table, sequence=at - 1)),
+        Reason.STALE_SEQUENCE,
+        f"stale: this answers sequence {at - 1}, but the table is at {at}",
+        "",
+        {"sequence": str(at - 1), "table_sequence": str(at)},
+    )
+    # The engine's refusal names the field inside the request's action.
+    assert_refused(
+        refusal(decide_action, table, request_for(table, action=MakeBid(14))),
+        Reason.BID_OUT_OF_RANGE,
+        "a bid is a number of tricks from 0 (Nil) to 13",
+        "action.bid.tricks",
+    )
+    seat = table.state.seat_to_act()
+    substitute_token = "table-1.substitute-token-000"
+    appended(
+        table,
+        decide_substitution(
+            table, seat, SubstitutionReason.DISCONNECTED, substitute_token, after_timeouts=0
+        ),
+    )
+    substitute = tokens.digest(substitute_token)
+    assert_refused(
+        refusal(
+            decide_action,
+            table,
+            request_for(table, action=Concede(), substitute=True, holder=substitute),
+        ),
+        Reason.SUBSTITUTE_MAY_NOT_CONCEDE,
+        "a substitute may not concede for the seat's player",
+    )
+    appended(table, decide_reclaim(table, seat, tokens.digest(TOKENS[seat])))
+    assert_refused(
+        refusal(decide_action, table, request_for(table, substitute=True, holder=substitute)),
+        Reason.SEAT_TOKEN_INVALID,
+        seats.TAKEN_BACK,
+    )
+    appended(table, decide_close(table))
+    over = ActionRequest(0, tokens.digest(TOKENS[0]), False, MakeBid(1), "late", table.version)
+    assert_refused(refusal(decide_action, table, over), Reason.MATCH_OVER, "the match is over")
+
+
+def test_a_seats_token_checks_say_why_a_token_no_longer_works() -> None:
+    table = new_table(seated=2)
+    # A free seat has no token: any token is refused (not an error of the check itself).
+    assert_refused(
+        refusal(decide_leave, table, 3, TOKENS[3]), Reason.SEAT_TOKEN_INVALID, seats.NOT_VALID
+    )
+    appended(table, decide_leave(table, 1, TOKENS[1]))
+    appended(table, decide_join(table, 1, "newcomer", True, "", TOKENS[2]))
+    appended(table, decide_join(table, 2, "c", True, "", TOKENS[3]))
+    appended(table, decide_join(table, 3, "d", True, "", TOKENS[0]))
+    gone = tokens.digest(TOKENS[1])
+    seat_one = ActionRequest(1, gone, False, MakeBid(1), "a", table.version)
+    assert_refused(
+        refusal(decide_action, table, seat_one), Reason.SEAT_TOKEN_INVALID, seats.GIVEN_UP
+    )
+
+
+def test_the_clock_times_out_nothing_at_a_table_that_waits_for_players() -> None:
+    table = new_table(seated=2)
+    assert decide_timeout(table, table.version) is None
+
+
+def test_a_substitute_for_timeouts_comes_at_the_run_set_and_never_when_it_is_zero() -> None:
+    table = new_table(seated=4)
+    seat = table.state.seat_to_act()
+    appended(table, decide_timeout(table, table.version))
+    assert table.state.timeout_streaks[seat] == 1
+    timeouts = SubstitutionReason.TIMEOUTS
+    assert decide_substitution(table, seat, timeouts, "t.s", after_timeouts=2) is None
+    assert decide_substitution(table, seat, timeouts, "t.s", after_timeouts=0) is None
+    decided = decide_substitution(table, seat, timeouts, "t.s", after_timeouts=1)
+    assert decided is not None
+    assert decided.drafts[0].event == ev.SeatSubstituted(seat, timeouts)

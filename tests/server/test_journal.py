@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from google.protobuf.message import DecodeError
 
 from spades.engine import Card, MatchState, Rules, apply, apply_seat, legal_actions, new_match
 from spades.engine import events as ev
 from spades.engine.events import SubstitutionReason
+from spades.protocol import ProtocolError
 from spades.v1 import cards_pb2, events_pb2
 from spades_server.domain import table_events
-from spades_server.domain.table_events import Draft, Listing, Secrets
+from spades_server.domain.table_events import ACCEPTED_CLAIM, Draft, Listing, Refusal, Secrets
 from spades_server.eventlog.base import StoredEvent
 from spades_server.store import journal
 from spades_server.store.journal import ENVELOPE_MARKER, decode, encode
@@ -174,3 +177,57 @@ def test_kind_of_reads_every_kind_off_the_bytes_as_a_full_parse_would() -> None:
             assert journal.kind_of(unparsable) == kind
             kinds.add(kind)
     assert {"table_created", "seat_taken", "cards_dealt", "bid_made", "card_played"} <= kinds
+
+
+def test_every_secret_and_the_rows_time_round_trip() -> None:
+    state, _ = new_match(Rules(), seed=SEED)
+    _, seated = apply_seat(state, 1, "Eve", bot=True)
+    secrets = Secrets(
+        join_code_sha256=b"j" * 32,
+        seat_token_sha256=b"t" * 32,
+        substitute_token_sha256=b"s" * 32,
+        request_id_sha256=b"r" * 32,
+    )
+    entry = journal.decode(stored(journal.encode(Draft(seated[0], "act-1", secrets)), 2))
+    assert entry.secrets == secrets
+    assert entry.recorded_at == 1_700_000_000.25
+
+
+def test_a_table_created_without_a_seed_reads_back_without_one() -> None:
+    _, events = new_match(Rules(), seed=SEED)
+    created = events[0]
+    assert isinstance(created, ev.TableCreated)
+    unseeded = dataclasses.replace(created, seed=None)
+    entry = journal.decode(stored(journal.encode(Draft(unseeded))))
+    assert isinstance(entry.event, ev.TableCreated) and entry.event.seed is None
+
+
+def test_a_bad_card_in_a_rows_preset_deals_is_named_where_it_is() -> None:
+    _, events = new_match(Rules(), seed=SEED, preset_deals=[DEAL])
+    row = log_pb2.LogEntry.FromString(journal.encode(Draft(events[0]))[len(ENVELOPE_MARKER) :])
+    row.secrets.preset_deals[0].hands[1].cards[2].rank = cards_pb2.Rank.ValueType(99)
+    with pytest.raises(ProtocolError) as raised:
+        journal.decode(stored(ENVELOPE_MARKER + row.SerializeToString()))
+    assert raised.value.field == "preset_deals[0].hands[1].cards[2]"
+
+
+def test_a_refused_actions_claim_keeps_the_whole_refusal_and_an_accepted_one_none() -> None:
+    refused = Refusal(
+        code=9,
+        reason="the match is over",
+        reason_code="MATCH_OVER",
+        field="action.bid.tricks",
+        metadata={"sequence": "7"},
+    )
+    assert journal.decode_claim(journal.encode_refusal(refused)) == refused
+    assert journal.decode_claim(ACCEPTED_CLAIM) is None
+
+
+def test_kind_of_reads_a_legacy_row_and_an_empty_event() -> None:
+    taken = events_pb2.Event()
+    taken.seat_taken.player.name = "Eve"
+    taken.seat_taken.player.seat = cards_pb2.SEAT_EAST
+    assert journal.kind_of(stored(legacy_row(taken, log_pb2.LegacyEvent()))) == "seat_taken"
+    assert journal.kind_of(stored(taken.SerializeToString())) == "seat_taken"
+    empty = log_pb2.LogEntry(event=events_pb2.Event(), action_id="a")
+    assert journal.kind_of(stored(ENVELOPE_MARKER + empty.SerializeToString())) == ""

@@ -6,6 +6,8 @@ after a restart: the log keeps a claim of it)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sqlite3
 import time
 import uuid
 from pathlib import Path
@@ -15,7 +17,7 @@ import pytest
 
 from spades.engine import Rules
 from spades.engine import events as ev
-from spades.v1 import lobby_pb2
+from spades.v1 import cards_pb2, lobby_pb2
 from spades_server.app.server import SpadesServer
 from tests.support.backends import require_postgres
 from tests.support.clients import Client, rpc_error
@@ -30,14 +32,25 @@ async def events_of(server: SpadesServer, table_id: str) -> list[ev.Event]:
     return [entry.event for entry in await log_entries(server, table_id)]
 
 
-async def until_free(client: Client, table_id: str, seat: int, within: float = 10.0) -> float:
+async def until_free(client: Client, table_id: str, seat: int, within: float = 10.0) -> None:
     started = time.monotonic()
     while time.monotonic() - started < within:
         table = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
         if not table.seats[seat].occupied:
-            return time.monotonic() - started
+            return
         await asyncio.sleep(0.05)
     raise AssertionError(f"seat {seat} of {table_id} was not freed within {within} s")
+
+
+def move_back(database: Path, table_id: str, version: int, *, seconds: float) -> None:
+    """Move one stored event's time back in a stopped server's SQLite file, as if it had been
+    appended ``seconds`` earlier."""
+    with contextlib.closing(sqlite3.connect(database)) as connection, connection:
+        moved = connection.execute(
+            "UPDATE events SET recorded_at = recorded_at - ? WHERE stream_id = ? AND version = ?",
+            (seconds, table_id, version),
+        ).rowcount
+    assert moved == 1
 
 
 async def test_a_seat_whose_holder_never_opened_a_stream_is_freed_once(tmp_path: Path) -> None:
@@ -52,8 +65,7 @@ async def test_a_seat_whose_holder_never_opened_a_stream_is_freed_once(tmp_path:
             kept = await client.join(table_id, "streams")
             stream = client.seat_stream(kept.seat_token)
             await stream.start()
-            waited = await until_free(client, table_id, 0)
-            assert waited >= TIMEOUT * 0.5
+            await until_free(client, table_id, 0)
             await asyncio.sleep(TIMEOUT * 2)  # more sweeps: nothing more happens
             events = await events_of(server, table_id)
             assert [event for event in events if isinstance(event, ev.SeatLeft)] == [ev.SeatLeft(0)]
@@ -77,6 +89,10 @@ async def test_a_seat_whose_holder_never_opened_a_stream_is_freed_once(tmp_path:
 async def test_a_deadline_that_passed_while_the_server_was_down_frees_the_seat(
     tmp_path: Path,
 ) -> None:
+    """A seat's deadline is its SeatTaken's stored time plus the timeout, so a restart computes
+    the same one: East's SeatTaken is moved a day back in the file, and the restarted server,
+    whose timeout is an hour, frees East at its first sweep (a deadline counted from the
+    restart would be an hour away) and keeps North, taken seconds ago (within its hour)."""
     database = tmp_path / "log.db"
     server = new_server(database, unclaimed_seat_timeout=0, house_bots=0)
     await server.start()
@@ -84,16 +100,29 @@ async def test_a_deadline_that_passed_while_the_server_was_down_frees_the_seat(
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             client = Client(channel)
             table_id = (await client.create_table(Rules())).table.table_id
-            await client.join(table_id, "gone")
+            await client.join(table_id, "recent", seat=cards_pb2.SEAT_NORTH)
+            await client.join(table_id, "gone", seat=cards_pb2.SEAT_EAST)
+            (east_taken,) = [
+                entry.sequence
+                for entry in await log_entries(server, table_id)
+                if isinstance(entry.event, ev.SeatTaken) and entry.event.seat == 1
+            ]
     finally:
         await server.stop()
-    await asyncio.sleep(TIMEOUT)
-    server = new_server(database, unclaimed_seat_timeout=TIMEOUT, house_bots=0)
+    move_back(database, table_id, east_taken, seconds=24 * 3600)
+    server = new_server(database, unclaimed_seat_timeout=3600, house_bots=0)
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-            waited = await until_free(Client(channel), table_id, 0)
-            assert waited < TIMEOUT * 3  # its deadline came from the log, not from the restart
+            client = Client(channel)
+            # A sweep judges North, then East: once East is free, North was judged too.
+            await until_free(client, table_id, 1)
+            table = (
+                await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))
+            ).table
+            assert table.seats[0].occupied
+            events = await events_of(server, table_id)
+            assert [event for event in events if isinstance(event, ev.SeatLeft)] == [ev.SeatLeft(1)]
     finally:
         await server.stop()
 

@@ -312,10 +312,12 @@ def rated_table(*accounts: str) -> Table:
 
 
 def test_a_new_table_lists_what_it_was_made_as_and_keeps_the_request_id_digest() -> None:
+    key = bytes(range(32))
     created = new_match(Rules(), seed=bytes(32))
-    plain = decide_new_table(created, name="Pond", private=False, join_code="")
+    plain = decide_new_table(created, name="Pond", private=False, join_code="", note_key=key)
     assert plain.drafts[0].listing == Listing("Pond", False, False, False)
-    assert plain.drafts[0].secrets == Secrets()  # no join code, no request id: nothing kept
+    # no join code, no request id: only the sealed notes' key is kept
+    assert plain.drafts[0].secrets == Secrets(note_key=key)
     digest = tokens.digest("request-0123456789")
     made = decide_new_table(
         created,
@@ -325,9 +327,10 @@ def test_a_new_table_lists_what_it_was_made_as_and_keeps_the_request_id_digest()
         quick_match=True,
         request_digest=digest,
         rated=True,
+        note_key=key,
     )
     assert made.drafts[0].listing == Listing("Quick", False, True, True)
-    assert made.drafts[0].secrets == Secrets(request_id_sha256=digest)
+    assert made.drafts[0].secrets == Secrets(request_id_sha256=digest, note_key=key)
 
 
 def test_each_refusal_of_a_join_says_its_reason_and_field() -> None:

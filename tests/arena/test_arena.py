@@ -26,14 +26,20 @@ def names_by_seat(events: tuple[ev.Event, ...] | list[ev.Event]) -> list[str]:
     return [seated[seat] for seat in range(4)]
 
 
-def check_duplicate(first: tuple[ev.Event, ...], second: tuple[ev.Event, ...]) -> None:
-    """The same cards to the same seats, hand by hand, with the partnerships swapped."""
+def check_duplicate(
+    first: tuple[ev.Event, ...], second: tuple[ev.Event, ...], partner: str = ""
+) -> None:
+    """The same cards to the same seats, hand by hand, with the partnerships swapped.
+
+    ``partner`` is what the second seat of a side adds to its name: on a server a table shows
+    each name once, so the partner of "A heuristic" sits as "A heuristic 2"."""
     one, two = dealt(first), dealt(second)
     common = min(len(one), len(two))
     assert common >= 4 and common % 4 == 0
     assert one[:common] == two[:common]
-    assert names_by_seat(first) == ["A heuristic", "B random", "A heuristic", "B random"]
-    assert names_by_seat(second) == ["B random", "A heuristic", "B random", "A heuristic"]
+    a, b = "A heuristic", "B random"
+    assert names_by_seat(first) == [a, b, a + partner, b + partner]
+    assert names_by_seat(second) == [b, a, b + partner, a + partner]
 
 
 def test_the_two_matches_of_a_pair_deal_the_same_cards_with_partnerships_swapped() -> None:
@@ -202,7 +208,7 @@ async def test_on_a_server_the_pair_is_duplicate_too(tmp_path: Path) -> None:
         )
         report = await asyncio.to_thread(run_arena, config)
     first, second = report.results
-    check_duplicate(first.events, second.events)
+    check_duplicate(first.events, second.events, partner=" 2")
     assert len(list((tmp_path / "records").glob("*.json"))) == 2
     # In this process, the same pair deals the same cards as on the server.
     local = await asyncio.to_thread(

@@ -28,7 +28,7 @@ from spades.records.render import (
     score_table,
     score_table_json,
 )
-from spades.records.replay import NotReplayable, ReplayError, replay
+from spades.records.replay import NotReplayable, ReplayError, Step, replay, replay_steps
 from spades.records.verify import Verification, VerificationError, verify
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "ReplayError",
     "ScoreTable",
     "SideLine",
+    "Step",
     "Verification",
     "VerificationError",
     "build_record",
@@ -53,6 +54,7 @@ __all__ = [
     "render_match",
     "render_score_table",
     "replay",
+    "replay_steps",
     "save_record",
     "score_table",
     "score_table_json",

@@ -14,6 +14,7 @@ from spades.engine import (
     PLAY,
     Card,
     MatchState,
+    PlayCard,
     Rules,
     act,
     automatic_choice,
@@ -24,6 +25,7 @@ from spades.engine import (
 from spades.engine import events as ev
 from spades.records import build_record
 from spades.solver import Objective, solve
+from tests.records.conftest import VARIANTS, play
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +102,24 @@ def _decision(state: MatchState, events: list[ev.Event], seat: int, card: Card) 
         legal=tuple(legal_actions(state, seat)),
         timed_out=False,
     )
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_every_variation_is_judged(variant: str) -> None:
+    # The records' matches of random legal play: Blind Nil and its card pass, cutthroat,
+    # jokers, counter-clockwise, timeouts, substitutes, a concession. Every card is read from
+    # the replay with what its seat saw; the last two tricks of each hand are judged (cheap).
+    rules, options = VARIANTS[variant]
+    events = play(rules, **options)
+    decisions = list(play_decisions(build_record(events, table_id=variant)))
+    played = [e for e in events if isinstance(e, ev.CardPlayed)]
+    assert [(d.seat, d.card) for d in decisions] == [(e.seat, e.card) for e in played]
+    assert any(d.timed_out for d in decisions) == any(
+        isinstance(e, ev.TurnTimedOut) and isinstance(e.automatic_action, PlayCard) for e in events
+    )
+    for decision in decisions:
+        if decision.trick < rules.hand_size - 1:
+            continue
+        judged = judge_play(decision, worlds=2, seed=b"variants")
+        assert judged.loss_points >= 0 and judged.loss_tricks >= 0
+        assert set(judged.best) <= set(judged.values) and decision.card in judged.values

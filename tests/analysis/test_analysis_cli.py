@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -153,3 +154,49 @@ def test_an_unfinished_match_is_refused(match_events: list[ev.Event], tmp_path: 
     result = analyse_process(str(unfinished), "--worlds", "1")
     assert result.returncode == 1
     assert "not finished" in result.stderr and "live table" in result.stderr
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # After "(command)": state, then the parent's pid.
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_the_workers_leave_when_the_analysis_is_killed(record_file: Path) -> None:
+    analysis = subprocess.Popen(
+        [str(BIN / "spades-record"), "analyse", str(record_file), "--jobs", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        workers: set[int] = set()
+        for _ in range(6000):  # bounded: the pool's two workers (and its resource tracker)
+            workers = {pid for pid in _children(analysis.pid) if _alive(pid)}
+            if len(workers) >= 2 or analysis.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert len(workers) >= 2 and analysis.poll() is None
+    finally:
+        analysis.kill()
+        analysis.wait()
+    for _ in range(6000):  # bounded: each worker checks its parent every second
+        if not any(_alive(pid) for pid in workers):
+            break
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in workers)

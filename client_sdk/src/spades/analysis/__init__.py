@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 
@@ -78,6 +80,22 @@ def default_jobs() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
+def _leave_with_parent(parent: int) -> None:
+    """In each worker: exit when the process that started it is gone (killed, say), rather
+    than solve on for no one."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="leave-with-parent", daemon=True).start()
+
+
+#: How often a worker checks that the analysis that started it is still there.
+PARENT_CHECK_SECONDS = 1.0
+
+
 def analyse(
     record: record_pb2.GameRecord,
     *,
@@ -120,7 +138,12 @@ def analyse(
     else:
         # Spawned workers: a fork of a process with gRPC's threads running is not safe.
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        with ProcessPoolExecutor(
+            max_workers=jobs,
+            mp_context=context,
+            initializer=_leave_with_parent,
+            initargs=(os.getpid(),),
+        ) as pool:
             play_futures = [pool.submit(judge_play, d, worlds, seed) for d in decisions]
             par_futures = [pool.submit(hand_par, d.state) for d in openings]
             every: list[Future[object]] = [*play_futures, *par_futures]  # type: ignore[list-item]

@@ -422,6 +422,26 @@ def test_records_fetched_by_table_id(server: ServerProcess, tmp_path: Path) -> N
     user.refused("TABLE_NOT_FOUND", "watch", "no-such-table")
 
 
+@pytest.mark.timeout(1800)  # a whole hand solved in every world: minutes on a loaded machine
+def test_a_finished_table_analysed_by_id_and_a_live_one_refused(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    user = make_user(server, tmp_path, "analyst")
+    table_id = finished_table(user)
+    ran = user.run(
+        "record", "analyse", table_id, "--json", "--worlds", "1", "--jobs", "2", timeout=1500
+    )
+    assert ran.returncode == 0, ran.stderr
+    analysis = json.loads(ran.stdout)
+    assert analysis["table_id"] == table_id and len(analysis["plays"]) == 52
+    assert set(analysis["seats"]) == set("NESW")
+    # A table still playing (three house bots wait for a fourth seat) is never analysed.
+    live = asyncio.run(_house_bot_table(user.address, house_bots=3))
+    refused = user.run("record", "analyse", live, "--worlds", "1")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "not finished" in refused.stderr and "live table" in refused.stderr
+
+
 def test_the_operator_calls(server: ServerProcess, tmp_path: Path) -> None:
     operator = make_user(server, tmp_path, "operator")
     table_id = asyncio.run(_house_bot_table(server.address, house_bots=3))  # a seat free

@@ -9,6 +9,7 @@ file or straight from the server.
     spades record verify TABLE_ID | FILE                the seed, its commitment, every deal
     spades record score TABLE_ID | FILE [--json]        the score table
     spades record tournament TOURNAMENT_ID | FILE       verify a tournament record
+    spades record analyse TABLE_ID | FILE [--json]      every card judged (docs/analysis.md)
 
 A RECORD that names an existing file, or looks like a path (a folder in it, or a ``.json``,
 ``.pb`` or ``.bin`` suffix), is read from the file; anything else is an id, fetched from
@@ -41,7 +42,8 @@ from spades.v1 import record_pb2, tournament_pb2
 
 PROGRAM = "spades-record"
 DESCRIPTION = (
-    "Fetch a record from the server (by table or tournament id); score, verify or show one."
+    "Fetch a record from the server (by table or tournament id); score, verify, show or "
+    "analyse one."
 )
 _FILE_SUFFIXES = (".json", ".pb", ".bin")
 

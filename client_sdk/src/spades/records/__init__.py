@@ -34,7 +34,7 @@ from spades.records.render import (
     score_table,
     score_table_json,
 )
-from spades.records.replay import NotReplayable, ReplayError, replay
+from spades.records.replay import NotReplayable, ReplayError, Step, replay, replay_steps
 from spades.records.verify import Verification, VerificationError, verify
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "ReplayError",
     "ScoreTable",
     "SideLine",
+    "Step",
     "Verification",
     "VerificationError",
     "build_record",
@@ -60,6 +61,7 @@ __all__ = [
     "render_match",
     "render_score_table",
     "replay",
+    "replay_steps",
     "save_record",
     "score_table",
     "score_table_json",

@@ -6,6 +6,8 @@ tournament id, :mod:`spades.commands.record`). ``python -m spades.records.cli`` 
     spades-record verify match.pb             check the seed, its commitment and every deal
     spades-record show match.json             print the match hand by hand (and its sealed notes)
     spades-record tournament cup.json         verify a tournament record (docs/tournaments.md)
+    spades-record analyse match.json [--json] judge every card double dummy and by what its
+                                              seat could see (docs/analysis.md)
 
 Errors (an unreadable file, an illegal action in the record, a bad commitment) print one line
 on stderr and exit with status 1.
@@ -18,6 +20,11 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from spades.analysis import DEFAULT_WORLDS, analyse, analysis_json, default_jobs
+from spades.analysis.render import print_analysis
 from spades.records.files import Format, load_record
 from spades.records.record import events_of, notes_of
 from spades.records.render import render_match, render_score_table, score_table, score_table_json
@@ -35,7 +42,7 @@ RecordSource = Callable[[str, Format | None], record_pb2.GameRecord]
 #: Reads a tournament record named on the command line.
 TournamentSource = Callable[[str], tournament_pb2.TournamentRecord]
 
-DESCRIPTION = "Score, verify or show a Spades game record."
+DESCRIPTION = "Score, verify, show or analyse a Spades game record."
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,9 +58,9 @@ def configure(
     tournament_help: str = "",
     common: argparse.ArgumentParser | None = None,
 ) -> argparse._SubParsersAction[argparse.ArgumentParser]:
-    """The subcommands score, verify, show and tournament; ``source_help`` says what the record
-    argument may name (a file by default); ``common``: a parent parser whose flags every
-    subcommand takes too. Returns the subparsers, for more subcommands."""
+    """The subcommands score, verify, show, analyse and tournament; ``source_help`` says what
+    the record argument may name (a file by default); ``common``: a parent parser whose flags
+    every subcommand takes too. Returns the subparsers, for more subcommands."""
     shared = [] if common is None else [common]
     common = argparse.ArgumentParser(add_help=False, parents=shared)
     common.add_argument(
@@ -75,6 +82,37 @@ def configure(
         "verify", parents=[common], help="check the seed commitment, first dealer and deals"
     )
     commands.add_parser("show", parents=[common], help="print the match hand by hand")
+    analyse = commands.add_parser(
+        "analyse",
+        parents=[common],
+        help="judge every card of a finished match: its double-dummy loss and the loss its "
+        "seat could expect from what it saw (docs/analysis.md)",
+        description="Judge every card of a finished match: each legal card's double-dummy "
+        "value, the points and tricks the card played lost, and the points the seat could "
+        "expect to lose from what it saw (over sampled worlds); the bids beside the par; each "
+        "seat's accuracy. A whole match takes minutes: see docs/analysis.md.",
+    )
+    analyse.add_argument("--json", action="store_true", help="print one JSON object")
+    analyse.add_argument(
+        "--worlds",
+        type=_positive,
+        default=DEFAULT_WORLDS,
+        metavar="N",
+        help=f"worlds sampled per card for the expected loss (default {DEFAULT_WORLDS})",
+    )
+    analyse.add_argument(
+        "--seed",
+        default="",
+        metavar="TEXT",
+        help="what the worlds are drawn from (the same seed gives the same analysis)",
+    )
+    analyse.add_argument(
+        "--jobs",
+        type=_positive,
+        default=default_jobs(),
+        metavar="N",
+        help=f"worker processes (default {default_jobs()}: the cores, at most 4)",
+    )
     commands.add_parser(
         "tournament",
         parents=shared,
@@ -100,7 +138,7 @@ def run(
     *,
     program: str = "spades-record",
 ) -> int:
-    """Run score, verify, show or tournament on the record ``source`` (or
+    """Run score, verify, show, analyse or tournament on the record ``source`` (or
     ``tournament_source``) reads; returns the exit status."""
     try:
         if arguments.command == "tournament":
@@ -108,6 +146,8 @@ def run(
         record = source(arguments.file, arguments.format)
         if arguments.command == "score":
             return _score(record, as_json=arguments.json)
+        if arguments.command == "analyse":
+            return _analyse(record, arguments)
         if arguments.command == "verify":
             for line in verify(record).lines():
                 print(line)
@@ -127,6 +167,42 @@ def _tournament(record: tournament_pb2.TournamentRecord) -> int:
     print(f"{checked.tables} tables verified, {checked.boards} boards scored again")
     print(render_standings(checked.standings), end="")
     print("verified")
+    return 0
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return number
+
+
+def _analyse(record: record_pb2.GameRecord, arguments: argparse.Namespace) -> int:
+    errors = Console(stderr=True)
+    with Progress(
+        TextColumn("analysing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=errors,
+        transient=True,
+        disable=not errors.is_terminal,
+    ) as progress:
+        task = progress.add_task("analyse", total=None)
+        analysis = analyse(
+            record,
+            worlds=arguments.worlds,
+            seed=arguments.seed.encode(),
+            jobs=arguments.jobs,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    if arguments.json:
+        print(json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False))
+    else:
+        print_analysis(analysis)
     return 0
 
 

@@ -11,7 +11,8 @@ event that differs.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from spades.engine import apply, apply_seat, close, leave_seat, reclaim, substitute, time_out
@@ -49,6 +50,17 @@ class ReplayError(RecordError):
         self.reason = reason
 
 
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a replay: the state before an action, the events the engine produced for
+    it (complete: nothing hidden, whatever the record hides) and the state after. The first
+    step is the table's creation, with no state before it."""
+
+    before: MatchState | None
+    events: tuple[ev.Event, ...]
+    after: MatchState
+
+
 def replay(record: record_pb2.GameRecord) -> MatchState:
     """Re-run the recorded match through the engine and return its final state.
 
@@ -56,6 +68,17 @@ def replay(record: record_pb2.GameRecord) -> MatchState:
     the first event the engine does not reproduce (an illegal action, a changed card, bid or
     score...).
     """
+    state: MatchState | None = None
+    for step in replay_steps(record):
+        state = step.after
+    assert state is not None  # the first step creates the table
+    return state
+
+
+def replay_steps(record: record_pb2.GameRecord) -> Iterator[Step]:
+    """The recorded match, action by action, as the engine re-runs it (see :class:`Step`);
+    each step is checked against the record before it is given, so a consumer that reads to
+    the end has seen a record the engine reproduces whole. Raises as :func:`replay` does."""
     recorded = events_of(record)
     created = recorded[0]
     assert isinstance(created, ev.TableCreated)
@@ -70,16 +93,18 @@ def replay(record: record_pb2.GameRecord) -> MatchState:
     except InvalidRules as error:
         raise ReplayError(0, f"the table cannot be created: {error}") from error
     _compare(recorded, 0, produced)
+    yield Step(None, tuple(produced), state)
     index = len(produced)
     while index < len(recorded):
         event = recorded[index]
+        before = state
         try:
             state, produced = _redo(state, event, index)
         except IllegalAction as error:
             raise ReplayError(index, f"{_describe(event)} is illegal: {error.reason}") from error
         _compare(recorded, index, produced)
+        yield Step(before, tuple(produced), state)
         index += len(produced)
-    return state
 
 
 def _revealed_seed(events: Sequence[ev.Event]) -> bytes | None:

@@ -1,0 +1,136 @@
+"""An analysis for a person: a rich table per hand (each card coloured by the points it lost
+double dummy), the bids beside the par, and each seat's and side's totals."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from spades.analysis.report import (
+    Analysis,
+    HandBids,
+    Summary,
+    seat_letter,
+    side_letters,
+)
+from spades.engine import SEAT_NAMES
+
+#: Colours by the points a card lost double dummy: none, a few (bags), a contract's worth.
+_NO_LOSS, _SMALL_LOSS, _LARGE_LOSS = "green", "yellow", "bold red"
+#: From this many points lost, a mistake is shown as large.
+LARGE_LOSS = 10
+
+
+def loss_style(loss_points: int) -> str:
+    if loss_points == 0:
+        return _NO_LOSS
+    return _SMALL_LOSS if loss_points < LARGE_LOSS else _LARGE_LOSS
+
+
+def render_analysis(analysis: Analysis) -> RenderableType:
+    """Every hand's table, then the totals."""
+    parts: list[RenderableType] = []
+    for hand in analysis.hands:
+        parts.append(_hand_table(analysis, hand))
+        parts.append(_bids_line(analysis, hand))
+        parts.append(Text(""))
+    parts.append(_totals(analysis))
+    parts.append(_mistakes(analysis))
+    parts.append(
+        Text(
+            f"Double dummy: every hand in view. Expected loss: the mean over {analysis.worlds} "
+            "worlds the seat could not tell apart (± its standard error). See docs/analysis.md.",
+            style="dim",
+        )
+    )
+    return Group(*parts)
+
+
+def print_analysis(analysis: Analysis, console: Console | None = None) -> None:
+    (console or Console()).print(render_analysis(analysis))
+
+
+def _hand_table(analysis: Analysis, hand: HandBids) -> Table:
+    seats = analysis.rules.seating.seats
+    table = Table(title=f"Hand {hand.hand}", title_justify="left")
+    table.add_column("Trick", justify="right")
+    for seat in seats:
+        table.add_column(SEAT_NAMES[seat])
+    rows: dict[int, dict[int, Text]] = {}
+    for play in analysis.hand_plays(hand.hand):
+        cell = Text(play.card.symbol, style=loss_style(play.loss_points))
+        if play.loss_points:
+            cell.append(f" -{play.loss_points}", style=loss_style(play.loss_points))
+        if play.worlds and play.expected_loss_points >= 0.05:
+            cell.append(f" ~{play.expected_loss_points:.1f}", style="dim")
+        if play.timed_out:
+            cell.append(" (clock)", style="dim")
+        rows.setdefault(play.trick, {})[play.seat] = cell
+    for trick in sorted(rows):
+        table.add_row(str(trick), *(rows[trick].get(seat, Text("")) for seat in seats))
+    return table
+
+
+def _bids_line(analysis: Analysis, hand: HandBids) -> Text:
+    line = Text("Bids ")
+    line.append(
+        ", ".join(
+            f"{seat_letter(seat)} {'-' if bid is None else bid}"
+            for seat, bid in enumerate(hand.bids)
+        )
+    )
+    for index, seats in enumerate(analysis.rules.sides):
+        bid = sum(made.tricks for made in (hand.bids[seat] for seat in seats) if made)
+        par = None if hand.par is None else hand.par.tricks[index]
+        took = sum(hand.tricks_won[seat] for seat in seats)
+        line.append(f" · {side_letters(seats)}: bid {bid}, par ")
+        line.append("?" if par is None else str(par), style="bold")
+        line.append(f", took {took}")
+    return line
+
+
+def _totals(analysis: Analysis) -> Table:
+    table = Table(title="Totals", title_justify="left")
+    for column in ("", "Plays", "Accuracy", "Points lost", "Per hand", "Tricks lost"):
+        table.add_column(column, justify="left" if not column else "right")
+    table.add_column("Expected loss", justify="right")
+    rules = analysis.rules
+    for seat in rules.seating.seats:
+        _total_row(table, SEAT_NAMES[seat], analysis.seat_summary(seat))
+    if rules.players == 4:
+        table.add_section()
+        for index, seats in enumerate(rules.sides):
+            _total_row(table, side_letters(seats), analysis.side_summary(index))
+    return table
+
+
+def _total_row(table: Table, name: str, summary: Summary) -> None:
+    error = "" if summary.expected_loss_se is None else f" ± {summary.expected_loss_se:.1f}"
+    table.add_row(
+        name,
+        str(summary.plays),
+        f"{summary.accuracy:.0%}",
+        str(summary.loss_points),
+        f"{summary.loss_points_per_hand:.1f}",
+        str(summary.loss_tricks),
+        f"{summary.expected_loss_points:.1f}{error}",
+    )
+
+
+def _mistakes(analysis: Analysis) -> Table:
+    table = Table(title="Costliest mistakes", title_justify="left")
+    for column in ("Seat", "Hand", "Trick", "Played", "Lost", "Expected", "Best"):
+        table.add_column(column, justify="left" if column in ("Seat", "Best") else "right")
+    for seat in analysis.rules.seating.seats:
+        for play in analysis.seat_summary(seat).costliest:
+            table.add_row(
+                SEAT_NAMES[seat],
+                str(play.hand),
+                str(play.trick),
+                play.card.symbol,
+                Text(f"-{play.loss_points}", style=loss_style(play.loss_points)),
+                f"{play.expected_loss_points:.1f}",
+                " ".join(card.symbol for card in play.best),
+            )
+    return table

@@ -23,7 +23,7 @@ from spades.engine import Clock, Rules
 from spades.v1 import actions_pb2, play_pb2, view_pb2
 from spades_server.app.server import SpadesServer
 from tests.support.clients import TOKEN_KEY, Client, SeatStream, current_view, watch
-from tests.support.seats import bid, play_turns
+from tests.support.seats import bid, play_turns, turn_prompt
 from tests.support.servers import log_events
 
 Code = grpc.StatusCode
@@ -43,18 +43,6 @@ async def seated(
     for stream in streams.values():
         await stream.start()
     return table_id, tokens, streams
-
-
-async def prompt_of(
-    client: Client, table_id: str, streams: dict[int, SeatStream]
-) -> tuple[int, play_pb2.TurnPrompt]:
-    """The seat to act and its prompt at the table's latest sequence."""
-    now = await current_view(client, table_id)
-    seat = protocol.seat_from_proto(now.view.turn)
-    while True:
-        prompt = (await streams[seat].next_of("prompt")).prompt
-        if prompt.sequence == now.sequence:
-            return seat, prompt
 
 
 async def act(
@@ -86,7 +74,7 @@ async def test_play_seat_and_watch_end_with_ok_after_the_seed_is_revealed(
     table_id, tokens, streams = await seated(client)
     spectator = watch(client, table_id, after_sequence=0)
     await spectator.snapshot()
-    seat, prompt = await prompt_of(client, table_id, streams)
+    seat, prompt = await turn_prompt(client, table_id, streams)
     # Another seat moves to a Seat stream: it replaces that seat's Play stream (ABORTED).
     other = (seat + 1) % 4
     seat_call = client.play.Seat(
@@ -129,7 +117,7 @@ async def test_a_stream_opened_on_a_finished_table_sends_what_it_asked_for_and_e
     client: Client, server: SpadesServer
 ) -> None:
     table_id, tokens, streams = await seated(client)
-    seat, prompt = await prompt_of(client, table_id, streams)
+    seat, prompt = await turn_prompt(client, table_id, streams)
     assert (await streams[seat].act(CONCEDE, prompt.sequence)).accepted
     for stream in streams.values():
         assert await stream.until_end() == Code.OK
@@ -223,7 +211,7 @@ async def test_a_replaced_stream_delivers_the_result_of_its_action_then_ends(
 ) -> None:
     table_id, tokens, streams = await seated(client)
     for _ in range(4):  # each bid of the first round, racing a replacement of its stream
-        seat, prompt = await prompt_of(client, table_id, streams)
+        seat, prompt = await turn_prompt(client, table_id, streams)
         old = streams[seat]
         action_id = await old.send(bid(3), prompt.sequence)
         newer = client.seat_stream(tokens[seat])
@@ -266,7 +254,7 @@ async def test_a_refused_action_id_stays_refused_whatever_comes_with_it_again(
     client: Client, server: SpadesServer
 ) -> None:
     table_id, tokens, streams = await seated(client)
-    seat, prompt = await prompt_of(client, table_id, streams)
+    seat, prompt = await turn_prompt(client, table_id, streams)
     stream = streams[seat]
     version = await server.log.stream_version(table_id)
     refused = await stream.act(bid(99), prompt.sequence, action_id="once")
@@ -295,7 +283,7 @@ async def test_a_refused_action_id_stays_refused_whatever_comes_with_it_again(
         assert answer.accepted and answer.sequence == accepted.sequence, answer
     assert not (await current_view(client, table_id)).view.end.reason
     # The id is the seat's: another seat may use "once" for its own action.
-    other, other_prompt = await prompt_of(client, table_id, streams)
+    other, other_prompt = await turn_prompt(client, table_id, streams)
     assert other != seat
     theirs = await streams[other].act(bid(2), other_prompt.sequence, action_id="once")
     assert theirs.accepted, theirs
@@ -311,7 +299,7 @@ async def test_a_repeated_refused_id_gets_the_whole_first_status_with_its_detail
     carries the first refusal's BadRequest field and ErrorInfo metadata too, on the stream that
     refused it, through Act and on a newer stream (which read the refusal back from the log)."""
     table_id, tokens, streams = await seated(client)
-    seat, prompt = await prompt_of(client, table_id, streams)
+    seat, prompt = await turn_prompt(client, table_id, streams)
     impossible = await streams[seat].act(bid(99), prompt.sequence, action_id="impossible")
     stale = await streams[seat].act(bid(3), prompt.sequence - 1, action_id="stale")
     first = {"impossible": impossible.status, "stale": stale.status}
@@ -351,7 +339,7 @@ async def test_a_refusal_of_the_moment_is_not_kept(client: Client, server: Spade
     """A stale answer is the id's result; a replaced stream's refusal is not (see above), and
     neither is a refusal of an id of the wrong length (it names no id)."""
     table_id, _, streams = await seated(client)
-    seat, prompt = await prompt_of(client, table_id, streams)
+    seat, prompt = await turn_prompt(client, table_id, streams)
     stale = await streams[seat].act(bid(3), prompt.sequence - 1, action_id="late")
     assert not stale.accepted and stale.code == Code.ABORTED.value[0]
     again = await streams[seat].act(bid(3), prompt.sequence, action_id="late")
@@ -367,7 +355,7 @@ async def test_a_refusal_of_the_moment_is_not_kept(client: Client, server: Spade
 async def test_prompts_flag_concession_and_the_extension(client: Client) -> None:
     rules = Rules(max_hands=1, clock=Clock(turn_millis=60_000, extension_millis=30_000))
     table_id, _, streams = await seated(client, rules)
-    seat, prompt = await prompt_of(client, table_id, streams)
+    seat, prompt = await turn_prompt(client, table_id, streams)
     assert prompt.may_concede and prompt.may_claim_extension
     kinds = {action.WhichOneof("kind") for action in prompt.legal_actions}
     assert kinds == {"bid"}, "no concession or extension among the legal actions"
@@ -382,7 +370,7 @@ async def test_prompts_flag_concession_and_the_extension(client: Client) -> None
 
     no_extension = Rules(max_hands=1, clock=Clock(turn_millis=60_000, extension_millis=0))
     table_id, _, streams = await seated(client, no_extension)
-    _, prompt = await prompt_of(client, table_id, streams)
+    _, prompt = await turn_prompt(client, table_id, streams)
     assert prompt.may_concede and not prompt.may_claim_extension
     for each in streams.values():
         await each.close()
@@ -414,7 +402,7 @@ async def test_a_card_pass_prompt_is_a_choice_of_n_cards(
         choose=north_goes_blind,
     )
     assert now.view.phase == view_pb2.PHASE_PASSING
-    seat, prompt = await prompt_of(client, table_id, streams)
+    seat, prompt = await turn_prompt(client, table_id, streams)
     assert list(prompt.legal_actions) == [], "not every pair of cards"
     assert prompt.card_pass.count == 2
     hand = server.store.cached(table_id).state.hands[seat]
@@ -438,7 +426,7 @@ async def test_a_second_start_and_an_empty_message_are_named_and_the_stream_goes
     client: Client, server: SpadesServer
 ) -> None:
     table_id, _, streams = await seated(client)
-    seat, prompt = await prompt_of(client, table_id, streams)
+    seat, prompt = await turn_prompt(client, table_id, streams)
     stream = streams[seat]
     version = await server.log.stream_version(table_id)
     await stream.call.write(play_pb2.PlayRequest(start=play_pb2.StartPlay()))

@@ -27,7 +27,7 @@ from spades.client import AccountInfo, AccountKey, NotFound, RatingInfo, SpadesC
 from spades.commands import people
 from spades.commands.common import add_leaf, configured, print_json, usage_error
 from spades.commands.config import SETTINGS, ConfigFileError, save_settings
-from spades.manifest import OPTION_NAMES, manifest_of, manifest_problem
+from spades.manifest import OPTION_NAMES, manifest_problem
 from spades.v1 import account_pb2
 
 PROGRAM = "spades account"
@@ -158,11 +158,7 @@ async def _show(client: SpadesClient, arguments: argparse.Namespace) -> int:
 
 
 async def _manifest(client: SpadesClient, arguments: argparse.Namespace) -> int:
-    manifest = manifest_of(
-        players=arguments.players,
-        target_scores=(arguments.target_scores[0], arguments.target_scores[1]),
-        options=arguments.option,
-    )
+    manifest = people.manifest_from_flags(arguments)
     problem = manifest_problem(manifest)
     if problem:
         return usage_error(PROGRAM, problem)
@@ -250,21 +246,4 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     events.add_argument(
         "--count", type=int, default=0, metavar="N", help="stop after N events (default: never)"
     )
-    manifest.add_argument(
-        "--players", type=int, nargs="+", choices=[3, 4], default=[4], help="default: 4"
-    )
-    manifest.add_argument(
-        "--target-scores",
-        type=int,
-        nargs=2,
-        metavar=("MIN", "MAX"),
-        default=[0, 0],
-        help="the target-score range (0: no bound)",
-    )
-    manifest.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        choices=sorted(OPTION_NAMES),
-        help="a variation beside the default game it plays (repeat for more)",
-    )
+    people.add_manifest_flags(manifest)

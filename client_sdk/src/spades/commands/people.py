@@ -37,6 +37,7 @@ from spades.commands.common import (
 )
 from spades.commands.config import ConfigFileError, save_settings
 from spades.manifest import OPTION_NAMES, manifest_of, manifest_problem
+from spades.v1 import account_pb2
 
 PROGRAM = "spades account"
 
@@ -231,11 +232,7 @@ async def _bots_revoke(client: SpadesClient, arguments: argparse.Namespace) -> i
 
 
 async def _bots_manifest(client: SpadesClient, arguments: argparse.Namespace) -> int:
-    manifest = manifest_of(
-        players=arguments.players,
-        target_scores=(arguments.target_scores[0], arguments.target_scores[1]),
-        options=arguments.option,
-    )
+    manifest = manifest_from_flags(arguments)
     problem = manifest_problem(manifest)
     if problem:
         return usage_error(PROGRAM, problem)
@@ -247,6 +244,15 @@ async def _bots_manifest(client: SpadesClient, arguments: argparse.Namespace) ->
     else:
         print(f"Declared the manifest of {declared.name!r}")
     return 0
+
+
+def manifest_from_flags(arguments: argparse.Namespace) -> account_pb2.RuleManifest:
+    """The manifest :func:`add_manifest_flags`' flags declare."""
+    return manifest_of(
+        players=arguments.players,
+        target_scores=(arguments.target_scores[0], arguments.target_scores[1]),
+        options=arguments.option,
+    )
 
 
 def add_manifest_flags(parser: argparse.ArgumentParser) -> None:

@@ -93,6 +93,16 @@ class Reason(StrEnum):
     NO_SUCH_SEAT = "NO_SUCH_SEAT", _INVALID, "a seat the table does not have"
     INVALID_PAGE_SIZE = "INVALID_PAGE_SIZE", _INVALID, "a page size out of its range"
     INVALID_PAGE_TOKEN = "INVALID_PAGE_TOKEN", _INVALID, "a page token this server did not give out"
+    PAGE_TOKEN_MISMATCH = (
+        "PAGE_TOKEN_MISMATCH",
+        _INVALID,
+        "a page token of another listing (another account or other filters)",
+    )
+    INVALID_GAMES_FILTER = (
+        "INVALID_GAMES_FILTER",
+        _INVALID,
+        "a ListGames filter it does not have, or an opponent that is the account itself",
+    )
     UNKNOWN_HOUSE_BOT = "UNKNOWN_HOUSE_BOT", _INVALID, "a house bot kind this server does not have"
     REQUEST_ID_INVALID = (
         "REQUEST_ID_INVALID",

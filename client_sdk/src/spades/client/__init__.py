@@ -17,6 +17,7 @@ from spades.client.accounts import (
     RatingInfo,
     SessionInfo,
     SignedIn,
+    rating_change_text,
 )
 from spades.client.admin import OPERATOR_TOKEN_METADATA, AdminClient, TableDetail
 from spades.client.challenges import ChallengeInfo, ChallengeOpponent, ChallengePage
@@ -115,5 +116,6 @@ __all__ = [
     "new_action_id",
     "new_request_id",
     "parse_seat",
+    "rating_change_text",
     "status_lost",
 ]

@@ -22,10 +22,30 @@ import grpc
 
 from spades.client.connection import new_request_id
 from spades.client.errors import from_rpc_error
-from spades.v1 import account_pb2, account_pb2_grpc, rating_pb2, rating_pb2_grpc
+from spades.v1 import (
+    account_pb2,
+    account_pb2_grpc,
+    games_pb2,
+    lobby_pb2_grpc,
+    rating_pb2,
+    rating_pb2_grpc,
+)
 from spades.wire import AUTHORIZATION_METADATA
 
 T = TypeVar("T")
+
+#: ListGames's rated filter by name ("": rated or not).
+RATED_FILTERS: Final = {
+    "": games_pb2.RATED_FILTER_UNSPECIFIED,
+    "rated": games_pb2.RATED_FILTER_RATED,
+    "unrated": games_pb2.RATED_FILTER_UNRATED,
+}
+#: ListGames's opponents filter by name ("": any).
+OPPONENTS_FILTERS: Final = {
+    "": games_pb2.OPPONENTS_FILTER_UNSPECIFIED,
+    "bots": games_pb2.OPPONENTS_FILTER_BOTS,
+    "people": games_pb2.OPPONENTS_FILTER_PEOPLE,
+}
 
 #: Account kinds by name.
 ACCOUNT_KINDS: Final = {
@@ -321,6 +341,38 @@ class AccountCalls:
         finally:
             call.cancel()
 
+    async def games(
+        self,
+        account: str,
+        *,
+        rated: str = "",
+        opponents: str = "",
+        opponent: str = "",
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> games_pb2.ListGamesResponse:
+        """One page of an account's finished matches (``account``: its id or name), the most
+        recently ended first: ``rated`` "rated" or "unrated", ``opponents`` "bots" or "people",
+        ``opponent`` an opponent's id or name. Games at private tables come only to the
+        account's own client (its key or session)."""
+        if rated not in RATED_FILTERS or opponents not in OPPONENTS_FILTERS:
+            raise ValueError("rated is 'rated' or 'unrated'; opponents is 'bots' or 'people'")
+        request = games_pb2.ListGamesRequest(
+            rated=RATED_FILTERS[rated],
+            opponents=OPPONENTS_FILTERS[opponents],
+            opponent=opponent,
+            page_size=page_size,
+            page_token=page_token,
+        )
+        if _looks_like_id(account):
+            request.account_id = account
+        else:
+            request.name = account
+        stub = lobby_pb2_grpc.LobbyServiceStub(self._channel)
+        return await self._call(
+            stub.ListGames(request, metadata=self._bearer(), timeout=self.timeout)
+        )
+
     async def ratings(self, account_id: str) -> tuple[RatingInfo, ...]:
         """An account's rating in every pool it played in."""
         request = rating_pb2.GetRatingsRequest(account_id=account_id, page_size=1)
@@ -363,3 +415,20 @@ class AccountCalls:
             response.next_page_token,
             response.separate_boards,
         )
+
+
+def _looks_like_id(account: str) -> bool:
+    """Whether ``account`` is an account id (20 lowercase hex digits) rather than a name."""
+    return len(account) == 20 and all(c in "0123456789abcdef" for c in account)
+
+
+def rating_change_text(change: rating_pb2.RatingChange) -> str:
+    """A rating change as people read it: the rating leaderboards sort by (mu - 3 sigma),
+    before and after, and the difference.
+
+    >>> before, after = rating_pb2.Rating(score=3.1), rating_pb2.Rating(score=1.6)
+    >>> rating_change_text(rating_pb2.RatingChange(before=before, after=after))
+    'Rating 3.1 → 1.6 (-1.5)'
+    """
+    before, after = change.before.score, change.after.score
+    return f"Rating {before:.1f} → {after:.1f} ({after - before:+.1f})"

@@ -7,6 +7,7 @@
     spades account manifest [--players 4 3] [--target-scores MIN MAX] [--option NAME ...]
     spades account events [--after N] [--count N] [--json]   the account's stream, live
     spades account sign-up | sign-in | sign-out | sessions | bots   people (spades.commands.people)
+    spades account games [ACCOUNT] [--rated] [--opponent NAME] [--json]   finished matches
 
 The key comes from ``SPADES_ACCOUNT_KEY``, else the config file (:mod:`spades.commands.config`);
 ``--save`` writes a new key, and the account's id, into the config file (mode 0600) instead of
@@ -24,7 +25,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from spades.client import AccountInfo, AccountKey, NotFound, RatingInfo, SpadesClient
-from spades.commands import people
+from spades.commands import games, people
 from spades.commands.common import add_leaf, configured, print_json, usage_error
 from spades.commands.config import SETTINGS, ConfigFileError, save_settings
 from spades.manifest import OPTION_NAMES, manifest_problem
@@ -194,6 +195,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     verbs = group.add_subparsers(dest="verb", required=True, metavar="VERB")
     people.register_verbs(verbs)
+    games.register_verb(verbs)
     create = add_leaf(
         verbs, "create", "a new account and its key", _create, program=PROGRAM, json_output=True
     )

@@ -603,10 +603,11 @@ class Session(_message.Message):
     EXPIRE_TIME_FIELD_NUMBER: _builtins.int
     LAST_ADDRESS_FIELD_NUMBER: _builtins.int
     CURRENT_FIELD_NUMBER: _builtins.int
+    LAST_USE_TIME_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     """The session's id (lowercase hex), to list and revoke it."""
     last_address: _builtins.str
-    """The client address it signed in from."""
+    """The client address it was last used from (at sign-in: the address it signed in from)."""
     current: _builtins.bool
     """In ListSessions: true for the session the call was made with."""
     @_builtins.property
@@ -617,6 +618,12 @@ class Session(_message.Message):
     def expire_time(self) -> _timestamp_pb2.Timestamp:
         """When it stops working (SESSION_EXPIRED after)."""
 
+    @_builtins.property
+    def last_use_time(self) -> _timestamp_pb2.Timestamp:
+        """When the session was last used (at sign-in, then refreshed at most once a minute while it
+        is used); last_address is the address it was last used from.
+        """
+
     def __init__(
         self,
         *,
@@ -625,10 +632,11 @@ class Session(_message.Message):
         expire_time: _timestamp_pb2.Timestamp | None = ...,
         last_address: _builtins.str = ...,
         current: _builtins.bool = ...,
+        last_use_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time", "last_use_time", b"last_use_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "current", b"current", "expire_time", b"expire_time", "last_address", b"last_address", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "current", b"current", "expire_time", b"expire_time", "last_address", b"last_address", "last_use_time", b"last_use_time", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

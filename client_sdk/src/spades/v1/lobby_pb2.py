@@ -25,54 +25,55 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from spades.v1 import cards_pb2 as spades_dot_v1_dot_cards__pb2
+from spades.v1 import games_pb2 as spades_dot_v1_dot_games__pb2
 from spades.v1 import rules_pb2 as spades_dot_v1_dot_rules__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15spades/v1/lobby.proto\x12\tspades.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15spades/v1/cards.proto\x1a\x15spades/v1/rules.proto\"s\n\nSeatStatus\x12\x1d\n\x04seat\x18\x01 \x01(\x0e\x32\x0f.spades.v1.Seat\x12\x10\n\x08occupied\x18\x02 \x01(\x08\x12\x13\n\x0bplayer_name\x18\x03 \x01(\t\x12\x0b\n\x03\x62ot\x18\x04 \x01(\x08\x12\x12\n\naccount_id\x18\x05 \x01(\t\"\xc5\x02\n\x05Table\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12!\n\x05rules\x18\x03 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\x0e\n\x06\x62\x61\x64ges\x18\x04 \x03(\t\x12\x0f\n\x07private\x18\x05 \x01(\x08\x12\x13\n\x0bquick_match\x18\x06 \x01(\x08\x12&\n\x06status\x18\x07 \x01(\x0e\x32\x16.spades.v1.TableStatus\x12$\n\x05seats\x18\x08 \x03(\x0b\x32\x15.spades.v1.SeatStatus\x12\x0e\n\x06scores\x18\t \x03(\x11\x12\x13\n\x0bhand_number\x18\n \x01(\r\x12\x10\n\x08sequence\x18\x0b \x01(\x04\x12/\n\x0b\x63reate_time\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05rated\x18\r \x01(\x08\"y\n\x12\x43reateTableRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12!\n\x05rules\x18\x02 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\x0f\n\x07private\x18\x03 \x01(\x08\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12\r\n\x05rated\x18\x05 \x01(\x08\"I\n\x13\x43reateTableResponse\x12\x1f\n\x05table\x18\x01 \x01(\x0b\x32\x10.spades.v1.Table\x12\x11\n\tjoin_code\x18\x02 \x01(\t\"b\n\x11ListTablesRequest\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.spades.v1.TableStatus\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"O\n\x12ListTablesResponse\x12 \n\x06tables\x18\x01 \x03(\x0b\x32\x10.spades.v1.Table\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"3\n\x10GetTableResponse\x12\x1f\n\x05table\x18\x01 \x01(\x0b\x32\x10.spades.v1.Table\"\x8c\x01\n\x10JoinTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x04seat\x18\x02 \x01(\x0e\x32\x0f.spades.v1.Seat\x12\x13\n\x0bplayer_name\x18\x03 \x01(\t\x12\x0b\n\x03\x62ot\x18\x04 \x01(\x08\x12\x11\n\tjoin_code\x18\x05 \x01(\t\x12\x12\n\nrequest_id\x18\x06 \x01(\t\"l\n\x11JoinTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x04seat\x18\x02 \x01(\x0e\x32\x0f.spades.v1.Seat\x12\x12\n\nseat_token\x18\x03 \x01(\t\x12\x12\n\naccount_id\x18\x04 \x01(\t\"\x13\n\x11LeaveTableRequest\"E\n\x12LeaveTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x04seat\x18\x02 \x01(\x0e\x32\x0f.spades.v1.Seat\"X\n\x11QuickMatchRequest\x12\x13\n\x0bplayer_name\x18\x01 \x01(\t\x12\x0b\n\x03\x62ot\x18\x02 \x01(\x08\x12\x12\n\nrequest_id\x18\x03 \x01(\t\x12\r\n\x05rated\x18\x04 \x01(\x08\"d\n\x12QuickMatchResponse\x12*\n\x04seat\x18\x01 \x01(\x0b\x32\x1c.spades.v1.JoinTableResponse\x12\"\n\x04wait\x18\x02 \x01(\x0b\x32\x14.spades.v1.QueueWait\"U\n\tQueueWait\x12\x16\n\x0eplayers_needed\x18\x01 \x01(\r\x12\x30\n\rhouse_bots_in\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\"\x93\x01\n\x12\x41\x64\x64HouseBotRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x04seat\x18\x02 \x01(\x0e\x32\x0f.spades.v1.Seat\x12%\n\x04kind\x18\x03 \x01(\x0e\x32\x17.spades.v1.HouseBotKind\x12\x11\n\tjoin_code\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"[\n\x13\x41\x64\x64HouseBotResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x04seat\x18\x02 \x01(\x0e\x32\x0f.spades.v1.Seat\x12\x13\n\x0bplayer_name\x18\x03 \x01(\t*\x82\x01\n\x0cHouseBotKind\x12\x1e\n\x1aHOUSE_BOT_KIND_UNSPECIFIED\x10\x00\x12\x19\n\x15HOUSE_BOT_KIND_RANDOM\x10\x01\x12\x1c\n\x18HOUSE_BOT_KIND_HEURISTIC\x10\x02\x12\x19\n\x15HOUSE_BOT_KIND_SEARCH\x10\x03*z\n\x0bTableStatus\x12\x1c\n\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14TABLE_STATUS_WAITING\x10\x01\x12\x18\n\x14TABLE_STATUS_PLAYING\x10\x02\x12\x19\n\x15TABLE_STATUS_FINISHED\x10\x03\x32\x98\x04\n\x0cLobbyService\x12L\n\x0b\x43reateTable\x12\x1d.spades.v1.CreateTableRequest\x1a\x1e.spades.v1.CreateTableResponse\x12I\n\nListTables\x12\x1c.spades.v1.ListTablesRequest\x1a\x1d.spades.v1.ListTablesResponse\x12\x43\n\x08GetTable\x12\x1a.spades.v1.GetTableRequest\x1a\x1b.spades.v1.GetTableResponse\x12\x46\n\tJoinTable\x12\x1b.spades.v1.JoinTableRequest\x1a\x1c.spades.v1.JoinTableResponse\x12I\n\nLeaveTable\x12\x1c.spades.v1.LeaveTableRequest\x1a\x1d.spades.v1.LeaveTableResponse\x12I\n\nQuickMatch\x12\x1c.spades.v1.QuickMatchRequest\x1a\x1d.spades.v1.QuickMatchResponse\x12L\n\x0b\x41\x64\x64HouseBot\x12\x1d.spades.v1.AddHouseBotRequest\x1a\x1e.spades.v1.AddHouseBotResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15spades/v1/lobby.proto\x12\tspades.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15spades/v1/cards.proto\x1a\x15spades/v1/games.proto\x1a\x15spades/v1/rules.proto\"s\n\nSeatStatus\x12\x1d\n\x04seat\x18\x01 \x01(\x0e\x32\x0f.spades.v1.Seat\x12\x10\n\x08occupied\x18\x02 \x01(\x08\x12\x13\n\x0bplayer_name\x18\x03 \x01(\t\x12\x0b\n\x03\x62ot\x18\x04 \x01(\x08\x12\x12\n\naccount_id\x18\x05 \x01(\t\"\xc5\x02\n\x05Table\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12!\n\x05rules\x18\x03 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\x0e\n\x06\x62\x61\x64ges\x18\x04 \x03(\t\x12\x0f\n\x07private\x18\x05 \x01(\x08\x12\x13\n\x0bquick_match\x18\x06 \x01(\x08\x12&\n\x06status\x18\x07 \x01(\x0e\x32\x16.spades.v1.TableStatus\x12$\n\x05seats\x18\x08 \x03(\x0b\x32\x15.spades.v1.SeatStatus\x12\x0e\n\x06scores\x18\t \x03(\x11\x12\x13\n\x0bhand_number\x18\n \x01(\r\x12\x10\n\x08sequence\x18\x0b \x01(\x04\x12/\n\x0b\x63reate_time\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05rated\x18\r \x01(\x08\"y\n\x12\x43reateTableRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12!\n\x05rules\x18\x02 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\x0f\n\x07private\x18\x03 \x01(\x08\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12\r\n\x05rated\x18\x05 \x01(\x08\"I\n\x13\x43reateTableResponse\x12\x1f\n\x05table\x18\x01 \x01(\x0b\x32\x10.spades.v1.Table\x12\x11\n\tjoin_code\x18\x02 \x01(\t\"b\n\x11ListTablesRequest\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.spades.v1.TableStatus\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"O\n\x12ListTablesResponse\x12 \n\x06tables\x18\x01 \x03(\x0b\x32\x10.spades.v1.Table\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"3\n\x10GetTableResponse\x12\x1f\n\x05table\x18\x01 \x01(\x0b\x32\x10.spades.v1.Table\"\x8c\x01\n\x10JoinTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x04seat\x18\x02 \x01(\x0e\x32\x0f.spades.v1.Seat\x12\x13\n\x0bplayer_name\x18\x03 \x01(\t\x12\x0b\n\x03\x62ot\x18\x04 \x01(\x08\x12\x11\n\tjoin_code\x18\x05 \x01(\t\x12\x12\n\nrequest_id\x18\x06 \x01(\t\"l\n\x11JoinTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x04seat\x18\x02 \x01(\x0e\x32\x0f.spades.v1.Seat\x12\x12\n\nseat_token\x18\x03 \x01(\t\x12\x12\n\naccount_id\x18\x04 \x01(\t\"\x13\n\x11LeaveTableRequest\"E\n\x12LeaveTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x04seat\x18\x02 \x01(\x0e\x32\x0f.spades.v1.Seat\"X\n\x11QuickMatchRequest\x12\x13\n\x0bplayer_name\x18\x01 \x01(\t\x12\x0b\n\x03\x62ot\x18\x02 \x01(\x08\x12\x12\n\nrequest_id\x18\x03 \x01(\t\x12\r\n\x05rated\x18\x04 \x01(\x08\"d\n\x12QuickMatchResponse\x12*\n\x04seat\x18\x01 \x01(\x0b\x32\x1c.spades.v1.JoinTableResponse\x12\"\n\x04wait\x18\x02 \x01(\x0b\x32\x14.spades.v1.QueueWait\"U\n\tQueueWait\x12\x16\n\x0eplayers_needed\x18\x01 \x01(\r\x12\x30\n\rhouse_bots_in\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\"\x93\x01\n\x12\x41\x64\x64HouseBotRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x04seat\x18\x02 \x01(\x0e\x32\x0f.spades.v1.Seat\x12%\n\x04kind\x18\x03 \x01(\x0e\x32\x17.spades.v1.HouseBotKind\x12\x11\n\tjoin_code\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"[\n\x13\x41\x64\x64HouseBotResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x04seat\x18\x02 \x01(\x0e\x32\x0f.spades.v1.Seat\x12\x13\n\x0bplayer_name\x18\x03 \x01(\t*\x82\x01\n\x0cHouseBotKind\x12\x1e\n\x1aHOUSE_BOT_KIND_UNSPECIFIED\x10\x00\x12\x19\n\x15HOUSE_BOT_KIND_RANDOM\x10\x01\x12\x1c\n\x18HOUSE_BOT_KIND_HEURISTIC\x10\x02\x12\x19\n\x15HOUSE_BOT_KIND_SEARCH\x10\x03*z\n\x0bTableStatus\x12\x1c\n\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14TABLE_STATUS_WAITING\x10\x01\x12\x18\n\x14TABLE_STATUS_PLAYING\x10\x02\x12\x19\n\x15TABLE_STATUS_FINISHED\x10\x03\x32\xe0\x04\n\x0cLobbyService\x12L\n\x0b\x43reateTable\x12\x1d.spades.v1.CreateTableRequest\x1a\x1e.spades.v1.CreateTableResponse\x12I\n\nListTables\x12\x1c.spades.v1.ListTablesRequest\x1a\x1d.spades.v1.ListTablesResponse\x12\x43\n\x08GetTable\x12\x1a.spades.v1.GetTableRequest\x1a\x1b.spades.v1.GetTableResponse\x12\x46\n\tJoinTable\x12\x1b.spades.v1.JoinTableRequest\x1a\x1c.spades.v1.JoinTableResponse\x12I\n\nLeaveTable\x12\x1c.spades.v1.LeaveTableRequest\x1a\x1d.spades.v1.LeaveTableResponse\x12I\n\nQuickMatch\x12\x1c.spades.v1.QuickMatchRequest\x1a\x1d.spades.v1.QuickMatchResponse\x12L\n\x0b\x41\x64\x64HouseBot\x12\x1d.spades.v1.AddHouseBotRequest\x1a\x1e.spades.v1.AddHouseBotResponse\x12\x46\n\tListGames\x12\x1b.spades.v1.ListGamesRequest\x1a\x1c.spades.v1.ListGamesResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'spades.v1.lobby_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_HOUSEBOTKIND']._serialized_start=1929
-  _globals['_HOUSEBOTKIND']._serialized_end=2059
-  _globals['_TABLESTATUS']._serialized_start=2061
-  _globals['_TABLESTATUS']._serialized_end=2183
-  _globals['_SEATSTATUS']._serialized_start=147
-  _globals['_SEATSTATUS']._serialized_end=262
-  _globals['_TABLE']._serialized_start=265
-  _globals['_TABLE']._serialized_end=590
-  _globals['_CREATETABLEREQUEST']._serialized_start=592
-  _globals['_CREATETABLEREQUEST']._serialized_end=713
-  _globals['_CREATETABLERESPONSE']._serialized_start=715
-  _globals['_CREATETABLERESPONSE']._serialized_end=788
-  _globals['_LISTTABLESREQUEST']._serialized_start=790
-  _globals['_LISTTABLESREQUEST']._serialized_end=888
-  _globals['_LISTTABLESRESPONSE']._serialized_start=890
-  _globals['_LISTTABLESRESPONSE']._serialized_end=969
-  _globals['_GETTABLEREQUEST']._serialized_start=971
-  _globals['_GETTABLEREQUEST']._serialized_end=1006
-  _globals['_GETTABLERESPONSE']._serialized_start=1008
-  _globals['_GETTABLERESPONSE']._serialized_end=1059
-  _globals['_JOINTABLEREQUEST']._serialized_start=1062
-  _globals['_JOINTABLEREQUEST']._serialized_end=1202
-  _globals['_JOINTABLERESPONSE']._serialized_start=1204
-  _globals['_JOINTABLERESPONSE']._serialized_end=1312
-  _globals['_LEAVETABLEREQUEST']._serialized_start=1314
-  _globals['_LEAVETABLEREQUEST']._serialized_end=1333
-  _globals['_LEAVETABLERESPONSE']._serialized_start=1335
-  _globals['_LEAVETABLERESPONSE']._serialized_end=1404
-  _globals['_QUICKMATCHREQUEST']._serialized_start=1406
-  _globals['_QUICKMATCHREQUEST']._serialized_end=1494
-  _globals['_QUICKMATCHRESPONSE']._serialized_start=1496
-  _globals['_QUICKMATCHRESPONSE']._serialized_end=1596
-  _globals['_QUEUEWAIT']._serialized_start=1598
-  _globals['_QUEUEWAIT']._serialized_end=1683
-  _globals['_ADDHOUSEBOTREQUEST']._serialized_start=1686
-  _globals['_ADDHOUSEBOTREQUEST']._serialized_end=1833
-  _globals['_ADDHOUSEBOTRESPONSE']._serialized_start=1835
-  _globals['_ADDHOUSEBOTRESPONSE']._serialized_end=1926
-  _globals['_LOBBYSERVICE']._serialized_start=2186
-  _globals['_LOBBYSERVICE']._serialized_end=2722
+  _globals['_HOUSEBOTKIND']._serialized_start=1952
+  _globals['_HOUSEBOTKIND']._serialized_end=2082
+  _globals['_TABLESTATUS']._serialized_start=2084
+  _globals['_TABLESTATUS']._serialized_end=2206
+  _globals['_SEATSTATUS']._serialized_start=170
+  _globals['_SEATSTATUS']._serialized_end=285
+  _globals['_TABLE']._serialized_start=288
+  _globals['_TABLE']._serialized_end=613
+  _globals['_CREATETABLEREQUEST']._serialized_start=615
+  _globals['_CREATETABLEREQUEST']._serialized_end=736
+  _globals['_CREATETABLERESPONSE']._serialized_start=738
+  _globals['_CREATETABLERESPONSE']._serialized_end=811
+  _globals['_LISTTABLESREQUEST']._serialized_start=813
+  _globals['_LISTTABLESREQUEST']._serialized_end=911
+  _globals['_LISTTABLESRESPONSE']._serialized_start=913
+  _globals['_LISTTABLESRESPONSE']._serialized_end=992
+  _globals['_GETTABLEREQUEST']._serialized_start=994
+  _globals['_GETTABLEREQUEST']._serialized_end=1029
+  _globals['_GETTABLERESPONSE']._serialized_start=1031
+  _globals['_GETTABLERESPONSE']._serialized_end=1082
+  _globals['_JOINTABLEREQUEST']._serialized_start=1085
+  _globals['_JOINTABLEREQUEST']._serialized_end=1225
+  _globals['_JOINTABLERESPONSE']._serialized_start=1227
+  _globals['_JOINTABLERESPONSE']._serialized_end=1335
+  _globals['_LEAVETABLEREQUEST']._serialized_start=1337
+  _globals['_LEAVETABLEREQUEST']._serialized_end=1356
+  _globals['_LEAVETABLERESPONSE']._serialized_start=1358
+  _globals['_LEAVETABLERESPONSE']._serialized_end=1427
+  _globals['_QUICKMATCHREQUEST']._serialized_start=1429
+  _globals['_QUICKMATCHREQUEST']._serialized_end=1517
+  _globals['_QUICKMATCHRESPONSE']._serialized_start=1519
+  _globals['_QUICKMATCHRESPONSE']._serialized_end=1619
+  _globals['_QUEUEWAIT']._serialized_start=1621
+  _globals['_QUEUEWAIT']._serialized_end=1706
+  _globals['_ADDHOUSEBOTREQUEST']._serialized_start=1709
+  _globals['_ADDHOUSEBOTREQUEST']._serialized_end=1856
+  _globals['_ADDHOUSEBOTRESPONSE']._serialized_start=1858
+  _globals['_ADDHOUSEBOTRESPONSE']._serialized_end=1949
+  _globals['_LOBBYSERVICE']._serialized_start=2209
+  _globals['_LOBBYSERVICE']._serialized_end=2817
 # @@protoc_insertion_point(module_scope)

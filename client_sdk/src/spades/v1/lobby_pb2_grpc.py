@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from spades.v1 import games_pb2 as spades_dot_v1_dot_games__pb2
 from spades.v1 import lobby_pb2 as spades_dot_v1_dot_lobby__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -70,6 +71,11 @@ class LobbyServiceStub:
                 request_serializer=spades_dot_v1_dot_lobby__pb2.AddHouseBotRequest.SerializeToString,
                 response_deserializer=spades_dot_v1_dot_lobby__pb2.AddHouseBotResponse.FromString,
                 _registered_method=True)
+        self.ListGames = channel.unary_unary(
+                '/spades.v1.LobbyService/ListGames',
+                request_serializer=spades_dot_v1_dot_games__pb2.ListGamesRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_games__pb2.ListGamesResponse.FromString,
+                _registered_method=True)
 
 
 class LobbyServiceServicer:
@@ -130,6 +136,16 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListGames(self, request, context):
+        """An account's finished matches ("my games"), the newest first, paged and filterable (rated
+        or not, the opponents' kind, one opponent), each with its outcome for the account and, for
+        a rated match, the account's rating change. Games at private tables are listed only to the
+        account itself (its key or session as Bearer). Served from the lobby's projection.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LobbyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -167,6 +183,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.AddHouseBot,
                     request_deserializer=spades_dot_v1_dot_lobby__pb2.AddHouseBotRequest.FromString,
                     response_serializer=spades_dot_v1_dot_lobby__pb2.AddHouseBotResponse.SerializeToString,
+            ),
+            'ListGames': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListGames,
+                    request_deserializer=spades_dot_v1_dot_games__pb2.ListGamesRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_games__pb2.ListGamesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -359,6 +380,33 @@ class LobbyService:
             '/spades.v1.LobbyService/AddHouseBot',
             spades_dot_v1_dot_lobby__pb2.AddHouseBotRequest.SerializeToString,
             spades_dot_v1_dot_lobby__pb2.AddHouseBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListGames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spades.v1.LobbyService/ListGames',
+            spades_dot_v1_dot_games__pb2.ListGamesRequest.SerializeToString,
+            spades_dot_v1_dot_games__pb2.ListGamesResponse.FromString,
             options,
             channel_credentials,
             insecure,

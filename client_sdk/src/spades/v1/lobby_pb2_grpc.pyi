@@ -5,6 +5,7 @@ isort:skip_file
 
 from collections import abc as _abc
 from grpc import aio as _aio
+from spades.v1 import games_pb2 as _games_pb2
 from spades.v1 import lobby_pb2 as _lobby_pb2
 import abc as _abc_1
 import grpc as _grpc
@@ -54,6 +55,12 @@ class LobbyServiceStub:
     match has started, the seat is taken, a wrong join code), and with RESOURCE_EXHAUSTED when
     the server runs as many house bots as it allows, or FAILED_PRECONDITION when it runs none.
     """
+    ListGames: _grpc.UnaryUnaryMultiCallable[_games_pb2.ListGamesRequest, _games_pb2.ListGamesResponse]
+    """An account's finished matches ("my games"), the newest first, paged and filterable (rated
+    or not, the opponents' kind, one opponent), each with its outcome for the account and, for
+    a rated match, the account's rating change. Games at private tables are listed only to the
+    account itself (its key or session as Bearer). Served from the lobby's projection.
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -80,6 +87,12 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     listed table, and at a private table whoever has its join code. Fails like JoinTable (the
     match has started, the seat is taken, a wrong join code), and with RESOURCE_EXHAUSTED when
     the server runs as many house bots as it allows, or FAILED_PRECONDITION when it runs none.
+    """
+    ListGames: _aio.UnaryUnaryMultiCallable[_games_pb2.ListGamesRequest, _games_pb2.ListGamesResponse]  # type: ignore[assignment]
+    """An account's finished matches ("my games"), the newest first, paged and filterable (rated
+    or not, the opponents' kind, one opponent), each with its outcome for the account and, for
+    a rated match, the account's rating change. Games at private tables are listed only to the
+    account itself (its key or session as Bearer). Served from the lobby's projection.
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -146,6 +159,18 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         listed table, and at a private table whoever has its join code. Fails like JoinTable (the
         match has started, the seat is taken, a wrong join code), and with RESOURCE_EXHAUSTED when
         the server runs as many house bots as it allows, or FAILED_PRECONDITION when it runs none.
+        """
+
+    @_abc_1.abstractmethod
+    def ListGames(
+        self,
+        request: _games_pb2.ListGamesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_games_pb2.ListGamesResponse, _abc.Awaitable[_games_pb2.ListGamesResponse]]:
+        """An account's finished matches ("my games"), the newest first, paged and filterable (rated
+        or not, the opponents' kind, one opponent), each with its outcome for the account and, for
+        a rated match, the account's rating change. Games at private tables are listed only to the
+        account itself (its key or session as Bearer). Served from the lobby's projection.
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

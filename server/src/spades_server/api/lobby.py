@@ -30,6 +30,7 @@ from spades.reasons import Reason
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades.wire import house_bot_kind
 from spades_server.api.auth import authenticate, bearer_key_from, seat_token_from
+from spades_server.api.games import GamesCalls
 from spades_server.api.limits import Limits
 from spades_server.domain import accounts, errors, pairing, ratings, tokens
 from spades_server.domain.accounts import Account, check_declared
@@ -73,7 +74,7 @@ _CATCH_UP_BATCH = 1000
 LOBBY_LAG = 2.0
 
 
-class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
+class LobbyServicer(GamesCalls, lobby_pb2_grpc.LobbyServiceServicer):
     """Create, list, inspect, join and leave tables; the quick-match queue."""
 
     def __init__(

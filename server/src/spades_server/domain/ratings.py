@@ -116,6 +116,8 @@ class Pool:
     rated_tables: set[str] = field(default_factory=set)
     #: Every rated match, oldest first.
     matches: list[rating_pb2.MatchRated] = field(default_factory=list)
+    #: Each rated table's match.
+    by_table: dict[str, rating_pb2.MatchRated] = field(default_factory=dict)
 
     def fold(self, version: int, match: rating_pb2.MatchRated) -> None:
         if version <= self.version:
@@ -124,6 +126,7 @@ class Pool:
             self.standings[change.account_id] = Standing.of(change.after)
         self.rated_tables.add(match.table_id)
         self.matches.append(match)
+        self.by_table[match.table_id] = match
         self.version = version
 
     def standing(self, account_id: str) -> Standing:

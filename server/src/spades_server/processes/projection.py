@@ -59,6 +59,7 @@ from spades_server.eventlog.base import (
     VersionConflict,
 )
 from spades_server.ops import metrics
+from spades_server.processes.games import GamesIndex
 from spades_server.store import journal
 from spades_server.store.stream_kinds import is_table_stream
 from spades_server.store.table_store import TableStore
@@ -126,6 +127,8 @@ class LobbyProjection:
         #: The entry of a row this process's table store folded already (None: decode it), so
         #: the lobby does not decode again what the process itself just encoded.
         self.folded: Callable[[StoredEvent], Entry | None] = lambda stored: None
+        #: Every account's finished matches, indexed as their ends are folded.
+        self.games = GamesIndex(log_)
 
     async def start(self) -> None:
         """Resume from the checkpoint (or rebuild from the whole log), then follow the log."""
@@ -138,6 +141,8 @@ class LobbyProjection:
                     await self.fold(journal.decode(stored))
         if self.position != self._checkpointed:
             await self._save()
+        if not await self.games.built():
+            await self.games.mark_built(self.position)
         self._refresh_gauges()
         self._task = asyncio.create_task(self._follow(), name="lobby-projection")
 
@@ -154,6 +159,9 @@ class LobbyProjection:
     async def _restore(self) -> None:
         checkpoint = await self._log.load_projection(LOBBY)
         if checkpoint is None:
+            return
+        if not await self.games.built():  # a log from before the games index: fold it all
+            await self._log.drop_projection(LOBBY)
             return
         try:
             state = log_pb2.LobbyCheckpoint.FromString(checkpoint.data)
@@ -255,6 +263,8 @@ class LobbyProjection:
             changed = True
         elif summary is not None:
             changed = _apply(summary, entry)
+            if isinstance(entry.event, ev.MatchEnded):
+                self.games.match_ended(summary, entry)
         else:
             changed = await self._fold_stored(entry)
         if summary is not None and summary.quick_match:
@@ -313,6 +323,7 @@ class LobbyProjection:
             )
             self._checkpoint_due = time.monotonic() + self.checkpoint_interval
             try:
+                await self.games.flush()  # before a checkpoint passes their matches' ends
                 await self._log.save_projection(
                     LOBBY,
                     [row_of(self.tables[table_id]) for table_id in moving],

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from spades.bot.base import Bot
 from spades.bot.runner import Backoff, MatchOutcome, _Retries, play_match
+from spades.client.accounts import account_of_credential, rating_change_text
 from spades.client.challenges import ChallengeInfo, ChallengeOpponent
 from spades.client.client import SpadesClient
 from spades.client.errors import SpadesError, is_transient
@@ -210,6 +211,14 @@ class AccountRunner:
             case "table_assigned":
                 assigned = event.table_assigned
                 self._start_table(assigned.table_id, [seat_from_proto(s) for s in assigned.seats])
+            case "rating_changed":
+                match = event.rating_changed.match
+                me = account_of_credential(self.client.account_key)
+                if match.table_id in self._tables:  # this run's tables, not replayed history
+                    for change in match.changes:
+                        if change.account_id == me:
+                            said = rating_change_text(change)
+                            log.info("table %s rated: %s", match.table_id, said)
 
     async def _answer(self, challenge_id: str) -> None:
         if challenge_id in self._answered:
@@ -247,7 +256,7 @@ class AccountRunner:
             log.info("challenge %s not answered: %s", challenge_id, error.reason)
 
     def _me(self, challenge: ChallengeInfo) -> ChallengeOpponent | None:
-        account_id = self.client.account_key.split(".")[1] if "." in self.client.account_key else ""
+        account_id = account_of_credential(self.client.account_key)
         return next((o for o in challenge.opponents if o.account_id == account_id), None)
 
     def _start_table(self, table_id: str, seats: list[int]) -> None:

@@ -17,6 +17,7 @@ from spades.client.accounts import (
     RatingInfo,
     SessionInfo,
     SignedIn,
+    account_of_credential,
     rating_change_text,
 )
 from spades.client.admin import OPERATOR_TOKEN_METADATA, AdminClient, TableDetail
@@ -113,6 +114,7 @@ __all__ = [
     "Unauthenticated",
     "Unavailable",
     "WatchMessage",
+    "account_of_credential",
     "new_action_id",
     "new_request_id",
     "parse_seat",

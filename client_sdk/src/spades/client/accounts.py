@@ -14,6 +14,7 @@ A :class:`~spades.client.SpadesClient` made with ``account_key=`` sends the key 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final, TypeVar
@@ -33,6 +34,9 @@ from spades.v1 import (
 from spades.wire import AUTHORIZATION_METADATA
 
 T = TypeVar("T")
+
+#: Seconds between two reads of an account's ratings while its match is rated.
+RATING_POLL: Final = 0.25
 
 #: ListGames's rated filter by name ("": rated or not).
 RATED_FILTERS: Final = {
@@ -373,6 +377,26 @@ class AccountCalls:
             stub.ListGames(request, metadata=self._bearer(), timeout=self.timeout)
         )
 
+    async def rating_change(
+        self, table_id: str, account_id: str = "", *, within: float = 30.0
+    ) -> rating_pb2.RatingChange | None:
+        """The account's rating change (default: the client's own account) in the rated match
+        of ``table_id``, once its pool has rated it: asked every quarter second for up to
+        ``within`` seconds after the match (a pool rates it as soon as a replica sees it end);
+        None when it was not rated by then."""
+        account_id = account_id or account_of_credential(self.account_key)
+        request = rating_pb2.GetRatingsRequest(account_id=account_id, page_size=10)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while True:
+            response = await self._call(self._ratings.GetRatings(request, timeout=self.timeout))
+            for match in response.history:
+                if match.table_id == table_id:
+                    return next(c for c in match.changes if c.account_id == account_id)
+            if loop.time() >= deadline:
+                return None
+            await asyncio.sleep(RATING_POLL)
+
     async def ratings(self, account_id: str) -> tuple[RatingInfo, ...]:
         """An account's rating in every pool it played in."""
         request = rating_pb2.GetRatingsRequest(account_id=account_id, page_size=1)
@@ -432,3 +456,14 @@ def rating_change_text(change: rating_pb2.RatingChange) -> str:
     """
     before, after = change.before.score, change.after.score
     return f"Rating {before:.1f} → {after:.1f} ({after - before:+.1f})"
+
+
+def account_of_credential(credential: str) -> str:
+    """The account id an account key (``spk.<id>.<secret>``) or a session token
+    (``sps.<id>.<session>.<secret>``) names ("" for anything else).
+
+    >>> account_of_credential("sps.0123abcd.feed.secret"), account_of_credential("")
+    ('0123abcd', '')
+    """
+    parts = credential.split(".")
+    return parts[1] if len(parts) >= 3 and parts[0] in ("spk", "sps") else ""

@@ -25,7 +25,13 @@ from collections.abc import Sequence
 
 from spades.bot import Backoff, Bot, MatchOutcome, named_bot_class, play_match
 from spades.bot.runner import TableInLog, first_contact
-from spades.client import SeatTicket, SpadesClient, SpadesError, new_request_id
+from spades.client import (
+    SeatTicket,
+    SpadesClient,
+    SpadesError,
+    new_request_id,
+    rating_change_text,
+)
 from spades.commands.common import (
     add_server_flag,
     channel_credentials,
@@ -165,12 +171,29 @@ async def run(args: argparse.Namespace) -> int:
                     await _leave_on_the_way_out(client, args, name, request_id, taken)
                 raise
             results.append(outcome)
+            if args.account_key:  # a rated match: the account's rating change
+                await _log_rating_change(client, table_id or outcome.table_id)
             if not args.quick_match:
                 break
             log.info("match %d of %d done", number, args.matches)
     if len(results) > 1:
         log.info(tally(results))
     return 0
+
+
+async def _log_rating_change(client: SpadesClient, table_id: str) -> None:
+    """Log the account's rating change once a rated table's match is rated."""
+    try:
+        if not table_id or not (await client.get_table(table_id)).rated:
+            return
+        change = await client.rating_change(table_id)
+    except SpadesError as error:
+        log.info("rating change of table %s not read: %s", table_id, error.reason)
+        return
+    if change is None:
+        log.info("table %s: not rated yet", table_id)
+    else:
+        log.info("table %s rated: %s", table_id, rating_change_text(change))
 
 
 #: Seconds the way out may take to give the seat back (a second Ctrl-C cuts it short).

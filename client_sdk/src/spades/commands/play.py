@@ -2,6 +2,7 @@
 against bots or people.
 
     spades-play --quick-match [--name NAME]            a seat in the quick-match queue
+    spades-play --quick-match --rated                  the rated queue, as your account
     spades-play --table TABLE_ID [--seat S] [--join-code C] [--house-bots N]   (S: south if free)
     spades-play --table TABLE_ID --token SEAT_TOKEN    take back a seat you hold
 
@@ -11,6 +12,12 @@ cards you may play enabled and the others dimmed, bid buttons from the prompt, t
 table after each hand. Everything else (the stream, resuming after a
 dropped connection, action ids) is the SDK's: the person is a :class:`~spades.bot.Bot` whose
 decisions wait for a click or a key.
+
+Signed in (``spades account sign-in NAME`` saved a session in the config file; else an account
+key there or in ``SPADES_SESSION_TOKEN``/``SPADES_ACCOUNT_KEY``), the seat is your account's: it
+shows your account's name, sits at rated tables (``--rated`` queues for one), and after a rated
+match the screen and the last line say your rating change ("Rating 3.1 → 4.6 (+1.5)").
+``--anonymous`` plays without the account, under ``--name``.
 
 The screen is :mod:`spades.commands.play_screen`, imported only when the command runs: it needs
 the ``terminal`` extra (textual), which ``make install-runtime`` and ``make install`` include;
@@ -31,9 +38,11 @@ from spades.client import SeatTicket, SpadesClient, SpadesError
 from spades.commands.common import (
     add_server_flag,
     channel_credentials,
+    configured,
     fail,
     parse_command_line,
     program_of,
+    usage_error,
 )
 from spades.engine import Rules
 from spades.reasons import Reason
@@ -51,7 +60,7 @@ PERSON_SEAT = "south"
 async def take_seat(client: SpadesClient, arguments: argparse.Namespace) -> SeatTicket:
     """The seat the person plays: from the quick-match queue, a table, or a token they hold."""
     if arguments.quick_match:
-        return await client.quick_match(arguments.name, bot=False)
+        return await client.quick_match(arguments.name, bot=False, rated=arguments.rated)
     if arguments.token:
         table = await client.get_table(arguments.table)
         return SeatTicket(table.table_id, -1, arguments.token)
@@ -100,11 +109,37 @@ def configure(parse: argparse.ArgumentParser) -> None:
     parse.add_argument(
         "--house-bots", type=int, default=0, help="house bots to seat after you (--table)"
     )
+    parse.add_argument(
+        "--rated",
+        action="store_true",
+        help="with --quick-match: the rated queue (signed in, or with an account key)",
+    )
+    parse.add_argument(
+        "--anonymous",
+        action="store_true",
+        help="play without your saved session or account key (as --name)",
+    )
     add_server_flag(parse)
 
 
+def credential(arguments: argparse.Namespace) -> str:
+    """The saved session (else account key) the seat is taken with; "" with --anonymous."""
+    if arguments.anonymous:
+        return ""
+    return configured("session_token") or configured("account_key")
+
+
 async def _main(arguments: argparse.Namespace, screen: type[PlayScreen]) -> int:
-    async with SpadesClient(arguments.server, credentials=channel_credentials(arguments)) as client:
+    if arguments.rated and not arguments.quick_match:
+        return usage_error(PROGRAM, "--rated goes with --quick-match (or --table a rated table)")
+    key = credential(arguments)
+    if arguments.rated and not key:
+        return usage_error(
+            PROGRAM, "rated play needs your account: `spades account sign-in NAME` first"
+        )
+    async with SpadesClient(
+        arguments.server, credentials=channel_credentials(arguments), account_key=key
+    ) as client:
         try:
             if arguments.new_table:
                 created = await client.create_table(f"{arguments.name}'s table", Rules())
@@ -116,6 +151,8 @@ async def _main(arguments: argparse.Namespace, screen: type[PlayScreen]) -> int:
         await app.run_async()
         if app.left or app.outcome_text:
             print(app.left or app.outcome_text)
+        if app.rating_text:
+            print(app.rating_text)
     return 0
 
 

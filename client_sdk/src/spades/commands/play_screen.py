@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Footer, Header, Log, Static
 
 from spades.bot import Bot, BotView, play_match
-from spades.client import SeatTicket, SpadesClient, SpadesError
+from spades.client import SeatTicket, SpadesClient, SpadesError, rating_change_text
 from spades.engine import Card, seat_name
 from spades.engine import events as ev
 from spades.records import MatchNarrator
@@ -145,6 +145,8 @@ class PlayScreen(App[int]):
         self.confirming = False
         #: The person left before the match ended (what ``spades play`` says on the way out).
         self.left = ""
+        #: After a rated match played as an account: the rating change, once rated.
+        self.rating_text = ""
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=True)
@@ -205,6 +207,24 @@ class PlayScreen(App[int]):
             return
         self.outcome_text = _outcome(outcome.end, outcome.seat)
         self.query_one("#prompt", Static).update(self.outcome_text + "  (q leaves)")
+        self.rating_text = await self._rating()
+        if self.rating_text:
+            self.query_one("#story", Log).write_line(self.rating_text)
+            self.query_one("#prompt", Static).update(
+                f"{self.outcome_text}  {self.rating_text}  (q leaves)"
+            )
+
+    async def _rating(self) -> str:
+        """After a rated match played as an account: its rating change once its pool rated it."""
+        if not self.client.account_key:
+            return ""
+        try:
+            if not (await self.client.get_table(self.ticket.table_id)).rated:
+                return ""
+            change = await self.client.rating_change(self.ticket.table_id)
+        except SpadesError as error:
+            return f"Rating not read: {error.reason}"
+        return rating_change_text(change) if change is not None else "Not rated yet."
 
     # -- keys ----------------------------------------------------------------------------
 

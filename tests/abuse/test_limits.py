@@ -14,7 +14,8 @@ from spades.client import ErrorDetails
 from spades.engine import Rules
 from spades.v1 import actions_pb2, cards_pb2, lobby_pb2, play_pb2
 from spades_server.api import limits
-from spades_server.api.limits import Buckets, Limits, client_address
+from spades_server.api.auth import client_address
+from spades_server.api.limits import Buckets, Limits
 from spades_server.app import config
 from spades_server.domain import errors
 from spades_server.ops.settings import Settings

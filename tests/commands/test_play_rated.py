@@ -54,9 +54,7 @@ async def click_through(app: PlayScreen, pilot: object) -> None:
             return
         if app.view is not None and app.asking == "play":
             button = next(
-                b
-                for b in app.query("#hand Button").results(Button)
-                if b.display and not b.disabled
+                b for b in app.query("#hand Button").results(Button) if b.display and not b.disabled
             )
             await pilot.click(f"#{button.id}")  # type: ignore[attr-defined]
         elif app.asking == "bid":

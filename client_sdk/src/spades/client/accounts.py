@@ -93,10 +93,12 @@ class SessionInfo:
     #: Seconds since the epoch.
     created: float
     expires: float
-    #: The client address it signed in from.
+    #: The client address it was last used from (at sign-in: the one it signed in from).
     last_address: str
     #: True for the session the listing call was made with.
     current: bool
+    #: When it was last used (from ``last_address``; at sign-in until a use is recorded).
+    last_used: float = 0.0
 
     @staticmethod
     def from_proto(message: account_pb2.Session) -> SessionInfo:
@@ -106,6 +108,7 @@ class SessionInfo:
             message.expire_time.ToNanoseconds() / 1e9,
             message.last_address,
             message.current,
+            message.last_use_time.ToNanoseconds() / 1e9,
         )
 
 

@@ -80,6 +80,7 @@ def session_json(session: SessionInfo) -> dict[str, Any]:
         "created": when(session.created),
         "expires": when(session.expires),
         "last_address": session.last_address,
+        "last_used": when(session.last_used) if session.last_used else "",
         "current": session.current,
     }
 
@@ -150,7 +151,8 @@ async def _sessions_list(client: SpadesClient, arguments: argparse.Namespace) ->
         document=session_json,
         line=lambda s: (
             f"{s.session_id}  since {when(s.created)}  until {when(s.expires)}  "
-            f"from {s.last_address or '?'}{'  (this one)' if s.current else ''}"
+            f"used {when(s.last_used) if s.last_used else '?'} from {s.last_address or '?'}"
+            f"{'  (this one)' if s.current else ''}"
         ),
         nothing="No sessions.",
     )

@@ -18,7 +18,12 @@ import structlog
 from spades.reasons import Reason
 from spades.v1 import account_pb2, account_pb2_grpc
 from spades.wire import OPERATOR_TOKEN_METADATA
-from spades_server.api.auth import OperatorGate, bearer_key_from, metadata_value
+from spades_server.api.auth import (
+    OperatorGate,
+    bearer_key_from,
+    caller_address,
+    metadata_value,
+)
 from spades_server.api.limits import Limits
 from spades_server.api.people import PeopleCalls
 from spades_server.domain import accounts, errors, tokens
@@ -148,7 +153,7 @@ class AccountServicer(PeopleCalls, account_pb2_grpc.AccountServiceServicer):
         key = bearer_key_from(context)
         if key is None:
             raise _key_required()
-        account, session_id = await self._store.caller(key)
+        account, session_id = await self._store.caller(key, address=caller_address(context))
         if request.after_sequence > account.version:
             raise errors.refuse(
                 Reason.SEQUENCE_AHEAD,
@@ -233,7 +238,9 @@ class AccountServicer(PeopleCalls, account_pb2_grpc.AccountServiceServicer):
                     "'authorization: Bearer'), names an account_id",
                 )
             raise _key_required()
-        caller, session_id = await self._store.caller(key, retried_rotation)
+        caller, session_id = await self._store.caller(
+            key, retried_rotation, address=caller_address(context)
+        )
         if not account_id:
             return caller, session_id, "self"
         if account_id == caller.account_id or caller.bot:

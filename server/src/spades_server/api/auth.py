@@ -8,6 +8,7 @@ length does not show either."""
 
 from __future__ import annotations
 
+import urllib.parse
 from typing import Any
 
 import grpc
@@ -36,6 +37,38 @@ def metadata_value(context: Context, key: str) -> str | None:
         if name == key:
             return value if isinstance(value, str) else value.decode(errors="replace")
     return None
+
+
+#: Metadata key with a browser's address, set by the web port's gateway (web.py) on the calls
+#: it forwards, and trusted only on those (:func:`peer_of`).
+WEB_PEER_KEY = "spades-web-peer"
+
+
+def peer_of(context: Context) -> str:
+    """The caller's address as ``context.peer()`` gives it, or, for a call the gateway forwarded
+    over the server's private Unix socket, the browser's address the gateway recorded. A client
+    on the network cannot reach that socket, so it cannot claim another address this way."""
+    peer: str = context.peer()
+    if peer.startswith("unix:"):
+        for key, value in context.invocation_metadata() or ():
+            if key == WEB_PEER_KEY and isinstance(value, str):
+                return value
+    return peer
+
+
+def client_address(peer: str) -> str:
+    """The client's address (no port) from ``context.peer()``: ``ipv4:1.2.3.4:5678`` ->
+    ``1.2.3.4``, ``ipv6:[::1]:5678`` -> ``::1``; anything else (unix sockets) as it is."""
+    scheme, _, rest = peer.partition(":")
+    if scheme in ("ipv4", "ipv6"):
+        host = urllib.parse.unquote(rest).rpartition(":")[0]
+        return host.removeprefix("[").removesuffix("]") or peer
+    return peer
+
+
+def caller_address(context: Context) -> str:
+    """The caller's address, no port (the browser's, for a call through the web port)."""
+    return client_address(peer_of(context))
 
 
 def bearer_key_from(context: Context) -> str | None:
@@ -94,7 +127,7 @@ async def seat_holder(
         token = seat_token_from(context)
         table, seat = await authenticate(store, token)
         return table, seat, tokens.digest(token)
-    account = await accounts.authenticate(key)
+    account = await accounts.authenticate(key, address=caller_address(context))
     table_id = metadata_value(context, TABLE_ID_METADATA)
     if not table_id:
         raise errors.refuse(

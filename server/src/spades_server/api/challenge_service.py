@@ -19,7 +19,7 @@ from spades.v1 import (
     challenge_pb2,
     challenge_pb2_grpc,
 )
-from spades_server.api.auth import bearer_key_from
+from spades_server.api.auth import bearer_key_from, caller_address
 from spades_server.domain import accounts, errors, paging, tokens
 from spades_server.domain.accounts import Account
 from spades_server.domain.challenges import (
@@ -68,7 +68,7 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
         key = bearer_key_from(context)
         if key is None:
             raise _key_required()
-        return await self._accounts.authenticate(key)
+        return await self._accounts.authenticate(key, address=caller_address(context))
 
     async def CreateChallenge(
         self, request: challenge_pb2.CreateChallengeRequest, context: Context

@@ -17,7 +17,7 @@ import grpc
 from spades import protocol
 from spades.reasons import Reason
 from spades.v1 import games_pb2
-from spades_server.api.auth import bearer_key_from
+from spades_server.api.auth import bearer_key_from, caller_address
 from spades_server.domain import accounts, errors, games, paging, ratings
 from spades_server.domain.accounts import Account
 from spades_server.processes.projection import LobbyProjection
@@ -117,5 +117,5 @@ async def _is_caller(store: AccountStore, account: Account, context: Context) ->
     key = bearer_key_from(context)
     if key is None:
         return False
-    caller = await store.authenticate(key)
+    caller = await store.authenticate(key, address=caller_address(context))
     return caller.account_id == account.account_id

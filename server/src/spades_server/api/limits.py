@@ -38,7 +38,6 @@ from __future__ import annotations
 import contextvars
 import math
 import time
-import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -52,7 +51,7 @@ from spades.wire import (
     SEAT_TOKEN_METADATA,
     TABLE_ID_METADATA,
 )
-from spades_server.api.auth import metadata_value
+from spades_server.api.auth import client_address, metadata_value, peer_of
 from spades_server.domain import errors, tokens
 from spades_server.domain.checks import check_lengths
 from spades_server.domain.errors import LimitExceeded
@@ -73,33 +72,6 @@ PEER: contextvars.ContextVar[str] = contextvars.ContextVar("spades_peer", defaul
 def seconds(delay: float) -> str:
     """A delay for a person: rounded up to a hundredth, no trailing zeros ("0.25", "12")."""
     return f"{math.ceil(delay * 100) / 100:g}"
-
-
-#: Metadata key with a browser's address, set by the web port's gateway (web.py) on the calls
-#: it forwards, and trusted only on those (:func:`peer_of`).
-WEB_PEER_KEY = "spades-web-peer"
-
-
-def peer_of(context: Context) -> str:
-    """The caller's address as ``context.peer()`` gives it, or, for a call the gateway forwarded
-    over the server's private Unix socket, the browser's address the gateway recorded. A client
-    on the network cannot reach that socket, so it cannot claim another address this way."""
-    peer: str = context.peer()
-    if peer.startswith("unix:"):
-        for key, value in context.invocation_metadata() or ():
-            if key == WEB_PEER_KEY and isinstance(value, str):
-                return value
-    return peer
-
-
-def client_address(peer: str) -> str:
-    """The client's address (no port) from ``context.peer()``: ``ipv4:1.2.3.4:5678`` ->
-    ``1.2.3.4``, ``ipv6:[::1]:5678`` -> ``::1``; anything else (unix sockets) as it is."""
-    scheme, _, rest = peer.partition(":")
-    if scheme in ("ipv4", "ipv6"):
-        host = urllib.parse.unquote(rest).rpartition(":")[0]
-        return host.removeprefix("[").removesuffix("]") or peer
-    return peer
 
 
 @dataclass(slots=True)

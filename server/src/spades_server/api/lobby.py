@@ -29,7 +29,12 @@ from spades.engine import Phase, Rules, new_match
 from spades.reasons import Reason
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
 from spades.wire import house_bot_kind
-from spades_server.api.auth import authenticate, bearer_key_from, seat_token_from
+from spades_server.api.auth import (
+    authenticate,
+    bearer_key_from,
+    caller_address,
+    seat_token_from,
+)
 from spades_server.api.games import GamesCalls
 from spades_server.api.limits import Limits
 from spades_server.domain import accounts, errors, pairing, ratings, tokens
@@ -249,7 +254,7 @@ class LobbyServicer(GamesCalls, lobby_pb2_grpc.LobbyServiceServicer):
         key = bearer_key_from(context) if self._accounts is not None else None
         if key is None or self._accounts is None:
             return None
-        return await self._accounts.authenticate(key)
+        return await self._accounts.authenticate(key, address=caller_address(context))
 
     async def _join(
         self,

@@ -20,8 +20,8 @@ import structlog
 
 from spades.reasons import Reason
 from spades.v1 import account_pb2
-from spades_server.api.auth import bearer_key_from
-from spades_server.api.limits import Limits, client_address, peer_of
+from spades_server.api.auth import bearer_key_from, caller_address
+from spades_server.api.limits import Limits
 from spades_server.domain import accounts, errors, passwords, sessions
 from spades_server.domain.accounts import Account
 from spades_server.domain.checks import check_request_id
@@ -50,7 +50,7 @@ class PeopleCalls:
     ) -> tuple[Account, account_pb2.Session, str]:
         token = sessions.new_session_token(account.account_id)
         lifetime = self._limits.settings.session_days * SECONDS_A_DAY
-        address = client_address(peer_of(context))
+        address = caller_address(context)
         decided = sessions.decide_sign_in(token, time.time(), lifetime, address)
         account = await self._store.execute(account.account_id, lambda _latest: decided)
         session_id = sessions.session_of_token(token)[1]  # type: ignore[index]
@@ -105,9 +105,16 @@ class PeopleCalls:
     ) -> account_pb2.ListSessionsResponse:
         account, current, _ = await self._target(request.account_id, context)
         live = sessions.live_sessions(account, time.time())
-        return account_pb2.ListSessionsResponse(
-            sessions=[s.to_proto(current=s.session_id == current) for s in live]
-        )
+        uses = await self._store.session_uses(account.account_id)
+        listed = []
+        for session in live:
+            shown = session.to_proto(current=session.session_id == current)
+            used = uses.get(session.session_id)
+            if used is not None and used.last_use_time.ToNanoseconds() > 0:
+                shown.last_address = used.last_address
+                shown.last_use_time.CopyFrom(used.last_use_time)
+            listed.append(shown)
+        return account_pb2.ListSessionsResponse(sessions=listed)
 
     async def RevokeSession(
         self, request: account_pb2.RevokeSessionRequest, context: Context
@@ -165,4 +172,4 @@ class PeopleCalls:
                 Reason.KEY_REQUIRED,
                 "send your session token (or account key) as 'authorization: Bearer <token>'",
             )
-        return await self._store.authenticate(key)
+        return await self._store.authenticate(key, address=caller_address(context))

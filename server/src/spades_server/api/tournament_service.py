@@ -16,7 +16,12 @@ from spades.reasons import Reason
 from spades.records import tournament as rules_of_play
 from spades.v1 import tournament_pb2, tournament_pb2_grpc
 from spades.wire import OPERATOR_TOKEN_METADATA
-from spades_server.api.auth import OperatorGate, bearer_key_from, metadata_value
+from spades_server.api.auth import (
+    OperatorGate,
+    bearer_key_from,
+    caller_address,
+    metadata_value,
+)
 from spades_server.domain import errors, paging, tournaments
 from spades_server.domain.accounts import Account
 from spades_server.domain.checks import check_request_id
@@ -76,7 +81,7 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
                 Reason.KEY_REQUIRED,
                 "send the account's key as the 'authorization: Bearer <key>' metadata",
             )
-        return await self._accounts.authenticate(key)
+        return await self._accounts.authenticate(key, address=caller_address(context))
 
     async def CreateTournament(
         self, request: tournament_pb2.CreateTournamentRequest, context: Context

@@ -19,7 +19,7 @@ What the gateway does per call (``POST /package.Service/Method``):
   the rest; ``-bin`` headers base64-decoded; hop-by-hop and browser headers dropped), the
   ``grpc-timeout`` header as the deadline, and the browser's address in :data:`WEB_PEER_KEY`,
   which the server trusts only on calls that arrive through the private socket
-  (:func:`spades_server.api.limits.peer_of`), so per-address limits see the browser, not the
+  (:func:`spades_server.api.auth.peer_of`), so per-address limits see the browser, not the
   gateway;
 * answers unary and server-streaming methods (``Watch``; a seat's feed) with data frames as they
   come and a trailer frame with ``grpc-status``, ``grpc-message`` and any other trailing
@@ -48,7 +48,7 @@ from aiohttp import web
 from google.protobuf import descriptor_pool
 
 from spades.reasons import Reason
-from spades_server.api.limits import WEB_PEER_KEY
+from spades_server.api.auth import WEB_PEER_KEY
 from spades_server.domain import errors
 
 log = structlog.get_logger("spades.web")

@@ -193,7 +193,7 @@ class SpadesServer:
         self.store = TableStore(self.log, settings.table_cache_size)
         self.projection = LobbyProjection(self.log)
         self.projection.folded = self.store.folded_entry
-        self.accounts = AccountStore(self.log)
+        self.accounts = AccountStore(self.log, session_use_interval=settings.session_use_interval)
         self.pools = PoolStore(self.log)
         self.ratings = RatingKeeper(self.pools, self._announce_rating)
         self.store.listeners.append(self.ratings.table_changed)

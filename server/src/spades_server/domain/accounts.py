@@ -130,6 +130,7 @@ class SessionRecord:
             expire_time=timestamp(self.expires_at),
             last_address=self.address,
             current=current,
+            last_use_time=timestamp(self.created_at),  # until a use is recorded
         )
 
 

@@ -43,6 +43,8 @@ class Settings:
     sign_ins_per_account: int = 10
     sign_ins_per_address: int = 30
     session_days: float = 30.0
+    #: Seconds between two records of a session's use (its last address and time), per session.
+    session_use_interval: float = 60.0
     # Administration (admin.py) and transport security.
     operator_token: str = field(default="", repr=False)
     tls_cert: str = ""

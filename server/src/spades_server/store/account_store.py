@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import structlog
+
 from spades.reasons import Reason
 from spades.v1 import account_pb2
 from spades_server.domain import errors, sessions, tokens
@@ -25,10 +27,26 @@ from spades_server.domain.accounts import (
     request_claim_key,
     request_id_reused,
 )
-from spades_server.eventlog.base import EventLog, LogUnavailable, StoredEvent, VersionConflict
+from spades_server.domain.tables import timestamp
+from spades_server.eventlog.base import (
+    EventLog,
+    LogClosed,
+    LogUnavailable,
+    ProjectionRow,
+    StoredEvent,
+    VersionConflict,
+)
 from spades_server.store import stream_kinds as streams
 from spades_server.store.codecs import decode_account, encode_account
 from spades_server.store.repository import AggregateKind, Contended, Repository, log_unavailable
+
+log = structlog.get_logger(__name__)
+
+#: Where a session's last use is kept: the log's projection rows ``session-use/<account id>``,
+#: one per session (its last address and time), written at most every
+#: ``session_use_interval`` seconds per session and replica. Not events: where and when a
+#: credential was last used is bookkeeping, not the account's history.
+SESSION_USE = "session-use/"
 
 #: Every account's stream id starts with this (a table id is lowercase hex: never confused).
 STREAM_PREFIX = streams.ACCOUNT_PREFIX
@@ -89,16 +107,24 @@ class AccountStore(Repository[Account, AccountDecided]):
     """The accounts (:class:`~spades_server.store.repository.Repository`), with what only
     accounts do: keys, creation by name, request-id claims, the house's accounts."""
 
-    def __init__(self, log: EventLog) -> None:
+    def __init__(self, log: EventLog, *, session_use_interval: float = 60.0) -> None:
         super().__init__(log, ACCOUNTS)
+        self.session_use_interval = session_use_interval
+        #: Session id -> when (monotonic) this replica last recorded its use.
+        self._session_uses: dict[str, float] = {}
 
-    async def authenticate(self, key: str, retried_rotation: bytes = b"") -> Account:
+    async def authenticate(
+        self, key: str, retried_rotation: bytes = b"", *, address: str = ""
+    ) -> Account:
         """The account whose key ``key`` is now, or whose live session it is, or
         UNAUTHENTICATED (KEY_NOT_VALID, KEY_REVOKED; SESSION_NOT_VALID, SESSION_REVOKED,
-        SESSION_EXPIRED); see :meth:`Account.check_key` for ``retried_rotation``."""
-        return (await self.caller(key, retried_rotation))[0]
+        SESSION_EXPIRED); see :meth:`Account.check_key` for ``retried_rotation``. A session's
+        use from ``address`` is recorded (:meth:`session_used`)."""
+        return (await self.caller(key, retried_rotation, address=address))[0]
 
-    async def caller(self, key: str, retried_rotation: bytes = b"") -> tuple[Account, str]:
+    async def caller(
+        self, key: str, retried_rotation: bytes = b"", *, address: str = ""
+    ) -> tuple[Account, str]:
         """:meth:`authenticate`, and the id of the session ``key`` is (empty for a key)."""
         if sessions.is_session_token(key):
             named = sessions.session_of_token(key)
@@ -109,8 +135,44 @@ class AccountStore(Repository[Account, AccountDecided]):
             except errors.RequestError:
                 raise sessions.session_not_valid() from None
             session = sessions.check_session(account, key, time.time())
+            await self.session_used(account.account_id, session.session_id, address)
             return account, session.session_id
         return await self._by_key(key, retried_rotation), ""
+
+    async def session_used(self, account_id: str, session_id: str, address: str) -> None:
+        """Record that the session was used now from ``address``, unless this replica recorded
+        its use less than ``session_use_interval`` seconds ago (so a session used for every
+        action costs one small write a minute, not one per action). A log that cannot take the
+        write now loses only this record: the call goes on."""
+        now = time.monotonic()
+        last = self._session_uses.get(session_id)
+        if last is not None and now - last < self.session_use_interval:
+            return
+        self._session_uses[session_id] = now
+        used_at = time.time()
+        record = account_pb2.Session(
+            session_id=session_id, last_address=address, last_use_time=timestamp(used_at)
+        )
+        row = ProjectionRow(
+            key=session_id,
+            sort_key=int(used_at * 1e9),
+            listed=True,
+            # The minute of the use (a row's version is a 32-bit integer on PostgreSQL): an
+            # older minute's record never replaces a newer one.
+            version=int(used_at // 60),
+            data=record.SerializeToString(),
+        )
+        try:
+            await self.log.save_projection(SESSION_USE + account_id, [row])
+        except (LogUnavailable, LogClosed) as error:
+            log.warning("session use not recorded", account_id=account_id, reason=str(error))
+
+    async def session_uses(self, account_id: str) -> dict[str, account_pb2.Session]:
+        """Each session's last recorded use (address and time), by session id."""
+        rows = await self.log.projection_rows(
+            SESSION_USE + account_id, listed_only=False, offset=0, limit=1000
+        )
+        return {row.key: account_pb2.Session.FromString(row.data) for row in rows}
 
     async def _by_key(self, key: str, retried_rotation: bytes) -> Account:
         account_id = account_of_key(key)

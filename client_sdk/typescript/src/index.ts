@@ -24,6 +24,7 @@ import { type RuleSet, RuleSetSchema, PlayDirection } from "./gen/spades/v1/rule
 export * from "./cards.js";
 export * from "./deals.js";
 export * from "./errors.js";
+export * from "./games.js";
 export * from "./ratings.js";
 export * from "./table.js";
 export * from "./tournaments.js";
@@ -31,6 +32,7 @@ export * from "./gen/spades/v1/account_pb.js";
 export * from "./gen/spades/v1/actions_pb.js";
 export * from "./gen/spades/v1/cards_pb.js";
 export * from "./gen/spades/v1/events_pb.js";
+export * from "./gen/spades/v1/games_pb.js";
 export * from "./gen/spades/v1/lobby_pb.js";
 export * from "./gen/spades/v1/play_pb.js";
 export * from "./gen/spades/v1/rating_pb.js";

@@ -1,8 +1,10 @@
 // The web client's entry: a hash router between the lobby, a table, a record, a pool's
-// leaderboard, a player's page, the tournaments and a tournament's page, and your account.
+// leaderboard, a player's page, the tournaments and a tournament's page, your account, and an
+// account's games (#/games: yours).
 
 import { connectTo, isPool } from "@spades/client";
 import { accountPage } from "./account.js";
+import { gamesPageView, playerGames } from "./games.js";
 import { lobbyPage, seatKey } from "./lobby.js";
 import { leaderboardPage, playerPage } from "./ratings.js";
 import { recordPage } from "./record.js";
@@ -23,8 +25,11 @@ function route(): void {
   const board = /^#\/leaderboard(?:\/([^?]*))?(?:\?page-size=(\d+))?$/.exec(window.location.hash);
   const player = /^#\/player\/(by-name\/)?(.+)$/.exec(window.location.hash);
   const tournament = /^#\/tournament\/(.+)$/.exec(window.location.hash);
+  const games = /^#\/games(?:\/(.+))?$/.exec(window.location.hash);
   if (window.location.hash === "#/account") {
     accountPage(root, clients);
+  } else if (games) {
+    gamesPageView(root, clients, decodeURIComponent(games[1] ?? ""));
   } else if (window.location.hash === "#/tournaments") {
     tournamentsListPage(root, clients);
   } else if (tournament?.[1]) {
@@ -34,7 +39,7 @@ function route(): void {
     leaderboardPage(root, clients, isPool(pool) ? pool : "partnership", board[2] ? Number(board[2]) : undefined);
   } else if (player?.[2]) {
     const which = decodeURIComponent(player[2]);
-    playerPage(root, clients, player[1] ? { name: which } : { accountId: which });
+    playerPage(root, clients, player[1] ? { name: which } : { accountId: which }, (account) => playerGames(clients, account));
   } else if (table?.[1] === "record" && table[2]) {
     recordPage(root, clients, decodeURIComponent(table[2]), leaving.signal);
   } else if (table?.[2]) {

@@ -1,7 +1,9 @@
 // Rated play in the browser: a pool's leaderboard (rank, name, bot or person, the rating the
 // server sorts by with its mu and sigma, matches, provisional players marked), a player's page
-// (the account, its rating per pool, its rated matches newest first, each linked to the table's
-// record), and the link to a player's page that every seat held by an account shows.
+// (the account, its rating per pool, its rating history drawn as a chart, its rated matches newest
+// first, each linked to the table's record, and what main.ts adds: its recent results, partners
+// and opponents from games.ts), and the link to a player's page that every seat held by an
+// account shows.
 
 import {
   type Account,
@@ -19,6 +21,7 @@ import {
   outcomeLabel,
   ratingsPage,
 } from "@spades/client";
+import { type ChartPoint, lineChart } from "./chart.js";
 import { h, replace } from "./dom.js";
 import { describe } from "./errors.js";
 
@@ -87,7 +90,7 @@ function findPlayer(clients: SpadesClients, message: HTMLElement): HTMLElement {
 }
 
 /** A Previous / Next pager over page tokens; ``show(token)`` loads a page and says its next token. */
-function pager(show: (token: string) => Promise<string>, labels = ["Previous", "Next"]): { element: HTMLElement; start: () => void } {
+export function pager(show: (token: string) => Promise<string>, labels = ["Previous", "Next"]): { element: HTMLElement; start: () => void } {
   const tokens: string[] = []; // the tokens of the pages before the shown one
   let current = "";
   let next = "";
@@ -160,7 +163,44 @@ function leaderboardRow(entry: LeaderboardEntry): HTMLElement {
   );
 }
 
-export function playerPage(root: HTMLElement, clients: SpadesClients, which: { accountId: string } | { name: string }): void {
+/** The rating history chart of each pool the account played in (its latest 100 rated matches). */
+function ratingCharts(clients: SpadesClients, accountId: string): HTMLElement {
+  const charts = h("div", { class: "rating-charts" }, h("p", {}, "Loading…"));
+  void (async () => {
+    try {
+      const page = await ratingsPage(clients, accountId, "", 100);
+      const drawn = POOLS.flatMap((pool) => {
+        const matches = page.history.filter((match) => match.pool === pool).reverse(); // oldest first
+        if (!matches.length) return [];
+        const first = changeOf(matches[0] as MatchRated, accountId);
+        const start = first?.before?.score ?? 0;
+        const points: ChartPoint[] = [
+          { time: Number(matches[0]?.time?.seconds ?? 0n) * 1000, value: start, label: `before the first rated match: ${number(start)}` },
+          ...matches.map((match) => {
+            const change = changeOf(match, accountId);
+            const after = change?.after?.score ?? 0;
+            const time = Number(match.time?.seconds ?? 0n) * 1000;
+            return { time, value: after, label: `${timestamp(match.time?.seconds ?? 0n)}: ${change ? outcomeLabel(change.outcome) : ""}, ${number(after)}` };
+          }),
+        ];
+        return [h("figure", { class: "rating-chart", "data-pool": pool },
+          lineChart(points, `Rating in the ${pool} pool`),
+          h("figcaption", {}, `${pool}: the rating (μ − 3σ) after each of the latest ${matches.length} rated matches`))];
+      });
+      replace(charts, ...(drawn.length ? drawn : [h("p", {}, "No rated matches yet.")]));
+    } catch (error) {
+      replace(charts, h("p", { class: "message error" }, `Could not load the rating history: ${describe(error)}`));
+    }
+  })();
+  return charts;
+}
+
+export function playerPage(
+  root: HTMLElement,
+  clients: SpadesClients,
+  which: { accountId: string } | { name: string },
+  more: (account: Account) => HTMLElement[] = () => [],
+): void {
   const view = h("section", { class: "player-page" }, h("p", {}, "Loading…"));
   replace(root, view);
   void (async () => {
@@ -201,13 +241,16 @@ export function playerPage(root: HTMLElement, clients: SpadesClients, which: { a
         account.keyRevoked ? h("span", { class: "badge warn" }, "key revoked") : null),
       poolLinks(),
       h("h2", {}, "Ratings"),
-      h("table", { class: "ratings" },
+      h("div", { class: "scroll" }, h("table", { class: "ratings" },
         h("thead", {}, h("tr", {}, ...["Pool", "Rating", "μ", "σ", "Matches"].map((title) => h("th", {}, title)))),
-        ratings),
+        ratings)),
+      h("h2", {}, "Rating history"),
+      ratingCharts(clients, account.accountId),
+      ...more(account),
       h("h2", {}, "Rated matches, newest first"),
-      h("table", { class: "history" },
+      h("div", { class: "scroll" }, h("table", { class: "history" },
         h("thead", {}, h("tr", {}, ...["When", "Pool", "Table", "Outcome", "Rating", "Change"].map((title) => h("th", {}, title)))),
-        history),
+        history)),
       pages.element,
       message,
     );

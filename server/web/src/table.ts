@@ -35,6 +35,7 @@ import {
 import { getTournament, tournamentsPage } from "@spades/client";
 import { h, replace } from "./dom.js";
 import { describe } from "./errors.js";
+import { ratingChanges } from "./rating_changes.js";
 import { holder } from "./ratings.js";
 import { tournamentHref } from "./tournaments.js";
 
@@ -285,6 +286,7 @@ function render(
     view,
     heading(state, listing),
     status(state, listing),
+    state.end && listing.rated && listing.seats.size ? ratingChanges(listing.tableId, listing.seats) : null,
     h("div", { class: `felt players-${players}` },
       ...seats.map((seat) => seatPanel(state, seat, listing)),
       trick(state),

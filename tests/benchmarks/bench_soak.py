@@ -47,6 +47,7 @@ from spades_bots.random_bot import RandomBot
 from spades_server.domain import table_events, tokens
 from spades_server.domain.table_events import Listing, Secrets
 from spades_server.eventlog.base import EventLog, ProjectionCheckpoint, StoredEvent
+from spades_server.processes import games
 from spades_server.processes.projection import LOBBY, LobbyProjection
 from spades_server.processes.projection import row_of as projection_row
 from spades_server.store import journal
@@ -255,6 +256,9 @@ async def write_lobby(log: EventLog, rows: Sequence[bytes]) -> int:
         batch = []
     state = log_pb2.LobbyCheckpoint(finished_tables=written)
     await log.save_projection(LOBBY, [], ProjectionCheckpoint(position, state.SerializeToString()))
+    # As a server that indexed every account's games would leave it (the synthetic tables seat
+    # no account): else the server folds the whole log again to index them.
+    await log.save_projection(games.MARKER, [], ProjectionCheckpoint(position, b""))
     await log.close()
     return written
 

@@ -18,7 +18,7 @@ from spades.bot import play_match
 from spades.client import SpadesClient, rating_change_text
 from spades.engine import Rules
 from spades_bots.registry import bot_class
-from tests.support.processes import ServerProcess, clean_environment, spades_server
+from tests.support.processes import ServerProcess, clean_environment, server_in
 
 BIN = Path(sys.executable).parent
 PASSWORD = "a long and secret passphrase"
@@ -27,20 +27,7 @@ ONE_HAND = Rules(max_hands=1)
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    folder = tmp_path_factory.mktemp("server")
-    with spades_server(
-        folder / "server.log",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "127.0.0.1:0",
-        "--database",
-        str(folder / "tables.db"),
-        env=clean_environment(),
-    ) as served:
-        yield served
-        served.terminate()
-        served.wait(30)
+    yield from server_in(tmp_path_factory.mktemp("server"))
 
 
 async def play(address: str, sides: list[tuple[str, str]], *, rated: bool) -> str:

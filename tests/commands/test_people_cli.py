@@ -19,34 +19,17 @@ from typing import Any
 
 import pytest
 
-from tests.support.processes import ServerProcess, clean_environment, spades_server
+from tests.support.processes import ServerProcess, clean_environment, server_in
 
 BIN = Path(sys.executable).parent
 PASSWORD = "a long and secret passphrase"
-
-
-def start(folder: Path, *flags: str) -> Iterator[ServerProcess]:
-    with spades_server(
-        folder / "server.log",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "127.0.0.1:0",
-        "--database",
-        str(folder / "tables.db"),
-        *flags,
-        env=clean_environment(),
-    ) as served:
-        yield served
-        served.terminate()
-        served.wait(30)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     # Few sign-ins per account, so the limit is reached in a test; many per address (every
     # process here is 127.0.0.1).
-    yield from start(
+    yield from server_in(
         tmp_path_factory.mktemp("server"),
         "--sign-ins-per-account",
         "3",
@@ -207,7 +190,7 @@ def test_a_person_owns_bots_from_the_command_line(server: ServerProcess, tmp_pat
 
 
 def test_an_expired_session_is_refused_as_expired(tmp_path: Path) -> None:
-    for served in start(tmp_path, "--session-days", "0.0000000001"):
+    for served in server_in(tmp_path, "--session-days", "0.0000000001"):
         brief = person(served, tmp_path, "Brief")
         brief.ok("sign-up", "Brief Person", password=PASSWORD)
         brief.refused("SESSION_EXPIRED", "sessions", "list")

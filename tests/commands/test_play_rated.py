@@ -21,9 +21,8 @@ from spades.commands.play import credential, parser, run, take_seat
 from spades.commands.play_screen import PlayScreen
 from spades.engine import Rules
 from spades_bots.registry import bot_class
-from spades_server.app.server import SpadesServer
-from spades_server.ops.settings import Settings
 from tests.support.processes import clean_environment
+from tests.support.servers import running_server
 
 BIN = Path(sys.executable).parent
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "terminal"
@@ -32,19 +31,8 @@ PASSWORD = "a long and secret passphrase"
 
 @pytest_asyncio.fixture
 async def address(tmp_path: Path) -> AsyncIterator[str]:
-    server = SpadesServer(
-        Settings(
-            listen="127.0.0.1:0",
-            database=str(tmp_path / "tables.db"),
-            metrics="off",
-            web="off",
-        )
-    )
-    port = await server.start()
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        await server.stop()
+    async with running_server(tmp_path / "tables.db") as server:
+        yield f"127.0.0.1:{server.port}"
 
 
 async def click_through(app: PlayScreen, pilot: object) -> None:

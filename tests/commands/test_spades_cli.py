@@ -26,7 +26,7 @@ import pytest
 from spades.client import SpadesClient
 from spades.commands.spades import parser
 from spades.engine import CARDS, Rules
-from tests.support.processes import ServerProcess, clean_environment, spades_server
+from tests.support.processes import ServerProcess, clean_environment, server_in
 
 BIN = Path(sys.executable).parent
 TOKEN = "an-operator-token-for-the-spades-cli-tests-0123456789"
@@ -38,19 +38,7 @@ NOWHERE = "127.0.0.1:9"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     folder = tmp_path_factory.mktemp("server")
     env = clean_environment(SPADES_OPERATOR_TOKEN=TOKEN, SPADES_TOURNAMENT_POLL="0.3")
-    with spades_server(
-        folder / "server.log",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "127.0.0.1:0",
-        "--database",
-        str(folder / "tables.db"),
-        env=env,
-    ) as served:
-        yield served
-        served.terminate()
-        served.wait(30)
+    yield from server_in(folder, env=env)
 
 
 @dataclass

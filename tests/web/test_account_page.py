@@ -33,6 +33,9 @@ async def test_a_person_signs_up_makes_a_bot_signs_out_and_in(
         await page.get_by_role("button", name="Sign up").click()
         await page.locator("tr.session.current").wait_for()
         assert await page.locator("tr.session").count() == 1
+        # When and from where the session was last used (this page's own listing used it).
+        last_used = await page.locator("tr.session.current td.last-used").inner_text()
+        assert last_used.endswith(" UTC") and last_used[:4].isdigit()
         await shoot(page, "account-signed-in")
         # The token is in this browser's storage, never on the page.
         token = await page.evaluate("localStorage.getItem('spades-session-token')")

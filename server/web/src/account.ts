@@ -1,8 +1,8 @@
 // Your account in the browser (#/account): sign up or sign in with a password, then your
-// sessions (each revocable; signing out revokes this one) and the bot accounts you own (make
-// one and copy its key, shown once). The session's token is kept in this browser's
-// localStorage and sent as `authorization: Bearer` on the calls that need it; it is never put
-// in the address or shown on the page.
+// sessions (when and from where each was last used; each revocable; signing out revokes this
+// one) and the bot accounts you own (make one and copy its key, shown once). The session's
+// token is kept in this browser's localStorage and sent as `authorization: Bearer` on the calls
+// that need it; it is never put in the address or shown on the page.
 
 import {
   type Account,
@@ -115,7 +115,7 @@ function sessionRow(clients: SpadesClients, token: string, session: Session, ref
   return h("tr", { class: session.current ? "session current" : "session" },
     h("td", {}, session.sessionId, session.current ? h("span", { class: "badge" }, "this browser") : null),
     h("td", {}, when(session.createTime)), h("td", {}, when(session.expireTime)),
-    h("td", {}, session.lastAddress), h("td", {}, revoke));
+    h("td", { class: "last-used" }, when(session.lastUseTime)), h("td", {}, session.lastAddress), h("td", {}, revoke));
 }
 
 function botRow(bot: Account): HTMLElement {
@@ -180,7 +180,7 @@ async function signedInView(root: HTMLElement, clients: SpadesClients, token: st
     message,
     h("h2", {}, "Sessions"),
     h("table", { class: "sessions" },
-      h("thead", {}, h("tr", {}, ...["Session", "Since", "Until", "From", ""].map((label) => h("th", {}, label)))),
+      h("thead", {}, h("tr", {}, ...["Session", "Since", "Until", "Last used", "From", ""].map((label) => h("th", {}, label)))),
       h("tbody", {}, ...sessions.map((session) => sessionRow(clients, token, session, refresh, message)))),
     h("h2", {}, "Your bots"),
     h("table", { class: "bots" },

@@ -194,7 +194,9 @@ class PlayScreen(App[int]):
         return "" if left is None else f"{math.ceil(left)} s left"
 
     def _tick(self) -> None:
-        self.query_one("#clock", Static).update(self.clock_text())
+        # A query, not query_one: the interval may fire once more while the screen is torn down.
+        for clock in self.query("#clock").results(Static):
+            clock.update(self.clock_text())
 
     async def _play(self) -> None:
         try:

@@ -7,7 +7,9 @@ import base64
 import re
 
 import aiohttp
+from google.rpc import status_pb2
 
+from spades.client import ErrorDetails
 from spades_server.api.web import frame, unframe
 from spades_server.app.server import SpadesServer
 
@@ -63,3 +65,11 @@ async def web_call(
             raw = decode_text(raw)
         messages, trailers = parse_response(raw) if response.status == 200 else ([], {})
         return response.status, messages, trailers
+
+
+def status_details(trailers: dict[str, str]) -> ErrorDetails:
+    """The details of the google.rpc.Status in gRPC-Web trailers (base64, maybe unpadded)."""
+    encoded = trailers["grpc-status-details-bin"]
+    status = status_pb2.Status.FromString(base64.b64decode(encoded + "=" * (-len(encoded) % 4)))
+    assert status.code == int(trailers["grpc-status"])
+    return ErrorDetails.from_status(status)

@@ -5,7 +5,6 @@ framing (as browser clients send them), and the same services, limits and errors
 from __future__ import annotations
 
 import asyncio
-import base64
 import struct
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,16 +13,14 @@ import aiohttp
 import grpc
 import pytest
 import pytest_asyncio
-from google.rpc import status_pb2
 from prometheus_client import REGISTRY
 
 from spades import protocol
-from spades.client import ErrorDetails
 from spades.engine import Rules
 from spades.v1 import account_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2
 from spades_server.api.web import Gateway, frame, parse_timeout, trailer_block, unframe
 from spades_server.app.server import SpadesServer
-from tests.support.grpc_web import BINARY, TEXT, parse_response, web_call
+from tests.support.grpc_web import BINARY, TEXT, parse_response, status_details, web_call
 from tests.support.servers import web_server
 
 
@@ -87,14 +84,6 @@ async def test_a_refusal_is_a_status_in_the_trailers(server: SpadesServer) -> No
     details = status_details(trailers)
     assert details.reason_code == "TABLE_NOT_FOUND"
     assert details.metadata == {"table_id": "no-such-table"}
-
-
-def status_details(trailers: dict[str, str]) -> ErrorDetails:
-    """The details of the google.rpc.Status in gRPC-Web trailers (base64, maybe unpadded)."""
-    encoded = trailers["grpc-status-details-bin"]
-    status = status_pb2.Status.FromString(base64.b64decode(encoded + "=" * (-len(encoded) % 4)))
-    assert status.code == int(trailers["grpc-status"])
-    return ErrorDetails.from_status(status)
 
 
 @pytest.mark.asyncio

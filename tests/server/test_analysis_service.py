@@ -247,4 +247,4 @@ async def test_spades_record_analyse_asks_the_server_and_local_agrees(
     # A live table: refused, in one line.
     live = (await analyst_client.create_table(Rules(max_hands=1))).table.table_id
     refused = await command_output(command[0], "record", "analyse", live, *flags, status=1)
-    assert "TABLE_NOT_FINISHED" in refused or "still being played" in refused
+    assert "not finished" in refused and "never analysed" in refused

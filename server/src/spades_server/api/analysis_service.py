@@ -62,8 +62,8 @@ class AnalysisServicer(analysis_pb2_grpc.AnalysisServiceServicer):
             metrics.ANALYSES.labels("refused").inc()
             raise errors.refuse(
                 Reason.TABLE_NOT_FINISHED,
-                f"the match at table {table_id!r} is still being played: only a finished "
-                "table is analysed",
+                f"the match at table {table_id!r} is not finished (a live table is never "
+                "analysed, for anyone)",
                 metadata={"table_id": table_id},
             )
         job = self._workers.admit(record_of(table), worlds)

@@ -95,6 +95,7 @@ async def _analysed_and_kept(analyst: SpadesServer, client: Client) -> analysis_
     )
     version = await analyst.log.stream_version(table_id)
     started, finished, stored = (analyses_counted(r) for r in ("started", "finished", "stored"))
+    timed = REGISTRY.get_sample_value("spades_analysis_seconds_count") or 0.0
 
     steps = await analysis_steps(
         stub.AnalyseTable(analysis_pb2.AnalyseTableRequest(table_id=table_id))
@@ -126,6 +127,8 @@ async def _analysed_and_kept(analyst: SpadesServer, client: Client) -> analysis_
         started + 1,
         finished + 1,
     )
+    assert REGISTRY.get_sample_value("spades_analysis_seconds_count") == timed + 1
+    assert REGISTRY.get_sample_value("spades_analysis_queue") == 0
 
     # Kept beside the log, never in the table's events.
     assert await analyst.log.stream_version(table_id) == version
@@ -199,6 +202,7 @@ async def test_a_full_queue_refuses_with_retry_info_until_a_place_is_free(
     first = stub.AnalyseTable(analysis_pb2.AnalyseTableRequest(table_id=table_id, worlds=2))
     assert (await next_step(first)).HasField("progress")
 
+    assert REGISTRY.get_sample_value("spades_analysis_queue") == 1
     other = analysis_pb2.AnalyseTableRequest(table_id=table_id, worlds=1)
     details = await refused_unchanged(
         analyst,

@@ -104,8 +104,10 @@ class AnalysisJob:
                 return
             if self._version == seen:
                 waiter = asyncio.ensure_future(told.wait())
-                await asyncio.wait((waiter, self.outcome), return_when=asyncio.FIRST_COMPLETED)
-                waiter.cancel()
+                try:
+                    await asyncio.wait((waiter, self.outcome), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiter.cancel()
 
 
 class AnalysisWorkers:

@@ -43,6 +43,7 @@ from spades.v1 import (
     actions_pb2,
     admin_pb2,
     admin_pb2_grpc,
+    analysis_pb2,
     challenge_pb2,
     lobby_pb2,
     play_pb2,
@@ -97,6 +98,7 @@ def methods() -> list[Method]:
         challenge_pb2,
         tournament_pb2,
         rating_pb2,
+        analysis_pb2,
     ):
         for method in (
             m for service in module.DESCRIPTOR.services_by_name.values() for m in service.methods

@@ -62,7 +62,8 @@ def test_a_card_that_throws_a_trick_away_shows_the_loss() -> None:
     assert judged.loss_tricks == max(tricks.values()) - tricks[worst] >= 1
     assert judged.loss_points == max(points.values()) - points[worst] > 0
     assert worst not in judged.best
-    assert judged.worlds == 4 and judged.expected_loss_points >= 0
+    assert judged.worlds == 4
+    assert judged.expected_loss_points is not None and judged.expected_loss_points >= 0
     kept = judge_play(replace(decision, card=judged.best[0]), worlds=4, seed=b"bad")
     assert (kept.loss_points, kept.loss_tricks) == (0, 0)
 

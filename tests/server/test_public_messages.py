@@ -71,6 +71,8 @@ ALLOWED = {
     "spades.v1.Tournament.seed": "only once the tournament has ended (revealed)",
     "spades.v1.TournamentCreated.seed_commitment": "as Tournament's",
     "spades.v1.TournamentEnded.seed": "the seed revealed when the tournament ends",
+    # An analysis's worlds are drawn from a seed of the analysis's own, not the table's.
+    "spades.v1.Analysis.seed": "what the sampled worlds are drawn from (a finished match's)",
     # People (docs/accounts.md): each shown once, to whoever signed in or made the bot.
     "spades.v1.SignUpResponse.session_token": "the new session's token, shown once",
     "spades.v1.SignInResponse.session_token": "the new session's token, shown once",

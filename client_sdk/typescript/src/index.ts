@@ -1,7 +1,7 @@
 // The Spades table service from TypeScript: connect-es clients for every service over gRPC-Web
 // (the server's own web port), plus what a client needs around them: a Watch that resumes from
 // the last sequence it saw after a dropped connection, and action ids for seats; accounts,
-// ratings and leaderboards (ratings.ts).
+// ratings and leaderboards (ratings.ts); a finished table's analysis (AnalysisService).
 
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
@@ -19,6 +19,7 @@ import { AdminService } from "./gen/spades/v1/admin_pb.js";
 import { AccountService } from "./gen/spades/v1/account_pb.js";
 import { RatingService } from "./gen/spades/v1/rating_pb.js";
 import { TournamentService } from "./gen/spades/v1/tournament_pb.js";
+import { AnalysisService } from "./gen/spades/v1/analysis_pb.js";
 import { type RuleSet, RuleSetSchema, PlayDirection } from "./gen/spades/v1/rules_pb.js";
 
 export * from "./cards.js";
@@ -29,6 +30,7 @@ export * from "./table.js";
 export * from "./tournaments.js";
 export * from "./gen/spades/v1/account_pb.js";
 export * from "./gen/spades/v1/actions_pb.js";
+export * from "./gen/spades/v1/analysis_pb.js";
 export * from "./gen/spades/v1/cards_pb.js";
 export * from "./gen/spades/v1/events_pb.js";
 export * from "./gen/spades/v1/lobby_pb.js";
@@ -48,6 +50,7 @@ export interface SpadesClients {
   account: Client<typeof AccountService>;
   rating: Client<typeof RatingService>;
   tournament: Client<typeof TournamentService>;
+  analysis: Client<typeof AnalysisService>;
 }
 
 /** Clients for a server's web port (``http://127.0.0.1:8080`` or the page's own origin). */
@@ -60,6 +63,7 @@ export function connectTo(baseUrl: string): SpadesClients {
     account: createClient(AccountService, transport),
     rating: createClient(RatingService, transport),
     tournament: createClient(TournamentService, transport),
+    analysis: createClient(AnalysisService, transport),
   };
 }
 

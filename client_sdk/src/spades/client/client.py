@@ -21,6 +21,7 @@ import grpc
 
 from spades import protocol
 from spades.client.accounts import AccountCalls
+from spades.client.analyses import AnalysisCalls
 from spades.client.challenges import ChallengeCalls
 from spades.client.connection import SeatConnection, new_request_id, open_seat_connection
 from spades.client.errors import from_rpc_error
@@ -300,7 +301,7 @@ class Channel:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-class SpadesClient(Channel, AccountCalls, ChallengeCalls, TournamentCalls):
+class SpadesClient(Channel, AccountCalls, ChallengeCalls, TournamentCalls, AnalysisCalls):
     """An async client for one server. Use it as an async context manager (or call close()).
 
     Every refused call raises a typed :class:`~spades.client.SpadesError` subclass carrying the

@@ -30,6 +30,7 @@ from spades.client.accounts import (
     SessionInfo,
     SignedIn,
 )
+from spades.client.analyses import AnalysisProgress
 from spades.client.challenges import ChallengeInfo, ChallengePage
 from spades.client.client import (
     CreatedTable,
@@ -43,7 +44,7 @@ from spades.client.client import (
 from spades.client.connection import SeatConnection
 from spades.client.messages import PlayMessage, Snapshot, WatchMessage
 from spades.engine import Action, Rules
-from spades.v1 import account_pb2, record_pb2, tournament_pb2
+from spades.v1 import account_pb2, analysis_pb2, record_pb2, tournament_pb2
 
 if TYPE_CHECKING:
     from spades.bot import Backoff, Bot, MatchOutcome
@@ -314,6 +315,18 @@ class SyncSpadesClient:
 
     def tournament_record(self, tournament_id: str) -> tournament_pb2.TournamentRecord:
         return self._run(self._client.tournament_record(tournament_id))
+
+    def analyse_table(
+        self,
+        table_id: str,
+        *,
+        worlds: int | None = None,
+        progress: AnalysisProgress | None = None,
+    ) -> analysis_pb2.Analysis:
+        return self._run(self._client.analyse_table(table_id, worlds=worlds, progress=progress))
+
+    def get_analysis(self, table_id: str) -> analysis_pb2.Analysis:
+        return self._run(self._client.get_analysis(table_id))
 
     def add_house_bot(
         self,

@@ -23,6 +23,7 @@ from grpc_reflection.v1alpha import reflection
 from spades.v1 import (
     account_pb2,
     admin_pb2,
+    analysis_pb2,
     challenge_pb2,
     lobby_pb2,
     play_pb2,
@@ -32,6 +33,7 @@ from spades.v1 import (
 from spades_server.api import limits
 from spades_server.api.account_service import AccountServicer
 from spades_server.api.admin import AdminServicer
+from spades_server.api.analysis_service import AnalysisServicer
 from spades_server.api.auth import OperatorGate
 from spades_server.api.challenge_service import ChallengeServicer
 from spades_server.api.interceptors import RequestErrors
@@ -57,6 +59,7 @@ from spades_server.ops.log_health import LogHealth
 from spades_server.ops.settings import Settings
 from spades_server.processes import house_accounts
 from spades_server.processes.absent import AbsentPlayers
+from spades_server.processes.analysis_workers import AnalysisWorkers
 from spades_server.processes.challenge_flow import Challenges, ChallengeSweeper
 from spades_server.processes.clock import TurnClock
 from spades_server.processes.house import HousePool, own_address
@@ -88,8 +91,10 @@ ACCOUNT = account_pb2.DESCRIPTOR.services_by_name["AccountService"]
 RATING = rating_pb2.DESCRIPTOR.services_by_name["RatingService"]
 CHALLENGE = challenge_pb2.DESCRIPTOR.services_by_name["ChallengeService"]
 TOURNAMENT = tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"]
+ANALYSIS = analysis_pb2.DESCRIPTOR.services_by_name["AnalysisService"]
 SERVICE_NAMES = tuple(
-    service.full_name for service in (LOBBY, PLAY, ADMIN, ACCOUNT, RATING, CHALLENGE, TOURNAMENT)
+    service.full_name
+    for service in (LOBBY, PLAY, ADMIN, ACCOUNT, RATING, CHALLENGE, TOURNAMENT, ANALYSIS)
 )
 
 
@@ -229,6 +234,9 @@ class SpadesServer:
             grace=settings.disconnect_grace,
         )
         self.unclaimed = UnclaimedSeats(self.store, timeout=settings.unclaimed_seat_timeout)
+        self.analyses = AnalysisWorkers(
+            self.log, workers=settings.analysis_workers, queue=settings.analysis_queue
+        )
         # The asyncio servicer: the plain one's handlers are sync and fail on a grpc.aio server.
         self.health = health_aio.HealthServicer()
         self.log_health = LogHealth(self.log, self.health, SERVICE_NAMES)
@@ -357,6 +365,16 @@ class SpadesServer:
             TOURNAMENT,
             self.server,
         )
+        register(
+            AnalysisServicer(
+                self.store,
+                self.analyses,
+                default_worlds=self.settings.analysis_worlds,
+                max_worlds=self.settings.analysis_max_worlds,
+            ),
+            ANALYSIS,
+            self.server,
+        )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
             (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
@@ -430,6 +448,7 @@ class SpadesServer:
         if self.web is not None:
             await self.web.stop()
         await self.server.stop(self.settings.shutdown_grace)
+        await self.analyses.stop()
         if self._web_socket_dir is not None:
             shutil.rmtree(self._web_socket_dir, ignore_errors=True)
         await self.clock.stop()

@@ -10,10 +10,12 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser
+from playwright.async_api import Browser, Page
 
+from spades import protocol
 from spades.client import SpadesClient
 from spades.engine import Rules
+from spades.records.tournament import HOME_SEATS
 from spades.v1 import tournament_pb2
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
@@ -24,7 +26,41 @@ from tests.tournaments.players import AccountPlayer
 OPERATOR = "operator-token-for-tournament-tests-0123456789"
 
 
+async def assert_accuracy_shown(
+    page: Page, client: SpadesClient, tournament: tournament_pb2.Tournament
+) -> None:
+    """Once ended, the page offers to analyse its tables (no analysis is kept yet), then shows
+    each entrant's accuracy over its sides' plays at every table, as the analyses count them."""
+    section = page.locator(".tournament-accuracy")
+    await section.locator("button[name=analyse-tournament]").click()
+    await section.get_by_text("(6 of 6)").wait_for(timeout=300_000)
+    plays: dict[str, int] = {}
+    clean: dict[str, float] = {}
+    judged = 0
+    for paired in tournament.pairings:
+        for pairing in paired.pairings:
+            if not pairing.away_account_id:
+                continue
+            for leg, table_id in enumerate(pairing.table_ids):
+                analysis = await client.get_analysis(table_id)
+                judged += len(analysis.plays)
+                for side in analysis.sides:
+                    seats = {protocol.seat_from_proto(seat) for seat in side.seats}
+                    home = seats <= set(HOME_SEATS[leg])
+                    holder = pairing.home_account_id if home else pairing.away_account_id
+                    plays[holder] = plays.get(holder, 0) + side.plays
+                    clean[holder] = clean.get(holder, 0) + round(side.accuracy * side.plays)
+    for line in tournament.standings.lines:
+        row = section.locator(f"tr[data-account-id='{line.account_id}']")
+        assert await row.locator(".plays").inner_text() == str(plays[line.account_id])
+        share = int(100 * clean[line.account_id] / plays[line.account_id] + 0.5)
+        assert await row.locator(".accuracy").inner_text() == f"{share}%"
+    assert sum(plays.values()) == judged >= 6 * 13 * 4  # every card of the six tables, once
+    await shoot(page, "tournament-accuracy")
+
+
 @pytest.mark.asyncio
+@pytest.mark.timeout(300)
 async def test_the_tournament_pages_show_the_standings_and_the_rounds(
     tmp_path: Path, browser: Browser
 ) -> None:
@@ -107,6 +143,7 @@ async def test_the_tournament_pages_show_the_standings_and_the_rounds(
             assert "seed revealed" in await page.locator(".seed").inner_text()
             assert final.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
             await shoot(page, "tournament")
+            await assert_accuracy_shown(page, client, final)
             # And the list says it is finished.
             await page.goto(server.web_url + "#/tournaments")
             row = page.locator(f"tr.tournament[data-tournament-id='{cup.tournament_id}']")

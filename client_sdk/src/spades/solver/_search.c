@@ -40,7 +40,8 @@
 #define NO_ENTRY 0xFFFFFFFFu
 /* The transposition table's pool holds at most this many entries; when it is full it is
    emptied (a whole trick-1 search of a full deal needs far fewer). */
-#define MAX_ENTRIES (1u << 21)
+#define MAX_BLOCKS (1u << 17)
+#define MAX_SHAPE_BITS 22
 
 typedef struct {
     uint64_t hands[4];
@@ -54,15 +55,12 @@ typedef struct {
     int wins_index;
 } Node;
 
-/* One stored bound, for every position with this shape whose top cards of each suit (the
-   `top[suit]` highest still out) are held as `owners[suit]` says (2 bits a card, from the
-   top). */
+/* One stored bound, for every position of its shape whose top cards of each suit are held as
+   `owners` says: per suit a 32-bit lane of 2 bits a card still out, highest card in the top
+   bits; `mask` keeps the lanes' bits of the relevant top cards (suits 0-1, then 2-3). */
 typedef struct {
-    uint64_t shape;
-    uint32_t extra; /* leader, broken, wins class */
-    uint32_t next;  /* the next entry of the chain, or NO_ENTRY */
-    uint32_t owners[4];
-    uint8_t top[4];
+    uint64_t mask[2];
+    uint64_t owners[2];
     int16_t lower; /* relative to the wins class's offset */
     int16_t upper;
     /* The best lead found here: its suit and how many cards still out rank above it in that
@@ -70,6 +68,22 @@ typedef struct {
     int8_t best_suit;
     int8_t best_above;
 } Entry;
+
+/* The entries of one shape, newest block first. */
+#define BLOCK_ENTRIES 15
+typedef struct {
+    Entry entries[BLOCK_ENTRIES];
+    uint32_t next; /* the shape's older block, or NO_ENTRY */
+    uint32_t count;
+} Block;
+
+/* A shape: how many cards of each suit each hand holds (4 bits each), and in `extra` the
+   leader, whether spades are broken and the wins class. */
+typedef struct {
+    uint64_t shape;
+    uint32_t extra;
+    uint32_t block; /* its newest block; NO_ENTRY marks an empty slot */
+} Shape;
 
 typedef struct {
     int players;
@@ -84,17 +98,20 @@ typedef struct {
     int32_t *high;
     int32_t *offset;
     int32_t *wins_class;
-    uint32_t *heads;
-    uint64_t head_mask;
-    int head_bits;
-    Entry *entries;
-    uint32_t entry_count;
-    uint32_t entry_capacity;
+    Shape *shapes;
+    uint32_t shape_mask; /* slots - 1 */
+    uint32_t shape_count;
+    Block *blocks;
+    uint32_t block_count;
+    uint32_t block_capacity;
     /* Per seat and card: how often it cut off a search (the history heuristic), which
        breaks ties of the static move ordering. */
     uint32_t history[4 * 64];
     int failed; /* out of memory */
 } Search;
+
+static uint64_t stat_cut[4][8], stat_all[4];
+static uint64_t stat_nodes, stat_boundary, stat_walk, stat_hits, stat_clears, stat_entries;
 
 static inline int highest_bit(uint64_t x) { return 63 - __builtin_clzll(x); }
 static inline int lowest_bit(uint64_t x) { return __builtin_ctzll(x); }
@@ -331,10 +348,9 @@ static int top_trumps(const Search *search, const Node *node, int *owner, uint64
 typedef struct {
     uint64_t shape;
     uint32_t extra;
-    uint32_t owners[4];
-    int counts[4];        /* cards still out in each suit */
+    uint64_t owners[2];   /* as in Entry, for every card still out */
     int8_t ranked[4][16]; /* each suit's cards still out, highest first */
-    uint64_t slot;
+    uint64_t hash;
 } Key;
 
 static void key_of(const Search *search, const Node *node, Key *key) {
@@ -346,6 +362,7 @@ static void key_of(const Search *search, const Node *node, Key *key) {
     key->shape = shape;
     key->extra = (uint32_t)node->leader | (uint32_t)node->broken << 2 |
                  (uint32_t)search->wins_class[node->wins_index] << 3;
+    uint64_t lanes[4];
     for (int suit = 0; suit < 4; suit++) {
         uint32_t owners = 0;
         int count = 0;
@@ -356,94 +373,166 @@ static void key_of(const Search *search, const Node *node, Key *key) {
             uint32_t owner = (uint32_t)((node->hands[1] >> card) & 1) |
                              (uint32_t)((node->hands[2] >> card) & 1) << 1 |
                              (uint32_t)((node->hands[3] >> card) & 1) * 3;
-            owners = owners << 2 | owner;
+            owners |= owner << (30 - 2 * count);
             key->ranked[suit][count++] = (int8_t)card;
         }
-        key->owners[suit] = owners;
-        key->counts[suit] = count;
+        lanes[suit] = owners;
     }
+    key->owners[0] = lanes[0] | lanes[1] << 32;
+    key->owners[1] = lanes[2] | lanes[3] << 32;
     uint64_t hash = (shape ^ ((uint64_t)key->extra << 40) ^ ((uint64_t)key->extra >> 24)) *
                     0x9E3779B97F4A7C15ULL;
     hash ^= hash >> 29;
     hash *= 0xBF58476D1CE4E5B9ULL;
-    key->slot = (hash >> 20) & search->head_mask;
+    key->hash = hash ^ (hash >> 32);
 }
 
 static inline int entry_matches(const Entry *entry, const Key *key) {
-    for (int suit = 0; suit < 4; suit++) {
-        int top = entry->top[suit];
-        if (top && (key->owners[suit] >> (2 * (key->counts[suit] - top))) != entry->owners[suit])
-            return 0;
-    }
-    return 1;
+    return ((key->owners[0] & entry->mask[0]) == entry->owners[0]) &
+           ((key->owners[1] & entry->mask[1]) == entry->owners[1]);
 }
 
+/* The relevant cards of an entry, in the position of `key`. */
 static inline uint64_t entry_rel(const Entry *entry, const Key *key) {
     uint64_t rel = 0;
-    for (int suit = 0; suit < 4; suit++)
-        if (entry->top[suit]) rel |= from_card_up(key->ranked[suit][entry->top[suit] - 1]);
+    for (int suit = 0; suit < 4; suit++) {
+        uint32_t lane = (uint32_t)(entry->mask[suit >> 1] >> (32 * (suit & 1)));
+        int top = __builtin_popcount(lane) / 2;
+        if (top) rel |= from_card_up(key->ranked[suit][top - 1]);
+    }
     return rel;
 }
 
 static void clear_table(Search *search) {
-    memset(search->heads, 0xFF, sizeof(uint32_t) << search->head_bits);
-    search->entry_count = 0;
+    stat_clears++;
+    memset(search->shapes, 0xFF, sizeof(Shape) * ((size_t)search->shape_mask + 1));
+    search->shape_count = 0;
+    search->block_count = 0;
 }
 
-static Entry *new_entry(Search *search) {
-    if (search->entry_count == search->entry_capacity) {
-        if (search->entry_capacity >= MAX_ENTRIES) {
-            clear_table(search);
-        } else {
-            uint32_t capacity = search->entry_capacity ? search->entry_capacity * 2 : 4096;
-            Entry *grown = realloc(search->entries, sizeof(Entry) * capacity);
-            if (grown == NULL) {
-                search->failed = 1;
-                clear_table(search);
-                if (search->entry_capacity == 0) return NULL;
-            } else {
-                search->entries = grown;
-                search->entry_capacity = capacity;
-            }
-        }
+/* The slot of the key's shape: where it is, or the empty slot where it would go. */
+static inline Shape *shape_slot(const Search *search, const Key *key) {
+    uint32_t slot = (uint32_t)key->hash & search->shape_mask;
+    for (;;) {
+        Shape *shape = &search->shapes[slot];
+        if (shape->block == NO_ENTRY || (shape->shape == key->shape && shape->extra == key->extra))
+            return shape;
+        slot = (slot + 1) & search->shape_mask;
     }
-    return &search->entries[search->entry_count++];
+}
+
+/* A fresh block, or NULL when the table had to be emptied for it (or memory ran out). */
+static Block *new_block(Search *search) {
+    if (search->block_count == search->block_capacity) {
+        if (search->block_capacity >= MAX_BLOCKS) {
+            clear_table(search);
+            return NULL;
+        }
+        uint32_t capacity = search->block_capacity ? search->block_capacity * 2 : 256;
+        Block *grown = realloc(search->blocks, sizeof(Block) * capacity);
+        if (grown == NULL) {
+            search->failed = 1;
+            clear_table(search);
+            return NULL;
+        }
+        search->blocks = grown;
+        search->block_capacity = capacity;
+    }
+    stat_entries++;
+    Block *block = &search->blocks[search->block_count++];
+    block->count = 0;
+    block->next = NO_ENTRY;
+    return block;
+}
+
+/* Doubles the shape slots (up to 2^MAX_SHAPE_BITS), or empties the table when it may not. */
+static int grow_shapes(Search *search) {
+    uint32_t slots = search->shape_mask + 1;
+    if (slots >= (1u << MAX_SHAPE_BITS)) {
+        clear_table(search);
+        return 0;
+    }
+    Shape *grown = malloc(sizeof(Shape) * (size_t)slots * 2);
+    if (grown == NULL) {
+        search->failed = 1;
+        clear_table(search);
+        return 0;
+    }
+    Shape *old = search->shapes;
+    search->shapes = grown;
+    search->shape_mask = slots * 2 - 1;
+    memset(grown, 0xFF, sizeof(Shape) * (size_t)slots * 2);
+    for (uint32_t i = 0; i < slots; i++) {
+        if (old[i].block == NO_ENTRY) continue;
+        uint64_t hash = (old[i].shape ^ ((uint64_t)old[i].extra << 40) ^
+                         ((uint64_t)old[i].extra >> 24)) *
+                        0x9E3779B97F4A7C15ULL;
+        hash ^= hash >> 29;
+        hash *= 0xBF58476D1CE4E5B9ULL;
+        uint32_t slot = (uint32_t)(hash ^ (hash >> 32)) & search->shape_mask;
+        while (grown[slot].block != NO_ENTRY) slot = (slot + 1) & search->shape_mask;
+        grown[slot] = old[i];
+    }
+    free(old);
+    return 1;
 }
 
 static void store(Search *search, const Key *key, uint64_t rel, int32_t value, int32_t alpha,
                   int32_t beta, int offset, int best_card, uint64_t out) {
-    uint8_t top[4];
-    uint32_t owners[4];
+    uint64_t mask[2] = {0, 0};
     for (int suit = 0; suit < 4; suit++) {
-        int count = __builtin_popcountll(out & SUIT_FIELD(suit) & rel);
-        top[suit] = (uint8_t)count;
-        owners[suit] = count ? key->owners[suit] >> (2 * (key->counts[suit] - count)) : 0;
+        int top = __builtin_popcountll(out & SUIT_FIELD(suit) & rel);
+        if (top) mask[suit >> 1] |= (uint64_t)(~0u << (32 - 2 * top)) << (32 * (suit & 1));
     }
+    uint64_t owners[2] = {key->owners[0] & mask[0], key->owners[1] & mask[1]};
     int32_t relative = value - offset;
     if (relative > STORED_INFINITY) relative = STORED_INFINITY;
     if (relative < -STORED_INFINITY) relative = -STORED_INFINITY;
+    Shape *shape = shape_slot(search, key);
     Entry *entry = NULL;
-    for (uint32_t index = search->heads[key->slot]; index != NO_ENTRY;
-         index = search->entries[index].next) {
-        Entry *candidate = &search->entries[index];
-        if (candidate->shape == key->shape && candidate->extra == key->extra &&
-            memcmp(candidate->top, top, sizeof top) == 0 &&
-            memcmp(candidate->owners, owners, sizeof owners) == 0) {
-            entry = candidate;
-            break;
+    if (shape->block != NO_ENTRY) {
+        for (uint32_t index = shape->block; index != NO_ENTRY && entry == NULL;
+             index = search->blocks[index].next) {
+            Block *block = &search->blocks[index];
+            for (uint32_t i = 0; i < block->count; i++) {
+                Entry *candidate = &block->entries[i];
+                if (candidate->mask[0] == mask[0] && candidate->mask[1] == mask[1] &&
+                    candidate->owners[0] == owners[0] && candidate->owners[1] == owners[1]) {
+                    entry = candidate;
+                    break;
+                }
+            }
         }
     }
     if (entry == NULL) {
-        entry = new_entry(search);
-        if (entry == NULL) return;
-        entry->shape = key->shape;
-        entry->extra = key->extra;
-        memcpy(entry->top, top, sizeof top);
-        memcpy(entry->owners, owners, sizeof owners);
+        if (shape->block == NO_ENTRY) {
+            if (search->shape_count * 4 >= (search->shape_mask + 1) * 3) {
+                if (!grow_shapes(search) && search->shape_count) return;
+            }
+            shape = shape_slot(search, key);
+        }
+        Block *block = shape->block == NO_ENTRY ? NULL : &search->blocks[shape->block];
+        if (block == NULL || block->count == BLOCK_ENTRIES) {
+            uint32_t blocks_before = search->block_count;
+            Block *fresh = new_block(search);
+            if (fresh == NULL) return;
+            if (search->block_count <= blocks_before) return; /* emptied */
+            if (shape->block == NO_ENTRY) {
+                shape->shape = key->shape;
+                shape->extra = key->extra;
+                search->shape_count++;
+            }
+            fresh->next = shape->block;
+            shape->block = (uint32_t)(fresh - search->blocks);
+            block = fresh;
+        }
+        entry = &block->entries[block->count++];
+        entry->mask[0] = mask[0];
+        entry->mask[1] = mask[1];
+        entry->owners[0] = owners[0];
+        entry->owners[1] = owners[1];
         entry->lower = -STORED_INFINITY;
         entry->upper = STORED_INFINITY;
-        entry->next = search->heads[key->slot];
-        search->heads[key->slot] = (uint32_t)(entry - search->entries);
     }
     if (value <= alpha) {
         if (relative < entry->upper) entry->upper = (int16_t)relative;
@@ -499,10 +588,11 @@ static int32_t search_move(Search *search, const Node *node, const Move *move, i
 static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32_t beta,
                           uint64_t *rel) {
     Key key;
-    key.shape = 0, key.extra = 0, key.slot = 0;
+    key.shape = 0, key.extra = 0, key.hash = 0;
     int at_boundary = node->trick_length == 0;
     int preferred = -1;
     *rel = 0;
+    stat_nodes++;
     if (at_boundary) {
         int32_t low = search->low[node->wins_index], high = search->high[node->wins_index];
         if (low >= beta || low == high) return low;
@@ -543,30 +633,36 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
         int32_t offset = search->offset[node->wins_index];
         int32_t lower = -INFINITE_VALUE, upper = INFINITE_VALUE;
         const Entry *lower_entry = NULL, *upper_entry = NULL;
-        for (uint32_t index = search->heads[key.slot]; index != NO_ENTRY;
-             index = search->entries[index].next) {
-            const Entry *entry = &search->entries[index];
-            if (entry->shape != key.shape || entry->extra != key.extra) continue;
-            if (!entry_matches(entry, &key)) continue;
-            if (entry->lower > -STORED_INFINITY && entry->lower + offset > lower) {
-                lower = entry->lower + offset;
-                lower_entry = entry;
+        stat_boundary++;
+        const Shape *shape = shape_slot(search, &key);
+        for (uint32_t index = shape->block; index != NO_ENTRY;
+             index = search->blocks[index].next) {
+            const Block *block = &search->blocks[index];
+            for (uint32_t i = 0; i < block->count; i++) {
+                const Entry *entry = &block->entries[i];
+                stat_walk++;
+                if (!entry_matches(entry, &key)) continue;
+                if (entry->lower > -STORED_INFINITY && entry->lower + offset > lower) {
+                    lower = entry->lower + offset;
+                    lower_entry = entry;
+                }
+                if (entry->upper < STORED_INFINITY && entry->upper + offset < upper) {
+                    upper = entry->upper + offset;
+                    upper_entry = entry;
+                }
+                if (lower >= beta || upper <= alpha) stat_hits++;
+                if (lower >= beta) {
+                    *rel = entry_rel(lower_entry, &key);
+                    return lower;
+                }
+                if (upper <= alpha) {
+                    *rel = entry_rel(upper_entry, &key);
+                    return upper;
+                }
+                if (preferred < 0 && entry->best_above >= 0)
+                    preferred = card_with_above(node->hands[node->leader], node->out,
+                                                entry->best_suit, entry->best_above);
             }
-            if (entry->upper < STORED_INFINITY && entry->upper + offset < upper) {
-                upper = entry->upper + offset;
-                upper_entry = entry;
-            }
-            if (lower >= beta) {
-                *rel = entry_rel(lower_entry, &key);
-                return lower;
-            }
-            if (upper <= alpha) {
-                *rel = entry_rel(upper_entry, &key);
-                return upper;
-            }
-            if (preferred < 0 && entry->best_above >= 0)
-                preferred = card_with_above(node->hands[node->leader], node->out,
-                                            entry->best_suit, entry->best_above);
         }
     }
     Move moves[MAX_MOVES];
@@ -603,6 +699,7 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
             b = best;
         }
         if (a >= b) {
+            { int k = 0; for (int j = 0; j < i; j++) k += searched[j]; stat_cut[node->trick_length][k > 7 ? 7 : k]++; }
             search->history[node->turn * 64 + moves[i].card] += 1;
             *rel = child_rel;
             cut = 1;
@@ -627,6 +724,7 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
             if (!stands) next = i;
         }
         if (next < 0) {
+            stat_all[node->trick_length]++;
             *rel = all;
             break;
         }
@@ -662,7 +760,9 @@ static int32_t exact_value(Search *search, const Node *node, int32_t guess) {
     while (lower < upper) {
         int32_t beta = value == lower ? value + 1 : value;
         uint64_t rel;
+        uint64_t before = stat_nodes;
         value = alpha_beta(search, node, beta - 1, beta, &rel);
+        if (getenv("SOLVER_DEBUG")) fprintf(stderr, "  beta %d -> %d nodes %llu\n", beta, value, (unsigned long long)(stat_nodes - before));
         if (value < beta)
             upper = value;
         else
@@ -903,12 +1003,11 @@ static PyObject *solve(PyObject *module, PyObject *args) {
     }
 
     int cards_left = __builtin_popcountll(root.out);
-    int head_bits = 8 + cards_left / 3;
-    if (head_bits > 22) head_bits = 22;
-    search->head_bits = head_bits;
-    search->head_mask = ((uint64_t)1 << head_bits) - 1;
-    search->heads = malloc(sizeof(uint32_t) << head_bits);
-    if (search->heads == NULL) {
+    int shape_bits = 6 + cards_left / 4;
+    if (shape_bits > 16) shape_bits = 16;
+    search->shape_mask = (1u << shape_bits) - 1;
+    search->shapes = malloc(sizeof(Shape) << shape_bits);
+    if (search->shapes == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -927,7 +1026,9 @@ static PyObject *solve(PyObject *module, PyObject *args) {
         }
         Node child = root;
         play(search, &child, roots[i]);
+        uint64_t before = stat_nodes;
         root_values[i] = exact_value(search, &child, guess);
+        if (getenv("SOLVER_DEBUG")) fprintf(stderr, "card %d value %d nodes %llu\n", roots[i], root_values[i], (unsigned long long)(stat_nodes - before));
         guess = root_values[i];
     }
     Py_END_ALLOW_THREADS;
@@ -944,13 +1045,21 @@ done:
     free(bounds);
     free(roots);
     free(root_values);
-    free(search->heads);
-    free(search->entries);
+    free(search->shapes);
+    free(search->blocks);
     free(search);
     return result;
 }
 
+static PyObject *stats(PyObject *module, PyObject *args) {
+    PyObject *r = Py_BuildValue("{sKsKsKsKsKsK}", "nodes", stat_nodes, "boundary", stat_boundary, "walk", stat_walk, "hits", stat_hits, "clears", stat_clears, "entries", stat_entries);
+    for (int p = 0; p < 4; p++) { fprintf(stderr, "pos %d all %llu cut", p, (unsigned long long)stat_all[p]); for (int k = 0; k < 8; k++) fprintf(stderr, " %llu", (unsigned long long)stat_cut[p][k]); fprintf(stderr, "\n"); stat_all[p] = 0; memset(stat_cut[p], 0, sizeof stat_cut[p]); }
+    stat_nodes = stat_boundary = stat_walk = stat_hits = stat_clears = stat_entries = 0;
+    return r;
+}
+
 static PyMethodDef methods[] = {
+    {"stats", stats, METH_NOARGS, "debug"},
     {"solve", solve, METH_VARARGS, solve_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -98,6 +98,12 @@ typedef struct {
     int32_t *high;
     int32_t *offset;
     int32_t *wins_class;
+    int32_t *totals; /* the tricks counted in each partial count */
+    int size;
+    /* Per seat, made when first needed (points only): the least and the greatest value of a
+       completion in which that seat wins at least q more tricks, at [2 * q * size + index]
+       and [(2 * q + 1) * size + index]. */
+    int32_t *at_least[4];
     Shape *shapes;
     uint32_t shape_mask; /* slots - 1 */
     uint32_t shape_count;
@@ -110,8 +116,13 @@ typedef struct {
     int failed; /* out of memory */
 } Search;
 
-static uint64_t stat_cut[4][8], stat_all[4];
+/* Counters for tuning, compiled in with -DSOLVER_STATS (read by _search.stats()). */
+#ifdef SOLVER_STATS
 static uint64_t stat_nodes, stat_boundary, stat_walk, stat_hits, stat_clears, stat_entries;
+#define STAT(counter) (stat_##counter++)
+#else
+#define STAT(counter) ((void)0)
+#endif
 
 static inline int highest_bit(uint64_t x) { return 63 - __builtin_clzll(x); }
 static inline int lowest_bit(uint64_t x) { return __builtin_ctzll(x); }
@@ -404,7 +415,7 @@ static inline uint64_t entry_rel(const Entry *entry, const Key *key) {
 }
 
 static void clear_table(Search *search) {
-    stat_clears++;
+    STAT(clears);
     memset(search->shapes, 0xFF, sizeof(Shape) * ((size_t)search->shape_mask + 1));
     search->shape_count = 0;
     search->block_count = 0;
@@ -438,7 +449,7 @@ static Block *new_block(Search *search) {
         search->blocks = grown;
         search->block_capacity = capacity;
     }
-    stat_entries++;
+    STAT(entries);
     Block *block = &search->blocks[search->block_count++];
     block->count = 0;
     block->next = NO_ENTRY;
@@ -566,6 +577,37 @@ static uint64_t close_runs(uint64_t rel, const Move *moves, const int *searched,
 static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32_t beta,
                           uint64_t *rel);
 
+/* The table of search->at_least[seat], or NULL when memory ran out. */
+static const int32_t *at_least(Search *search, int seat) {
+    if (search->at_least[seat] != NULL) return search->at_least[seat];
+    int size = search->size, layers = search->tricks_left + 1, players = search->players;
+    int32_t *table = malloc(sizeof(int32_t) * 2 * (size_t)layers * (size_t)size);
+    if (table == NULL) {
+        search->failed = 1;
+        return NULL;
+    }
+    memcpy(table, search->low, sizeof(int32_t) * (size_t)size);
+    memcpy(table + size, search->high, sizeof(int32_t) * (size_t)size);
+    for (int q = 1; q < layers; q++) {
+        int32_t *low = table + 2 * (size_t)q * size, *high = low + size;
+        const int32_t *fewer_low = low - 2 * size, *fewer_high = fewer_low + size;
+        for (int index = size - 1; index >= 0; index--) {
+            low[index] = INFINITE_VALUE;
+            high[index] = -INFINITE_VALUE;
+            if (search->totals[index] >= search->tricks_left) continue;
+            for (int other = 0; other < players; other++) {
+                int child = index + search->stride[other];
+                int32_t l = other == seat ? fewer_low[child] : low[child];
+                int32_t h = other == seat ? fewer_high[child] : high[child];
+                if (l < low[index]) low[index] = l;
+                if (h > high[index]) high[index] = h;
+            }
+        }
+    }
+    search->at_least[seat] = table;
+    return table;
+}
+
 /* The last trick: every hand plays its one card. */
 static int32_t last_trick(Search *search, const Node *node, uint64_t *rel) {
     Node child = *node;
@@ -592,7 +634,7 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
     int at_boundary = node->trick_length == 0;
     int preferred = -1;
     *rel = 0;
-    stat_nodes++;
+    STAT(nodes);
     if (at_boundary) {
         int32_t low = search->low[node->wins_index], high = search->high[node->wins_index];
         if (low >= beta || low == high) return low;
@@ -628,19 +670,49 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
                     return high - quick;
                 }
             }
+        } else {
+            /* Points: the top trumps' holder wins their tricks whatever anyone plays, and the
+               seat on lead may cash its quick tricks; the value of every completion that
+               gives them those tricks bounds this one. */
+            int owner = 0;
+            uint64_t used = 0;
+            int trumps = top_trumps(search, node, &owner, &used);
+            const int32_t *table;
+            if (trumps && (table = at_least(search, owner)) != NULL) {
+                int32_t floor = table[2 * (size_t)trumps * search->size + node->wins_index];
+                int32_t ceiling = table[(2 * (size_t)trumps + 1) * search->size + node->wins_index];
+                if (floor >= beta || ceiling <= alpha) {
+                    *rel = used;
+                    return floor >= beta ? floor : ceiling;
+                }
+            }
+            used = 0;
+            int quick = quick_tricks(search, node, &used);
+            if (quick && (table = at_least(search, node->leader)) != NULL) {
+                size_t layer = 2 * (size_t)quick * search->size + node->wins_index;
+                if (search->maximizing[node->leader]) {
+                    if (table[layer] >= beta) {
+                        *rel = used;
+                        return table[layer];
+                    }
+                } else if (table[layer + search->size] <= alpha) {
+                    *rel = used;
+                    return table[layer + search->size];
+                }
+            }
         }
         key_of(search, node, &key);
         int32_t offset = search->offset[node->wins_index];
         int32_t lower = -INFINITE_VALUE, upper = INFINITE_VALUE;
         const Entry *lower_entry = NULL, *upper_entry = NULL;
-        stat_boundary++;
+        STAT(boundary);
         const Shape *shape = shape_slot(search, &key);
         for (uint32_t index = shape->block; index != NO_ENTRY;
              index = search->blocks[index].next) {
             const Block *block = &search->blocks[index];
             for (uint32_t i = 0; i < block->count; i++) {
                 const Entry *entry = &block->entries[i];
-                stat_walk++;
+                STAT(walk);
                 if (!entry_matches(entry, &key)) continue;
                 if (entry->lower > -STORED_INFINITY && entry->lower + offset > lower) {
                     lower = entry->lower + offset;
@@ -650,7 +722,7 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
                     upper = entry->upper + offset;
                     upper_entry = entry;
                 }
-                if (lower >= beta || upper <= alpha) stat_hits++;
+                if (lower >= beta || upper <= alpha) STAT(hits);
                 if (lower >= beta) {
                     *rel = entry_rel(lower_entry, &key);
                     return lower;
@@ -699,7 +771,6 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
             b = best;
         }
         if (a >= b) {
-            { int k = 0; for (int j = 0; j < i; j++) k += searched[j]; stat_cut[node->trick_length][k > 7 ? 7 : k]++; }
             search->history[node->turn * 64 + moves[i].card] += 1;
             *rel = child_rel;
             cut = 1;
@@ -724,7 +795,6 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
             if (!stands) next = i;
         }
         if (next < 0) {
-            stat_all[node->trick_length]++;
             *rel = all;
             break;
         }
@@ -754,21 +824,29 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
     return best;
 }
 
-/* The exact value of a node: null-window searches until the bounds meet (MTD(f)). */
+/* The exact value of a node: null-window searches until the bounds meet (MTD(f)), starting
+   from `guess` within the bounds of the tricks won so far. A run of probes that all fail the
+   same way doubles its step (the points objective moves a bag at a time, and a search that
+   only proves "one point less" would otherwise take one probe per point). */
 static int32_t exact_value(Search *search, const Node *node, int32_t guess) {
-    int32_t lower = -INFINITE_VALUE, upper = INFINITE_VALUE, value = guess;
+    int32_t lower = search->low[node->wins_index], upper = search->high[node->wins_index];
+    int32_t beta = guess, step = 1;
+    int last = 0;
     while (lower < upper) {
-        int32_t beta = value == lower ? value + 1 : value;
+        if (beta <= lower) beta = lower + 1;
+        if (beta > upper) beta = upper;
         uint64_t rel;
-        uint64_t before = stat_nodes;
-        value = alpha_beta(search, node, beta - 1, beta, &rel);
-        if (getenv("SOLVER_DEBUG")) fprintf(stderr, "  beta %d -> %d nodes %llu\n", beta, value, (unsigned long long)(stat_nodes - before));
-        if (value < beta)
-            upper = value;
-        else
+        int32_t value = alpha_beta(search, node, beta - 1, beta, &rel);
+        int direction = value >= beta ? 1 : -1;
+        if (direction > 0)
             lower = value;
+        else
+            upper = value;
+        step = direction == last ? step * 2 : 1;
+        last = direction;
+        beta = direction > 0 ? lower + step : upper - step + 1;
     }
-    return value;
+    return lower;
 }
 
 /* ---- Wins classes ---- */
@@ -857,7 +935,7 @@ static int classify_wins(Search *search, int size) {
             search->wins_class[index] = found;
         }
     }
-    free(totals);
+    search->totals = totals;
     free(completions);
     free(hashes);
     free(table);
@@ -957,6 +1035,7 @@ static PyObject *solve(PyObject *module, PyObject *args) {
     search->high = bounds + size;
     search->offset = bounds + 2 * size;
     search->wins_class = bounds + 3 * size;
+    search->size = size;
     if (classify_wins(search, size) < 0) {
         PyErr_NoMemory();
         goto done;
@@ -1026,9 +1105,7 @@ static PyObject *solve(PyObject *module, PyObject *args) {
         }
         Node child = root;
         play(search, &child, roots[i]);
-        uint64_t before = stat_nodes;
         root_values[i] = exact_value(search, &child, guess);
-        if (getenv("SOLVER_DEBUG")) fprintf(stderr, "card %d value %d nodes %llu\n", roots[i], root_values[i], (unsigned long long)(stat_nodes - before));
         guess = root_values[i];
     }
     Py_END_ALLOW_THREADS;
@@ -1047,19 +1124,26 @@ done:
     free(root_values);
     free(search->shapes);
     free(search->blocks);
+    free(search->totals);
+    for (int seat = 0; seat < 4; seat++) free(search->at_least[seat]);
     free(search);
     return result;
 }
 
+#ifdef SOLVER_STATS
 static PyObject *stats(PyObject *module, PyObject *args) {
-    PyObject *r = Py_BuildValue("{sKsKsKsKsKsK}", "nodes", stat_nodes, "boundary", stat_boundary, "walk", stat_walk, "hits", stat_hits, "clears", stat_clears, "entries", stat_entries);
-    for (int p = 0; p < 4; p++) { fprintf(stderr, "pos %d all %llu cut", p, (unsigned long long)stat_all[p]); for (int k = 0; k < 8; k++) fprintf(stderr, " %llu", (unsigned long long)stat_cut[p][k]); fprintf(stderr, "\n"); stat_all[p] = 0; memset(stat_cut[p], 0, sizeof stat_cut[p]); }
+    PyObject *result = Py_BuildValue("{sKsKsKsKsKsK}", "nodes", stat_nodes, "boundary",
+                                     stat_boundary, "walk", stat_walk, "hits", stat_hits, "clears",
+                                     stat_clears, "blocks", stat_entries);
     stat_nodes = stat_boundary = stat_walk = stat_hits = stat_clears = stat_entries = 0;
-    return r;
+    return result;
 }
+#endif
 
 static PyMethodDef methods[] = {
-    {"stats", stats, METH_NOARGS, "debug"},
+#ifdef SOLVER_STATS
+    {"stats", stats, METH_NOARGS, "The search's counters since the last call (tuning builds)."},
+#endif
     {"solve", solve, METH_VARARGS, solve_doc},
     {NULL, NULL, 0, NULL},
 };

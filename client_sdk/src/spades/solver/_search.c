@@ -577,6 +577,16 @@ static uint64_t close_runs(uint64_t rel, const Move *moves, const int *searched,
 static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32_t beta,
                           uint64_t *rel);
 
+/* Whether a run of move i's suit lying wholly below the relevant cards `all` was searched. */
+static int small_run_searched(const Move *moves, const int *searched, int count, uint64_t all,
+                              int i) {
+    int suit = moves[i].card >> 4;
+    for (int j = 0; j < count; j++)
+        if (searched[j] && (moves[j].card >> 4) == suit && !((all >> moves[j].top) & 1))
+            return 1;
+    return 0;
+}
+
 /* The table of search->at_least[seat], or NULL when memory ran out. */
 static const int32_t *at_least(Search *search, int seat) {
     if (search->at_least[seat] != NULL) return search->at_least[seat];
@@ -745,58 +755,29 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
     int best_card = -1;
     int32_t a = alpha, b = beta;
     uint64_t all = 0; /* the cards the searched moves relied on */
-    int cut = 0;
     /* A run below every relevant card of its suit stands for the others like it (DDS's "one
        small card a suit"): once one is searched, the others are skipped, and checked again
        against the relevant cards at the end (which may have grown since). */
-    for (int i = 0; i < count; i++) {
-        searched[i] = 0;
-        if (!((all >> moves[i].top) & 1)) {
-            int suit = moves[i].card >> 4, stands = 0;
-            for (int j = 0; j < i && !stands; j++)
-                stands = searched[j] && (moves[j].card >> 4) == suit &&
-                         !((all >> moves[j].top) & 1);
-            if (stands) continue;
-        }
-        uint64_t child_rel;
-        int32_t value = search_move(search, node, &moves[i], a, b, &child_rel);
-        searched[i] = 1;
-        if (maximizing ? value > best : value < best) {
-            best = value;
-            best_card = moves[i].card;
-        }
-        if (maximizing) {
-            if (best > a) a = best;
-        } else if (best < b) {
-            b = best;
-        }
-        if (a >= b) {
-            search->history[node->turn * 64 + moves[i].card] += 1;
-            *rel = child_rel;
-            cut = 1;
-            break;
-        }
-        all |= child_rel;
-    }
-    while (!cut) {
-        all = close_runs(all, moves, searched, count);
-        /* A skipped run must be small, and some small run of its suit searched. */
+    for (int i = 0; i < count; i++) searched[i] = 0;
+    for (int cursor = 0;;) {
         int next = -1;
-        for (int i = 0; i < count && next < 0; i++) {
-            if (searched[i]) continue;
-            if ((all >> moves[i].top) & 1) {
+        while (cursor < count && next < 0) {
+            int i = cursor++;
+            if ((all >> moves[i].top) & 1 || !small_run_searched(moves, searched, count, all, i))
                 next = i;
-                break;
-            }
-            int suit = moves[i].card >> 4, stands = 0;
-            for (int j = 0; j < count && !stands; j++)
-                stands = searched[j] && (moves[j].card >> 4) == suit &&
-                         !((all >> moves[j].top) & 1);
-            if (!stands) next = i;
         }
         if (next < 0) {
-            *rel = all;
-            break;
+            /* Every move searched or skipped: a skipped run must still be small, and some
+               small run of its suit searched. */
+            all = close_runs(all, moves, searched, count);
+            for (int i = 0; i < count && next < 0; i++)
+                if (!searched[i] && ((all >> moves[i].top) & 1 ||
+                                     !small_run_searched(moves, searched, count, all, i)))
+                    next = i;
+            if (next < 0) {
+                *rel = all;
+                break;
+            }
         }
         uint64_t child_rel;
         int32_t value = search_move(search, node, &moves[next], a, b, &child_rel);
@@ -813,7 +794,6 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
         if (a >= b) {
             search->history[node->turn * 64 + moves[next].card] += 1;
             *rel = child_rel;
-            cut = 1;
             break;
         }
         all |= child_rel;

@@ -12,7 +12,9 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, Locator, Page, ViewportSize, async_playwright
 
-from spades_server.app.server import WEB_CLIENT
+from spades.client import SpadesClient
+from spades.engine import Rules
+from spades_server.app.server import WEB_CLIENT, SpadesServer
 
 CHROMIUM = os.environ.get("SPADES_TEST_CHROMIUM", "/usr/bin/chromium")
 
@@ -175,3 +177,23 @@ async def press(page: Page, locator: Locator) -> None:
             await page.mouse.click(point[0], point[1])
             return
     raise AssertionError(f"no part of the element can be seen to press: {point}")
+
+
+async def seat_a_person(
+    server: SpadesServer, page: Page, table: str, rules: Rules, player: str
+) -> str:
+    """A table named ``table`` with ``player`` (a person) South and three house bots, the page
+    opened on the seat: the tab holds the seat's token, as the lobby's "Sit down" leaves it.
+    Returns the table's id."""
+    async with SpadesClient(f"127.0.0.1:{server.port}") as client:
+        table_id = (await client.create_table(table, rules)).table_id
+        ticket = await client.join_table(table_id, player, seat="south", bot=False)
+        await page.goto(server.web_url)
+        await page.evaluate(
+            "([key, token]) => sessionStorage.setItem(key, token)",
+            [f"spades-seat:{table_id}", ticket.token],
+        )
+        await page.goto(f"{server.web_url}#/play/{table_id}")
+        for _ in range(3):
+            await client.add_house_bot(table_id)
+    return table_id

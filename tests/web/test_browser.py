@@ -29,7 +29,14 @@ from spades.v1 import cards_pb2, events_pb2, play_pb2, play_pb2_grpc
 from spades_bots.random_bot import RandomBot
 from spades_server.app.server import SpadesServer
 from spades_server.ops.settings import Settings
-from tests.support.browser import check_accessibility, on_phone, press, require_site, shoot
+from tests.support.browser import (
+    check_accessibility,
+    on_phone,
+    press,
+    require_site,
+    seat_a_person,
+    shoot,
+)
 from tests.support.servers import web_server
 
 #: What the page writes between two sides' scores (an en dash), and before a negative one (a minus).
@@ -821,21 +828,10 @@ async def test_a_person_offered_blind_nil_chooses_by_button_before_seeing_the_ca
 ) -> None:
     # Blind Nil offered every hand (no deficit needed), so the first hand already asks.
     rules = Rules(max_hands=1, blind_nil=True, blind_nil_deficit=0)
-    async with SpadesClient(f"127.0.0.1:{server.port}") as client:
-        table_id = (await client.create_table("Blind", rules)).table_id
-        ticket = await client.join_table(table_id, "Robin", seat="south", bot=False)
-        page = await browser.new_page(viewport={"width": 1100, "height": 900})
-        failures: list[str] = []
-        page.on("pageerror", lambda error: failures.append(str(error)))
-        await page.goto(server.web_url)
-        # The tab holds the seat's token, as the lobby's "Sit down" leaves it.
-        await page.evaluate(
-            "([key, token]) => sessionStorage.setItem(key, token)",
-            [f"spades-seat:{table_id}", ticket.token],
-        )
-        await page.goto(f"{server.web_url}#/play/{table_id}")
-        for _ in range(3):
-            await client.add_house_bot(table_id)
+    page = await browser.new_page(viewport={"width": 1100, "height": 900})
+    failures: list[str] = []
+    page.on("pageerror", lambda error: failures.append(str(error)))
+    table_id = await seat_a_person(server, page, "Blind", rules, "Robin")
     look = page.locator(".choices button[data-choice='Look at my cards']")
     blind = page.locator(".choices button[data-choice='Bid Blind Nil']")
     await look.wait_for(timeout=20_000)

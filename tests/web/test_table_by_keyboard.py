@@ -16,7 +16,6 @@ from playwright.async_api import Browser, Page
 from spades.client import SpadesClient
 from spades.engine import Rules
 from spades.v1 import cards_pb2
-from spades_server.app.server import SpadesServer
 from tests.support.browser import (
     assert_focus_visible,
     check_accessibility,
@@ -24,6 +23,7 @@ from tests.support.browser import (
     on_phone,
     press,
     require_site,
+    seat_a_person,
     shoot,
     tab_to,
 )
@@ -185,23 +185,6 @@ async def test_a_person_signs_up_and_plays_a_whole_hand_by_keyboard_alone(
         await shoot(page, "player-keyboard-match-over")
 
 
-async def seat_a_person(server: SpadesServer, page: Page, rules: Rules) -> str:
-    """A table with the person South (the tab holding the seat's token, as "Sit down" leaves
-    it) and three house bots; the page opened on the seat."""
-    async with SpadesClient(f"127.0.0.1:{server.port}") as client:
-        table_id = (await client.create_table("On a phone", rules)).table_id
-        ticket = await client.join_table(table_id, "Pat", seat="south", bot=False)
-        await page.goto(server.web_url)
-        await page.evaluate(
-            "([key, token]) => sessionStorage.setItem(key, token)",
-            [f"spades-seat:{table_id}", ticket.token],
-        )
-        await page.goto(f"{server.web_url}#/play/{table_id}")
-        for _ in range(3):
-            await client.add_house_bot(table_id)
-    return table_id
-
-
 async def test_the_table_on_a_phone_draws_cards_as_cards_and_passes_axe(
     tmp_path: Path, browser: Browser
 ) -> None:
@@ -210,7 +193,7 @@ async def test_the_table_on_a_phone_draws_cards_as_cards_and_passes_axe(
         page = await browser.new_page(viewport={"width": 390, "height": 844})
         failures: list[str] = []
         page.on("pageerror", lambda error: failures.append(str(error)))
-        table_id = await seat_a_person(server, page, Rules(max_hands=1))
+        table_id = await seat_a_person(server, page, "On a phone", Rules(max_hands=1), "Pat")
         bid = page.locator(".choices button.choice")
         await bid.first.wait_for(timeout=20_000)
         # Thirteen cards, each a button named for a screen reader, drawn as an SVG card; none

@@ -19,7 +19,7 @@ from spades.records.tournament import HOME_SEATS
 from spades.v1 import tournament_pb2
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
-from tests.support.browser import require_site, shoot, texts
+from tests.support.browser import check_accessibility, on_phone, require_site, shoot, texts
 from tests.support.servers import web_server
 from tests.tournaments.players import AccountPlayer
 
@@ -144,11 +144,15 @@ async def test_the_tournament_pages_show_the_standings_and_the_rounds(
             assert "seed revealed" in await page.locator(".seed").inner_text()
             assert final.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
             await shoot(page, "tournament")
+            await check_accessibility(page)
+            await on_phone(browser, page.url, ".standings", "tournament")
             # And the list says it is finished.
             await page.goto(server.web_url + "#/tournaments")
             row = page.locator(f"tr.tournament[data-tournament-id='{cup.tournament_id}']")
             await row.wait_for()
             assert "finished" in await row.inner_text()
+            await check_accessibility(page)
+            await on_phone(browser, page.url, "tr.tournament", "tournaments")
             first, second = final.standings.lines[:2]
             level = (first.match_points, first.duplicate_points, first.won) == (
                 second.match_points,

@@ -42,6 +42,7 @@ from spades.client.client import (
 )
 from spades.client.connection import SeatConnection
 from spades.client.messages import PlayMessage, Snapshot, WatchMessage
+from spades.client.presence import OnlineBotsPage
 from spades.engine import Action, Rules
 from spades.v1 import account_pb2, record_pb2, tournament_pb2
 
@@ -258,6 +259,9 @@ class SyncSpadesClient:
 
     def ratings(self, account_id: str) -> tuple[RatingInfo, ...]:
         return self._run(self._client.ratings(account_id))
+
+    def online_bots(self, *, page_size: int = 0, page_token: str = "") -> OnlineBotsPage:
+        return self._run(self._client.online_bots(page_size=page_size, page_token=page_token))
 
     def leaderboard(
         self, pool: str = "partnership", *, page_size: int = 0, page_token: str = "", kind: str = ""

@@ -2,7 +2,8 @@
 (ChallengeService), as the account whose key is configured.
 
     spades challenge create OPPONENT... [--rated] [--target-score N] [--max-hands N]
-                            [--seat SEAT=ACCOUNT ...] [--expiry SECONDS] [--json]
+                            [--seat SEAT=ACCOUNT ...] [--expiry SECONDS] [--series N]
+                            [--json]
     spades challenge list [--incoming | --outgoing] [--pending] [--json]
     spades challenge show CHALLENGE_ID [--json]
     spades challenge accept CHALLENGE_ID [--json]
@@ -55,7 +56,24 @@ def challenge_json(challenge: ChallengeInfo) -> dict[str, Any]:
         "table_id": challenge.table_id,
         "declined_by": challenge.declined_by,
         "decline_reason": challenge.decline_reason,
+        "series_length": challenge.series_length,
+        "series": [
+            {"table_id": m.table_id, "scores": list(m.scores), "winning_side": m.winning_side}
+            for m in challenge.series
+        ],
+        "series_wins": list(challenge.series_wins),
     }
+
+
+def series_text(challenge: ChallengeInfo) -> str:
+    """A series' standing in words: "series match 2 of 3, 1-0" ("" for a single match)."""
+    if challenge.series_length <= 1:
+        return ""
+    played = len(challenge.series)
+    wins = "-".join(str(won) for won in challenge.series_wins)
+    if challenge.series_over:
+        return f"series of {challenge.series_length} over, {wins}"
+    return f"series match {played + 1} of {challenge.series_length}, {wins}"
 
 
 def challenge_line(challenge: ChallengeInfo) -> str:
@@ -73,6 +91,11 @@ def challenge_line(challenge: ChallengeInfo) -> str:
         line += f"  table {challenge.table_id}"
     if challenge.decline_reason:
         line += f"  declined: {challenge.decline_reason}"
+    if challenge.series_length > 1:
+        accepted = challenge.state == "accepted"
+        line += "  " + (
+            series_text(challenge) if accepted else f"series of {challenge.series_length}"
+        )
     return line
 
 
@@ -108,6 +131,7 @@ async def _create(client: SpadesClient, arguments: argparse.Namespace) -> int:
         rated=arguments.rated,
         seating=seating,
         expiry_seconds=arguments.expiry,
+        series_length=arguments.series,
     )
     return _print(made, arguments)
 
@@ -184,6 +208,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     create.add_argument(
         "--expiry", type=int, default=0, metavar="SECONDS", help="default: the server's"
+    )
+    create.add_argument(
+        "--series",
+        type=int,
+        default=0,
+        metavar="N",
+        help="a series of N matches, the next opened when one ends (default: one match)",
     )
     listing = add_leaf(
         verbs,

@@ -177,9 +177,15 @@ class ChallengeState:
         return max(1, self.message.series_length)
 
     @property
-    def series_over(self) -> bool:
-        """Whether every match of its series has ended (a single match: once it ended)."""
-        return len(self.message.series) >= self.series_length
+    def series_in_play(self) -> bool:
+        """Whether it is an accepted series (of more than one match) with matches to play."""
+        made = self.message
+        return made.state == ACCEPTED and 1 < self.series_length > len(made.series)
+
+    def seated_parties(self) -> list[str]:
+        """The parties that hold a seat (all but a person who arranged a match of bots)."""
+        held = {holder.account_id for holder in self.message.seating}
+        return [party for party in self.parties() if party in held]
 
     def seats_of(self, account_id: str) -> list[cards_pb2.Seat.ValueType]:
         return sorted(h.seat for h in self.message.seating if h.account_id == account_id)
@@ -217,10 +223,16 @@ def default_seating(parties: list[str], players: int) -> list[challenge_pb2.Seat
 
 
 def check_seating(
-    seating: list[challenge_pb2.SeatHolder], parties: list[str], rules: Rules, rated: bool
+    seating: list[challenge_pb2.SeatHolder],
+    parties: list[str],
+    rules: Rules,
+    rated: bool,
+    arranger: bool = False,
 ) -> list[challenge_pb2.SeatHolder]:
-    """The proposed seating in seat order, or INVALID_ARGUMENT (CHALLENGE_SEATING_INVALID);
-    at a rated table each account holds seats of one side only (ACCOUNT_ON_BOTH_SIDES)."""
+    """The proposed seating in seat order, or INVALID_ARGUMENT (CHALLENGE_SEATING_INVALID):
+    every party holds a seat, but the challenger (the first) need not when ``arranger`` (a
+    person challenging bots only); at a rated table each account holds seats of one side only
+    (ACCOUNT_ON_BOTH_SIDES)."""
     if not seating:
         seating = default_seating(parties, rules.players)
     by_seat: dict[int, str] = {}
@@ -256,7 +268,12 @@ def check_seating(
             f"the seating must hold all {rules.players} seats",
             field="seating",
         )
-    idle = [party for party in parties if party not in by_seat.values()]
+    # A person who challenges bots may arrange their match without a seat (the first party).
+    idle = [
+        party
+        for index, party in enumerate(parties)
+        if party not in by_seat.values() and not (index == 0 and arranger)
+    ]
     if idle:
         raise errors.refuse(
             Reason.CHALLENGE_SEATING_INVALID,
@@ -298,10 +315,12 @@ def check_opponent_ids(opponent_ids: list[str], challenger: Account, players: in
                 "name each opponent once",
                 field=f"opponent_ids[{index}]",
             )
-    if len(opponent_ids) >= players:
+    # A person may arrange a match of bots only, holding no seat: one opponent per seat.
+    most = players if not challenger.bot else players - 1
+    if len(opponent_ids) > most:
         raise errors.refuse(
             Reason.CHALLENGE_OPPONENTS_INVALID,
-            f"a table of {players} seats has room for at most {players - 1} opponents",
+            f"a table of {players} seats has room for at most {most} opponents",
             field="opponent_ids",
         )
     return list(opponent_ids)
@@ -349,7 +368,8 @@ def decide_creation(
         accounts.check_declared(party, rules)
         check_series(party, series_length)
     parties = [challenger.account_id, *(o.account_id for o in opponents)]
-    seats = check_seating(seating, parties, rules, rated)
+    arranger = not challenger.bot and all(opponent.bot for opponent in opponents)
+    seats = check_seating(seating, parties, rules, rated, arranger)
     expiry = expiry_seconds or DEFAULT_EXPIRY_SECONDS
     return challenge_pb2.Challenge(
         challenge_id=challenge_id,
@@ -494,7 +514,7 @@ def decide_match_end(
     that won), and the next match's table unless it was the last; None when that match's end
     is recorded already (or it is not the match in play)."""
     made = challenge.message
-    if made.state != ACCEPTED or made.table_id != table_id or challenge.series_over:
+    if not challenge.series_in_play or made.table_id != table_id:
         return None
     sides = protocol.rules_from_proto(made.rules).sides
     won = [index + 1 for index, side in enumerate(sides) if winners.intersection(side)]

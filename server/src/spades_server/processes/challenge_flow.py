@@ -194,7 +194,7 @@ class Challenges:
 
     async def assign_seats(self, challenge: ChallengeState) -> None:
         made = challenge.message
-        for party in challenge.parties():
+        for party in challenge.seated_parties():
             assigned = account_pb2.TableAssigned(
                 table_id=made.table_id, seats=challenge.seats_of(party), rated=made.rated
             )
@@ -217,7 +217,7 @@ class Challenges:
             else:
                 last = log_pb2.ChallengeAcceptance(table_id=before.message.table_id)
                 await self.answered(before, log_pb2.ChallengeLogEntry(accepted=last))
-        if before.message.state == ACCEPTED and not before.series_over:
+        if before.series_in_play:
             before = await self.match_over(challenge_id)
         if not before.due(time.time()):
             return before
@@ -234,7 +234,7 @@ class Challenges:
             raise
         if len(table.seat_accounts) != len(challenge.message.seating) and not table.started:
             return False
-        for party in challenge.parties():  # and every party was told
+        for party in challenge.seated_parties():  # and every party at it was told
             if challenge.message.table_id not in (await self.accounts.load(party)).assigned_tables:
                 return False
         return True
@@ -243,7 +243,7 @@ class Challenges:
 
     def follow_series(self, challenge: ChallengeState) -> None:
         """Remember the table of a series' match in play, so that its end starts the next."""
-        if challenge.series_length > 1 and not challenge.series_over:
+        if challenge.series_in_play:
             self._series_tables[challenge.message.table_id] = challenge.challenge_id
 
     def table_changed(self, table: Table) -> None:
@@ -268,7 +268,7 @@ class Challenges:
         open and tell the next match's table (idempotent)."""
         challenge = await self.store.load(challenge_id)
         made = challenge.message
-        if made.state != ACCEPTED or challenge.series_over:
+        if not challenge.series_in_play:
             return challenge
         try:
             table = await self.tables.load(made.table_id)
@@ -349,8 +349,7 @@ class ChallengeSweeper:
         now = time.time()
         expired = 0
         for challenge in self._challenges.store.cached():
-            in_series = challenge.message.state == ACCEPTED and not challenge.series_over
-            if in_series:
+            if challenge.series_in_play:
                 # A series' match in play on another replica ends unseen here: look.
                 self._challenges.follow_series(challenge)
                 try:

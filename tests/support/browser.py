@@ -57,3 +57,27 @@ async def shoot(page: Page, name: str) -> None:
 
 async def texts(page: Page, selector: str) -> list[str]:
     return [text.strip() for text in await page.locator(selector).all_inner_texts()]
+
+
+async def play_until_over(page: Page, rounds: int = 3000) -> int:
+    """Play the person's seat on a table page by clicking, to the match's end: the first bid
+    offered, the first legal card; how many cards it played."""
+    played = 0
+    for _ in range(rounds):
+        if await page.locator(".status.match-over").count():
+            return played
+        bids = page.locator(".choices button.choice")
+        legal = page.locator(".hand .card.legal")
+        if await bids.count():
+            await bids.first.click()
+        elif await legal.count():
+            before = await page.locator(".hand .card").count()
+            await legal.first.click()
+            await page.wait_for_function(
+                f"document.querySelectorAll('.hand .card').length < {before}"
+                " || document.querySelector('.status.match-over') !== null"
+            )
+            played += 1
+        else:
+            await page.wait_for_timeout(30)
+    raise AssertionError("the match did not end")

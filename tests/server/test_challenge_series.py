@@ -6,6 +6,7 @@ than the maximum) is refused, changing nothing."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import grpc
 import pytest
@@ -84,7 +85,7 @@ async def test_a_series_longer_than_a_manifest_declares_is_refused(server: Spade
         stub = challenge_pb2_grpc.ChallengeServiceStub(channel)
         as_pat = bearer(person.key)
 
-        def create(series_length: int) -> object:
+        def create(series_length: int) -> Any:
             request = challenge_pb2.CreateChallengeRequest(
                 opponent_ids=[bot.account.account_id],
                 rules=protocol.rules_to_proto(ONE_HAND),
@@ -103,7 +104,7 @@ async def test_a_series_longer_than_a_manifest_declares_is_refused(server: Spade
         )
         async with SpadesClient(address, account_key=bot.key) as owl:
             await owl.set_manifest(manifest_of(max_series=2))
-            made = (await create(2)).challenge  # type: ignore[attr-defined]
+            made = (await create(2)).challenge
             assert made.series_length == 2
             # Its manifest changed before it answered: its acceptance is refused.
             await owl.set_manifest(manifest_of())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser, Page, ViewportSize
 
 from spades.bot.account import AccountRunner, accept_all
 from spades.client import SpadesClient
@@ -25,7 +25,7 @@ from tests.support.servers import web_server
 
 pytestmark = pytest.mark.asyncio
 
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 BOTS = ("Night Owl", "Lark", "Jay", "Wren")
 PASSWORD = "a long enough password"
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.processes import ServerProcess, clean_environment, spades_server
-from tests.support.terminal import User, bot_process, registered
+from tests.support.processes import ServerProcess
+from tests.support.terminal import User, bot_process, registered, served
 
 #: Seconds a bot process has to connect, answer or finish a short series.
 WAIT = 180
@@ -22,18 +22,7 @@ WAIT = 180
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    folder = tmp_path_factory.mktemp("server")
-    with spades_server(
-        folder / "server.log",
-        "--listen",
-        "127.0.0.1:0",
-        "--database",
-        str(folder / "tables.db"),
-        env=clean_environment(),
-    ) as served:
-        yield served
-        served.terminate()
-        served.wait(30)
+    yield from served(tmp_path_factory.mktemp("server"))
 
 
 def until(check: Callable[[], Any], what: str) -> Any:

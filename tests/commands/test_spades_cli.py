@@ -23,8 +23,8 @@ import pytest
 from spades.client import SpadesClient
 from spades.commands.spades import parser
 from spades.engine import CARDS, Rules
-from tests.support.processes import ServerProcess, clean_environment, spades_server
-from tests.support.terminal import BIN, User, bot_process, make_user, registered
+from tests.support.processes import ServerProcess, clean_environment
+from tests.support.terminal import BIN, User, bot_process, make_user, registered, served
 
 TOKEN = "an-operator-token-for-the-spades-cli-tests-0123456789"
 #: A port nothing listens on: a setting that must lose to a better one points here.
@@ -35,19 +35,7 @@ NOWHERE = "127.0.0.1:9"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     folder = tmp_path_factory.mktemp("server")
     env = clean_environment(SPADES_OPERATOR_TOKEN=TOKEN, SPADES_TOURNAMENT_POLL="0.3")
-    with spades_server(
-        folder / "server.log",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "127.0.0.1:0",
-        "--database",
-        str(folder / "tables.db"),
-        env=env,
-    ) as served:
-        yield served
-        served.terminate()
-        served.wait(30)
+    yield from served(folder, env=env)
 
 
 # ------------------------------------------------------------------------------- help, README

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from spades.client import SpadesClient
+from tests.support.accounts import stream_open
 from tests.support.servers import replicas
 
 pytestmark = pytest.mark.asyncio
@@ -25,25 +26,11 @@ async def test_a_bot_online_on_one_replica_is_listed_by_the_other(
         first, second = f"127.0.0.1:{one.port}", f"127.0.0.1:{two.port}"
         async with SpadesClient(first) as at_one, SpadesClient(second) as at_two:
             owl = await at_one.create_account("Night Owl", kind="bot")
-            bot = SpadesClient(first, account_key=owl.key)
-            opened = asyncio.Event()
-
-            async def follow() -> None:
-                async for _ in bot.connect():
-                    opened.set()
-
-            task = asyncio.create_task(follow())
-            try:
-                async with asyncio.timeout(20):
-                    await opened.wait()
+            async with SpadesClient(first, account_key=owl.key) as bot, stream_open(bot):
                 # The row is in the log before the stream's first event: the other replica
                 # reads it there.
                 assert await names_at(at_two) == ["Night Owl"]
                 assert await names_at(at_one) == ["Night Owl"]
-            finally:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-                await bot.close()
             async with asyncio.timeout(20):
                 while await names_at(at_two):
                     await asyncio.sleep(0.05)

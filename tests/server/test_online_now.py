@@ -6,8 +6,6 @@ they expire, and a heartbeat keeps a live one listed."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -15,32 +13,12 @@ from spades.client import SpadesClient
 from spades.manifest import manifest_of
 from spades_server.app.server import SpadesServer
 from spades_server.processes.presence import Presence
-from tests.support.accounts import play_rated_match
+from tests.support.accounts import play_rated_match, stream_open
 
 pytestmark = pytest.mark.asyncio
 
 #: A bounded wait for what the server does after a stream closes.
 WAIT = 20
-
-
-@contextlib.asynccontextmanager
-async def stream_open(client: SpadesClient) -> AsyncIterator[None]:
-    """The client's account stream, open (its first event read) until the block ends."""
-    first = asyncio.Event()
-
-    async def follow() -> None:
-        async for _ in client.connect():
-            first.set()
-
-    task = asyncio.create_task(follow())
-    try:
-        async with asyncio.timeout(WAIT):
-            await first.wait()
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
 
 
 async def online_names(client: SpadesClient) -> list[str]:

@@ -7,13 +7,33 @@ import json
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support.processes import ServerProcess, clean_environment
+from tests.support.processes import ServerProcess, clean_environment, spades_server
 
 BIN = Path(sys.executable).parent
+
+
+def served(folder: Path, *flags: str, env: dict[str, str] | None = None) -> Iterator[ServerProcess]:
+    """A ``spades-server`` process on ``folder``'s own SQLite log and ephemeral ports, with
+    ``flags``, for a module's fixture (``yield from`` it); stopped after."""
+    with spades_server(
+        folder / "server.log",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics",
+        "127.0.0.1:0",
+        "--database",
+        str(folder / "tables.db"),
+        *flags,
+        env=clean_environment() if env is None else env,
+    ) as server:
+        yield server
+        server.terminate()
+        server.wait(30)
 
 
 @dataclass

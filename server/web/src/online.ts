@@ -13,17 +13,14 @@ import {
   type SeatHolder,
   type SpadesClients,
   ChallengeState,
-  Code,
-  ConnectError,
   DeclineReason,
   RuleOption,
   Seat,
   defaultRules,
   newRequestId,
-  refusalOf,
   seatName,
 } from "@spades/client";
-import { SESSION_KEY } from "./account.js";
+import { SESSION_KEY, bearer, refusal } from "./account.js";
 import { h, replace } from "./dom.js";
 import { describe } from "./errors.js";
 import { playerHref } from "./ratings.js";
@@ -45,19 +42,6 @@ export function accountSeatHref(tableId: string, seat: Seat): string {
 export function accountSeat(tableId: string, seat: string): AccountSeat | undefined {
   const token = localStorage.getItem(SESSION_KEY);
   return token ? { accountToken: token, tableId, seat } : undefined;
-}
-
-function bearer(token: string): { headers: Record<string, string> } {
-  return { headers: { authorization: `Bearer ${token}` } };
-}
-
-/** A refusal as a person reads it, with its reason code. */
-function refusal(error: unknown): string {
-  if (error instanceof ConnectError && error.code !== Code.Unavailable) {
-    const code = refusalOf(error).reasonCode;
-    return code ? `${describe(error)} (${code})` : describe(error);
-  }
-  return describe(error);
 }
 
 /** What a manifest says a bot plays, in words. */

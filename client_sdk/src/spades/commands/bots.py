@@ -16,7 +16,7 @@ from typing import Any
 from spades.client import SpadesClient
 from spades.client.presence import OnlineBot
 from spades.commands.account import manifest_json, rating_json
-from spades.commands.common import add_leaf, print_listing
+from spades.commands.common import add_leaf, gathered, print_listing
 from spades.manifest import DEFAULT_MANIFEST, longest_series, target_range
 
 PROGRAM = "spades bots"
@@ -56,16 +56,12 @@ def online_line(bot: OnlineBot) -> str:
 
 
 async def _online(client: SpadesClient, arguments: argparse.Namespace) -> int:
-    found: list[OnlineBot] = []
-    token = ""
-    while len(found) < MOST:
-        page = await client.online_bots(page_token=token)
-        found += page.bots
-        token = page.next_page_token
-        if not token:
-            break
+    async def page(token: str) -> tuple[tuple[OnlineBot, ...], str]:
+        found = await client.online_bots(page_token=token)
+        return found.bots, found.next_page_token
+
     return print_listing(
-        found,
+        await gathered(page, MOST),
         as_json=arguments.json,
         document=online_json,
         line=online_line,

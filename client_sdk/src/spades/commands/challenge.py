@@ -23,7 +23,7 @@ from typing import Any
 from spades.client import ChallengeInfo, SpadesClient
 from spades.client.challenges import DECLINE_REASONS
 from spades.commands.account import find_account
-from spades.commands.common import add_leaf, print_json, print_listing
+from spades.commands.common import add_leaf, gathered, print_json, print_listing
 from spades.engine import SEAT_NAMES, Rules, seat_name
 
 PROGRAM = "spades challenge"
@@ -137,18 +137,14 @@ async def _create(client: SpadesClient, arguments: argparse.Namespace) -> int:
 
 
 async def _list(client: SpadesClient, arguments: argparse.Namespace) -> int:
-    found: list[ChallengeInfo] = []
-    token = ""
-    while len(found) < MOST:
-        page = await client.list_challenges(
+    async def page(token: str) -> tuple[tuple[ChallengeInfo, ...], str]:
+        found = await client.list_challenges(
             arguments.direction, pending_only=arguments.pending, page_token=token
         )
-        found += page.challenges
-        token = page.next_page_token
-        if not token:
-            break
+        return found.challenges, found.next_page_token
+
     return print_listing(
-        found,
+        await gathered(page, MOST),
         as_json=arguments.json,
         document=challenge_json,
         line=challenge_line,

@@ -219,6 +219,7 @@ class SyncSpadesClient:
         seating: Mapping[int, str] | Mapping[str, str] | None = None,
         expiry_seconds: int = 0,
         request_id: str | None = None,
+        series_length: int = 0,
     ) -> ChallengeInfo:
         return self._run(
             self._client.create_challenge(
@@ -228,6 +229,7 @@ class SyncSpadesClient:
                 seating=seating,
                 expiry_seconds=expiry_seconds,
                 request_id=request_id,
+                series_length=series_length,
             )
         )
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.support.processes import ServerProcess
-from tests.support.terminal import User, bot_process, registered, served
+from tests.support.terminal import User, bot_process, registered, terminal_server
 
 #: Seconds a bot process has to connect, answer or finish a short series.
 WAIT = 180
@@ -22,7 +22,7 @@ WAIT = 180
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    yield from served(tmp_path_factory.mktemp("server"))
+    yield from terminal_server(tmp_path_factory.mktemp("server"))
 
 
 def until(check: Callable[[], Any], what: str) -> Any:

@@ -20,14 +20,14 @@ from typing import Any
 import pytest
 
 from tests.support.processes import ServerProcess, clean_environment
-from tests.support.terminal import served as served_from
+from tests.support.terminal import terminal_server
 
 BIN = Path(sys.executable).parent
 PASSWORD = "a long and secret passphrase"
 
 
 def start(folder: Path, *flags: str) -> Iterator[ServerProcess]:
-    yield from served_from(folder, *flags)
+    yield from terminal_server(folder, *flags)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,9 @@ from tests.support.processes import ServerProcess, clean_environment, spades_ser
 BIN = Path(sys.executable).parent
 
 
-def served(folder: Path, *flags: str, env: dict[str, str] | None = None) -> Iterator[ServerProcess]:
+def terminal_server(
+    folder: Path, *flags: str, env: dict[str, str] | None = None
+) -> Iterator[ServerProcess]:
     """A ``spades-server`` process on ``folder``'s own SQLite log and ephemeral ports, with
     ``flags``, for a module's fixture (``yield from`` it); stopped after."""
     with spades_server(

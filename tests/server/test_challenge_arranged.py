@@ -53,6 +53,9 @@ async def test_a_person_arranges_four_bots_who_play_without_the_person(
             shown = await person.get_challenge(made.challenge_id)
             table = await server.store.load(shown.table_id)
             assert table.finished and list(table.seat_accounts.values()) == ids
+            # Named for who plays: the four bots, not the person who arranged it.
+            listed = await person.get_table(shown.table_id)
+            assert listed.message.name == "Challenge: " + " v ".join(NAMES)
             # The person was told of the answers, never given a seat.
             told = await server.accounts.load(pat.account.account_id)
             assert (made.challenge_id, True) in told.challenges

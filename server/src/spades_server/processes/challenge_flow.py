@@ -166,7 +166,9 @@ class Challenges:
         request_id = table_request_id(challenge.challenge_id, match)
         rules = protocol.rules_from_proto(made.rules)
         join_code = tokens.request_join_code(request_id, table_id)
-        names = [made.challenger_name, *(o.name for o in made.opponents)]
+        name_of = {made.challenger_id: made.challenger_name}
+        name_of.update((o.account_id, o.name) for o in made.opponents)
+        names = [name_of[party] for party in challenge.seated_parties()]  # who plays
         count = f" ({match + 1}/{challenge.series_length})" if challenge.series_length > 1 else ""
         title = ("Challenge: " + " v ".join(names))[: 64 - len(count)] + count
         decided = decide_new_table(

@@ -168,6 +168,7 @@ def test_an_account_from_create_to_revoke(server: ServerProcess, tmp_path: Path)
         "players": [4],
         "target_scores": [100, 500],
         "options": ["jokers"],
+        "max_series": 1,  # single matches only: no series declared
     }
 
     old_key = settings["account_key"]

@@ -19,27 +19,15 @@ from typing import Any
 
 import pytest
 
-from tests.support.processes import ServerProcess, clean_environment, spades_server
+from tests.support.processes import ServerProcess, clean_environment
+from tests.support.terminal import terminal_server
 
 BIN = Path(sys.executable).parent
 PASSWORD = "a long and secret passphrase"
 
 
 def start(folder: Path, *flags: str) -> Iterator[ServerProcess]:
-    with spades_server(
-        folder / "server.log",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "127.0.0.1:0",
-        "--database",
-        str(folder / "tables.db"),
-        *flags,
-        env=clean_environment(),
-    ) as served:
-        yield served
-        served.terminate()
-        served.wait(30)
+    yield from terminal_server(folder, *flags)
 
 
 @pytest.fixture(scope="module")

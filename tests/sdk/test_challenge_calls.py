@@ -25,9 +25,13 @@ def _sync_challenges(address: str) -> list[str]:
         SyncSpadesClient(address, account_key=host.key) as hosting,
         SyncSpadesClient(address, account_key=guest.key) as guesting,
     ):
-        declared = guesting.set_manifest(manifest_of(options=["jokers"]))
-        assert declared.manifest == manifest_of(options=["jokers"])
-        first = hosting.create_challenge([guest_id], Rules(jokers=True), expiry_seconds=60)
+        declared = guesting.set_manifest(manifest_of(options=["jokers"], max_series=2))
+        assert declared.manifest == manifest_of(options=["jokers"], max_series=2)
+        first = hosting.create_challenge(
+            [guest_id], Rules(jokers=True), expiry_seconds=60, series_length=2
+        )
+        assert (first.series_length, first.series, first.series_over) == (2, (), False)
+        assert hosting.online_bots().bots == ()  # no account stream is open
         second = hosting.create_challenge(
             [guest_id],
             seating={

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import grpc
@@ -91,3 +91,24 @@ async def play_rated_match(
         for client in clients:
             await client.close()
     return table_id
+
+
+@asynccontextmanager
+async def stream_open(client: SpadesClient, wait: float = 20) -> AsyncIterator[None]:
+    """The client's account stream (``Connect``), open (its first event read, so the server
+    holds it) until the block ends."""
+    first = asyncio.Event()
+
+    async def follow() -> None:
+        async for _ in client.connect():
+            first.set()
+
+    task = asyncio.create_task(follow())
+    try:
+        async with asyncio.timeout(wait):
+            await first.wait()
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError, Exception):
+            await task

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, Locator, Page, ViewportSize, async_playwright
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from spades.client import SpadesClient
 from spades.engine import Rules
@@ -197,3 +198,32 @@ async def seat_a_person(
         for _ in range(3):
             await client.add_house_bot(table_id)
     return table_id
+
+
+async def play_until_over(page: Page, rounds: int = 3000) -> int:
+    """Play the person's seat on a table page by clicking, to the match's end: the first bid
+    offered, the first legal card; how many cards it played. A control the page redrew (a new
+    prompt, the clock acting) before the click landed is looked for again."""
+    played = 0
+    for _ in range(rounds):
+        if await page.locator(".status.match-over").count():
+            return played
+        bids = page.locator(".choices button.choice")
+        legal = page.locator(".hand .card.legal")
+        try:
+            if await bids.count():
+                await bids.first.click(timeout=2_000)
+            elif await legal.count():
+                before = await page.locator(".hand .card").count()
+                await legal.first.click(timeout=2_000)
+                await page.wait_for_function(
+                    f"document.querySelectorAll('.hand .card').length < {before}"
+                    " || document.querySelector('.status.match-over') !== null",
+                    timeout=10_000,
+                )
+                played += 1
+            else:
+                await page.wait_for_timeout(30)
+        except PlaywrightTimeoutError:
+            continue
+    raise AssertionError("the match did not end")

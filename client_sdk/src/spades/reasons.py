@@ -397,6 +397,16 @@ class Reason(StrEnum):
         _PRECONDITION,
         "seating a bot (challenge, rated queue) at rules outside its manifest",
     )
+    SERIES_NOT_DECLARED = (
+        "SERIES_NOT_DECLARED",
+        _PRECONDITION,
+        "a challenge asking a bot for a longer series of matches than its manifest declares",
+    )
+    SERIES_LENGTH_OUT_OF_RANGE = (
+        "SERIES_LENGTH_OUT_OF_RANGE",
+        _INVALID,
+        "a challenge's series_length over the maximum (99)",
+    )
     CHALLENGE_SELF = (
         "CHALLENGE_SELF",
         _INVALID,

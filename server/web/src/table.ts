@@ -12,6 +12,7 @@ import {
   MatchEndReason,
   type PlayedCard,
   Seat,
+  type SeatCredential,
   type SeatStatus,
   type SideResult,
   type SpadesClients,
@@ -122,7 +123,7 @@ export function tablePage(
   tableId: string,
   signal: AbortSignal,
   connection: HTMLElement,
-  token?: string,
+  token?: SeatCredential,
 ): void {
   const view = h("section", { class: "table-view", "data-table-id": tableId }, h("p", {}, "Connecting…"));
   replace(root, view);
@@ -175,7 +176,7 @@ interface Seated {
 async function play(
   clients: SpadesClients,
   tableId: string,
-  token: string,
+  token: SeatCredential,
   view: HTMLElement,
   signal: AbortSignal,
   connection: HTMLElement,

@@ -19,7 +19,7 @@ from spades.client.accounts import (
     SignedIn,
 )
 from spades.client.admin import OPERATOR_TOKEN_METADATA, AdminClient, TableDetail
-from spades.client.challenges import ChallengeInfo, ChallengeOpponent, ChallengePage
+from spades.client.challenges import ChallengeInfo, ChallengeOpponent, ChallengePage, SeriesMatch
 from spades.client.client import (
     DEFAULT_CHANNEL_OPTIONS,
     CreatedTable,
@@ -59,6 +59,7 @@ from spades.client.messages import (
     StreamEvent,
     WatchMessage,
 )
+from spades.client.presence import OnlineBot, OnlineBotsPage
 from spades.client.sync import SyncSeatConnection, SyncSpadesClient
 from spades.wire import HOUSE_BOT_KINDS, SEAT_TOKEN_METADATA
 
@@ -87,6 +88,8 @@ __all__ = [
     "LeaderboardLine",
     "LeaderboardPage",
     "NotFound",
+    "OnlineBot",
+    "OnlineBotsPage",
     "OutOfRange",
     "PermissionDenied",
     "PlayMessage",
@@ -97,6 +100,7 @@ __all__ = [
     "SeatConnection",
     "SeatInfo",
     "SeatTicket",
+    "SeriesMatch",
     "SessionInfo",
     "SignedIn",
     "Snapshot",

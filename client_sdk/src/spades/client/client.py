@@ -26,6 +26,7 @@ from spades.client.challenges import ChallengeCalls
 from spades.client.connection import SeatConnection, new_request_id, open_seat_connection
 from spades.client.errors import from_rpc_error
 from spades.client.messages import WatchMessage, watch_messages
+from spades.client.presence import PresenceCalls
 from spades.client.tournaments import TournamentCalls
 from spades.engine import SEAT_NAMES, Rules, SeatView
 from spades.v1 import cards_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc, record_pb2
@@ -301,7 +302,9 @@ class Channel:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-class SpadesClient(Channel, AccountCalls, ChallengeCalls, TournamentCalls, AnalysisCalls):
+class SpadesClient(
+    Channel, AccountCalls, ChallengeCalls, TournamentCalls, AnalysisCalls, PresenceCalls
+):
     """An async client for one server. Use it as an async context manager (or call close()).
 
     Every refused call raises a typed :class:`~spades.client.SpadesError` subclass carrying the

@@ -43,6 +43,7 @@ from spades.client.client import (
 )
 from spades.client.connection import SeatConnection
 from spades.client.messages import PlayMessage, Snapshot, WatchMessage
+from spades.client.presence import OnlineBotsPage
 from spades.engine import Action, Rules
 from spades.v1 import account_pb2, analysis_pb2, record_pb2, tournament_pb2
 
@@ -219,6 +220,7 @@ class SyncSpadesClient:
         seating: Mapping[int, str] | Mapping[str, str] | None = None,
         expiry_seconds: int = 0,
         request_id: str | None = None,
+        series_length: int = 0,
     ) -> ChallengeInfo:
         return self._run(
             self._client.create_challenge(
@@ -228,6 +230,7 @@ class SyncSpadesClient:
                 seating=seating,
                 expiry_seconds=expiry_seconds,
                 request_id=request_id,
+                series_length=series_length,
             )
         )
 
@@ -259,6 +262,9 @@ class SyncSpadesClient:
 
     def ratings(self, account_id: str) -> tuple[RatingInfo, ...]:
         return self._run(self._client.ratings(account_id))
+
+    def online_bots(self, *, page_size: int = 0, page_token: str = "") -> OnlineBotsPage:
+        return self._run(self._client.online_bots(page_size=page_size, page_token=page_token))
 
     def leaderboard(
         self, pool: str = "partnership", *, page_size: int = 0, page_token: str = "", kind: str = ""

@@ -108,6 +108,7 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
             seating=list(request.seating),
             expiry_seconds=request.expiry_seconds,
             now=time.time(),
+            series_length=request.series_length,
         )
         if not await self._store.create(made, request_digest):
             earlier = await self._created_before(challenge_id, request_digest, challenger)

@@ -27,6 +27,7 @@ from spades.v1 import (
     challenge_pb2,
     lobby_pb2,
     play_pb2,
+    presence_pb2,
     rating_pb2,
     tournament_pb2,
 )
@@ -39,6 +40,7 @@ from spades_server.api.challenge_service import ChallengeServicer
 from spades_server.api.interceptors import RequestErrors
 from spades_server.api.lobby import LobbyServicer
 from spades_server.api.play import PlayServicer, Shutdown
+from spades_server.api.presence_service import PresenceServicer
 from spades_server.api.rating_service import RatingServicer
 from spades_server.api.registration import register
 from spades_server.api.tournament_service import TournamentServicer
@@ -63,6 +65,7 @@ from spades_server.processes.analysis_workers import AnalysisWorkers
 from spades_server.processes.challenge_flow import Challenges, ChallengeSweeper
 from spades_server.processes.clock import TurnClock
 from spades_server.processes.house import HousePool, own_address
+from spades_server.processes.presence import Presence
 from spades_server.processes.projection import LobbyProjection
 from spades_server.processes.rating_keeper import RatingKeeper
 from spades_server.processes.tournament_driver import TournamentDriver
@@ -92,9 +95,20 @@ RATING = rating_pb2.DESCRIPTOR.services_by_name["RatingService"]
 CHALLENGE = challenge_pb2.DESCRIPTOR.services_by_name["ChallengeService"]
 TOURNAMENT = tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"]
 ANALYSIS = analysis_pb2.DESCRIPTOR.services_by_name["AnalysisService"]
+PRESENCE = presence_pb2.DESCRIPTOR.services_by_name["PresenceService"]
 SERVICE_NAMES = tuple(
     service.full_name
-    for service in (LOBBY, PLAY, ADMIN, ACCOUNT, RATING, CHALLENGE, TOURNAMENT, ANALYSIS)
+    for service in (
+        LOBBY,
+        PLAY,
+        ADMIN,
+        ACCOUNT,
+        RATING,
+        CHALLENGE,
+        TOURNAMENT,
+        ANALYSIS,
+        PRESENCE,
+    )
 )
 
 
@@ -207,6 +221,9 @@ class SpadesServer:
             ChallengeStore(self.log), self.accounts, self.store, self.projection
         )
         self.challenge_sweeper = ChallengeSweeper(self.challenges)
+        self.store.listeners.append(self.challenges.table_changed)
+        #: The bots whose account stream is open here, kept in the log for every replica.
+        self.presence = Presence(self.log)
         # Every challenge made while it runs (here or on another replica) is known to the sweeper.
         self.projection.stream_listeners.append(self.challenges.store.observe)
         self.tournaments = TournamentStore(self.log)
@@ -342,10 +359,12 @@ class SpadesServer:
                 self.settings.registration,
                 self.shutdown.event,
                 self.limits,
+                self.presence,
             ),
             ACCOUNT,
             self.server,
         )
+        register(PresenceServicer(self.presence, self.accounts, self.pools), PRESENCE, self.server)
         register(
             RatingServicer(self.pools, self.accounts, self.settings.leaderboards),
             RATING,
@@ -402,6 +421,7 @@ class SpadesServer:
             await self.absent.start()
         await self.unclaimed.start(self.projection.waiting_table_ids())
         await self.challenge_sweeper.start()
+        await self.presence.start()
         # Every tournament that is not over goes on from its stream (after a kill too).
         await self.tournament_driver.start()
         host = self.settings.listen.rpartition(":")[0]
@@ -444,6 +464,7 @@ class SpadesServer:
         await self.challenge_sweeper.stop()
         await self.house_bots.stop()
         self.shutdown.event.set()
+        await self.presence.stop()
         self.store.wake_all()
         if self.web is not None:
             await self.web.stop()

@@ -14,7 +14,7 @@ from spades.client import SpadesClient
 from spades.engine import Card, Rules
 from spades.engine import events as ev
 from spades.records import events_of, notes_of, render_match, verify
-from tests.sdk.helpers import play_all, seat_bots
+from tests.support.bot_matches import play_all, seat_bots
 from tests.support.backends import LogStorage, Storages
 
 MARKER = "noted-by-the-sdk-5e2b"

@@ -16,7 +16,7 @@ from spades.engine import events as ev
 from spades_bots.random_bot import RandomBot
 from spades_server.app.server import SpadesServer
 from spades_server.ops.settings import Settings
-from tests.sdk.helpers import audit, play_all, seat_bots
+from tests.support.bot_matches import audit, play_all, seat_bots
 
 
 class Watchful(RandomBot):

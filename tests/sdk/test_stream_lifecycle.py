@@ -15,7 +15,7 @@ from spades.engine import CARDS, PassCards, Rules
 from spades.engine import events as ev
 from spades.v1 import play_pb2
 from spades_bots.random_bot import RandomBot
-from tests.sdk.helpers import play_all, seat_bots
+from tests.support.bot_matches import play_all, seat_bots
 from tests.support.backends import LogStorage, Storages
 
 

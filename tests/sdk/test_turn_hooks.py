@@ -14,7 +14,7 @@ from spades.client import SpadesClient
 from spades.engine import Card, Clock, Phase, Rules
 from spades.engine import events as ev
 from spades_bots.random_bot import RandomBot
-from tests.sdk.helpers import play_all, seat_bots
+from tests.support.bot_matches import play_all, seat_bots
 from tests.support.backends import LogStorage, Storages
 
 

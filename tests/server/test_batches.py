@@ -17,7 +17,7 @@ import pytest_asyncio
 import structlog
 
 from spades import protocol
-from spades.engine import Rules, new_match
+from spades.engine import Rules
 from spades.v1 import events_pb2, play_pb2
 from spades_server.app.server import SpadesServer
 from spades_server.domain import tokens
@@ -25,19 +25,14 @@ from spades_server.domain.decisions import (
     ActionRequest,
     decide_action,
     decide_close,
-    decide_join,
-    decide_new_table,
 )
-from spades_server.domain.tables import Decided, Table
-from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.store.table_store import TableStore
 from spades_server.streams import frames
 from spades_server.streams.feeds import Outbox, SeatFeed, SeatSession, SpectatorFeed
 from tests.support.clients import READ_TIMEOUT, TOKEN_KEY, Client, SeatStream, watch
 from tests.support.seats import choices_of
 from tests.support.servers import log_events
-
-TOKENS = [f"t.{'b' * 20}{seat}" for seat in range(4)]
+from tests.support.stores import TOKENS, client_side_open, seated_table, sqlite_table_store
 
 
 async def batched_table(client: Client) -> tuple[list[SeatStream], int]:
@@ -262,31 +257,8 @@ async def test_an_unbatched_stream_never_gets_a_batch(client: Client) -> None:
 
 @pytest_asyncio.fixture
 async def store(tmp_path: Path) -> AsyncIterator[TableStore]:
-    log = SqliteEventLog(str(tmp_path / "batches.db"))
-    await log.open()
-    try:
-        yield TableStore(log)
-    finally:
-        await log.close()
-
-
-async def client_side_open() -> None:
-    """A client that keeps its side of the stream open."""
-    await asyncio.Event().wait()
-
-
-async def seated_table(store: TableStore) -> Table:
-    created = new_match(Rules(), seed=bytes(32))
-    table = await store.create(
-        "b", decide_new_table(created, name="b", private=False, join_code="")
-    )
-    for seat, token in enumerate(TOKENS):
-
-        def join(latest: Table, seat: int = seat, token: str = token) -> Decided:
-            return decide_join(latest, seat, f"p{seat}", True, "", token)
-
-        await store.execute(table.table_id, join)
-    return store.cached(table.table_id)
+    async with sqlite_table_store(tmp_path / "batches.db") as opened:
+        yield opened
 
 
 @pytest.mark.asyncio

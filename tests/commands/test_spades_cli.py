@@ -13,11 +13,8 @@ import os
 import re
 import stat
 import subprocess
-import sys
 import time
-import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +23,9 @@ import pytest
 from spades.client import SpadesClient
 from spades.commands.spades import parser
 from spades.engine import CARDS, Rules
-from tests.support.processes import ServerProcess, clean_environment, spades_server
+from tests.support.processes import ServerProcess, clean_environment
+from tests.support.terminal import BIN, User, command_server
 
-BIN = Path(sys.executable).parent
 TOKEN = "an-operator-token-for-the-spades-cli-tests-0123456789"
 #: A port nothing listens on: a setting that must lose to a better one points here.
 NOWHERE = "127.0.0.1:9"
@@ -38,62 +35,8 @@ NOWHERE = "127.0.0.1:9"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     folder = tmp_path_factory.mktemp("server")
     env = clean_environment(SPADES_OPERATOR_TOKEN=TOKEN, SPADES_TOURNAMENT_POLL="0.3")
-    with spades_server(
-        folder / "server.log",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "127.0.0.1:0",
-        "--database",
-        str(folder / "tables.db"),
-        env=env,
-    ) as served:
+    with command_server(folder, env=env) as served:
         yield served
-        served.terminate()
-        served.wait(30)
-
-
-@dataclass
-class User:
-    """Someone at a terminal: their config file, and the server in their environment."""
-
-    config: Path
-    address: str
-
-    def env(self, **extra: str) -> dict[str, str]:
-        return clean_environment(
-            SPADES_CONFIG=str(self.config), SPADES_SERVER=self.address, **extra
-        )
-
-    def run(
-        self, *args: str, env: dict[str, str] | None = None, timeout: float = 90
-    ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(BIN / "spades"), *args],
-            capture_output=True,
-            text=True,
-            env=self.env() if env is None else env,
-            timeout=timeout,
-        )
-
-    def ok(self, *args: str, **extra: str) -> str:
-        ran = self.run(*args, env=self.env(**extra))
-        assert ran.returncode == 0, (args, ran.stdout, ran.stderr)
-        return ran.stdout
-
-    def json(self, *args: str, **extra: str) -> Any:
-        return json.loads(self.ok(*args, "--json", **extra))
-
-    def refused(self, reason_code: str, *args: str, **extra: str) -> str:
-        """Run a call the server must refuse with ``reason_code``: exit 1, the code and the
-        reason on stderr."""
-        ran = self.run(*args, env=self.env(**extra))
-        assert ran.returncode == 1, (args, ran.stdout, ran.stderr)
-        assert f" {reason_code}: " in ran.stderr, (args, ran.stderr)
-        return ran.stderr
-
-    def saved(self) -> dict[str, Any]:
-        return tomllib.loads(self.config.read_text())
 
 
 def make_user(server: ServerProcess, folder: Path, name: str) -> User:

@@ -34,18 +34,21 @@ FINISH_TIMEOUT = 150.0
 
 
 class Thinking(RandomBot):
-    """A random bot that thinks ``think`` seconds a decision, so matches outlast the fault."""
+    """A random bot that thinks ``think`` seconds a decision, so matches outlast the fault
+    (over its bids only, its cards quick, when ``over_cards`` is False)."""
 
-    def __init__(self, seed: int, think: float) -> None:
+    def __init__(self, seed: int, think: float, *, over_cards: bool = True) -> None:
         super().__init__(seed)
         self.think = think
+        self.over_cards = over_cards
 
     async def bid(self, view: BotView) -> int:  # type: ignore[override]
         await asyncio.sleep(self.think)
         return super().bid(view)
 
     async def play(self, view: BotView) -> Card:  # type: ignore[override]
-        await asyncio.sleep(self.think)
+        if self.over_cards:
+            await asyncio.sleep(self.think)
         return super().play(view)
 
 

@@ -16,6 +16,7 @@ another writer is running and the test checks what the refusal alone must leave.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -104,6 +105,12 @@ UNREACHABLE: dict[str, str] = {
 }
 
 
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    """A module's tree, parsed once for both scans of every test module."""
+    return ast.parse(source)
+
+
 def _called_name(call: ast.Call) -> str:
     function = call.func
     if isinstance(function, ast.Attribute):
@@ -143,7 +150,7 @@ def _codes_in(node: ast.AST) -> Iterator[str]:
 
 def provoked_in(source: str) -> set[str]:
     """The codes a test module asserts a refusal carries (see the module's docstring)."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     constants = {
         target.id: statement.value
         for statement in tree.body
@@ -203,7 +210,7 @@ def _is_nothing_written(node: ast.AST) -> bool:
 def unchecked_in(source: str) -> list[tuple[str, int]]:
     """(function, line) of each status check of a refusal that stands outside
     ``nothing_written`` in a function that does not read the log after it."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     found: list[tuple[str, int]] = []
 
     def visit(node: ast.AST, function: ast.AST | None, guarded: bool) -> None:

@@ -32,7 +32,7 @@ from spades_server.streams.feeds import Outbox, SeatFeed, SeatSession, Spectator
 from tests.support.clients import READ_TIMEOUT, TOKEN_KEY, Client, SeatStream, watch
 from tests.support.seats import choices_of
 from tests.support.servers import log_events
-from tests.support.stores import TOKENS, client_side_open, seated_table, sqlite_table_store
+from tests.support.stores import TOKENS, client_side_open, sqlite_table_store, table_seated_in_store
 
 
 async def batched_table(client: Client) -> tuple[list[SeatStream], int]:
@@ -263,7 +263,7 @@ async def store(tmp_path: Path) -> AsyncIterator[TableStore]:
 
 @pytest.mark.asyncio
 async def test_frames_parse_as_the_messages_play_proto_declares(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     assert table.started and table.version > 5
     for viewer in (None, 0, 1, 2, 3):
         for index in range(table.version):
@@ -289,7 +289,7 @@ async def test_frames_parse_as_the_messages_play_proto_declares(store: TableStor
 
 @pytest.mark.asyncio
 async def test_each_event_is_serialised_once_per_viewer_and_shared(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     dealt = next(  # seat 2's own deal
         index
         for index, entry in enumerate(table.entries)
@@ -322,7 +322,7 @@ async def test_each_event_is_serialised_once_per_viewer_and_shared(store: TableS
 
 @pytest.mark.asyncio
 async def test_the_cache_keeps_only_the_latest_sequences(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     old = table.version - frames.CACHED_SEQUENCES  # nothing that old (the table is young)
     assert old < 0
     for index in range(table.version):
@@ -350,7 +350,7 @@ async def test_the_cache_keeps_only_the_latest_sequences(store: TableStore) -> N
 async def test_a_long_catch_up_comes_in_several_batches(
     store: TableStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     monkeypatch.setattr(frames, "MAX_BATCH_EVENTS", 2)
     shutdown = asyncio.Event()
     feed = aiter(SpectatorFeed(store, table.table_id, 0, shutdown, batched=True))
@@ -374,7 +374,7 @@ async def test_a_long_catch_up_comes_in_several_batches(
 async def test_a_seat_feed_sends_the_result_with_the_events_it_caused(store: TableStore) -> None:
     """The actor's stream waits while its action is decided: its result, the events and the
     next prompt come in one batch, not the events first and the result after."""
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     seat = table.state.turn
     assert seat is not None
     holder = tokens.digest(TOKENS[seat])
@@ -458,7 +458,7 @@ def test_the_serializer_writes_bytes_as_they_are() -> None:
 
 @pytest.mark.asyncio
 async def test_a_finished_table_keeps_no_serialised_events(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     frames.event_payload(table, table.version - 1, None)
     frames.turn_payload(table)
     assert table.wire
@@ -474,7 +474,7 @@ async def test_a_finished_table_keeps_no_serialised_events(store: TableStore) ->
 
 @pytest.mark.asyncio
 async def test_the_turn_is_serialised_once_per_sequence_and_shared(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     assert table.state.turn is not None
     shared = frames.turn_payload(table)
     assert frames.turn_payload(table) is shared  # the same bytes for every stream

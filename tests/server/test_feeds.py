@@ -29,7 +29,7 @@ from spades_server.streams.feeds import (
     SeatSession,
     SpectatorFeed,
 )
-from tests.support.stores import TOKENS, client_side_open, seated_table, sqlite_table_store
+from tests.support.stores import TOKENS, client_side_open, sqlite_table_store, table_seated_in_store
 
 
 @pytest_asyncio.fixture
@@ -57,7 +57,7 @@ async def take(feed: AsyncIterator[Outgoing], count: int) -> list[str]:
 async def test_a_spectator_feed_sends_snapshot_catch_up_then_ends_on_shutdown(
     store: TableStore,
 ) -> None:
-    table_id = (await seated_table(store)).table_id
+    table_id = (await table_seated_in_store(store)).table_id
     version = store.cached(table_id).version
     shutdown = asyncio.Event()
     feed = aiter(SpectatorFeed(store, table_id, 1, shutdown))
@@ -72,7 +72,7 @@ async def test_a_spectator_feed_sends_snapshot_catch_up_then_ends_on_shutdown(
 
 @pytest.mark.asyncio
 async def test_a_seat_feed_prompts_its_seat_and_ends_when_superseded(store: TableStore) -> None:
-    table_id = (await seated_table(store)).table_id
+    table_id = (await table_seated_in_store(store)).table_id
     table = store.cached(table_id)
     seat = table.state.seat_to_act()
     superseded = asyncio.Event()
@@ -104,7 +104,7 @@ async def test_a_seat_feed_prompts_its_seat_and_ends_when_superseded(store: Tabl
 
 @pytest.mark.asyncio
 async def test_a_seat_feed_refuses_a_token_that_is_not_the_seats(store: TableStore) -> None:
-    table_id = (await seated_table(store)).table_id
+    table_id = (await table_seated_in_store(store)).table_id
     session = SeatSession(
         table_id, 0, b"not the seat's", False, asyncio.Event(), structlog.get_logger()
     )
@@ -136,7 +136,7 @@ async def test_a_command_whose_caller_is_cancelled_mid_append_is_still_folded(
 ) -> None:
     """The append reaches the log before the caller goes: what it stored is folded into the
     table (and its waiters woken), so the next command decides on it, not on a stale cache."""
-    table_id = (await seated_table(store)).table_id
+    table_id = (await table_seated_in_store(store)).table_id
     table = store.cached(table_id)
     before = table.version
     seat, action = _first_legal_action(table)
@@ -162,7 +162,7 @@ async def test_a_command_whose_caller_is_cancelled_mid_append_is_still_folded(
 async def test_an_actions_result_is_handed_over_before_the_tables_waiters_wake(
     store: TableStore,
 ) -> None:
-    table_id = (await seated_table(store)).table_id
+    table_id = (await table_seated_in_store(store)).table_id
     table = store.cached(table_id)
     seat, action = _first_legal_action(table)
     request = ActionRequest(seat, tokens.digest(TOKENS[seat]), False, action, "a-1", table.version)

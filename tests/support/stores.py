@@ -15,7 +15,7 @@ from spades_server.domain.tables import Decided, Table
 from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.store.table_store import TableStore
 
-#: The seat tokens of :func:`seated_table`'s four players, by seat.
+#: The seat tokens of :func:`table_seated_in_store`'s four players, by seat.
 TOKENS = [f"t.{'s' * 20}{seat}" for seat in range(4)]
 
 
@@ -30,7 +30,7 @@ async def sqlite_table_store(database: Path) -> AsyncIterator[TableStore]:
         await log.close()
 
 
-async def seated_table(store: TableStore) -> Table:
+async def table_seated_in_store(store: TableStore) -> Table:
     """A new table of default rules, dealt from a fixed seed, with every seat taken (the match
     has started), as the store holds it."""
     created = new_match(Rules(), seed=bytes(32))

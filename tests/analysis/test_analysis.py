@@ -25,7 +25,7 @@ from spades.engine import (
 from spades.engine import events as ev
 from spades.records import build_record
 from spades.solver import Objective, solve
-from tests.records.conftest import VARIANTS, play
+from tests.support.random_matches import VARIANTS, play
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from spades.v1 import cards_pb2
 from spades_bots.arena import ArenaConfig, run_arena
 from spades_bots.heuristic import HeuristicBot
 from spades_server.app.server import SpadesServer
-from tests.sdk.helpers import audit, play_all, seat_bots
+from tests.support.bot_matches import audit, play_all, seat_bots
 from tests.support.servers import running_server
 
 ROOT = Path(__file__).resolve().parents[2]

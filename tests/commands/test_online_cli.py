@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.support.processes import ServerProcess
-from tests.support.terminal import User, bot_process, registered, terminal_server
+from tests.support.terminal import User, bot_process, command_server, registered
 
 #: Seconds a bot process has to connect, answer or finish a short series.
 WAIT = 180
@@ -22,7 +22,8 @@ WAIT = 180
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    yield from terminal_server(tmp_path_factory.mktemp("server"))
+    with command_server(tmp_path_factory.mktemp("server")) as served:
+        yield served
 
 
 def until(check: Callable[[], Any], what: str) -> Any:

@@ -24,7 +24,7 @@ from spades.client import SpadesClient
 from spades.commands.spades import parser
 from spades.engine import CARDS, Rules
 from tests.support.processes import ServerProcess, clean_environment
-from tests.support.terminal import BIN, User, bot_process, make_user, registered, terminal_server
+from tests.support.terminal import BIN, User, bot_process, command_server, make_user, registered
 
 TOKEN = "an-operator-token-for-the-spades-cli-tests-0123456789"
 #: A port nothing listens on: a setting that must lose to a better one points here.
@@ -35,7 +35,8 @@ NOWHERE = "127.0.0.1:9"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     folder = tmp_path_factory.mktemp("server")
     env = clean_environment(SPADES_OPERATOR_TOKEN=TOKEN, SPADES_TOURNAMENT_POLL="0.3")
-    yield from terminal_server(folder, env=env)
+    with command_server(folder, env=env) as served:
+        yield served
 
 
 # ------------------------------------------------------------------------------- help, README

@@ -23,8 +23,8 @@ from spades.bot import named_bot_class, play_match
 from spades.client import SpadesClient
 from spades.engine import Rules
 from spades_server.app.server import SpadesServer
-from tests.first_contact.bot_process import SPADES_BOT
 from tests.sdk.author_bot import Lowest
+from tests.support.bot_process import SPADES_BOT
 from tests.support.processes import clean_environment
 from tests.support.servers import running_server
 from tests.support.tls import self_signed

@@ -1,5 +1,6 @@
-"""The SDK's challenge and manifest calls from the sync client, against a real server
-(SQLite): set a manifest, challenge, list, cancel, decline and accept, blocking."""
+"""The SDK's challenge and manifest calls from the sync client, against a real server on
+SQLite (the integrity check after reads its file): set a manifest, challenge, list, cancel,
+decline and accept, blocking."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ from spades.engine import Rules
 from spades.manifest import manifest_of
 from spades_server.app import integrity
 from spades_server.app.server import SpadesServer
+
+
+@pytest.fixture
+def log_storage(database: Path) -> Path:
+    """SQLite only: the test reads the server's log file with the integrity check."""
+    return database
 
 
 def _sync_challenges(address: str) -> list[str]:

@@ -4,32 +4,23 @@ comes up during the retries answers it once (one table, one seat)."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
 from spades.client import SpadesClient
 from spades.engine import Rules
-from spades_server.app.server import SpadesServer
-from spades_server.ops.settings import Settings
+from tests.support.backends import Storages
 from tests.support.processes import free_port
+from tests.support.servers import new_server
 
 pytestmark = pytest.mark.asyncio
 
 
 async def test_a_call_made_while_the_server_is_down_is_answered_once_it_is_up(
-    tmp_path: Path,
+    storage: Storages,
 ) -> None:
     port = free_port()
-    server = SpadesServer(
-        Settings(
-            listen=f"127.0.0.1:{port}",
-            database=str(tmp_path / "log.db"),
-            metrics="off",
-            web="off",
-            house_bots=0,
-        )
-    )
+    server = new_server(storage(), listen=f"127.0.0.1:{port}", house_bots=0)
     async with SpadesClient(f"127.0.0.1:{port}") as client:
         creating = asyncio.ensure_future(client.create_table("late", Rules()))
         await asyncio.sleep(0.6)  # the first tries find no server

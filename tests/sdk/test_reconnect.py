@@ -4,7 +4,6 @@ lost or applied twice (checked against the table's record)."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -14,9 +13,9 @@ from spades.client import ActionResult, Prompt, SeatConnection, SpadesClient
 from spades.engine import Action, PlayCard, Rules
 from spades.engine import events as ev
 from spades_bots.random_bot import RandomBot
-from spades_server.app.server import SpadesServer
-from spades_server.ops.settings import Settings
-from tests.sdk.helpers import audit, play_all, seat_bots
+from tests.support.backends import Storages
+from tests.support.bot_matches import audit, play_all, seat_bots
+from tests.support.servers import new_server
 
 
 class Watchful(RandomBot):
@@ -33,12 +32,10 @@ class Watchful(RandomBot):
 
 
 @pytest.mark.asyncio
-async def test_bots_survive_a_server_restart_mid_hand(database: Path) -> None:
+async def test_bots_survive_a_server_restart_mid_hand(storage: Storages) -> None:
     rules = Rules(max_hands=2)
-    settings = Settings(
-        listen="127.0.0.1:0", database=str(database), metrics="off", web="off", shutdown_grace=0.2
-    )
-    server = SpadesServer(settings)
+    where = storage()
+    server = new_server(where, shutdown_grace=0.2)
     port = await server.start()
     reached = asyncio.Event()
     async with SpadesClient(f"127.0.0.1:{port}") as client:
@@ -48,15 +45,7 @@ async def test_bots_survive_a_server_restart_mid_hand(database: Path) -> None:
         await asyncio.wait_for(reached.wait(), 20)
         await server.stop()
         await asyncio.sleep(0.5)  # the bots find the server gone and back off
-        server = SpadesServer(
-            Settings(
-                listen=f"127.0.0.1:{port}",
-                database=str(database),
-                metrics="off",
-                web="off",
-                shutdown_grace=0.2,
-            )
-        )
+        server = new_server(where, listen=f"127.0.0.1:{port}", shutdown_grace=0.2)
         await server.start()
         try:
             outcomes = await playing

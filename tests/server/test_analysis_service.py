@@ -32,7 +32,7 @@ from tests.support.analyses import (
 )
 from tests.support.backends import Storages
 from tests.support.clients import READ_TIMEOUT, Client
-from tests.support.provoked import refused_unchanged
+from tests.support.refusals import refused_unchanged
 from tests.support.servers import running_server
 
 #: The server's analyses in these tests: double dummy only unless a test asks for worlds (a

@@ -17,7 +17,7 @@ import pytest_asyncio
 import structlog
 
 from spades import protocol
-from spades.engine import Rules, new_match
+from spades.engine import Rules
 from spades.v1 import events_pb2, play_pb2
 from spades_server.app.server import SpadesServer
 from spades_server.domain import tokens
@@ -25,19 +25,14 @@ from spades_server.domain.decisions import (
     ActionRequest,
     decide_action,
     decide_close,
-    decide_join,
-    decide_new_table,
 )
-from spades_server.domain.tables import Decided, Table
-from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.store.table_store import TableStore
 from spades_server.streams import frames
 from spades_server.streams.feeds import Outbox, SeatFeed, SeatSession, SpectatorFeed
 from tests.support.clients import READ_TIMEOUT, TOKEN_KEY, Client, SeatStream, watch
 from tests.support.seats import choices_of
 from tests.support.servers import log_events
-
-TOKENS = [f"t.{'b' * 20}{seat}" for seat in range(4)]
+from tests.support.stores import TOKENS, client_side_open, sqlite_table_store, table_seated_in_store
 
 
 async def batched_table(client: Client) -> tuple[list[SeatStream], int]:
@@ -262,36 +257,13 @@ async def test_an_unbatched_stream_never_gets_a_batch(client: Client) -> None:
 
 @pytest_asyncio.fixture
 async def store(tmp_path: Path) -> AsyncIterator[TableStore]:
-    log = SqliteEventLog(str(tmp_path / "batches.db"))
-    await log.open()
-    try:
-        yield TableStore(log)
-    finally:
-        await log.close()
-
-
-async def client_side_open() -> None:
-    """A client that keeps its side of the stream open."""
-    await asyncio.Event().wait()
-
-
-async def seated_table(store: TableStore) -> Table:
-    created = new_match(Rules(), seed=bytes(32))
-    table = await store.create(
-        "b", decide_new_table(created, name="b", private=False, join_code="")
-    )
-    for seat, token in enumerate(TOKENS):
-
-        def join(latest: Table, seat: int = seat, token: str = token) -> Decided:
-            return decide_join(latest, seat, f"p{seat}", True, "", token)
-
-        await store.execute(table.table_id, join)
-    return store.cached(table.table_id)
+    async with sqlite_table_store(tmp_path / "batches.db") as opened:
+        yield opened
 
 
 @pytest.mark.asyncio
 async def test_frames_parse_as_the_messages_play_proto_declares(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     assert table.started and table.version > 5
     for viewer in (None, 0, 1, 2, 3):
         for index in range(table.version):
@@ -317,7 +289,7 @@ async def test_frames_parse_as_the_messages_play_proto_declares(store: TableStor
 
 @pytest.mark.asyncio
 async def test_each_event_is_serialised_once_per_viewer_and_shared(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     dealt = next(  # seat 2's own deal
         index
         for index, entry in enumerate(table.entries)
@@ -348,7 +320,7 @@ async def test_each_event_is_serialised_once_per_viewer_and_shared(store: TableS
 
 @pytest.mark.asyncio
 async def test_the_cache_keeps_only_the_latest_sequences(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     old = table.version - frames.CACHED_SEQUENCES  # nothing that old (the table is young)
     assert old < 0
     for index in range(table.version):
@@ -377,7 +349,7 @@ async def test_the_cache_keeps_only_the_latest_sequences(store: TableStore) -> N
 async def test_a_long_catch_up_comes_in_several_batches(
     store: TableStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     monkeypatch.setattr(frames, "MAX_BATCH_EVENTS", 2)
     shutdown = asyncio.Event()
     feed = aiter(SpectatorFeed(store, table.table_id, 0, shutdown, batched=True))
@@ -401,7 +373,7 @@ async def test_a_long_catch_up_comes_in_several_batches(
 async def test_a_seat_feed_sends_the_result_with_the_events_it_caused(store: TableStore) -> None:
     """The actor's stream waits while its action is decided: its result, the events and the
     next prompt come in one batch, not the events first and the result after."""
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     seat = table.state.turn
     assert seat is not None
     holder = tokens.digest(TOKENS[seat])
@@ -485,7 +457,7 @@ def test_the_serializer_writes_bytes_as_they_are() -> None:
 
 @pytest.mark.asyncio
 async def test_a_finished_table_keeps_no_serialised_events(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     frames.event_payload(table, table.version - 1, None)
     frames.turn_payload(table)
     assert frames.cache_of(table)
@@ -502,7 +474,7 @@ async def test_a_finished_table_keeps_no_serialised_events(store: TableStore) ->
 
 @pytest.mark.asyncio
 async def test_the_turn_is_serialised_once_per_sequence_and_shared(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     assert table.state.turn is not None
     shared = frames.turn_payload(table)
     assert frames.turn_payload(table) is shared  # the same bytes for every stream

@@ -17,7 +17,7 @@ from spades.v1 import challenge_pb2, challenge_pb2_grpc
 from spades_bots.random_bot import RandomBot
 from spades_server.app.server import SpadesServer
 from tests.support.accounts import bearer
-from tests.support.provoked import refused_unchanged
+from tests.support.refusals import refused_unchanged
 
 pytestmark = pytest.mark.asyncio
 

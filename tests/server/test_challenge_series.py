@@ -22,7 +22,7 @@ from spades_server.app.server import SpadesServer
 from spades_server.domain import challenges
 from spades_server.store import challenge_store, codecs
 from tests.support.accounts import bearer
-from tests.support.provoked import refused_unchanged
+from tests.support.refusals import refused_unchanged
 
 pytestmark = pytest.mark.asyncio
 

@@ -115,9 +115,7 @@ async def test_an_action_id_reaches_only_the_acting_seats_own_stream(client: Cli
     created = await client.create_table(Rules(max_hands=1))
     table_id = created.table.table_id
     tokens = await client.seat_all(table_id)
-    streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
-    for stream in streams.values():
-        await stream.start()
+    streams = await client.started_streams(tokens)
     spectator = watch(client, table_id)
     await spectator.snapshot()
 

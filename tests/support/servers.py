@@ -23,17 +23,13 @@ from tests.support.clients import READ_TIMEOUT
 
 
 def new_server(storage: LogStorage | Path, **settings: object) -> SpadesServer:
-    """A server (not started) on ``storage``, on an ephemeral port, with ``settings``; a bare
+    """A server (not started) on ``storage``, on an ephemeral port (unless ``settings`` give
+    ``listen``), no metrics nor web port (unless they give them), with ``settings``; a bare
     path is a SQLite file (for suites that run on SQLite only)."""
     storage = LogStorage.of(storage)
+    chosen: dict[str, Any] = {"listen": "127.0.0.1:0", "metrics": "off", "web": "off", **settings}
     return SpadesServer(
-        Settings(
-            listen="127.0.0.1:0",
-            database=str(storage.database),
-            metrics="off",
-            web="off",
-            **settings,  # type: ignore[arg-type]
-        ),
+        Settings(database=str(storage.database), **chosen),
         # On SQLite the server opens the file its settings name, as in production.
         storage.new_log() if storage.backend == "postgres" else None,
     )
@@ -117,22 +113,11 @@ async def create_admin_table(
 
 
 @asynccontextmanager
-async def web_server(database: Path, **settings: object) -> AsyncIterator[SpadesServer]:
-    """A started server on the SQLite file ``database`` with its web port on any free port."""
-    served = SpadesServer(
-        Settings(
-            listen="127.0.0.1:0",
-            database=str(database),
-            metrics="off",
-            web="127.0.0.1:0",
-            **settings,  # type: ignore[arg-type]
-        )
-    )
-    await served.start()
-    try:
+async def web_server(storage: LogStorage | Path, **settings: object) -> AsyncIterator[SpadesServer]:
+    """A started server on ``storage`` (a bare path: a SQLite file) with its web port on any
+    free port."""
+    async with running_server(storage, web="127.0.0.1:0", **settings) as served:
         yield served
-    finally:
-        await served.stop()
 
 
 @asynccontextmanager

@@ -1,13 +1,16 @@
-"""Someone at a terminal running ``spades``: their own config file and environment (no
-``SPADES_*`` setting of the machine's), each command a real process against a real server."""
+"""Someone at a terminal running the ``spades`` command against a real server process: their own
+config file (``SPADES_CONFIG``), the server in their environment, and nothing of the machine's
+``SPADES_*`` settings; and the server process such a command test runs against.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,11 +20,12 @@ from tests.support.processes import ServerProcess, clean_environment, spades_ser
 BIN = Path(sys.executable).parent
 
 
-def terminal_server(
-    folder: Path, *flags: str, env: dict[str, str] | None = None
+@contextlib.contextmanager
+def command_server(
+    folder: Path, *flags: str, env: Mapping[str, str] | None = None
 ) -> Iterator[ServerProcess]:
-    """A ``spades-server`` process on ``folder``'s own SQLite log and ephemeral ports, with
-    ``flags``, for a module's fixture (``yield from`` it); stopped after."""
+    """A ``spades-server`` process on ephemeral ports with its log in ``folder/tables.db`` (and
+    its own log in ``folder/server.log``), stopped as an operator stops it (SIGTERM) after."""
     with spades_server(
         folder / "server.log",
         "--listen",
@@ -32,18 +36,23 @@ def terminal_server(
         str(folder / "tables.db"),
         *flags,
         env=clean_environment() if env is None else env,
-    ) as server:
-        yield server
-        server.terminate()
-        server.wait(30)
+    ) as served:
+        yield served
+        served.terminate()
+        served.wait(30)
 
 
 @dataclass
 class User:
-    """Someone at a terminal: their config file, and the server in their environment."""
+    """Someone at a terminal: their config file, and the server in their environment.
+
+    ``command`` comes before every call's arguments (``("account",)`` for a suite of ``spades
+    account`` calls). A call's standard input is empty, or the ``password`` and a newline (a
+    password is piped, never a flag)."""
 
     config: Path
     address: str
+    command: tuple[str, ...] = ()
 
     def env(self, **extra: str) -> dict[str, str]:
         return clean_environment(
@@ -51,28 +60,35 @@ class User:
         )
 
     def run(
-        self, *args: str, env: dict[str, str] | None = None, timeout: float = 90
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        timeout: float = 90,
+        password: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(BIN / "spades"), *args],
+            [str(BIN / "spades"), *self.command, *args],
+            input="" if password is None else password + "\n",
             capture_output=True,
             text=True,
             env=self.env() if env is None else env,
             timeout=timeout,
         )
 
-    def ok(self, *args: str, **extra: str) -> str:
-        ran = self.run(*args, env=self.env(**extra))
+    def ok(self, *args: str, password: str | None = None, **extra: str) -> str:
+        ran = self.run(*args, env=self.env(**extra), password=password)
         assert ran.returncode == 0, (args, ran.stdout, ran.stderr)
         return ran.stdout
 
-    def json(self, *args: str, **extra: str) -> Any:
-        return json.loads(self.ok(*args, "--json", **extra))
+    def json(self, *args: str, password: str | None = None, **extra: str) -> Any:
+        return json.loads(self.ok(*args, "--json", password=password, **extra))
 
-    def refused(self, reason_code: str, *args: str, **extra: str) -> str:
+    def refused(
+        self, reason_code: str, *args: str, password: str | None = None, **extra: str
+    ) -> str:
         """Run a call the server must refuse with ``reason_code``: exit 1, the code and the
         reason on stderr."""
-        ran = self.run(*args, env=self.env(**extra))
+        ran = self.run(*args, env=self.env(**extra), password=password)
         assert ran.returncode == 1, (args, ran.stdout, ran.stderr)
         assert f" {reason_code}: " in ran.stderr, (args, ran.stderr)
         return ran.stderr

@@ -32,8 +32,8 @@ from spades_bots.random_bot import RandomBot
 from tests.support.accounts import bearer
 from tests.support.admin import OPERATOR_TOKEN, operator
 from tests.support.backends import Storages
+from tests.support.players import AccountPlayer
 from tests.support.servers import running_server
-from tests.tournaments.players import AccountPlayer
 
 pytestmark = pytest.mark.asyncio
 FINISH_TIMEOUT = 90.0

@@ -28,7 +28,7 @@ from spades.engine.variations import VARIATIONS
 from spades.v1 import cards_pb2, events_pb2, play_pb2, play_pb2_grpc
 from spades_bots.random_bot import RandomBot
 from spades_server.app.server import SpadesServer
-from spades_server.ops.settings import Settings
+from tests.support.backends import Storages
 from tests.support.browser import (
     check_accessibility,
     on_phone,
@@ -37,7 +37,7 @@ from tests.support.browser import (
     seat_a_person,
     shoot,
 )
-from tests.support.servers import web_server
+from tests.support.servers import new_server, web_server
 
 #: What the page writes between two sides' scores (an en dash), and before a negative one (a minus).
 DASH, MINUS = "\u2013", "\u2212"
@@ -54,8 +54,21 @@ def shown_score(text: str) -> int:
 
 @pytest_asyncio.fixture
 async def server(tmp_path: Path) -> AsyncIterator[SpadesServer]:
+    """A server with house bots on SQLite, for the tests of the page's own controls."""
     require_site()
     async with web_server(tmp_path / "tables.db", house_bots=8) as served:
+        yield served
+
+
+@pytest_asyncio.fixture
+async def server_on_each_backend(storage: Storages) -> AsyncIterator[SpadesServer]:
+    """The same server once on SQLite and once on PostgreSQL, for the tests whose page follows
+    what the log holds as the server serves it (a table watched to its end, a record): where
+    the backends differ (PostgreSQL's lobby and Watch follow the log's final prefix). The test
+    of each card as it is played stays on SQLite: it counts the page's samples of a hand,
+    which a slower commit on a loaded machine cuts short (40 of more than 40)."""
+    require_site()
+    async with web_server(storage(), house_bots=8) as served:
         yield served
 
 
@@ -88,8 +101,9 @@ def tricks_of(events: list[events_pb2.Event]) -> list[list[tuple[str, str]]]:
 
 @pytest.mark.asyncio
 async def test_a_spectator_opens_a_table_of_house_bots_and_follows_it_to_the_end(
-    server: SpadesServer, browser: Browser
+    server_on_each_backend: SpadesServer, browser: Browser
 ) -> None:
+    server = server_on_each_backend
     page = await browser.new_page(viewport={"width": 1100, "height": 900})
     failures: list[str] = []
     page.on("pageerror", lambda error: failures.append(str(error)))
@@ -460,8 +474,9 @@ async def test_quick_match_seats_the_person_and_a_private_table_shows_its_code(
 
 @pytest.mark.asyncio
 async def test_the_record_viewer_steps_through_a_match_and_verifies_its_deals(
-    server: SpadesServer, browser: Browser, tmp_path: Path
+    server_on_each_backend: SpadesServer, browser: Browser, tmp_path: Path
 ) -> None:
+    server = server_on_each_backend
     async with SpadesClient(f"127.0.0.1:{server.port}") as client:
         created = await client.create_table("Recorded", Rules(max_hands=2))
         table_id = created.table.table_id
@@ -704,17 +719,17 @@ async def test_every_control_of_the_table_of_variations_sets_its_rule(
 
 @pytest.mark.asyncio
 async def test_a_spectator_page_resumes_where_it_stopped_after_the_server_restarts(
-    tmp_path: Path, browser: Browser
+    storage: Storages, browser: Browser
 ) -> None:
     """The TypeScript client's Watch resumes after the last sequence it saw: a restart of the
     server mid-hand loses no event on the page and shows none twice."""
     require_site()
-    database = tmp_path / "tables.db"
+    where = storage()
 
-    def settings(listen: str, web: str) -> Settings:
-        return Settings(listen=listen, database=str(database), metrics="off", web=web, house_bots=0)
+    def on(listen: str, web: str) -> SpadesServer:
+        return new_server(where, listen=listen, web=web, house_bots=0)
 
-    first = SpadesServer(settings("127.0.0.1:0", "127.0.0.1:0"))
+    first = on("127.0.0.1:0", "127.0.0.1:0")
     await first.start()
     address, web = f"127.0.0.1:{first.port}", f"127.0.0.1:{first.web_port}"
     second: SpadesServer | None = None
@@ -753,7 +768,7 @@ async def test_a_spectator_page_resumes_where_it_stopped_after_the_server_restar
         assert "reconnecting" in await connection.inner_text()
         await shoot(page, "spectator-reconnecting")
         # ... and comes back on the same ports and log; the page and the players resume.
-        second = SpadesServer(settings(address, web))
+        second = on(address, web)
         await second.start()
         await asyncio.wait_for(playing, 120)
         await players.__aexit__(None, None, None)

@@ -20,13 +20,15 @@ from spades.engine import Rules
 from spades.v1 import account_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2
 from spades_server.api.web import Gateway, frame, parse_timeout, trailer_block, unframe
 from spades_server.app.server import SpadesServer
+from tests.support.backends import Storages
 from tests.support.grpc_web import BINARY, TEXT, parse_response, status_details, web_call
 from tests.support.servers import web_server
 
 
 @pytest_asyncio.fixture
-async def server(tmp_path: Path) -> AsyncIterator[SpadesServer]:
-    async with web_server(tmp_path / "tables.db", tables_per_address=3, house_bots=0) as served:
+async def server(storage: Storages) -> AsyncIterator[SpadesServer]:
+    """A server with its web port, once on each log backend."""
+    async with web_server(storage(), tables_per_address=3, house_bots=0) as served:
         yield served
 
 

@@ -20,8 +20,8 @@ from spades.v1 import tournament_pb2
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from tests.support.browser import check_accessibility, on_phone, require_site, shoot, texts
+from tests.support.players import AccountPlayer
 from tests.support.servers import web_server
-from tests.tournaments.players import AccountPlayer
 
 OPERATOR = "operator-token-for-tournament-tests-0123456789"
 

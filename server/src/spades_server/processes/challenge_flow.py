@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable
 from typing import Final
 
@@ -33,6 +32,7 @@ from spades_server.domain.challenges import (
 )
 from spades_server.domain.decisions import AlreadyJoined, decide_join, decide_new_table
 from spades_server.domain.tables import Decided, Table
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.processes.projection import LobbyProjection, open_table
 from spades_server.store.account_store import AccountStore
 from spades_server.store.challenge_store import ChallengeStore
@@ -92,11 +92,14 @@ class Challenges:
         accounts_: AccountStore,
         tables: TableStore,
         projection: LobbyProjection,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.store = store
         self.accounts = accounts_
         self.tables = tables
         self.projection = projection
+        #: What says when a challenge is due (and, through it, the API's ``now``).
+        self.clock = clock
 
     async def announce(self, challenge: ChallengeState) -> None:
         """Tell the challenger it made the challenge and each opponent it was challenged."""
@@ -206,7 +209,7 @@ class Challenges:
             log.info("finishing an accepted challenge", challenge_id=challenge_id)
             last = log_pb2.ChallengeAcceptance(table_id=before.message.table_id)
             await self.answered(before, log_pb2.ChallengeLogEntry(accepted=last))
-        if not before.due(time.time()):
+        if not before.due(self.clock.now()):
             return before
         return await self.expire(challenge_id)
 
@@ -231,7 +234,7 @@ class Challenges:
 
         def decide(challenge: ChallengeState) -> log_pb2.ChallengeLogEntry | None:
             expired.clear()
-            entry = decide_expiry(challenge, time.time())
+            entry = decide_expiry(challenge, self.clock.now())
             if entry is not None:
                 expired.append(entry)
             return entry
@@ -273,7 +276,7 @@ class ChallengeSweeper:
     async def sweep(self) -> int:
         """Expire every cached challenge that is due, forget those ended long ago; how many
         it expired."""
-        now = time.time()
+        now = self._challenges.clock.now()
         expired = 0
         for challenge in self._challenges.store.cached():
             if challenge.message.state != PENDING and now > challenge.expires_at + FORGET_AFTER:
@@ -289,7 +292,7 @@ class ChallengeSweeper:
 
     async def _run(self) -> None:
         while True:
-            await asyncio.sleep(self._interval)
+            await self._challenges.clock.sleep(self._interval)
             try:
                 await self.sweep()
             except Exception:

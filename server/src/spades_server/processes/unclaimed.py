@@ -116,7 +116,7 @@ class UnclaimedSeats:
             await self._clock.sleep(interval)
             now = self._clock.now()
             for key, (deadline, holder) in list(self._deadlines.items()):
-                if deadline > now - 15:
+                if deadline > now:
                     continue
                 del self._deadlines[key]
                 table_id, seat = key

@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from spades.client import SpadesClient
+from spades.client.client import RETRY_DELAYS
 from spades.engine import Rules
 from spades_server.app.server import SpadesServer
 from spades_server.ops.settings import Settings
 from tests.support.processes import free_port
+from tests.support.time import ManualClock
 
 pytestmark = pytest.mark.asyncio
 
@@ -30,12 +32,15 @@ async def test_a_call_made_while_the_server_is_down_is_answered_once_it_is_up(
             house_bots=0,
         )
     )
-    async with SpadesClient(f"127.0.0.1:{port}") as client:
+    clock = ManualClock()
+    async with SpadesClient(f"127.0.0.1:{port}", sleep=clock.sleep) as client:
         creating = asyncio.ensure_future(client.create_table("late", Rules()))
-        await asyncio.sleep(0.6)  # the first tries find no server
+        await clock.sleeping()  # the first try found no server: the client waits to retry
         assert not creating.done()
         await server.start()
         try:
+            assert await client.connection_problem() is None  # the channel is up again
+            clock.advance(RETRY_DELAYS[0])  # the retry
             created = await asyncio.wait_for(creating, 15)
             joining = await client.join_table(created.table_id, "me", request_id="r" * 32)
             again = await client.join_table(created.table_id, "me", request_id="r" * 32)

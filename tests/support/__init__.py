@@ -14,4 +14,5 @@ module imports from another test module (tests/structure/test_test_helpers.py ch
 - ``browser``, ``tls``: a real chromium for the web tests; a self-signed certificate.
 - ``marks``: the marks (``slow``, ``faults``, ``browser``, ``cluster``) each folder gives its tests.
 - ``skips``: under CI every skip is a failure (README.md, "Skipped tests").
+- ``time``: a clock the test moves by hand (``ManualClock``), and waiting on a state.
 """

@@ -39,7 +39,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "eventlog/test_sqlite.py": (2, "appends queued behind SQLite's write lock"),
     # Left for a follow-up (issue 26): each should wait on a state instead.
     "eventlog/test_contract.py": (1, "sleep(0): appends queued before close (one loop turn)"),
-    "server/test_feeds.py": (1, "sleep(0): the append submitted before the cancel"),
     "server/test_no_leaks.py": (1, "sleep(0): the spectators subscribe before the seats join"),
     "server/test_lobby.py": (1, "the server has authenticated the stream before the leave"),
     "server/test_stream_faults.py": (1, "the server sees the vanished stream's cancel"),

@@ -15,6 +15,7 @@ from spades_bots.registry import bot_class
 from spades_server.domain import ratings
 from spades_server.store import codecs, rating_store
 from tests.support.servers import replicas
+from tests.support.time import wait_for_state
 
 pytestmark = pytest.mark.asyncio
 
@@ -74,9 +75,16 @@ async def test_a_rated_match_played_across_replicas_is_rated_once(tmp_path: Path
                     if table_id in pool.rated_tables:
                         break
                     await asyncio.sleep(0.05)
-                # Give the other replica every chance to rate it a second time.
-                await asyncio.sleep(0.5)
+                # Each replica rates a match it sees end: both saw it end, and finished what
+                # rating they started, so a second rating would be in the log by now.
                 for server in servers:
+                    await wait_for_state(
+                        lambda server=server: any(  # type: ignore[misc]
+                            t.table_id == table_id and t.finished
+                            for t in server.store.cached_tables()
+                        ),
+                        "the replica saw the match end",
+                    )
                     await server.ratings.idle()
         finally:
             for player in players:

@@ -39,11 +39,9 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "eventlog/test_sqlite.py": (2, "appends queued behind SQLite's write lock"),
     # Left for a follow-up (issue 26): each should wait on a state instead.
     "eventlog/test_contract.py": (1, "sleep(0): appends queued before close (one loop turn)"),
-    "server/test_no_leaks.py": (1, "sleep(0): the spectators subscribe before the seats join"),
     "server/test_lobby.py": (1, "the server has authenticated the stream before the leave"),
     "server/test_stream_faults.py": (1, "the server sees the vanished stream's cancel"),
     "faults/test_slow_consumer.py": (2, "an older stream's write races a newer one's"),
-    "replicas/test_account_replicas.py": (1, "the other replica's chance to rate twice"),
     "sdk/test_reconnect.py": (2, "the bots back off; the server applies a card first"),
 }
 

@@ -22,7 +22,7 @@ import inspect
 import itertools
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TypeVar, overload
 
 T = TypeVar("T")
 
@@ -125,6 +125,16 @@ class ManualClock:
         await self.sleeping(name, count)
         self.advance(seconds)
         await self.sleeping(name, count)
+
+
+@overload
+async def wait_for_state(
+    check: Callable[[], Awaitable[T]], what: str, timeout: float = WAIT_LIMIT
+) -> T: ...
+
+
+@overload
+async def wait_for_state(check: Callable[[], T], what: str, timeout: float = WAIT_LIMIT) -> T: ...
 
 
 async def wait_for_state(

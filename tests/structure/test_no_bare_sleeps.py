@@ -40,7 +40,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
     # Left for a follow-up (issue 26): each should wait on a state instead.
     "eventlog/test_contract.py": (1, "sleep(0): appends queued before close (one loop turn)"),
     "server/test_lobby.py": (1, "the server has authenticated the stream before the leave"),
-    "server/test_stream_faults.py": (1, "the server sees the vanished stream's cancel"),
     "faults/test_slow_consumer.py": (2, "an older stream's write races a newer one's"),
     "sdk/test_reconnect.py": (2, "the bots back off; the server applies a card first"),
 }

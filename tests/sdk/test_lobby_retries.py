@@ -14,7 +14,7 @@ from spades.engine import Rules
 from spades_server.app.server import SpadesServer
 from spades_server.ops.settings import Settings
 from tests.support.processes import free_port
-from tests.support.time import ManualClock
+from tests.support.time import ManualClock, connected, wait_for_state
 
 pytestmark = pytest.mark.asyncio
 
@@ -39,7 +39,7 @@ async def test_a_call_made_while_the_server_is_down_is_answered_once_it_is_up(
         assert not creating.done()
         await server.start()
         try:
-            assert await client.connection_problem() is None  # the channel is up again
+            await wait_for_state(connected(client), "the client's channel reaches the server")
             clock.advance(RETRY_DELAYS[0])  # the retry
             created = await asyncio.wait_for(creating, 15)
             joining = await client.join_table(created.table_id, "me", request_id="r" * 32)

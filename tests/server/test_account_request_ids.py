@@ -29,7 +29,7 @@ from tests.support.clients import Client, rpc_error
 from tests.support.processes import free_port
 from tests.support.refusals import assert_call_refused
 from tests.support.servers import log_head
-from tests.support.time import ManualClock
+from tests.support.time import ManualClock, connected, wait_for_state
 
 pytestmark = pytest.mark.asyncio
 
@@ -232,7 +232,7 @@ async def test_the_sdk_retries_an_unanswered_creation_with_its_request_id(tmp_pa
         assert not creating.done()
         await server.start()
         try:
-            assert await client.connection_problem() is None  # the channel is up again
+            await wait_for_state(connected(client), "the client's channel reaches the server")
             clock.advance(RETRY_DELAYS[0])  # the retry
             created = await asyncio.wait_for(creating, 15)
             assert created.account.name == "Patient" and created.account.kind == "person"

@@ -24,6 +24,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar, overload
 
+from spades.client.client import Channel
+
 T = TypeVar("T")
 
 #: Seconds of real time a wait here allows before it fails the test.
@@ -154,3 +156,13 @@ async def wait_for_state(
                 await asyncio.sleep(POLL_INTERVAL)
     except TimeoutError:
         raise AssertionError(f"not within {timeout} s: {what}") from None
+
+
+def connected(client: Channel) -> Callable[[], Awaitable[bool]]:
+    """A check for :func:`wait_for_state`: whether ``client``'s channel reaches its server now
+    (a channel that failed to connect tries again on gRPC's own back-off, in real time)."""
+
+    async def check() -> bool:
+        return await client.connection_problem() is None
+
+    return check

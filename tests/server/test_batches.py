@@ -326,15 +326,13 @@ async def test_each_event_is_serialised_once_per_viewer_and_shared(store: TableS
     )
     shared = frames.event_payload(table, dealt, 2)
     assert frames.event_payload(table, dealt, 2) is shared  # the same bytes for every stream
-    assert table.wire[frames.wire_key(dealt + 1, 2)] is shared
+    assert frames.cache_of(table)[frames.wire_key(dealt + 1, 2)] is shared
     # Each class of viewer its own: the seat sees its hand; another seat, like the public, not.
     public = frames.event_payload(table, dealt, None)
     assert shared != public
     assert frames.event_payload(table, dealt, 0) == public
-    assert (
-        table.wire[frames.wire_key(dealt + 1, 0)]
-        is not table.wire[frames.wire_key(dealt + 1, None)]
-    )
+    cache = frames.cache_of(table)
+    assert cache[frames.wire_key(dealt + 1, 0)] is not cache[frames.wire_key(dealt + 1, None)]
     assert events_pb2.Event.FromString(shared) == frames.redacted(table, dealt, 2)
     assert events_pb2.Event.FromString(public) == frames.redacted(table, dealt, None)
     # An event that hides nothing (a seat taken) is serialised once for every viewer.
@@ -361,17 +359,18 @@ async def test_the_cache_keeps_only_the_latest_sequences(store: TableStore) -> N
         for sequence in range(1, table.version + 1)
         for viewer in (None, 0, 1, 2, 3)
     }
-    assert viewers_keys <= set(table.wire)
+    cache = frames.cache_of(table)
+    assert viewers_keys <= set(cache)
     # Pretend many more events came (the cache prunes what left the window once it is full).
     table.version += 10 * frames.CACHED_SEQUENCES
-    table.wire.clear()
+    cache.clear()
     for filler in range(frames.PRUNE_AT):
-        table.wire[frames.wire_key(filler - 10 * frames.PRUNE_AT, 0)] = b""  # all too old
+        cache[frames.wire_key(filler - 10 * frames.PRUNE_AT, 0)] = b""  # all too old
     frames.event_payload(table, 0, None)  # too old to be kept now: serialised, not cached
-    assert len(table.wire) == frames.PRUNE_AT
+    assert len(cache) == frames.PRUNE_AT
     table.version -= 10 * frames.CACHED_SEQUENCES
     frames.event_payload(table, table.version - 1, None)  # recent: prunes, then caches
-    assert list(table.wire) == [frames.wire_key(table.version, None)]
+    assert list(cache) == [frames.wire_key(table.version, None)]
 
 
 @pytest.mark.asyncio
@@ -489,15 +488,16 @@ async def test_a_finished_table_keeps_no_serialised_events(store: TableStore) ->
     table = await seated_table(store)
     frames.event_payload(table, table.version - 1, None)
     frames.turn_payload(table)
-    assert table.wire
+    assert frames.cache_of(table)
     await store.execute(table.table_id, decide_close)  # MatchEnded, SeedRevealed
     assert table.finished
-    assert not table.wire  # emptied as the match ended: a finished table may stay cached
+    # The streams' catch-up of the end empties it (a finished table may stay cached for long).
     for index in range(table.version - 3, table.version):
         payload = frames.event_payload(table, index, None)
         assert events_pb2.Event.FromString(payload) == frames.redacted(table, index, None)
+    assert not frames.cache_of(table)
     assert frames.turn_payload(table) == b""
-    assert not table.wire  # and nothing added since
+    assert not frames.cache_of(table)  # and nothing added since
 
 
 @pytest.mark.asyncio

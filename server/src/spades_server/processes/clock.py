@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import functools
 import heapq
+import weakref
 
 import grpc
 import structlog
@@ -32,13 +33,22 @@ log = structlog.get_logger(__name__)
 RETRY_AFTER = 1.0
 
 
+#: (version, deadline) of each table's turn at that version, by the id of the table object
+#: its store holds: the clock, the turn every stream shows and each seat's prompt ask for it at
+#: every version. A table the store lets go takes its entry with it (:func:`weakref.finalize`).
+_DEADLINES: dict[int, tuple[int, float | None]] = {}
+
+
 def deadline_of(table: Table) -> float | None:
     """When the current turn's time runs out (unix seconds), or None when no one is to act."""
-    version, deadline = table.deadline_memo
-    if version == table.version:
-        return deadline
+    key = id(table)
+    memo = _DEADLINES.get(key)
+    if memo is not None and memo[0] == table.version:
+        return memo[1]
+    if memo is None:
+        weakref.finalize(table, _DEADLINES.pop, key, None)
     deadline = _deadline(table)
-    table.deadline_memo = (table.version, deadline)
+    _DEADLINES[key] = (table.version, deadline)
     return deadline
 
 

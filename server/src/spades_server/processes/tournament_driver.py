@@ -155,10 +155,6 @@ class TournamentDriver:
         current = tournament.paired[-1]
         names = {e.account_id: e for e in tournament.entrants}
         rules = tournament.rules
-        boards = rules_of_play.round_boards(
-            tournament.seed, current.round, rules, tournament.settings.boards
-        )
-        table_seed = rules_of_play.round_table_seed(tournament.seed, current.round)
         tables: dict[str, Table] = {}
         ready = (tournament.tournament_id, current.round)
         if ready in self._ready:  # opened, seated and told before: only read the tables
@@ -168,6 +164,12 @@ class TournamentDriver:
             return tables
         for pairing in current.pairings:
             home, away = pairing.home_account_id, pairing.away_account_id
+            # Each pairing its own boards: another pairing's table shows none of these cards.
+            derived = (tournament.seed, current.round, pairing.index)
+            boards = rules_of_play.pairing_boards(
+                *derived, rules, tournament.settings.boards, tournament.derivation
+            )
+            table_seed = rules_of_play.pairing_table_seed(*derived, tournament.derivation)
             for leg, table_id in enumerate(pairing.table_ids):
                 self._of_table[table_id] = tournament.tournament_id
                 name = (

@@ -3,7 +3,6 @@ deals, closing a table through the engine."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -357,7 +356,6 @@ async def test_closing_a_table_ends_its_match_through_the_engine(storage: Storag
         await admin.CloseTable(
             admin_pb2.CloseTableRequest(table_id=waiting.table.table_id), metadata=operator()
         )
-        await asyncio.sleep(0)
         assert await assert_log_replays(server, client) == 2
 
 

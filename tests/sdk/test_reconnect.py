@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from spades import protocol
-from spades.bot import BotView, play_match
+from spades.bot import Backoff, BotView, play_match
 from spades.client import ActionResult, Prompt, SeatConnection, SpadesClient
 from spades.engine import Action, PlayCard, Rules
 from spades.engine import events as ev
@@ -16,6 +16,7 @@ from spades_bots.random_bot import RandomBot
 from tests.support.backends import Storages
 from tests.support.bot_matches import audit, play_all, seat_bots
 from tests.support.servers import new_server
+from tests.support.time import ManualClock, wait_for_state
 
 
 class Watchful(RandomBot):
@@ -41,14 +42,28 @@ async def test_bots_survive_a_server_restart_mid_hand(storage: Storages) -> None
     async with SpadesClient(f"127.0.0.1:{port}") as client:
         table_id, tokens = await seat_bots(client, rules)
         bots = [Watchful(seed, 7, reached) for seed in range(4)]
-        playing = asyncio.ensure_future(play_all(client, bots, tokens, table_id))
+        clock = ManualClock()  # the bots' back-off sleeps on it
+        backoff = Backoff(sleep=clock.sleep)
+        playing = asyncio.ensure_future(
+            asyncio.gather(
+                *(
+                    play_match(client, bot, token, table_id=table_id, backoff=backoff)
+                    for bot, token in zip(bots, tokens, strict=True)
+                )
+            )
+        )
         await asyncio.wait_for(reached.wait(), 20)
         await server.stop()
-        await asyncio.sleep(0.5)  # the bots find the server gone and back off
+        await clock.sleeping(count=4)  # the bots found the server gone and back off
         server = new_server(where, listen=f"127.0.0.1:{port}", shutdown_grace=0.2)
         await server.start()
         try:
-            outcomes = await playing
+            while not playing.done():  # each back-off ends; a bot may find the channel down again
+                await wait_for_state(
+                    lambda: playing.done() or clock.sleepers_named(), "the bots play or back off"
+                )
+                clock.advance(Backoff().maximum)
+            outcomes = list(await playing)
             await audit(client, table_id, outcomes)
         finally:
             await server.stop()

@@ -13,6 +13,7 @@ import grpc
 import pytest
 
 from spades.client import SpadesClient
+from spades.client.client import RETRY_DELAYS
 from spades.v1 import account_pb2, account_pb2_grpc
 from spades_server.app.server import SpadesServer
 from spades_server.domain import accounts, tokens
@@ -28,6 +29,7 @@ from tests.support.clients import Client, rpc_error
 from tests.support.processes import free_port
 from tests.support.refusals import assert_call_refused, nothing_written, refused_unchanged
 from tests.support.servers import log_head, new_server
+from tests.support.time import ManualClock, connected, wait_for_state
 
 pytestmark = pytest.mark.asyncio
 
@@ -220,12 +222,15 @@ async def test_the_sdk_retries_an_unanswered_creation_with_its_request_id(
 ) -> None:
     port = free_port()
     server = new_server(storage(), listen=f"127.0.0.1:{port}", house_bots=0)
-    async with SpadesClient(f"127.0.0.1:{port}") as client:
+    clock = ManualClock()
+    async with SpadesClient(f"127.0.0.1:{port}", sleep=clock.sleep) as client:
         creating = asyncio.ensure_future(client.create_account("Patient", kind="person"))
-        await asyncio.sleep(0.6)  # the first tries find no server
+        await clock.sleeping()  # the first try found no server: the client waits to retry
         assert not creating.done()
         await server.start()
         try:
+            await wait_for_state(connected(client), "the client's channel reaches the server")
+            clock.advance(RETRY_DELAYS[0])  # the retry
             created = await asyncio.wait_for(creating, 15)
             assert created.account.name == "Patient" and created.account.kind == "person"
             # The same id again (a retry the SDK makes) gets the same key, as does a rotation's.

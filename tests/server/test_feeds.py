@@ -20,7 +20,7 @@ from spades_server.domain.decisions import (
     decide_action,
 )
 from spades_server.domain.table_events import Entry
-from spades_server.domain.tables import Table
+from spades_server.domain.tables import Decided, Table
 from spades_server.store.table_store import TableStore
 from spades_server.streams.feeds import (
     Outbox,
@@ -144,10 +144,19 @@ async def test_a_command_whose_caller_is_cancelled_mid_append_is_still_folded(
         seat, tokens.digest(TOKENS[seat]), False, action, "gone-1", table.version
     )
     woken = store.changed(table_id)
-    command = asyncio.ensure_future(
-        store.execute(table_id, lambda latest: decide_action(latest, request))
-    )
-    await asyncio.sleep(0)  # decided and submitted: the append is on its way
+    decided = asyncio.Event()
+
+    def decide(latest: Table) -> Decided | None:
+        try:
+            return decide_action(latest, request)
+        finally:
+            decided.set()
+
+    command = asyncio.ensure_future(store.execute(table_id, decide))
+    # Decided: the command runs on, without a pause, to the append it then waits for (this
+    # task resumes only once the command waits), so the append is on its way.
+    await decided.wait()
+    assert not command.done()
     command.cancel()
     await asyncio.wait_for(woken, 5)  # woken by the fold, with no caller left
     assert command.cancelled()

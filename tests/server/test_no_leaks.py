@@ -43,7 +43,15 @@ from spades.v1 import (
     view_pb2,
 )
 from spades_server.app.server import SpadesServer
-from tests.support.clients import TOKEN_KEY, Client, SeatStream, cards_in, close_streams, watch
+from tests.support.clients import (
+    READ_TIMEOUT,
+    TOKEN_KEY,
+    Client,
+    SeatStream,
+    cards_in,
+    close_streams,
+    watch,
+)
 from tests.support.seats import choices_of, play_turns
 from tests.support.servers import create_admin_table, log_entries, log_events
 
@@ -376,11 +384,15 @@ async def spectate(
     views: Views,
     *,
     batched: bool = False,
+    watching: asyncio.Event | None = None,
 ) -> list[play_pb2.WatchResponse]:
     """A spectator from the table's creation to the end, fetching the record now and then
-    (unless ``records_seen`` is None); its every message, and each batch whole."""
+    (unless ``records_seen`` is None); its every message, and each batch whole. ``watching``
+    is set once it has the table's snapshot."""
     stream = watch(client, table_id, batched=batched)
     await stream.snapshot()
+    if watching is not None:
+        watching.set()
     try:
         while True:
             message = await stream.next()
@@ -462,12 +474,18 @@ async def test_no_viewer_ever_sees_what_it_may_not(
 
     records_seen: list[tuple[play_pb2.GetRecordResponse, int]] = []
     views: Views = []
-    spectator = asyncio.create_task(spectate(client, table_id, records_seen, views))
+    watching = [asyncio.Event(), asyncio.Event()]
+    spectator = asyncio.create_task(
+        spectate(client, table_id, records_seen, views, watching=watching[0])
+    )
     # Batched streams too (play.proto's Batch): half the seats (which half alternates with the
     # variation, so every seat is covered both ways) and a second spectator.
-    batched_spectator = asyncio.create_task(spectate(client, table_id, None, [], batched=True))
+    batched_spectator = asyncio.create_task(
+        spectate(client, table_id, None, [], batched=True, watching=watching[1])
+    )
     batched_seats = {seat for seat in range(rules.players) if seat % 2 == variation_index(name) % 2}
-    await asyncio.sleep(0)
+    async with asyncio.timeout(READ_TIMEOUT):  # both watch from before the first seat is taken
+        await asyncio.gather(*(event.wait() for event in watching))
     rng = random.Random(name)
     streams: list[SeatStream] = []
     tokens: list[str] = []

@@ -24,4 +24,5 @@ module imports from another test module, and no suite imports another suite's he
 - ``import_graph``: a package's import graph read from its sources, and its cycles.
 - ``marks``: the marks (``slow``, ``faults``, ``browser``, ``cluster``) each folder gives its tests.
 - ``skips``: under CI every skip is a failure (README.md, "Skipped tests").
+- ``time``: a clock the test moves by hand (``ManualClock``), and waiting on a state.
 """

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import ClassVar, Final
 
 from spades.bot import Bot, BotView
@@ -296,8 +296,11 @@ class SearchBot(Bot):
         think_ms: float | None = None,
         max_worlds: int | None = None,
         margin: float = 1.0,
+        thinking: Callable[[Rules, float | None], Thinking] = Thinking.for_turn,
     ) -> None:
         self.seed = seed if seed is not None else random.randrange(1 << 63)
+        #: Each decision's time from the rules and ``think_ms`` (a test passes one it watches).
+        self.thinking = thinking
         self.think_ms = think_ms if think_ms is not None else self.default_think_ms
         self.max_worlds = max_worlds
         self.margin = margin
@@ -379,7 +382,7 @@ class SearchBot(Bot):
 
     def _thinking(self, view: BotView) -> Thinking:
         """This decision's time: ``think_ms`` of CPU time, within the turn's clock."""
-        thinking = Thinking.for_turn(view.rules, self.think_ms / 1000)
+        thinking = self.thinking(view.rules, self.think_ms / 1000)
         self.last_budget = thinking.cpu_seconds
         return thinking
 

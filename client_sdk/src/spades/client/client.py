@@ -231,7 +231,9 @@ class Channel:
     the timeout of unary calls, and refusals raised as typed :class:`SpadesError`\ s.
 
     ``credentials`` (``grpc.ssl_channel_credentials(...)``) connects over TLS, to a server
-    started with ``--tls-cert``/``--tls-key``; None connects in plaintext.
+    started with ``--tls-cert``/``--tls-key``; None connects in plaintext. ``sleep`` waits
+    between the retries of a call the server did not answer (:data:`RETRY_DELAYS`): a test
+    passes a clock's, to move time on instead of waiting.
     """
 
     def __init__(
@@ -241,9 +243,11 @@ class Channel:
         credentials: grpc.ChannelCredentials | None = None,
         channel_options: Sequence[tuple[str, Any]] = DEFAULT_CHANNEL_OPTIONS,
         timeout: float | None = 10.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.address = address
         self.timeout = timeout
+        self.sleep = sleep
         options = list(channel_options)
         self._channel = (
             grpc.aio.insecure_channel(address, options=options)
@@ -298,7 +302,7 @@ class Channel:
                 code = error.code() if hasattr(error, "code") else None
                 if delay is None or code not in _RETRIED_CODES:
                     raise from_rpc_error(error) from error
-            await asyncio.sleep(delay)
+            await self.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -327,9 +331,14 @@ class SpadesClient(
         channel_options: Sequence[tuple[str, Any]] = DEFAULT_CHANNEL_OPTIONS,
         timeout: float | None = 10.0,
         account_key: str = "",
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         super().__init__(
-            address, credentials=credentials, channel_options=channel_options, timeout=timeout
+            address,
+            credentials=credentials,
+            channel_options=channel_options,
+            timeout=timeout,
+            sleep=sleep,
         )
         self.account_key = account_key
         self.lobby: lobby_pb2_grpc.LobbyServiceAsyncStub = lobby_pb2_grpc.LobbyServiceStub(

@@ -57,6 +57,7 @@ from spades_server.eventlog import (
     log_from_url,
     log_url,
 )
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.ops.log_health import LogHealth
 from spades_server.ops.settings import Settings
 from spades_server.processes import house_accounts
@@ -206,19 +207,27 @@ def open_event_log(settings: Settings) -> EventLog:
 class SpadesServer:
     """One running server: start it, then stop it (gracefully) when done."""
 
-    def __init__(self, settings: Settings, event_log: EventLog | None = None) -> None:
+    def __init__(
+        self, settings: Settings, event_log: EventLog | None = None, clock: Clock | None = None
+    ) -> None:
         self.settings = settings
         self.log = event_log or open_event_log(settings)
+        #: The one clock every deadline, sweep, expiry and rate is read from (ops.clocks): the
+        #: machine's, unless a test gives one it advances by hand; a given clock also dates
+        #: the log's events, which the turn clock's and the sweepers' deadlines follow from.
+        self.time = SYSTEM_CLOCK if clock is None else clock
+        if clock is not None:
+            self.log.recorded_time = clock.now
         self.store = TableStore(self.log, settings.table_cache_size)
         self.projection = LobbyProjection(self.log)
         self.projection.folded = self.store.folded_entry
-        self.accounts = AccountStore(self.log)
+        self.accounts = AccountStore(self.log, self.time)
         self.pools = PoolStore(self.log)
         self.ratings = RatingKeeper(self.pools, self._announce_rating)
         self.store.listeners.append(self.ratings.table_changed)
-        self.clock = TurnClock(self.store)
+        self.clock = TurnClock(self.store, self.time)
         self.challenges = Challenges(
-            ChallengeStore(self.log), self.accounts, self.store, self.projection
+            ChallengeStore(self.log), self.accounts, self.store, self.projection, self.time
         )
         self.challenge_sweeper = ChallengeSweeper(self.challenges)
         self.store.listeners.append(self.challenges.table_changed)
@@ -228,7 +237,11 @@ class SpadesServer:
         self.projection.stream_listeners.append(self.challenges.store.observe)
         self.tournaments = TournamentStore(self.log)
         self.tournament_driver = TournamentDriver(
-            self.tournaments, self.store, self.accounts, poll=settings.tournament_poll
+            self.tournaments,
+            self.store,
+            self.accounts,
+            poll=settings.tournament_poll,
+            clock=self.time,
         )
         self.store.listeners.append(self.tournament_driver.table_changed)
         if not self.log.sole_writer:
@@ -243,21 +256,25 @@ class SpadesServer:
             capacity=settings.house_bots,
             fill_after=settings.quick_match_fill_after,
             rated_fill_after=settings.rated_fill_after,
+            clock=self.time,
         )
         self.absent = AbsentPlayers(
             self.store,
             self.house_bots,
             after_timeouts=settings.substitute_after_timeouts,
             grace=settings.disconnect_grace,
+            clock=self.time,
         )
-        self.unclaimed = UnclaimedSeats(self.store, timeout=settings.unclaimed_seat_timeout)
+        self.unclaimed = UnclaimedSeats(
+            self.store, timeout=settings.unclaimed_seat_timeout, clock=self.time
+        )
         self.analyses = AnalysisWorkers(
             self.log, workers=settings.analysis_workers, queue=settings.analysis_queue
         )
         # The asyncio servicer: the plain one's handlers are sync and fail on a grpc.aio server.
         self.health = health_aio.HealthServicer()
         self.log_health = LogHealth(self.log, self.health, SERVICE_NAMES)
-        self.limits = limits.Limits(settings)
+        self.limits = limits.Limits(settings, self.time.monotonic)
         self.server = grpc.aio.server(
             interceptors=[RequestErrors(settings.stream_write_timeout), limits.Guard(self.limits)],
             # No SO_REUSEPORT: a second server on a busy port must fail, not share the port.
@@ -325,7 +342,13 @@ class SpadesServer:
             for match in (await self.pools.load(name)).matches[-RECENT_MATCHES_TOLD:]:
                 await self._announce_rating(match)
         lobby = LobbyServicer(
-            self.store, self.projection, self.limits, self.house_bots, self.accounts, self.pools
+            self.store,
+            self.projection,
+            self.limits,
+            self.house_bots,
+            self.accounts,
+            self.pools,
+            self.time,
         )
         register(lobby, LOBBY, self.server)
         if self.house_bots.capacity > 0 and self.settings.rated_fill_after > 0:

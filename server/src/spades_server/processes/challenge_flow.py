@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable
 from typing import Final
 
@@ -35,6 +34,7 @@ from spades_server.domain.challenges import (
 )
 from spades_server.domain.decisions import AlreadyJoined, decide_join, decide_new_table
 from spades_server.domain.tables import Decided, Table
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.processes.projection import LobbyProjection, open_table
 from spades_server.store.account_store import AccountStore
 from spades_server.store.challenge_store import ChallengeStore
@@ -94,6 +94,7 @@ class Challenges:
         accounts_: AccountStore,
         tables: TableStore,
         projection: LobbyProjection,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.store = store
         self.accounts = accounts_
@@ -102,6 +103,8 @@ class Challenges:
         #: The table of each series' match in play that this replica knows of -> its challenge.
         self._series_tables: dict[str, str] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        #: What says when a challenge is due (and, through it, the API's ``now``).
+        self.clock = clock
 
     async def announce(self, challenge: ChallengeState) -> None:
         """Tell the challenger it made the challenge and each opponent it was challenged."""
@@ -221,7 +224,7 @@ class Challenges:
                 await self.answered(before, log_pb2.ChallengeLogEntry(accepted=last))
         if before.series_in_play:
             before = await self.match_over(challenge_id)
-        if not before.due(time.time()):
+        if not before.due(self.clock.now()):
             return before
         return await self.expire(challenge_id)
 
@@ -306,7 +309,7 @@ class Challenges:
 
         def decide(challenge: ChallengeState) -> log_pb2.ChallengeLogEntry | None:
             expired.clear()
-            entry = decide_expiry(challenge, time.time())
+            entry = decide_expiry(challenge, self.clock.now())
             if entry is not None:
                 expired.append(entry)
             return entry
@@ -348,7 +351,7 @@ class ChallengeSweeper:
     async def sweep(self) -> int:
         """Expire every cached challenge that is due, forget those ended long ago; how many
         it expired."""
-        now = time.time()
+        now = self._challenges.clock.now()
         expired = 0
         for challenge in self._challenges.store.cached():
             if challenge.series_in_play:
@@ -371,7 +374,7 @@ class ChallengeSweeper:
 
     async def _run(self) -> None:
         while True:
-            await asyncio.sleep(self._interval)
+            await self._challenges.clock.sleep(self._interval)
             try:
                 await self.sweep()
             except Exception:

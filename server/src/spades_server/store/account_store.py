@@ -6,7 +6,6 @@ rows; the aggregate and its decisions are :mod:`spades_server.domain.accounts`."
 from __future__ import annotations
 
 import dataclasses
-import time
 
 from spades.reasons import Reason
 from spades.v1 import account_pb2
@@ -26,6 +25,7 @@ from spades_server.domain.accounts import (
     request_id_reused,
 )
 from spades_server.eventlog.base import EventLog, LogUnavailable, StoredEvent, VersionConflict
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.store import stream_kinds as streams
 from spades_server.store.codecs import decode_account, encode_account
 from spades_server.store.repository import AggregateKind, Contended, Repository, log_unavailable
@@ -89,8 +89,10 @@ class AccountStore(Repository[Account, AccountDecided]):
     """The accounts (:class:`~spades_server.store.repository.Repository`), with what only
     accounts do: keys, creation by name, request-id claims, the house's accounts."""
 
-    def __init__(self, log: EventLog) -> None:
+    def __init__(self, log: EventLog, clock: Clock = SYSTEM_CLOCK) -> None:
         super().__init__(log, ACCOUNTS)
+        #: What says whether a session has expired (and the account API's ``now``).
+        self.clock = clock
 
     async def authenticate(self, key: str, retried_rotation: bytes = b"") -> Account:
         """The account whose key ``key`` is now, or whose live session it is, or
@@ -108,7 +110,7 @@ class AccountStore(Repository[Account, AccountDecided]):
                 account = await self.load(named[0])
             except errors.RequestError:
                 raise sessions.session_not_valid() from None
-            session = sessions.check_session(account, key, time.time())
+            session = sessions.check_session(account, key, self.clock.now())
             return account, session.session_id
         return await self._by_key(key, retried_rotation), ""
 

@@ -30,7 +30,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
     # Real time is the subject: an outage, a cut link, a bot's pace, a blocked thread.
     "cluster/test_log_outages.py": (2, "PostgreSQL stays down for OUTAGE real seconds"),
     "cluster/test_play.py": (2, "a bot's thinking time, so a match outlasts a few scrapes"),
-    "faults/test_kill_loop.py": (2, "a bot's thinking time, so kills land mid-match"),
     "web/test_browser.py": (1, "a bot's pace a person (and the page's sampling) can follow"),
     "sdk/test_thinking_bots.py": (1, "a decision blocks its thread: what the test is about"),
     # Waits on PostgreSQL or SQLite's own locks, which no clock of the server's controls: each

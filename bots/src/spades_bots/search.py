@@ -311,7 +311,7 @@ class SearchBot(Bot):
         return self.heuristic.choose_blind_nil(view)
 
     def bid(self, view: BotView) -> int:
-        prior = self.heuristic.bid(view)
+        prior, _ = self.heuristic.reasoned_bid(view)
         candidates = bid_candidates(prior, view.legal_bids, nil_worth_trying(view))
         if len(candidates) == 1:
             return prior

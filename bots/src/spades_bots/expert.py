@@ -29,6 +29,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import ClassVar, Final
 
 from spades.bot import BotView, Noted
@@ -50,7 +51,7 @@ from spades.engine import (
     effective_suit,
     legal_actions,
 )
-from spades.solver import Objective, solve
+from spades.solver import Objective, Position, solve
 from spades_bots.heuristic import Powers, estimate_tricks, nearest_legal_bid
 from spades_bots.search import (
     Measurements,
@@ -91,6 +92,23 @@ WORLDS_WANTED: Final = 12
 UNLIKELY_PLAY: Final = 0.35
 
 
+def bags_charged(state: MatchState) -> Position:
+    """The solver's position of ``state`` with every bag charged at its share of the bag
+    penalty, as the search bot values a hand (:func:`~spades_bots.search.side_values`): the
+    rules' bag limit made 1 and its penalty the share (10 points at the default 100 per 10),
+    the bags carried in made 0. The hand's points then count a bag at 11 points, not 1, and
+    the penalty's drop when it falls is already paid: a bot that valued bags at a point each
+    takes every trick that might set the others, and pays the penalty a few hands later."""
+    position = Position.of(state)
+    rules = position.rules
+    share = round(rules.bag_penalty / rules.bag_limit)
+    return replace(
+        position,
+        rules=replace(rules, bag_limit=1, bag_penalty=share),
+        bags=tuple(0 for _ in position.bags),
+    )
+
+
 class SolveCosts:
     """What one solve costs, by tricks left: :data:`SOLVE_SECONDS` to start with, then a
     moving mean of this bot's own solves (the solver's speed depends on the machine, the rules
@@ -102,11 +120,12 @@ class SolveCosts:
         self.seconds = list(SOLVE_SECONDS)
 
     def solve(self, state: MatchState) -> dict[Card, int]:
-        """The solver's values of ``state`` (points), its CPU time learnt."""
+        """The solver's values of ``state`` (points, bags charged: :func:`bags_charged`), its
+        CPU time learnt."""
         if not self.learn:
-            return solve(state, Objective.POINTS)
+            return solve(bags_charged(state), Objective.POINTS)
         started = time.thread_time()
-        values = solve(state, Objective.POINTS)
+        values = solve(bags_charged(state), Objective.POINTS)
         spent = time.thread_time() - started
         left = min(state.rules.hand_size - len(state.completed_tricks), 13)
         self.seconds[left] += LEARNING * (spent - self.seconds[left])
@@ -211,7 +230,10 @@ class ExpertBot(SearchBot):
         prior_choice = next(choice for choice, same in choices.items() if prior in same)
         found = self.measure(view, list(choices))
         best = max(choices, key=lambda card: (found.mean(card), card == prior_choice))
-        clear = found.clearly_better(best, prior_choice, self.margin, self.errors)
+        if self.last_whole:  # exact in every world: the mean decides, by ``errors``
+            clear = found.clearly_better(best, prior_choice, 0.0, self.errors)
+        else:  # the greedy part errs: the search bot's test (a point, two errors)
+            clear = found.clearly_better(best, prior_choice, 1.0, 2.0)
         card = best if clear else prior
         return Noted(card, self._note(str(card), found, prior_choice, _card_name))
 

@@ -10,22 +10,28 @@ import pytest
 from spades.bot import Bot, BotView, Noted, SeatTracker, decide, run_local_match
 from spades.engine import (
     BID,
+    Action,
     Card,
     Direction,
     MakeBid,
+    MatchState,
     Rules,
+    act,
     apply,
+    automatic_choice,
     legal_actions,
     redact,
     seated_match,
 )
 from spades.engine import events as ev
+from spades.solver import Objective, solve
 from spades_bots.expert import (
     PLAYOUT_TRICK_SECONDS,
     SOLVE_SECONDS,
     WORLDS_WANTED,
     ExpertBot,
     SolveCosts,
+    bags_charged,
 )
 from spades_bots.random_bot import RandomBot
 from spades_bots.registry import bot_class
@@ -243,3 +249,28 @@ def test_it_is_registered_with_a_thinking_time() -> None:
         bot_class("expert:soon")
     with pytest.raises(ValueError, match="positive"):
         bot_class("expert:0")
+
+
+def test_a_bag_costs_its_share_of_the_penalty() -> None:
+    # The solver's worked example (docs/solver.md): bid 3 all round, three tricks left, East
+    # to play with East-West's contract of 6 made. For points alone the 9S (giving North-South
+    # a trick back) is a point worse than the KS; with every bag charged at 10 points more, the
+    # bags the KS and AS take cost more than the point.
+    state, _ = seated_match(Rules(), seed=bytes(32))
+    for _ in range(4):
+        apply_in_place(state, BID[3])
+    while len(state.completed_tricks) < 10:
+        seat = state.seat_to_act()
+        apply_in_place(state, automatic_choice(state.rules, legal_actions(state, seat)))
+    plain = solve(state, Objective.POINTS)
+    charged = solve(bags_charged(state), Objective.POINTS)
+    nine, king = Card.parse("9S"), Card.parse("KS")
+    assert plain[nine] < plain[king]
+    assert charged[nine] > charged[king]
+    # Each bag East-West takes costs them 10 points more; North-South take none.
+    assert plain[nine] - charged[nine] == 10 * 2
+    assert plain[king] - charged[king] == 10 * 3
+
+
+def apply_in_place(state: MatchState, action: Action) -> None:
+    act(state, state.seat_to_act(), action)

@@ -5,13 +5,15 @@ At each card to play, the bot draws complete deals that agree with its view
 made so far were under its own model of the other seats (:func:`world_weight`), and values
 every legal card in every world with the double-dummy solver (:func:`spades.solver.solve`,
 the points objective: my side's hand points less the others', contracts, Nil, bags and the bag
-penalty as the engine scores them). A world is solved from the card to play when the solver
+penalty as the engine scores them, each bag charged at its share of the penalty:
+:func:`bags_charged`). A world is solved from the card to play when the solver
 can do so within the decision's share (:data:`SOLVE_SECONDS`, measured); earlier in the hand
 each card is played, the hand is continued by the search bot's greedy policy
 (:class:`~spades_bots.search.Playout`) down to the largest ending the budget allows (the
 *horizon*), and that ending is solved. The card of best weighted mean is played; the
 heuristic's card stands unless another measures better (by ``errors`` standard errors of the
-difference, the same worlds serving every card).
+difference when the rest of the hand was solved exactly, by the search bot's test when a
+greedy playout came first; the same worlds serve every card).
 
 Bids are simulated the same way: each candidate bid (the search bot's: within two of the
 heuristic's count, and Nil for a weak hand) is bid out in every world, the later seats bidding

@@ -38,29 +38,24 @@ from spades.bot import BotView, Noted
 from spades.bot.thinking import Thinking
 from spades.bot.worlds import Holders, sample_world
 from spades.engine import (
-    BID,
     PLAY,
-    Action,
     Card,
-    MakeBid,
     MatchState,
-    Phase,
     Rules,
     act,
-    automatic_action,
     card_power,
     cards_of,
     effective_suit,
-    legal_actions,
 )
 from spades.solver import Objective, Position, solve
-from spades_bots.heuristic import Powers, estimate_tricks, nearest_legal_bid
+from spades_bots.heuristic import Powers, estimate_tricks
 from spades_bots.search import (
     Measurements,
     Playout,
     SearchBot,
     bid_candidates,
     bid_likelihood,
+    bid_to_play,
     choose_bid,
     nil_worth_trying,
 )
@@ -195,29 +190,25 @@ class ExpertBot(SearchBot):
         count of tricks, the hand is played greedily to the horizon and solved from there."""
         thinking = self._thinking(view)
         rng = random.Random(f"{self.seed}:{view.hand_number}:bid:{view.seat}")
-        holders = Holders(view)
         playout = self._playout(view.rules)
         powers = Powers(view.rules)
         hand_size = view.rules.hand_size
         horizon = self.costs.horizon(hand_size, len(bids), self._planned(thinking))
         self.last_horizon = horizon
         self.last_whole = False  # the bids are tried before any card: always a playout first
-        found = Measurements(bids)
-        while self.max_worlds is None or len(found.weights) < self.max_worlds:
-            world = sample_world(view, rng, holders)
+
+        def outcomes(world: MatchState) -> list[float]:
             counts = [
                 max(1, round(estimate_tricks(cards_of(hand), view.rules, powers)))
                 for hand in world.hands
             ]
-            outcomes = []
+            values = []
             for bid in bids:
-                state = bid_to_play(world, view.seat, bid, counts)
-                outcomes.append(solved_value(state, view.seat, horizon, playout, self.costs))
-            found.add(world_weight(world, view, powers), outcomes)
-            if thinking.over() or found.settled:
-                break
-        self.last_worlds = len(found.weights)
-        return found
+                state, _ = bid_to_play(world, view.seat, bid, counts)
+                values.append(solved_value(state, view.seat, horizon, playout, self.costs))
+            return values
+
+        return self._worlds(view, thinking, rng, bids, outcomes)
 
     # ------------------------------------------------------------------ play
 
@@ -243,26 +234,41 @@ class ExpertBot(SearchBot):
         """Each card's double-dummy value in every world sampled within the time."""
         thinking = self._thinking(view)
         rng = random.Random(f"{self.seed}:{view.hand_number}:{len(view.played_cards)}:{view.seat}")
-        holders = Holders(view)
         playout = self._playout(view.rules)
-        powers = Powers(view.rules)
         tricks_left = view.rules.hand_size - len(view.tricks)
         horizon = self.costs.horizon(tricks_left, len(cards), self._planned(thinking))
         self.last_horizon = horizon
         self.last_whole = horizon >= tricks_left
-        found = Measurements(cards)
+
+        def outcomes(world: MatchState) -> list[float]:
+            if horizon >= tricks_left:
+                solved = self.costs.solve(world)
+                return [float(solved[card]) for card in cards]
+            values = []
+            for card in cards:
+                state = world.clone()
+                act(state, view.seat, PLAY[card])
+                values.append(solved_value(state, view.seat, horizon, playout, self.costs))
+            return values
+
+        return self._worlds(view, thinking, rng, cards, outcomes)
+
+    def _worlds(
+        self,
+        view: BotView,
+        thinking: Thinking,
+        rng: random.Random,
+        choices: Sequence[int],
+        outcomes: Callable[[MatchState], list[float]],
+    ) -> Measurements:
+        """Each choice's outcomes in every world sampled until the time is spent (the clock
+        looked at after each world), each world weighted by :func:`world_weight`."""
+        holders = Holders(view)
+        powers = Powers(view.rules)
+        found = Measurements(choices)
         while self.max_worlds is None or len(found.weights) < self.max_worlds:
             world = sample_world(view, rng, holders)
-            if horizon >= tricks_left:
-                values = self.costs.solve(world)
-                outcomes = [float(values[card]) for card in cards]
-            else:
-                outcomes = []
-                for card in cards:
-                    state = world.clone()
-                    act(state, view.seat, PLAY[card])
-                    outcomes.append(solved_value(state, view.seat, horizon, playout, self.costs))
-            found.add(world_weight(world, view, powers), outcomes)
+            found.add(world_weight(world, view, powers), outcomes(world))
             if thinking.over() or found.settled:
                 break
         self.last_worlds = len(found.weights)
@@ -306,27 +312,6 @@ def _effective_worlds(weights: Sequence[float]) -> float:
 
 
 # ---------------------------------------------------------------------- one world
-
-
-def bid_to_play(world: MatchState, seat: int, bid: int, counts: Sequence[int]) -> MatchState:
-    """A copy of ``world`` with ``seat`` bidding ``bid``, the seats after it their ``counts``
-    (or the nearest legal number), and anything else before the play the clock's default."""
-    state = world.clone()
-    hand = state.hand_number
-    act(state, seat, BID[bid])
-    while state.phase is not Phase.PLAYING and state.hand_number == hand and not state.is_over:
-        turn = state.seat_to_act()
-        if state.phase is Phase.BIDDING:
-            legal = [
-                action.tricks
-                for action in legal_actions(state, turn)
-                if isinstance(action, MakeBid)
-            ]
-            action: Action = BID[nearest_legal_bid(counts[turn], legal)]
-        else:
-            action = automatic_action(state)
-        act(state, turn, action)
-    return state
 
 
 def solved_value(

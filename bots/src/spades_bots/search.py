@@ -314,7 +314,7 @@ class SearchBot(Bot):
         return self.heuristic.choose_blind_nil(view)
 
     def bid(self, view: BotView) -> int:
-        prior = self.heuristic.bid(view)
+        prior, _ = self.heuristic.reasoned_bid(view)
         candidates = bid_candidates(prior, view.legal_bids, nil_worth_trying(view))
         if len(candidates) == 1:
             return prior
@@ -482,8 +482,18 @@ def bid_out(
     """The change in the match outcome, for ``seat``'s side, of bidding ``bid`` in ``world``:
     the seats after it bid their ``counts`` (or the nearest legal number), anything else
     before the play is the clock's default, and the hand is played out by ``playout``."""
+    before = side_values(world)
+    state, events = bid_to_play(world, seat, bid, counts)
+    return finish(state, seat, before, world.hand_number, events, playout)
+
+
+def bid_to_play(
+    world: MatchState, seat: int, bid: int, counts: Sequence[int]
+) -> tuple[MatchState, list[ev.Event]]:
+    """A copy of ``world`` with ``seat`` bidding ``bid``, the seats after it their ``counts``
+    (or the nearest legal number), and anything else before the play the clock's default;
+    and the events of the last action."""
     state = world.clone()
-    before = side_values(state)
     hand = state.hand_number
     events = act(state, seat, BID[bid])
     while state.phase is not Phase.PLAYING and state.hand_number == hand and not state.is_over:
@@ -498,7 +508,7 @@ def bid_out(
         else:
             action = automatic_action(state)
         events = act(state, turn, action)
-    return finish(state, seat, before, hand, events, playout)
+    return state, events
 
 
 def play_out(world: MatchState, seat: int, card: int, playout: Playout) -> float:

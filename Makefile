@@ -25,7 +25,7 @@ BUF_STAMP := $(TOOLS)/node_modules/.buf-$(BUF_VERSION).installed
 PY_SOURCES := client_sdk server bots tests tools
 PYPROJECTS := client_sdk/pyproject.toml server/pyproject.toml bots/pyproject.toml
 
-.PHONY: help install-runtime install buf protos variations web browser cluster-tools cluster node-client engine solver lint contract test run demo demo-tournament bench-engine bench-solver bench-search bench-server bench-cluster bench-soak bench-ratings mutation fmt clean
+.PHONY: help install-runtime install buf protos variations web browser cluster-tools cluster node-client engine solver lint contract test run demo demo-tournament bench-engine bench-solver bench-search bench-expert bench-server bench-cluster bench-soak bench-ratings mutation fmt clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -202,6 +202,13 @@ bench-solver: $(INSTALL_STAMP) $(ENGINE_STAMP) $(SOLVER_STAMP) ## double-dummy s
 SEARCH_ARGS ?= --matches 1000 --jobs 2
 bench-search: $(INSTALL_STAMP) $(ENGINE_STAMP) ## search bot vs heuristic, 1,000 duplicate matches at 100 ms a decision (SEARCH_ARGS=...)
 	$(VENV)/bin/spades-arena --team-a search --team-b heuristic $(SEARCH_ARGS)
+
+# The expert bot against the search bot and the heuristic (issue 24's benchmark: targets 60% and
+# 90% of the matches), on the mypyc engine and the C solver; e.g. EXPERT_ARGS="--matches 40
+# --jobs 2 --minutes 60 --seed e1" (the arguments replace the defaults: give them all).
+EXPERT_ARGS ?= --matches 200 --jobs 2
+bench-expert: $(INSTALL_STAMP) $(ENGINE_STAMP) $(SOLVER_STAMP) ## expert vs search and vs heuristic, 200 duplicate matches each, Wilson 95% intervals (EXPERT_ARGS=...)
+	$(PY) tests/benchmarks/bench_expert.py $(EXPERT_ARGS)
 
 # e.g. BENCH_ARGS="--backends sqlite,postgres --tables 16 --seconds 5"
 BENCH_ARGS ?=

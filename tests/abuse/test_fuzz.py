@@ -43,6 +43,7 @@ from spades.v1 import (
     actions_pb2,
     admin_pb2,
     admin_pb2_grpc,
+    analysis_pb2,
     challenge_pb2,
     lobby_pb2,
     play_pb2,
@@ -60,7 +61,7 @@ from tests.support.admin import (
     raw,
 )
 from tests.support.backends import BACKENDS, BackendName, Storages, require_postgres
-from tests.support.clients import TOKEN_KEY, Client
+from tests.support.clients import TOKEN_KEY, Client, close_streams
 from tests.support.seats import play_turns
 from tests.support.servers import log_events, running_server
 
@@ -97,6 +98,7 @@ def methods() -> list[Method]:
         challenge_pb2,
         tournament_pb2,
         rating_pb2,
+        analysis_pb2,
     ):
         for method in (
             m for service in module.DESCRIPTOR.services_by_name.values() for m in service.methods
@@ -312,13 +314,10 @@ async def assert_still_whole(fuzz: Fuzz) -> None:
     created = await client.create_table(Rules(max_hands=1), name="after the fuzz")
     table_id = created.table.table_id
     tokens = await client.seat_all(table_id)
-    streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
-    for stream in streams.values():
-        await stream.start()
+    streams = await client.started_streams(tokens)
     final = await play_turns(client, table_id, streams, random.Random(5))
     assert final.view.phase == view_pb2.PHASE_ENDED
-    for stream in streams.values():
-        await stream.close()
+    await close_streams(streams)
 
 
 # -- random and malformed messages to every method ---------------------------------------------

@@ -110,6 +110,7 @@ def test_the_same_seed_gives_the_same_numbers_in_any_process(
     for decision in late:
         judged = judge_play(decision, WORLDS, ANALYSIS_SEED.encode())
         logged = by_place[(decision.trick, "NESW"[decision.seat])]
+        assert judged.expected_loss_points is not None
         assert round(judged.expected_loss_points, 3) == logged["expected_loss_points"]
         assert judged.values == {Card.parse(card): v for card, v in logged["values"].items()}
 

@@ -21,7 +21,7 @@ Prometheus and Alertmanager) in a temporary folder, and then:
   ``balance leastconn``, which spreads a table's seats over the replicas. Only the benchmark's
   copy of haproxy.cfg changes.
 * **failover** (with 2 or more replicas): ``--failover-tables`` tables of thinking random bots
-  (the cluster suite's scenario, ``tests/cluster/scenario.py``, the SDK's runner) play through
+  (the cluster suite's scenario, ``tests/support/cluster_tables.py``, the SDK's runner) play through
   haproxy; once each has accepted 12 actions, spades-1 is SIGKILLed, and the seconds from the
   kill to each table's next accepted action, and to the next accepted action of each seat whose
   stream the kill broke, are printed (p50, max).
@@ -55,7 +55,7 @@ from tests.benchmarks.bench_server import (  # noqa: E402
     cpu_seconds,
     machine_busy_seconds,
 )
-from tests.cluster.scenario import Play  # noqa: E402
+from tests.support.cluster_tables import Play  # noqa: E402
 
 FAILOVER_RULES = Rules(max_hands=3)
 BEFORE_KILL = 12

@@ -36,8 +36,8 @@ from spades.engine import PLAY, Phase, Rules, act
 from spades.engine.cards import iter_cards
 from spades.engine.legal import play_mask
 from spades.solver import Objective, Position, solve
-from tests.solver.dds import dds_tricks
-from tests.solver.endings import dealt_and_bid
+from tests.support.dds import dds_tricks
+from tests.support.endings import dealt_and_bid
 
 DDS_RULES = Rules(spades_must_be_broken=False)
 

@@ -23,7 +23,7 @@ from spades.v1 import cards_pb2
 from spades_bots.arena import ArenaConfig, run_arena
 from spades_bots.heuristic import HeuristicBot
 from spades_server.app.server import SpadesServer
-from tests.sdk.helpers import audit, play_all, seat_bots
+from tests.support.bot_matches import audit, play_all, seat_bots
 from tests.support.servers import running_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,11 +114,15 @@ async def test_the_javascript_example_plays_a_whole_match_on_a_real_server(
             if isinstance(bot, ExternalBot):
                 await bot.close()
     assert final.is_over and len(final.hand_results) >= 2
-    # The example explains each of its bids in a sealed note, revealed in the record.
-    noted = {(note.seat, note.text.split(":")[0]) for note in record.notes}
-    assert {seat for seat, _ in noted} == {cards_pb2.SEAT_NORTH, cards_pb2.SEAT_SOUTH}
+    # The example explains each of its bids in a sealed note, revealed in the record (and the
+    # heuristic its count of tricks).
+    example = {cards_pb2.SEAT_NORTH, cards_pb2.SEAT_SOUTH}
+    noted = {(note.seat, note.text.split(":")[0]) for note in record.notes if note.seat in example}
+    assert {seat for seat, _ in noted} == example
     assert all(said.endswith("strong cards") for _, said in noted)
-    assert len(record.notes) == 2 * len(final.hand_results)
+    assert len(record.notes) == 4 * len(final.hand_results)
+    counted = [note.text for note in record.notes if note.seat not in example]
+    assert all(" counted " in text for text in counted)
     # the hand limit ends a match only on a clear leader: past it, every hand began from a tie
     for earlier in final.hand_results[1:-1]:
         assert len({side.total_score for side in earlier.sides}) == 1

@@ -4,6 +4,7 @@ its time, and registered under its name."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import pytest
 
@@ -39,18 +40,49 @@ RULE_SETS = [
 ]
 
 
+class CountedThinking(Thinking):
+    """A decision's time that keeps every answer its ``over()`` gave."""
+
+    __slots__ = ("answers",)
+
+    def __init__(self, cpu_seconds: float, wall_seconds: float) -> None:
+        super().__init__(cpu_seconds, wall_seconds)
+        self.answers: list[bool] = []
+
+    def over(self) -> bool:
+        answer = super().over()
+        self.answers.append(answer)
+        return answer
+
+
 class Watched(SearchBot):
-    """A search bot that keeps every card it chose, and checks each one is legal."""
+    """A search bot that keeps every card it chose, and checks each one is legal; and keeps
+    each decision's time and the worlds it measured."""
 
     def __init__(self, seed: int, **options: float) -> None:
-        super().__init__(seed=seed, **options)  # type: ignore[arg-type]
+        super().__init__(seed=seed, thinking=self._think, **options)  # type: ignore[arg-type]
         self.choices: list[Card] = []
-        self.slowest = 0.0
+        self.decisions: list[CountedThinking] = []
+        self.worlds: list[int] = []
+
+    def _think(self, rules: Rules, wanted: float | None) -> Thinking:
+        thinking = CountedThinking.for_turn(rules, wanted)
+        assert isinstance(thinking, CountedThinking)
+        self.decisions.append(thinking)
+        return thinking
+
+    def measure_bids(self, view: BotView, bids: Sequence[int]) -> Measurements:
+        found = super().measure_bids(view, bids)
+        self.worlds.append(len(found.weights))
+        return found
+
+    def measure(self, view: BotView, cards: Sequence[Card]) -> Measurements:
+        found = super().measure(view, cards)
+        self.worlds.append(len(found.weights))
+        return found
 
     def play(self, view: BotView) -> Card:
-        started = time.perf_counter()
         card = super().play(view)
-        self.slowest = max(self.slowest, time.perf_counter() - started)
         assert card in view.legal_cards
         self.choices.append(card)
         return card
@@ -104,23 +136,39 @@ def test_search_stays_within_its_time_and_the_turn_clock() -> None:
     assert quick.last_budget == 0.03
     assert clocked.last_budget == turn_seconds(rules) == 0.3  # the clock less the margin
     assert quick.last_worlds >= 1
-    # Past its budget a decision only finishes the world in hand (generous: machines are busy).
-    assert quick.slowest < 0.03 + 0.5 and clocked.slowest < 0.3 + 0.5
+    # Past its budget a decision only finishes the world in hand: it asks after each world
+    # whether its time is over, and stops at the first yes.
+    for bot in (quick, clocked):
+        assert len(bot.decisions) == len(bot.worlds) > 0
+        for thinking, worlds in zip(bot.decisions, bot.worlds, strict=True):
+            assert len(thinking.answers) == worlds
+            assert True not in thinking.answers[:-1]
+    assert any(thinking.answers[-1] for thinking in quick.decisions)  # its 30 ms ran out
+    assert {(t.cpu_seconds, t.wall_seconds) for t in quick.decisions} == {(0.03, 0.3)}
+    assert {(t.cpu_seconds, t.wall_seconds) for t in clocked.decisions} == {(0.3, 0.3)}
 
 
 def test_thinking_counts_cpu_time_and_stops_at_the_wall_clock_cap() -> None:
     # Waiting (another process on the core) spends no CPU time: the decision goes on.
-    waiting = Thinking(cpu_seconds=0.02, wall_seconds=10.0)
-    time.sleep(0.06)
+    cpu, wall = [100.0], [500.0]
+    clocks = {"cpu_clock": lambda: cpu[0], "wall_clock": lambda: wall[0]}
+    waiting = Thinking(cpu_seconds=0.02, wall_seconds=10.0, **clocks)
+    wall[0] += 0.06  # it waits: the wall clock moves, this thread's CPU time does not
     assert not waiting.over()
+    cpu[0] += 0.03  # it works
+    assert waiting.over()
+    # However little CPU time it used, a decision ends at the wall-clock cap.
+    capped = Thinking(cpu_seconds=10.0, wall_seconds=0.02, **clocks)
+    assert not capped.over()
+    wall[0] += 0.04
+    assert capped.over()
+    # Its own clocks are this thread's CPU time and the wall clock.
+    working = Thinking(cpu_seconds=0.02, wall_seconds=10.0)
     spent = time.thread_time()
     while time.thread_time() - spent < 0.03:  # this thread's own work
         pass
-    assert waiting.over()
-    # However little CPU time it used, a decision ends at the wall-clock cap.
-    capped = Thinking(cpu_seconds=10.0, wall_seconds=0.02)
-    time.sleep(0.04)
-    assert capped.over()
+    assert working.over()
+    assert (working.cpu_clock, working.wall_clock) == (time.thread_time, time.perf_counter)
     turn = Thinking.for_turn(Rules(clock=Clock(turn_millis=600, extension_millis=0)), 10.0)
     assert (turn.cpu_seconds, turn.wall_seconds) == (0.3, 0.3)
     assert Thinking.for_turn(Rules(), 0.1).cpu_seconds == 0.1

@@ -6,7 +6,7 @@ with UNAVAILABLE and the reason code LOG_UNAVAILABLE, and its gRPC health turns 
 (that of a replica that attempts a write: the health follows the log's writes);
 once it is back the same replica processes (no restart) turn SERVING and every match finishes.
 NATS SIGKILLed mid-match and started again: the matches finish. After each, the history check
-(tests/cluster/history.py): nothing acknowledged is lost or applied twice, every stream's
+(tests/support/history.py): nothing acknowledged is lost or applied twice, every stream's
 deliveries are gap-free.
 
 An action acknowledged while PostgreSQL is down would have to be in the log afterwards (the
@@ -29,7 +29,7 @@ from spades import protocol
 from spades.client.errors import SpadesError, from_rpc_error
 from spades.engine import Rules
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
-from tests.cluster.scenario import Play
+from tests.support.cluster_tables import Play
 
 TABLES = 3
 RULES = Rules(max_hands=3)

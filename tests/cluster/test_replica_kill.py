@@ -1,11 +1,11 @@
 """A replica SIGKILLed while bots play through the load balancer, with the history check.
 
-``TABLES`` tables of four random bots play through haproxy (tests/cluster/scenario.py), which
+``TABLES`` tables of four random bots play through haproxy (tests/support/cluster_tables.py), which
 spreads their calls over both replicas. Once every table has accepted ``BEFORE_KILL`` actions,
 replica spades-1 is SIGKILLed: its streams break, haproxy takes it out, the bots reconnect
 through haproxy to spades-2, resume from their last sequence and resend what was never
 answered. Once every table has accepted an action since the kill, spades-1 is started again and
-every match is played to its end. Then tests/cluster/history.py reads the log in PostgreSQL
+every match is played to its end. Then tests/support/history.py reads the log in PostgreSQL
 directly and checks every table's history against what the clients sent, were acknowledged and
 were delivered.
 
@@ -24,7 +24,7 @@ import pytest
 import spades_cluster
 
 from spades.engine import Rules
-from tests.cluster.scenario import Play
+from tests.support.cluster_tables import Play
 
 TABLES = 6
 RULES = Rules(max_hands=2)

@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 import spades_cluster
 
-from spades.bot import Backoff, BotView, MatchOutcome, play_match
+from spades.bot import Backoff, MatchOutcome, play_match
 from spades.client import SpadesClient
 from spades.engine import Rules
-from spades_bots.random_bot import RandomBot
 from tests.cluster.conftest import require_cluster_tools
+from tests.support.cluster_tables import Thinking
 from tests.support.faults import seat_four
 from tests.support.servers import running_server
 
@@ -79,18 +79,6 @@ def haproxy_in_front(folder: Path, server_port: int, timeout: str) -> Iterator[s
         process.wait(10)
 
 
-class Pondering(RandomBot):
-    """A random bot that thinks ``think`` seconds over each bid (its cards are quick)."""
-
-    def __init__(self, seed: int, think: float) -> None:
-        super().__init__(seed)
-        self.think = think
-
-    async def bid(self, view: BotView) -> int:  # type: ignore[override]
-        await asyncio.sleep(self.think)
-        return super().bid(view)
-
-
 async def play_four(address: str, think: float) -> list[MatchOutcome]:
     async with SpadesClient(address) as client:
         _, tokens = await seat_four(client, RULES, "through haproxy")
@@ -98,7 +86,9 @@ async def play_four(address: str, think: float) -> list[MatchOutcome]:
             await asyncio.wait_for(
                 asyncio.gather(
                     *(
-                        play_match(client, Pondering(seat, think), token, backoff=BACKOFF)
+                        play_match(
+                            client, Thinking(seat, think, over_cards=False), token, backoff=BACKOFF
+                        )
                         for seat, token in enumerate(tokens)
                     )
                 ),

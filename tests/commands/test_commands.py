@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,28 +12,16 @@ import pytest
 
 from spades.client import SpadesClient
 from spades.engine import CARDS, Rules
-from tests.support.processes import ServerProcess, clean_environment, spades_server
+from tests.support.processes import ServerProcess, clean_environment
+from tests.support.terminal import BIN, command_server
 
-BIN = Path(sys.executable).parent
 TOKEN = "an-operator-token-for-the-tests-0123456789"
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServerProcess]:
-    env = clean_environment(SPADES_OPERATOR_TOKEN=TOKEN)
-    with spades_server(
-        tmp_path / "server.log",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "127.0.0.1:0",
-        "--database",
-        str(tmp_path / "tables.db"),
-        env=env,
-    ) as served:
+    with command_server(tmp_path, env=clean_environment(SPADES_OPERATOR_TOKEN=TOKEN)) as served:
         yield served
-        served.terminate()
-        served.wait(30)
 
 
 def run(command: str, *args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -18,7 +18,8 @@ from spades.bot import play_match
 from spades.client import SpadesClient, rating_change_text
 from spades.engine import Rules
 from spades_bots.registry import bot_class
-from tests.support.processes import ServerProcess, clean_environment, server_in
+from tests.support.processes import ServerProcess, clean_environment
+from tests.support.terminal import command_server
 
 BIN = Path(sys.executable).parent
 PASSWORD = "a long and secret passphrase"
@@ -27,7 +28,8 @@ ONE_HAND = Rules(max_hands=1)
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    yield from server_in(tmp_path_factory.mktemp("server"))
+    with command_server(tmp_path_factory.mktemp("server")) as served:
+        yield served
 
 
 async def play(address: str, sides: list[tuple[str, str]], *, rated: bool) -> str:

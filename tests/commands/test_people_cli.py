@@ -10,18 +10,14 @@ import json
 import os
 import stat
 import subprocess
-import sys
-import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.support.processes import ServerProcess, clean_environment, server_in
+from tests.support.processes import ServerProcess
+from tests.support.terminal import BIN, User, command_server
 
-BIN = Path(sys.executable).parent
 PASSWORD = "a long and secret passphrase"
 
 
@@ -29,57 +25,19 @@ PASSWORD = "a long and secret passphrase"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     # Few sign-ins per account, so the limit is reached in a test; many per address (every
     # process here is 127.0.0.1).
-    yield from server_in(
+    with command_server(
         tmp_path_factory.mktemp("server"),
         "--sign-ins-per-account",
         "3",
         "--sign-ins-per-address",
         "1000",
-    )
+    ) as served:
+        yield served
 
 
-@dataclass
-class Person:
-    """Someone at a terminal, with their own config file."""
-
-    config: Path
-    address: str
-
-    def env(self, **extra: str) -> dict[str, str]:
-        return clean_environment(
-            SPADES_CONFIG=str(self.config), SPADES_SERVER=self.address, **extra
-        )
-
-    def run(self, *args: str, password: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(BIN / "spades"), "account", *args],
-            input="" if password is None else password + "\n",
-            capture_output=True,
-            text=True,
-            env=self.env(),
-            timeout=90,
-        )
-
-    def ok(self, *args: str, password: str | None = None) -> str:
-        ran = self.run(*args, password=password)
-        assert ran.returncode == 0, (args, ran.stdout, ran.stderr)
-        return ran.stdout
-
-    def json(self, *args: str, password: str | None = None) -> Any:
-        return json.loads(self.ok(*args, "--json", password=password))
-
-    def refused(self, reason_code: str, *args: str, password: str | None = None) -> str:
-        ran = self.run(*args, password=password)
-        assert ran.returncode == 1, (args, ran.stdout, ran.stderr)
-        assert f" {reason_code}: " in ran.stderr, (args, ran.stderr)
-        return ran.stderr
-
-    def saved(self) -> dict[str, Any]:
-        return tomllib.loads(self.config.read_text())
-
-
-def person(server: ServerProcess, folder: Path, name: str) -> Person:
-    return Person(folder / name.replace(" ", "_") / "config.toml", server.address)
+def person(server: ServerProcess, folder: Path, name: str) -> User:
+    """Someone at a terminal running ``spades account``, with their own config file."""
+    return User(folder / name.replace(" ", "_") / "config.toml", server.address, ("account",))
 
 
 def test_sign_up_in_and_out_with_sessions_listed_and_revoked(
@@ -190,7 +148,7 @@ def test_a_person_owns_bots_from_the_command_line(server: ServerProcess, tmp_pat
 
 
 def test_an_expired_session_is_refused_as_expired(tmp_path: Path) -> None:
-    for served in server_in(tmp_path, "--session-days", "0.0000000001"):
+    with command_server(tmp_path, "--session-days", "0.0000000001") as served:
         brief = person(served, tmp_path, "Brief")
         brief.ok("sign-up", "Brief Person", password=PASSWORD)
         brief.refused("SESSION_EXPIRED", "sessions", "list")

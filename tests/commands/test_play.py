@@ -3,7 +3,6 @@ person takes a seat beside three house bots and plays a whole hand by pressing b
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -132,7 +131,6 @@ async def test_a_refused_seat_is_a_message(address: str) -> None:
         arguments = parser().parse_args(["--table", "no-such-table"])
         with pytest.raises(Exception, match="no-such-table"):
             await take_seat(client, arguments)
-    await asyncio.sleep(0)
 
 
 def test_the_spades_command_starts_without_textual() -> None:

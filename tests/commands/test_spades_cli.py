@@ -13,11 +13,8 @@ import os
 import re
 import stat
 import subprocess
-import sys
 import time
-import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +23,9 @@ import pytest
 from spades.client import SpadesClient
 from spades.commands.spades import parser
 from spades.engine import CARDS, Rules
-from tests.support.processes import ServerProcess, clean_environment, server_in
+from tests.support.processes import ServerProcess, clean_environment
+from tests.support.terminal import BIN, User, bot_process, command_server, make_user, registered
 
-BIN = Path(sys.executable).parent
 TOKEN = "an-operator-token-for-the-spades-cli-tests-0123456789"
 #: A port nothing listens on: a setting that must lose to a better one points here.
 NOWHERE = "127.0.0.1:9"
@@ -38,61 +35,8 @@ NOWHERE = "127.0.0.1:9"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     folder = tmp_path_factory.mktemp("server")
     env = clean_environment(SPADES_OPERATOR_TOKEN=TOKEN, SPADES_TOURNAMENT_POLL="0.3")
-    yield from server_in(folder, env=env)
-
-
-@dataclass
-class User:
-    """Someone at a terminal: their config file, and the server in their environment."""
-
-    config: Path
-    address: str
-
-    def env(self, **extra: str) -> dict[str, str]:
-        return clean_environment(
-            SPADES_CONFIG=str(self.config), SPADES_SERVER=self.address, **extra
-        )
-
-    def run(
-        self, *args: str, env: dict[str, str] | None = None, timeout: float = 90
-    ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(BIN / "spades"), *args],
-            capture_output=True,
-            text=True,
-            env=self.env() if env is None else env,
-            timeout=timeout,
-        )
-
-    def ok(self, *args: str, **extra: str) -> str:
-        ran = self.run(*args, env=self.env(**extra))
-        assert ran.returncode == 0, (args, ran.stdout, ran.stderr)
-        return ran.stdout
-
-    def json(self, *args: str, **extra: str) -> Any:
-        return json.loads(self.ok(*args, "--json", **extra))
-
-    def refused(self, reason_code: str, *args: str, **extra: str) -> str:
-        """Run a call the server must refuse with ``reason_code``: exit 1, the code and the
-        reason on stderr."""
-        ran = self.run(*args, env=self.env(**extra))
-        assert ran.returncode == 1, (args, ran.stdout, ran.stderr)
-        assert f" {reason_code}: " in ran.stderr, (args, ran.stderr)
-        return ran.stderr
-
-    def saved(self) -> dict[str, Any]:
-        return tomllib.loads(self.config.read_text())
-
-
-def make_user(server: ServerProcess, folder: Path, name: str) -> User:
-    return User(folder / name / "config.toml", server.address)
-
-
-def registered(server: ServerProcess, folder: Path, name: str) -> User:
-    """A user whose new bot account's key is saved in their config file."""
-    user = make_user(server, folder, name)
-    user.ok("account", "create", name, "--save")
-    return user
+    with command_server(folder, env=env) as served:
+        yield served
 
 
 # ------------------------------------------------------------------------------- help, README
@@ -225,6 +169,7 @@ def test_an_account_from_create_to_revoke(server: ServerProcess, tmp_path: Path)
         "players": [4],
         "target_scores": [100, 500],
         "options": ["jokers"],
+        "max_series": 1,  # single matches only: no series declared
     }
 
     old_key = settings["account_key"]
@@ -416,13 +361,13 @@ def test_a_finished_table_analysed_by_id_and_a_live_one_refused(
 ) -> None:
     user = make_user(server, tmp_path, "analyst")
     table_id = finished_table(user)
-    ran = user.run(
-        "record", "analyse", table_id, "--json", "--worlds", "1", "--jobs", "2", timeout=1500
-    )
+    # Analysed by the server's worker pool (AnalysisService), one world a card.
+    ran = user.run("record", "analyse", table_id, "--json", "--worlds", "1", timeout=1500)
     assert ran.returncode == 0, ran.stderr
     analysis = json.loads(ran.stdout)
     assert analysis["table_id"] == table_id and len(analysis["plays"]) == 52
     assert set(analysis["seats"]) == set("NESW")
+    assert {play["worlds"] for play in analysis["plays"]} <= {0, 1}
     # A table still playing (three house bots wait for a fourth seat) is never analysed.
     live = asyncio.run(_house_bot_table(user.address, house_bots=3))
     refused = user.run("record", "analyse", live, "--worlds", "1")
@@ -463,20 +408,6 @@ def test_a_person_and_a_bot_are_told_why_a_seat_is_refused(
 
 
 # ------------------------------------------------------------------------------- tournaments
-
-
-def bot_process(user: User, tmp_path: Path) -> subprocess.Popen[str]:
-    """``spades bot --config``: the account's bot, playing every table it is assigned."""
-    config = tmp_path / f"{user.config.parent.name}-bot.toml"
-    config.write_text(f'server = "{user.address}"\nbot = "random"\n')
-    key = user.saved()["account_key"]
-    return subprocess.Popen(
-        [str(BIN / "spades"), "bot", "--config", str(config)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=clean_environment(SPADES_ACCOUNT_KEY=key),
-    )
 
 
 def test_a_rated_tournament_from_the_command_line(server: ServerProcess, tmp_path: Path) -> None:

@@ -31,18 +31,17 @@ from typing import TypeVar
 
 import pytest
 
-from spades.bot import Backoff, BotView, MatchOutcome, play_match
+from spades.bot import Backoff, MatchOutcome, play_match
 from spades.client import SpadesClient, SpadesError
-from spades.client.client import DEFAULT_CHANNEL_OPTIONS
 from spades.client.errors import is_transient
-from spades.engine import Card, Rules
+from spades.engine import Rules
 from spades.engine import events as ev
-from spades_bots.random_bot import RandomBot
+from tests.support.cluster_tables import CHANNEL_OPTIONS, Thinking
 from tests.support.faults import (
     RecordingClient,
-    action_ids_by_seat,
     assert_acknowledged_once,
     assert_contiguous,
+    assert_each_action_id_in_one_place,
     assert_log_is_truth,
     engine_events,
     read_log,
@@ -75,28 +74,7 @@ THINK = 0.02
 FINISH_TIMEOUT = 60.0
 #: The whole test's bound: the loop, then finishing every match (above the suite's 120 s).
 LOOP_TIMEOUT = 300
-#: Quick reconnection (the SDK's defaults wait up to 5 and 10 s, longer than a run here).
-CHANNEL_OPTIONS = tuple(
-    {
-        **dict(DEFAULT_CHANNEL_OPTIONS),
-        "grpc.initial_reconnect_backoff_ms": 50,
-        "grpc.min_reconnect_backoff_ms": 50,
-        "grpc.max_reconnect_backoff_ms": 300,
-    }.items()
-)
 BACKOFF = Backoff(initial=0.05, maximum=0.5, give_up_after=60.0)
-
-
-class Thinking(RandomBot):
-    """A random bot that takes ``THINK`` seconds per decision."""
-
-    async def bid(self, view: BotView) -> int:  # type: ignore[override]
-        await asyncio.sleep(THINK)
-        return super().bid(view)
-
-    async def play(self, view: BotView) -> Card:  # type: ignore[override]
-        await asyncio.sleep(THINK)
-        return super().play(view)
 
 
 async def until_answered(call: Callable[[], Awaitable[T]], within: float = 60.0) -> T:
@@ -151,7 +129,7 @@ async def test_a_random_sigkill_loop_loses_and_doubles_nothing(tmp_path: Path) -
             asyncio.ensure_future(
                 play_match(
                     client,
-                    Thinking(rng.randrange(1 << 30)),
+                    Thinking(rng.randrange(1 << 30), THINK),
                     token,
                     table_id=table_id,
                     backoff=BACKOFF,
@@ -223,13 +201,7 @@ async def test_a_random_sigkill_loop_loses_and_doubles_nothing(tmp_path: Path) -
     streams = await read_log(database)
     assert_contiguous(streams)
     assert sorted(streams) == sorted(created_by.values()), "one table per CreateTable request"
-    log_ids = [
-        action_id
-        for stored in streams.values()
-        for by_seat in action_ids_by_seat(stored).values()
-        for action_id in by_seat
-    ]
-    assert len(log_ids) == len(set(log_ids)), "an action id caused events at two places"
+    assert_each_action_id_in_one_place(streams)
     for table_id, seat_tokens in tokens.items():
         stored = streams[table_id]
         events = engine_events(stored)

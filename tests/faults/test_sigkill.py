@@ -36,9 +36,9 @@ from tests.support.faults import (
     Accepted,
     Paced,
     RecordingClient,
-    action_ids_by_seat,
     assert_acknowledged_once,
     assert_contiguous,
+    assert_each_action_id_in_one_place,
     assert_log_is_truth,
     engine_events,
     eventually,
@@ -172,13 +172,7 @@ async def test_sigkill_mid_play_loses_nothing_and_every_match_finishes(
 
     streams = await read_log(database)
     assert_contiguous(streams)
-    log_ids = [
-        message_id
-        for stored in streams.values()
-        for by_seat in action_ids_by_seat(stored).values()
-        for message_id in by_seat
-    ]
-    assert len(log_ids) == len(set(log_ids)), "an action id caused events at two places"
+    assert_each_action_id_in_one_place(streams)
 
     for table_id, seat_tokens in tokens.items():
         stored = streams[table_id]

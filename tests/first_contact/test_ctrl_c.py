@@ -11,7 +11,7 @@ from pathlib import Path
 import grpc
 
 from spades.v1 import lobby_pb2, lobby_pb2_grpc
-from tests.first_contact.bot_process import start_bot, wait_for_text
+from tests.support.bot_process import start_bot, wait_for_text
 from tests.support.processes import spades_server
 
 EXIT_TIMEOUT = 15.0

@@ -11,7 +11,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from tests.first_contact.bot_process import SPADES_BOT, start_bot, wait_for_text
+from tests.support.bot_process import SPADES_BOT, start_bot, wait_for_text
 from tests.support.processes import clean_environment, free_port, spades_server
 
 MATCH_TIMEOUT = 90

@@ -18,7 +18,7 @@ import pytest
 from spades import protocol
 from spades.engine import Rules
 from spades.v1 import lobby_pb2
-from tests.first_contact.bot_process import SEAT_TOKEN_PATTERN, start_bot
+from tests.support.bot_process import SEAT_TOKEN_PATTERN, start_bot
 from tests.support.processes import Stubs, clean_environment, spades_server
 
 MATCH_TIMEOUT = 60

@@ -139,7 +139,7 @@ class FailsOnce(Bot):
         self.inner = HeuristicBot()
 
     def bid(self, view: BotView) -> int:
-        return self.inner.bid(view)
+        return self.inner.bid(view).answer
 
     def play(self, view: BotView) -> Card:
         return self.inner.play(view)

@@ -4,6 +4,7 @@ on one replica works (and dies) on the other, and a rated match is rated exactly
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,11 @@ from spades.bot import play_match
 from spades.client import SpadesClient, SpadesError
 from spades.engine import Rules
 from spades_bots.registry import bot_class
+from spades_server.app.server import SpadesServer
 from spades_server.domain import ratings
 from spades_server.store import codecs, rating_store
 from tests.support.servers import replicas
+from tests.support.time import wait_for_state
 
 pytestmark = pytest.mark.asyncio
 
@@ -49,6 +52,11 @@ async def test_names_and_keys_hold_across_replicas(tmp_path: Path) -> None:
             await b.close()
 
 
+def saw_the_end(server: SpadesServer, table_id: str) -> bool:
+    """Whether ``server``'s table cache holds ``table_id`` finished."""
+    return any(t.table_id == table_id and t.finished for t in server.store.cached_tables())
+
+
 async def test_a_rated_match_played_across_replicas_is_rated_once(tmp_path: Path) -> None:
     async with replicas(tmp_path, 2) as servers:
         one, two = servers
@@ -74,9 +82,11 @@ async def test_a_rated_match_played_across_replicas_is_rated_once(tmp_path: Path
                     if table_id in pool.rated_tables:
                         break
                     await asyncio.sleep(0.05)
-                # Give the other replica every chance to rate it a second time.
-                await asyncio.sleep(0.5)
+                # Each replica rates a match it sees end: both saw it end, and finished what
+                # rating they started, so a second rating would be in the log by now.
                 for server in servers:
+                    ended = functools.partial(saw_the_end, server, table_id)
+                    await wait_for_state(ended, "the replica saw the match end")
                     await server.ratings.idle()
         finally:
             for player in players:

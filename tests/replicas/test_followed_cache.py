@@ -41,7 +41,7 @@ from tests.support.backends import (
     require_postgres,
     schema_for,
 )
-from tests.support.clients import Client
+from tests.support.clients import Client, close_streams
 from tests.support.followers import two_logs, until_followed
 from tests.support.seats import play_turns
 
@@ -180,8 +180,7 @@ async def test_a_replica_does_not_follow_tables_it_does_not_serve(tmp_path: Path
                 await asyncio.sleep(0.01)
             assert found.table.sequence == version
             assert all(seat.occupied for seat in found.table.seats)
-            for stream in streams.values():
-                await stream.close()
+            await close_streams(streams)
     finally:
         for server in servers:
             await server.stop()

@@ -1,3 +1,6 @@
+"""The SDK suite's fixtures: a running server on each log backend, as the server suite's
+(tests/support/fixtures.py's ``storage``), and an SDK client of it."""
+
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
@@ -8,7 +11,7 @@ import pytest_asyncio
 
 from spades.client import SpadesClient
 from spades_server.app.server import SpadesServer
-from tests.support.backends import LogStorage
+from tests.support.backends import LogStorage, Storages
 from tests.support.servers import running_server
 
 
@@ -18,10 +21,10 @@ def database(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def log_storage(database: Path) -> LogStorage | Path:
-    """Where the suite's server keeps its log: a SQLite file. A module whose tests must hold on
-    both backends overrides this fixture with ``storage()`` (tests/conftest.py's ``storage``)."""
-    return database
+def log_storage(storage: Storages) -> LogStorage | Path:
+    """Where the suite's server keeps its log: each test runs once on SQLite and once on
+    PostgreSQL (tests/support/fixtures.py's ``storage``)."""
+    return storage()
 
 
 @pytest_asyncio.fixture

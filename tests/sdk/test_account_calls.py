@@ -1,4 +1,5 @@
-"""The SDK's account and rating calls, async and sync, against a real server (SQLite)."""
+"""The SDK's account and rating calls, async and sync, against a real server on each log
+backend."""
 
 from __future__ import annotations
 

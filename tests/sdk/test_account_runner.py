@@ -5,7 +5,6 @@ one stream per account)."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -15,19 +14,15 @@ from spades.client import SpadesClient
 from spades.engine import Rules
 from spades_bots.random_bot import RandomBot
 from spades_server.app.server import SpadesServer
-from spades_server.ops.settings import Settings
+from tests.support.backends import LogStorage, Storages
+from tests.support.servers import new_server
 
 pytestmark = pytest.mark.asyncio
 
 
-def settings(database: Path, port: int = 0) -> Settings:
-    return Settings(
-        listen=f"127.0.0.1:{port}",
-        database=str(database),
-        metrics="off",
-        web="off",
-        shutdown_grace=0.2,
-    )
+def server_on(where: LogStorage, port: int = 0) -> SpadesServer:
+    """A server (not started) on the test's log, on ``port`` (0: any free one)."""
+    return new_server(where, listen=f"127.0.0.1:{port}", shutdown_grace=0.2)
 
 
 async def until(condition: object, seconds: float = 30) -> None:
@@ -37,9 +32,10 @@ async def until(condition: object, seconds: float = 30) -> None:
 
 
 async def test_the_runner_reconnects_after_a_restart_and_answers_what_came_meanwhile(
-    database: Path,
+    storage: Storages,
 ) -> None:
-    server = SpadesServer(settings(database))
+    where = storage()
+    server = server_on(where)
     port = await server.start()
     address = f"127.0.0.1:{port}"
     try:
@@ -57,7 +53,7 @@ async def test_the_runner_reconnects_after_a_restart_and_answers_what_came_meanw
             await until(lambda: runner.sequence >= 2)  # created, key issued: it follows
             seen = runner.sequence
             await server.stop()
-            server = SpadesServer(settings(database, port))
+            server = server_on(where, port)
             await server.start()
             made = await host_client.create_challenge(
                 [guest.account.account_id], Rules(max_hands=1), expiry_seconds=60
@@ -76,8 +72,8 @@ async def test_the_runner_reconnects_after_a_restart_and_answers_what_came_meanw
         await server.stop()
 
 
-async def test_a_newer_runner_for_the_account_takes_over(database: Path) -> None:
-    server = SpadesServer(settings(database))
+async def test_a_newer_runner_for_the_account_takes_over(storage: Storages) -> None:
+    server = server_on(storage())
     port = await server.start()
     address = f"127.0.0.1:{port}"
     try:
@@ -101,8 +97,8 @@ async def test_a_newer_runner_for_the_account_takes_over(database: Path) -> None
         await server.stop()
 
 
-async def test_a_stopped_runner_gives_up_its_seat_in_the_rated_queue(database: Path) -> None:
-    server = SpadesServer(settings(database))
+async def test_a_stopped_runner_gives_up_its_seat_in_the_rated_queue(storage: Storages) -> None:
+    server = server_on(storage())
     port = await server.start()
     address = f"127.0.0.1:{port}"
     try:

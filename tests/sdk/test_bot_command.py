@@ -23,8 +23,8 @@ from spades.bot import named_bot_class, play_match
 from spades.client import SpadesClient
 from spades.engine import Rules
 from spades_server.app.server import SpadesServer
-from tests.first_contact.bot_process import SPADES_BOT
 from tests.sdk.author_bot import Lowest
+from tests.support.bot_process import SPADES_BOT
 from tests.support.processes import clean_environment
 from tests.support.servers import running_server
 from tests.support.tls import self_signed
@@ -339,7 +339,7 @@ async def test_a_mistaken_bot_name_lists_the_named_bots_or_the_modules_classes(
     code, output = await run([str(SPADES_BOT), "--bot", "bogus", *nowhere], tmp_path)
     assert code == 2, output
     (line,) = output.strip().splitlines()
-    assert "no bot is named 'bogus': the named bots are heuristic, random, search;" in line
+    assert "no bot is named 'bogus': the named bots are expert, heuristic, random, search;" in line
     code, output = await run([str(SPADES_BOT), "--bot", "mybot:Missing", *nowhere], tmp_path)
     assert code == 2, output
     (line,) = output.strip().splitlines()

@@ -1,5 +1,6 @@
-"""The SDK's challenge and manifest calls from the sync client, against a real server
-(SQLite): set a manifest, challenge, list, cancel, decline and accept, blocking."""
+"""The SDK's challenge and manifest calls from the sync client, against a real server on
+SQLite (the integrity check after reads its file): set a manifest, challenge, list, cancel,
+decline and accept, blocking."""
 
 from __future__ import annotations
 
@@ -15,6 +16,12 @@ from spades_server.app import integrity
 from spades_server.app.server import SpadesServer
 
 
+@pytest.fixture
+def log_storage(database: Path) -> Path:
+    """SQLite only: the test reads the server's log file with the integrity check."""
+    return database
+
+
 def _sync_challenges(address: str) -> list[str]:
     with SyncSpadesClient(address) as anonymous:
         host = anonymous.create_account("Sync Host", kind="person")
@@ -25,9 +32,13 @@ def _sync_challenges(address: str) -> list[str]:
         SyncSpadesClient(address, account_key=host.key) as hosting,
         SyncSpadesClient(address, account_key=guest.key) as guesting,
     ):
-        declared = guesting.set_manifest(manifest_of(options=["jokers"]))
-        assert declared.manifest == manifest_of(options=["jokers"])
-        first = hosting.create_challenge([guest_id], Rules(jokers=True), expiry_seconds=60)
+        declared = guesting.set_manifest(manifest_of(options=["jokers"], max_series=2))
+        assert declared.manifest == manifest_of(options=["jokers"], max_series=2)
+        first = hosting.create_challenge(
+            [guest_id], Rules(jokers=True), expiry_seconds=60, series_length=2
+        )
+        assert (first.series_length, first.series, first.series_over) == (2, (), False)
+        assert hosting.online_bots().bots == ()  # no account stream is open
         second = hosting.create_challenge(
             [guest_id],
             seating={

@@ -11,14 +11,6 @@ import pytest
 from spades.client import SpadesClient
 from spades.engine import Phase, Rules
 from spades_server.app.server import SpadesServer
-from tests.support.backends import LogStorage, Storages
-
-
-@pytest.fixture
-def log_storage(storage: Storages) -> LogStorage:
-    """These tests run on both log backends (tests/sdk/conftest.py's server takes this)."""
-    return storage()
-
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 _PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)

@@ -19,8 +19,8 @@ from spades.client import (
 )
 from spades.engine import PLAY, Card, Rules
 from spades_bots.random_bot import RandomBot
-from tests.sdk.helpers import play_all, seat_bots
 from tests.support.backends import Storages
+from tests.support.bot_matches import play_all, seat_bots
 from tests.support.servers import running_server
 
 

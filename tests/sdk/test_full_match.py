@@ -11,7 +11,7 @@ from spades.client import Snapshot, SpadesClient, StreamEvent
 from spades.engine import Card, Rules
 from spades.engine import events as ev
 from spades_bots.random_bot import RandomBot
-from tests.sdk.helpers import audit, play_all, seat_bots
+from tests.support.bot_matches import audit, play_all, seat_bots
 
 RULE_SETS = [
     Rules(max_hands=2),

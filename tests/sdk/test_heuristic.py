@@ -85,8 +85,8 @@ def test_trick_counting() -> None:
 def test_the_heuristic_bot_is_deterministic_and_bids_nil_on_a_nil_hand() -> None:
     bot = HeuristicBot()
     weak = _view_with("2S 3S 4H 5H 6H 7H 2D 3D 4D 5D 6C 7C 8C")
-    assert bot.bid(weak) == bot.bid(weak) == 0
+    assert bot.bid(weak).answer == bot.bid(weak).answer == 0
     strong = _view_with("AS KS QS JS 3S AH KH AD 4D 3D 2C 3C 4C")
-    assert 7 <= bot.bid(strong) <= 10
+    assert 7 <= bot.bid(strong).answer <= 10
     no_nil = _view_with("2S 3S 4H 5H 6H 7H 2D 3D 4D 5D 6C 7C 8C", Rules(nil_allowed=False), 1)
-    assert bot.bid(no_nil) == 1
+    assert bot.bid(no_nil).answer == 1

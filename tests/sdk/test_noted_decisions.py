@@ -4,8 +4,6 @@ each beside the action it explains, as ``spades-record show`` prints it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from spades import notes
@@ -14,15 +12,9 @@ from spades.client import SpadesClient
 from spades.engine import Card, Rules
 from spades.engine import events as ev
 from spades.records import events_of, notes_of, render_match, verify
-from tests.sdk.helpers import play_all, seat_bots
-from tests.support.backends import LogStorage, Storages
+from tests.support.bot_matches import play_all, seat_bots
 
 MARKER = "noted-by-the-sdk-5e2b"
-
-
-@pytest.fixture
-def log_storage(storage: Storages) -> LogStorage | Path:
-    return storage()
 
 
 class Explaining(Bot):

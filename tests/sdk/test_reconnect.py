@@ -4,19 +4,19 @@ lost or applied twice (checked against the table's record)."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
 from spades import protocol
-from spades.bot import BotView, play_match
+from spades.bot import Backoff, BotView, play_match
 from spades.client import ActionResult, Prompt, SeatConnection, SpadesClient
 from spades.engine import Action, PlayCard, Rules
 from spades.engine import events as ev
 from spades_bots.random_bot import RandomBot
-from spades_server.app.server import SpadesServer
-from spades_server.ops.settings import Settings
-from tests.sdk.helpers import audit, play_all, seat_bots
+from tests.support.backends import Storages
+from tests.support.bot_matches import audit, play_all, seat_bots
+from tests.support.servers import new_server
+from tests.support.time import ManualClock, wait_for_state
 
 
 class Watchful(RandomBot):
@@ -33,33 +33,37 @@ class Watchful(RandomBot):
 
 
 @pytest.mark.asyncio
-async def test_bots_survive_a_server_restart_mid_hand(database: Path) -> None:
+async def test_bots_survive_a_server_restart_mid_hand(storage: Storages) -> None:
     rules = Rules(max_hands=2)
-    settings = Settings(
-        listen="127.0.0.1:0", database=str(database), metrics="off", web="off", shutdown_grace=0.2
-    )
-    server = SpadesServer(settings)
+    where = storage()
+    server = new_server(where, shutdown_grace=0.2)
     port = await server.start()
     reached = asyncio.Event()
     async with SpadesClient(f"127.0.0.1:{port}") as client:
         table_id, tokens = await seat_bots(client, rules)
         bots = [Watchful(seed, 7, reached) for seed in range(4)]
-        playing = asyncio.ensure_future(play_all(client, bots, tokens, table_id))
-        await asyncio.wait_for(reached.wait(), 20)
-        await server.stop()
-        await asyncio.sleep(0.5)  # the bots find the server gone and back off
-        server = SpadesServer(
-            Settings(
-                listen=f"127.0.0.1:{port}",
-                database=str(database),
-                metrics="off",
-                web="off",
-                shutdown_grace=0.2,
+        clock = ManualClock()  # the bots' back-off sleeps on it
+        backoff = Backoff(sleep=clock.sleep)
+        playing = asyncio.ensure_future(
+            asyncio.gather(
+                *(
+                    play_match(client, bot, token, table_id=table_id, backoff=backoff)
+                    for bot, token in zip(bots, tokens, strict=True)
+                )
             )
         )
+        await asyncio.wait_for(reached.wait(), 20)
+        await server.stop()
+        await clock.sleeping(count=4)  # the bots found the server gone and back off
+        server = new_server(where, listen=f"127.0.0.1:{port}", shutdown_grace=0.2)
         await server.start()
         try:
-            outcomes = await playing
+            while not playing.done():  # each back-off ends; a bot may find the channel down again
+                await wait_for_state(
+                    lambda: playing.done() or clock.sleepers_named(), "the bots play or back off"
+                )
+                clock.advance(Backoff().maximum)
+            outcomes = list(await playing)
             await audit(client, table_id, outcomes)
         finally:
             await server.stop()

@@ -15,14 +15,7 @@ from spades.engine import CARDS, PassCards, Rules
 from spades.engine import events as ev
 from spades.v1 import play_pb2
 from spades_bots.random_bot import RandomBot
-from tests.sdk.helpers import play_all, seat_bots
-from tests.support.backends import LogStorage, Storages
-
-
-@pytest.fixture
-def log_storage(storage: Storages) -> LogStorage:
-    """These tests run on both log backends (tests/sdk/conftest.py's server takes this)."""
-    return storage()
+from tests.support.bot_matches import play_all, seat_bots
 
 
 def test_a_card_pass_prompt_becomes_every_pass_for_a_bot() -> None:

@@ -21,13 +21,6 @@ from spades.engine import Rules
 from spades.engine import events as ev
 from spades_bots.random_bot import RandomBot
 from spades_server.app.server import SpadesServer
-from tests.support.backends import LogStorage, Storages
-
-
-@pytest.fixture
-def log_storage(storage: Storages) -> LogStorage:
-    """These tests run on both log backends (tests/sdk/conftest.py's server takes this)."""
-    return storage()
 
 
 def _whole_match(address: str) -> tuple[str, list[bool], int]:

@@ -46,15 +46,17 @@ async def ticks_during_a_match(bots: list[Blocking]) -> int:
     """How many times a task beside the match ran while the bots' blocking decisions did."""
     ticks = 0
     done = False
+    ticking = asyncio.Event()
 
     async def tick() -> None:
         nonlocal ticks
+        ticking.set()
         while not done:
             await asyncio.sleep(0.005)
             ticks += 1
 
     ticker = asyncio.create_task(tick())
-    await asyncio.sleep(0)  # the ticker is waiting on its first sleep
+    await ticking.wait()  # the ticker runs (and waits on its first sleep)
     started = ticks
     await play_local_match(bots, Rules(max_hands=1), seed=bytes(32))
     during = ticks - started

@@ -14,15 +14,7 @@ from spades.client import SpadesClient
 from spades.engine import Card, Clock, Phase, Rules
 from spades.engine import events as ev
 from spades_bots.random_bot import RandomBot
-from tests.sdk.helpers import play_all, seat_bots
-from tests.support.backends import LogStorage, Storages
-
-
-@pytest.fixture
-def log_storage(storage: Storages) -> LogStorage:
-    """These tests run on both log backends (tests/sdk/conftest.py's server takes this)."""
-    return storage()
-
+from tests.support.bot_matches import play_all, seat_bots
 
 CLOCK = Clock(turn_millis=20_000, extension_millis=7_000)
 

@@ -23,6 +23,7 @@ from tests.support.backends import Storages
 from tests.support.clients import Client, WatchStream, stream_error, watch
 from tests.support.seats import own_moves, play_until_over
 from tests.support.servers import log_entries, log_events, running_server
+from tests.support.time import ABSENT_PLAYERS, TURN_CLOCK, ManualClock, wait_for_state
 
 SOUTH = 2
 SOUTH_PROTO = cards_pb2.SEAT_SOUTH
@@ -32,10 +33,10 @@ QUICK_CLOCK = Rules(max_hands=1, clock=Clock(turn_millis=500, extension_millis=0
 
 @asynccontextmanager
 async def serving(
-    storage: Storages, **settings: object
+    storage: Storages, clock: ManualClock | None = None, /, **settings: object
 ) -> AsyncIterator[tuple[SpadesServer, Client]]:
     async with (
-        running_server(storage("absent"), shutdown_grace=0.2, **settings) as server,
+        running_server(storage("absent"), clock, shutdown_grace=0.2, **settings) as server,
         grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel,
     ):
         yield server, Client(channel)
@@ -273,8 +274,9 @@ async def test_a_long_disconnection_brings_a_substitute(storage: Storages) -> No
 
 @pytest.mark.asyncio
 async def test_a_reconnection_within_the_grace_brings_no_substitute(storage: Storages) -> None:
-    grace = 1.0
-    async with serving(storage, substitute_after_timeouts=0, disconnect_grace=grace) as (
+    grace = 60.0
+    clock = ManualClock()
+    async with serving(storage, clock, substitute_after_timeouts=0, disconnect_grace=grace) as (
         server,
         client,
     ):
@@ -283,20 +285,15 @@ async def test_a_reconnection_within_the_grace_brings_no_substitute(storage: Sto
         await player.start()
         await add_house_bots(client, table_id)
         await player.next_of("prompt")
-        drops = []
-        for _ in range(3):  # three short drops, each shorter than the grace
-            # The server sees the close after close() is called, and the new stream before its
-            # snapshot arrives: the time between the two is at least as long as its drop.
-            dropped = time.monotonic()
+        for _ in range(3):  # three drops, each a second shorter than the grace
             await player.close()
-            await asyncio.sleep(0.05)
+            await wait_for_state(
+                lambda: not server.absent.connected(table_id, SOUTH), "the server saw the drop"
+            )
+            await clock.pass_time(grace - 1, ABSENT_PLAYERS)  # a sweep within the grace
             player = client.seat_stream(token)
-            await player.start()
-            drops.append(time.monotonic() - dropped)
-            await asyncio.sleep(0.3)
-        await asyncio.sleep(2 * grace)  # twice the grace, connected
-        # (A loaded machine that stalled a drop past the grace would deserve its substitute.)
-        assert max(drops) < grace, f"a drop took {max(drops):.2f} s: not shorter than the grace"
+            await player.start()  # the server sees the new stream before its snapshot comes
+        await clock.pass_time(2 * grace, ABSENT_PLAYERS)  # a sweep twice the grace later
         assert not any(map(south_substituted, await log_events(server, table_id)))
         assert (table_id, SOUTH) not in server.house_bots.substitutes
         await player.close()
@@ -304,18 +301,18 @@ async def test_a_reconnection_within_the_grace_brings_no_substitute(storage: Sto
 
 @pytest.mark.asyncio
 async def test_no_substitutes_when_both_are_off(storage: Storages) -> None:
-    async with serving(storage, substitute_after_timeouts=0, disconnect_grace=0) as (
+    clock = ManualClock()
+    async with serving(storage, clock, substitute_after_timeouts=0, disconnect_grace=0) as (
         server,
         client,
     ):
-        fast = Rules(max_hands=1, clock=Clock(turn_millis=30, extension_millis=0))
-        table_id = (await client.create_table(fast)).table.table_id
+        turn = 30.0
+        rules = Rules(max_hands=1, clock=Clock(turn_millis=int(turn * 1000), extension_millis=0))
+        table_id = (await client.create_table(rules)).table.table_id
         await client.seat_all(table_id)
-        for _ in range(100):
-            kinds = [e.WhichOneof("kind") for e in await log_events(server, table_id)]
-            if kinds.count("turn_timed_out") >= 6:
-                break
-            await asyncio.sleep(0.05)
+        for _ in range(6):
+            await clock.pass_time(turn, TURN_CLOCK)
+        kinds = [e.WhichOneof("kind") for e in await log_events(server, table_id)]
         assert kinds.count("turn_timed_out") >= 6 and "seat_substituted" not in kinds
 
 

@@ -13,6 +13,7 @@ import grpc
 import pytest
 
 from spades.client import SpadesClient
+from spades.client.client import RETRY_DELAYS
 from spades.v1 import account_pb2, account_pb2_grpc
 from spades_server.app.server import SpadesServer
 from spades_server.domain import accounts, tokens
@@ -26,8 +27,9 @@ from tests.support.admin import OPERATOR_TOKEN, operator
 from tests.support.backends import POSTGRES_DSN, Storages, drop_schema, schema_for
 from tests.support.clients import Client, rpc_error
 from tests.support.processes import free_port
-from tests.support.refusals import assert_call_refused
-from tests.support.servers import log_head
+from tests.support.refusals import assert_call_refused, nothing_written, refused_unchanged
+from tests.support.servers import log_head, new_server
+from tests.support.time import ManualClock, connected, wait_for_state
 
 pytestmark = pytest.mark.asyncio
 
@@ -83,9 +85,7 @@ async def test_a_retried_create_account_gets_the_same_account_and_a_working_key(
     # Without a request id a second call is a second creation, refused: the name is taken.
     plain = account_pb2.CreateAccountRequest(name="Plain", kind=BOT)
     await service.CreateAccount(plain)
-    assert_call_refused(
-        await rpc_error(service.CreateAccount(plain)), Code.ALREADY_EXISTS, "NAME_TAKEN"
-    )
+    await refused_unchanged(server, service.CreateAccount(plain), Code.ALREADY_EXISTS, "NAME_TAKEN")
 
 
 async def test_a_request_id_is_one_call_on_an_account(server: SpadesServer, client: Client) -> None:
@@ -94,16 +94,21 @@ async def test_a_request_id_is_one_call_on_an_account(server: SpadesServer, clie
     created = await service.CreateAccount(creation("Reuser", made_with))
     head = await log_head(server)
     # The creation's id sent again for a rotation, another's id for this name: refused, unwritten.
-    error = await rpc_error(service.RotateKey(rotation(made_with), metadata=bearer(created.key)))
-    assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
-    error = await rpc_error(service.CreateAccount(creation("Reuser", request_id())))
-    assert_call_refused(error, Code.ALREADY_EXISTS, "NAME_TAKEN")
+    async with nothing_written(server):
+        error = await rpc_error(
+            service.RotateKey(rotation(made_with), metadata=bearer(created.key))
+        )
+        assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+    async with nothing_written(server):
+        error = await rpc_error(service.CreateAccount(creation("Reuser", request_id())))
+        assert_call_refused(error, Code.ALREADY_EXISTS, "NAME_TAKEN")
     assert await log_head(server) == head
     rotated_with = request_id()
     rotated = await service.RotateKey(rotation(rotated_with), metadata=bearer(created.key))
     head = await log_head(server)
-    error = await rpc_error(service.CreateAccount(creation("REUSER", rotated_with)))
-    assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+    async with nothing_written(server):
+        error = await rpc_error(service.CreateAccount(creation("REUSER", rotated_with)))
+        assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
     assert await log_head(server) == head
     assert await key_works(service, rotated.key)
 
@@ -149,7 +154,7 @@ async def test_a_retried_rotation_gets_the_same_new_key_and_issues_no_third(
         service.RotateKey(rotation(request_id()), metadata=bearer(created.key)),
         service.RevokeKey(account_pb2.RevokeKeyRequest(), metadata=bearer(created.key)),
     ):
-        assert_call_refused(await rpc_error(call), Code.UNAUTHENTICATED, "KEY_REVOKED")
+        await refused_unchanged(server, call, Code.UNAUTHENTICATED, "KEY_REVOKED")
     # After a newer rotation the old retry still answers its own outcome, and issues nothing.
     newer = await service.RotateKey(rotation(request_id()), metadata=bearer(first.key))
     head = await log_head(server)
@@ -212,23 +217,20 @@ async def test_one_request_through_two_replicas_at_once_has_one_outcome(
         assert await key_works(second, rotated[0].key) and await key_works(first, rotated[1].key)
 
 
-async def test_the_sdk_retries_an_unanswered_creation_with_its_request_id(tmp_path: Path) -> None:
+async def test_the_sdk_retries_an_unanswered_creation_with_its_request_id(
+    storage: Storages,
+) -> None:
     port = free_port()
-    server = SpadesServer(
-        Settings(
-            listen=f"127.0.0.1:{port}",
-            database=str(tmp_path / "log.db"),
-            metrics="off",
-            web="off",
-            house_bots=0,
-        )
-    )
-    async with SpadesClient(f"127.0.0.1:{port}") as client:
+    server = new_server(storage(), listen=f"127.0.0.1:{port}", house_bots=0)
+    clock = ManualClock()
+    async with SpadesClient(f"127.0.0.1:{port}", sleep=clock.sleep) as client:
         creating = asyncio.ensure_future(client.create_account("Patient", kind="person"))
-        await asyncio.sleep(0.6)  # the first tries find no server
+        await clock.sleeping()  # the first try found no server: the client waits to retry
         assert not creating.done()
         await server.start()
         try:
+            await wait_for_state(connected(client), "the client's channel reaches the server")
+            clock.advance(RETRY_DELAYS[0])  # the retry
             created = await asyncio.wait_for(creating, 15)
             assert created.account.name == "Patient" and created.account.kind == "person"
             # The same id again (a retry the SDK makes) gets the same key, as does a rotation's.
@@ -252,8 +254,9 @@ async def test_a_creations_request_id_sent_for_another_name_is_refused_and_makes
     async with account_service(database) as (server, service):
         first = await service.CreateAccount(creation("First Name", request))
         head = await log_head(server)
-        error = await rpc_error(service.CreateAccount(creation("Second Name", request)))
-        assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+        async with nothing_written(server):
+            error = await rpc_error(service.CreateAccount(creation("Second Name", request)))
+            assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
         assert await log_head(server) == head
         missing = await rpc_error(
             service.GetAccount(account_pb2.GetAccountRequest(name="Second Name"))
@@ -264,8 +267,9 @@ async def test_a_creations_request_id_sent_for_another_name_is_refused_and_makes
         assert again.account == first.account and again.key == first.key
     async with account_service(database) as (server, service):  # kept in the log
         head = await log_head(server)
-        error = await rpc_error(service.CreateAccount(creation("Third Name", request)))
-        assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+        async with nothing_written(server):
+            error = await rpc_error(service.CreateAccount(creation("Third Name", request)))
+            assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
         assert await log_head(server) == head
         assert not await server.log.read(
             account_store.stream_of(accounts.account_id_for("Third Name"))
@@ -295,8 +299,12 @@ async def test_one_request_id_for_two_names_through_two_replicas_makes_one_accou
         )
         # Sent to the other replica afterwards, the other name is refused too.
         for service in (stub(a), stub(b)):
-            error = await rpc_error(service.CreateAccount(creation(other, request)))
-            assert_call_refused(error, Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+            await refused_unchanged(
+                servers[0],
+                service.CreateAccount(creation(other, request)),
+                Code.INVALID_ARGUMENT,
+                "REQUEST_ID_REUSED",
+            )
 
 
 async def test_replicas_needing_them_together_make_each_house_account_once(

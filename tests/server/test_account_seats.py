@@ -12,7 +12,7 @@ import pytest
 from spades.engine import Rules
 from spades.v1 import account_pb2, account_pb2_grpc, cards_pb2, lobby_pb2, play_pb2
 from spades_server.app.server import SpadesServer
-from tests.support.accounts import bearer
+from tests.support.accounts import BOT, PERSON, bearer, new_account
 from tests.support.clients import TOKEN_KEY, Client, SeatStream, rpc_error, stream_error
 from tests.support.seats import play_until_over
 from tests.support.servers import lobby_caught_up, log_head
@@ -20,13 +20,6 @@ from tests.support.servers import lobby_caught_up, log_head
 pytestmark = pytest.mark.asyncio
 Code = grpc.StatusCode
 Metadata = tuple[tuple[str, str], ...]
-
-
-async def new_account(client: Client, name: str, kind: int) -> str:
-    created = await account_pb2_grpc.AccountServiceStub(client.channel).CreateAccount(
-        account_pb2.CreateAccountRequest(name=name, kind=kind)  # type: ignore[arg-type]
-    )
-    return created.key
 
 
 def play_stream(client: Client, metadata: Metadata) -> SeatStream:
@@ -38,9 +31,9 @@ async def test_accounts_sit_under_their_names_and_play_their_seats_with_their_ke
 ) -> None:
     table = (await client.create_table(Rules(max_hands=1))).table
     # A bot account playing both seats of a side, a person, and a second bot.
-    pair = await new_account(client, "Pair Bot", account_pb2.ACCOUNT_KIND_BOT)
-    person = await new_account(client, "Ada", account_pb2.ACCOUNT_KIND_PERSON)
-    solo = await new_account(client, "Solo Bot", account_pb2.ACCOUNT_KIND_BOT)
+    pair = (await new_account(client.channel, "Pair Bot", BOT)).key
+    person = (await new_account(client.channel, "Ada", PERSON)).key
+    solo = (await new_account(client.channel, "Solo Bot", BOT)).key
     north = await client.join(
         table.table_id, "ignored", seat=cards_pb2.SEAT_NORTH, bot=False, metadata=bearer(pair)
     )
@@ -91,9 +84,9 @@ async def test_an_account_key_is_refused_for_seats_it_does_not_hold(
     server: SpadesServer, client: Client
 ) -> None:
     table = (await client.create_table()).table
-    pair = await new_account(client, "Two Seats", account_pb2.ACCOUNT_KIND_BOT)
-    stranger = await new_account(client, "Stranger", account_pb2.ACCOUNT_KIND_BOT)
-    revoked = await new_account(client, "Gone", account_pb2.ACCOUNT_KIND_BOT)
+    pair = (await new_account(client.channel, "Two Seats", BOT)).key
+    stranger = (await new_account(client.channel, "Stranger", BOT)).key
+    revoked = (await new_account(client.channel, "Gone", BOT)).key
     await client.join(
         table.table_id, "ignored", seat=cards_pb2.SEAT_NORTH, bot=False, metadata=bearer(pair)
     )
@@ -145,7 +138,7 @@ async def test_an_account_key_is_refused_for_seats_it_does_not_hold(
 
 
 async def test_quick_match_with_an_account_key_seats_the_account(client: Client) -> None:
-    key = await new_account(client, "Queue Bot", account_pb2.ACCOUNT_KIND_BOT)
+    key = (await new_account(client.channel, "Queue Bot", BOT)).key
     matched = await client.lobby.QuickMatch(
         lobby_pb2.QuickMatchRequest(player_name="whatever"), metadata=bearer(key)
     )

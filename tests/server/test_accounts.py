@@ -19,7 +19,7 @@ from tests.support.accounts import BOT, PERSON, account_service, account_stub, b
 from tests.support.admin import OPERATOR_TOKEN, operator
 from tests.support.backends import Storages
 from tests.support.clients import Client, rpc_error
-from tests.support.refusals import assert_call_refused
+from tests.support.refusals import assert_call_refused, nothing_written
 from tests.support.servers import log_head, new_server
 
 pytestmark = pytest.mark.asyncio
@@ -180,16 +180,18 @@ async def test_operator_only_registration_needs_the_operator_token(storage: Stor
         storage(), operator_token=OPERATOR_TOKEN, registration="operator"
     ) as (server, service):
         head = await log_head(server)
-        error = await rpc_error(create(service, "Walk In"))
-        assert_call_refused(error, Code.UNAUTHENTICATED, "REGISTRATION_CLOSED")
+        async with nothing_written(server):
+            error = await rpc_error(create(service, "Walk In"))
+            assert_call_refused(error, Code.UNAUTHENTICATED, "REGISTRATION_CLOSED")
         assert "operator only" in (error.details() or "")
-        wrong = await rpc_error(
-            service.CreateAccount(
-                account_pb2.CreateAccountRequest(name="Walk In", kind=BOT),
-                metadata=(("spades-operator-token", "x" * 32),),
+        async with nothing_written(server):
+            wrong = await rpc_error(
+                service.CreateAccount(
+                    account_pb2.CreateAccountRequest(name="Walk In", kind=BOT),
+                    metadata=(("spades-operator-token", "x" * 32),),
+                )
             )
-        )
-        assert_call_refused(wrong, Code.UNAUTHENTICATED, "REGISTRATION_CLOSED")
+            assert_call_refused(wrong, Code.UNAUTHENTICATED, "REGISTRATION_CLOSED")
         assert await log_head(server) == head
         made = await service.CreateAccount(
             account_pb2.CreateAccountRequest(name="Walk In", kind=BOT), metadata=operator()

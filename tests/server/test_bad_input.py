@@ -74,7 +74,7 @@ async def test_create_table_with_invalid_rules_names_the_field(
         error = await rpc_error(
             client.lobby.CreateTable(lobby_pb2.CreateTableRequest(name="bad", rules=rules))
         )
-    assert_status(error, Code.INVALID_ARGUMENT, f"{field}:")
+        assert_status(error, Code.INVALID_ARGUMENT, f"{field}:")
 
 
 @pytest.mark.asyncio
@@ -84,7 +84,7 @@ async def test_create_table_with_a_bad_name(
 ) -> None:
     async with nothing_written(server, client):
         error = await rpc_error(client.lobby.CreateTable(lobby_pb2.CreateTableRequest(name=name)))
-    assert_status(error, Code.INVALID_ARGUMENT, "table name")
+        assert_status(error, Code.INVALID_ARGUMENT, "table name")
 
 
 # ------------------------------------------------------------------------------ JoinTable
@@ -98,28 +98,28 @@ async def test_join_table_refusals(client: Client, server: SpadesServer) -> None
 
     async with nothing_written(server, client):
         error = await rpc_error(client.join("no-such-table"))
-    assert_status(error, Code.NOT_FOUND, "no-such-table")
+        assert_status(error, Code.NOT_FOUND, "no-such-table")
 
     async with nothing_written(server, client):
         error = await rpc_error(client.join(""))
-    assert_status(error, Code.INVALID_ARGUMENT, "table_id")
+        assert_status(error, Code.INVALID_ARGUMENT, "table_id")
 
     async with nothing_written(server, client, table_id):
         error = await rpc_error(client.join(table_id, seat=cards_pb2.SEAT_NORTH))
-    assert_status(error, Code.FAILED_PRECONDITION, "North is already taken")
+        assert_status(error, Code.FAILED_PRECONDITION, "North is already taken")
 
     async with nothing_written(server, client, three):
         error = await rpc_error(client.join(three, seat=cards_pb2.SEAT_WEST))
-    assert_status(error, Code.INVALID_ARGUMENT, "3 seats")
+        assert_status(error, Code.INVALID_ARGUMENT, "3 seats")
 
     async with nothing_written(server, client, table_id):
         error = await rpc_error(client.join(table_id, seat=9))
-    assert_status(error, Code.INVALID_ARGUMENT, "seat")
+        assert_status(error, Code.INVALID_ARGUMENT, "seat")
 
     for name in ("", "  ", "n" * 33, "tab\there"):
         async with nothing_written(server, client, table_id):
             error = await rpc_error(client.join(table_id, name))
-        assert_status(error, Code.INVALID_ARGUMENT, "player name")
+            assert_status(error, Code.INVALID_ARGUMENT, "player name")
 
 
 @pytest.mark.asyncio
@@ -129,7 +129,7 @@ async def test_join_a_full_or_started_table(client: Client, server: SpadesServer
     for seat in (cards_pb2.SEAT_UNSPECIFIED, cards_pb2.SEAT_EAST):
         async with nothing_written(server, client, table_id):
             error = await rpc_error(client.join(table_id, seat=seat))
-        assert_status(error, Code.FAILED_PRECONDITION, "already started")
+            assert_status(error, Code.FAILED_PRECONDITION, "already started")
 
 
 @pytest.mark.asyncio
@@ -140,11 +140,11 @@ async def test_join_a_private_table_without_or_with_a_wrong_code(
     table_id = created.table.table_id
     async with nothing_written(server, client, table_id):
         error = await rpc_error(client.join(table_id))
-    assert_status(error, Code.PERMISSION_DENIED, "join code")
+        assert_status(error, Code.PERMISSION_DENIED, "join code")
     wrong = "A" * len(created.join_code)
     async with nothing_written(server, client, table_id):
         error = await rpc_error(client.join(table_id, join_code=wrong))
-    assert_status(error, Code.PERMISSION_DENIED, "not this table's join code")
+        assert_status(error, Code.PERMISSION_DENIED, "not this table's join code")
     await client.join(table_id, join_code=created.join_code)
 
 
@@ -160,7 +160,7 @@ async def test_leave_table_refusals(client: Client, server: SpadesServer) -> Non
 
     async with nothing_written(server, client, table_id):
         error = await rpc_error(client.lobby.LeaveTable(lobby_pb2.LeaveTableRequest()))
-    assert_status(error, Code.UNAUTHENTICATED, TOKEN_KEY)
+        assert_status(error, Code.UNAUTHENTICATED, TOKEN_KEY)
 
     bad_tokens = [
         "",
@@ -179,7 +179,7 @@ async def test_leave_table_refusals(client: Client, server: SpadesServer) -> Non
                     metadata=((TOKEN_KEY, bad),),
                 )
             )
-        assert_status(error, Code.UNAUTHENTICATED)
+            assert_status(error, Code.UNAUTHENTICATED)
 
     await client.seat_all(table_id, 3)  # the match starts
     async with nothing_written(server, client, table_id):
@@ -189,7 +189,7 @@ async def test_leave_table_refusals(client: Client, server: SpadesServer) -> Non
                 metadata=((TOKEN_KEY, token),),
             )
         )
-    assert_status(error, Code.FAILED_PRECONDITION, "started")
+        assert_status(error, Code.FAILED_PRECONDITION, "started")
 
 
 # ------------------------------------------------------------------------------ Play streams
@@ -203,7 +203,7 @@ async def test_play_stream_refusals(client: Client, server: SpadesServer) -> Non
 
     async with nothing_written(server, client, table_id):
         error = await stream_error(lambda: client.play.Play(), START)  # type: ignore[call-arg]
-    assert_status(error, Code.UNAUTHENTICATED, TOKEN_KEY)
+        assert_status(error, Code.UNAUTHENTICATED, TOKEN_KEY)
 
     for bad in ("garbage", f"{table_id}.{'y' * 32}", f"nowhere.{'y' * 32}"):
         async with nothing_written(server, client, table_id):
@@ -211,23 +211,23 @@ async def test_play_stream_refusals(client: Client, server: SpadesServer) -> Non
                 lambda token=bad: client.play.Play(metadata=((TOKEN_KEY, token),)),  # type: ignore[call-arg]
                 START,
             )
-        assert_status(error, Code.UNAUTHENTICATED)
+            assert_status(error, Code.UNAUTHENTICATED)
 
     first_action = play_pb2.PlayRequest(
         action=play_pb2.ActionRequest(action_id="a", sequence=version, action=bid(3))
     )
     async with nothing_written(server, client, table_id):
         error = await stream_error(client.seat_stream(token).call, first_action)
-    assert_status(error, Code.INVALID_ARGUMENT, "start")
+        assert_status(error, Code.INVALID_ARGUMENT, "start")
 
     async with nothing_written(server, client, table_id):
         error = await stream_error(client.seat_stream(token).call)  # closed without a word
-    assert_status(error, Code.INVALID_ARGUMENT, "start")
+        assert_status(error, Code.INVALID_ARGUMENT, "start")
 
     beyond = play_pb2.PlayRequest(start=play_pb2.StartPlay(after_sequence=version + 1))
     async with nothing_written(server, client, table_id):
         error = await stream_error(client.seat_stream(token).call, beyond)
-    assert_status(error, Code.OUT_OF_RANGE, str(version + 1), str(version))
+        assert_status(error, Code.OUT_OF_RANGE, str(version + 1), str(version))
 
     # Acting before the match starts.
     stream = client.seat_stream(token)
@@ -247,9 +247,7 @@ async def test_action_refusals(client: Client, server: SpadesServer) -> None:
     seed, leader, heart, wrong_card = heart_follow_seed()
     table_id = await create_admin_table(server, Rules(max_hands=1), seed=seed)
     tokens = await client.seat_all(table_id)
-    streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
-    for stream in streams.values():
-        await stream.start()
+    streams = await client.started_streams(tokens)
 
     now = await current_view(client, table_id)
     assert now.view.phase == view_pb2.PHASE_BIDDING
@@ -391,7 +389,7 @@ async def test_a_table_id_with_a_nul_character_is_not_found(
     }
     async with nothing_written(server, client):
         error = await rpc_error(calls[method]())
-    assert_status(error, Code.NOT_FOUND, "there is no table")
+        assert_status(error, Code.NOT_FOUND, "there is no table")
 
 
 @pytest.mark.asyncio
@@ -400,7 +398,7 @@ async def test_watch_beyond_the_log(client: Client, server: SpadesServer) -> Non
     async with nothing_written(server, client, table_id):
         call = client.play.Watch(play_pb2.WatchRequest(table_id=table_id, after_sequence=2))
         error = await rpc_error(call.read())
-    assert_status(error, Code.OUT_OF_RANGE, "after_sequence 2")
+        assert_status(error, Code.OUT_OF_RANGE, "after_sequence 2")
 
 
 @pytest.mark.asyncio
@@ -426,4 +424,4 @@ async def test_list_tables_with_a_bad_page(
                 lobby_pb2.ListTablesRequest(page_size=page_size, page_token=page_token)
             )
         )
-    assert_status(error, Code.INVALID_ARGUMENT, reason)
+        assert_status(error, Code.INVALID_ARGUMENT, reason)

@@ -17,7 +17,7 @@ import pytest_asyncio
 import structlog
 
 from spades import protocol
-from spades.engine import Rules, new_match
+from spades.engine import Rules
 from spades.v1 import events_pb2, play_pb2
 from spades_server.app.server import SpadesServer
 from spades_server.domain import tokens
@@ -25,19 +25,14 @@ from spades_server.domain.decisions import (
     ActionRequest,
     decide_action,
     decide_close,
-    decide_join,
-    decide_new_table,
 )
-from spades_server.domain.tables import Decided, Table
-from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.store.table_store import TableStore
 from spades_server.streams import frames
 from spades_server.streams.feeds import Outbox, SeatFeed, SeatSession, SpectatorFeed
 from tests.support.clients import READ_TIMEOUT, TOKEN_KEY, Client, SeatStream, watch
 from tests.support.seats import choices_of
 from tests.support.servers import log_events
-
-TOKENS = [f"t.{'b' * 20}{seat}" for seat in range(4)]
+from tests.support.stores import TOKENS, client_side_open, sqlite_table_store, table_seated_in_store
 
 
 async def batched_table(client: Client) -> tuple[list[SeatStream], int]:
@@ -262,36 +257,13 @@ async def test_an_unbatched_stream_never_gets_a_batch(client: Client) -> None:
 
 @pytest_asyncio.fixture
 async def store(tmp_path: Path) -> AsyncIterator[TableStore]:
-    log = SqliteEventLog(str(tmp_path / "batches.db"))
-    await log.open()
-    try:
-        yield TableStore(log)
-    finally:
-        await log.close()
-
-
-async def client_side_open() -> None:
-    """A client that keeps its side of the stream open."""
-    await asyncio.Event().wait()
-
-
-async def seated_table(store: TableStore) -> Table:
-    created = new_match(Rules(), seed=bytes(32))
-    table = await store.create(
-        "b", decide_new_table(created, name="b", private=False, join_code="")
-    )
-    for seat, token in enumerate(TOKENS):
-
-        def join(latest: Table, seat: int = seat, token: str = token) -> Decided:
-            return decide_join(latest, seat, f"p{seat}", True, "", token)
-
-        await store.execute(table.table_id, join)
-    return store.cached(table.table_id)
+    async with sqlite_table_store(tmp_path / "batches.db") as opened:
+        yield opened
 
 
 @pytest.mark.asyncio
 async def test_frames_parse_as_the_messages_play_proto_declares(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     assert table.started and table.version > 5
     for viewer in (None, 0, 1, 2, 3):
         for index in range(table.version):
@@ -317,7 +289,7 @@ async def test_frames_parse_as_the_messages_play_proto_declares(store: TableStor
 
 @pytest.mark.asyncio
 async def test_each_event_is_serialised_once_per_viewer_and_shared(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     dealt = next(  # seat 2's own deal
         index
         for index, entry in enumerate(table.entries)
@@ -326,15 +298,13 @@ async def test_each_event_is_serialised_once_per_viewer_and_shared(store: TableS
     )
     shared = frames.event_payload(table, dealt, 2)
     assert frames.event_payload(table, dealt, 2) is shared  # the same bytes for every stream
-    assert table.wire[frames.wire_key(dealt + 1, 2)] is shared
+    assert frames.cache_of(table)[frames.wire_key(dealt + 1, 2)] is shared
     # Each class of viewer its own: the seat sees its hand; another seat, like the public, not.
     public = frames.event_payload(table, dealt, None)
     assert shared != public
     assert frames.event_payload(table, dealt, 0) == public
-    assert (
-        table.wire[frames.wire_key(dealt + 1, 0)]
-        is not table.wire[frames.wire_key(dealt + 1, None)]
-    )
+    cache = frames.cache_of(table)
+    assert cache[frames.wire_key(dealt + 1, 0)] is not cache[frames.wire_key(dealt + 1, None)]
     assert events_pb2.Event.FromString(shared) == frames.redacted(table, dealt, 2)
     assert events_pb2.Event.FromString(public) == frames.redacted(table, dealt, None)
     # An event that hides nothing (a seat taken) is serialised once for every viewer.
@@ -350,7 +320,7 @@ async def test_each_event_is_serialised_once_per_viewer_and_shared(store: TableS
 
 @pytest.mark.asyncio
 async def test_the_cache_keeps_only_the_latest_sequences(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     old = table.version - frames.CACHED_SEQUENCES  # nothing that old (the table is young)
     assert old < 0
     for index in range(table.version):
@@ -361,24 +331,25 @@ async def test_the_cache_keeps_only_the_latest_sequences(store: TableStore) -> N
         for sequence in range(1, table.version + 1)
         for viewer in (None, 0, 1, 2, 3)
     }
-    assert viewers_keys <= set(table.wire)
+    cache = frames.cache_of(table)
+    assert viewers_keys <= set(cache)
     # Pretend many more events came (the cache prunes what left the window once it is full).
     table.version += 10 * frames.CACHED_SEQUENCES
-    table.wire.clear()
+    cache.clear()
     for filler in range(frames.PRUNE_AT):
-        table.wire[frames.wire_key(filler - 10 * frames.PRUNE_AT, 0)] = b""  # all too old
+        cache[frames.wire_key(filler - 10 * frames.PRUNE_AT, 0)] = b""  # all too old
     frames.event_payload(table, 0, None)  # too old to be kept now: serialised, not cached
-    assert len(table.wire) == frames.PRUNE_AT
+    assert len(cache) == frames.PRUNE_AT
     table.version -= 10 * frames.CACHED_SEQUENCES
     frames.event_payload(table, table.version - 1, None)  # recent: prunes, then caches
-    assert list(table.wire) == [frames.wire_key(table.version, None)]
+    assert list(cache) == [frames.wire_key(table.version, None)]
 
 
 @pytest.mark.asyncio
 async def test_a_long_catch_up_comes_in_several_batches(
     store: TableStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     monkeypatch.setattr(frames, "MAX_BATCH_EVENTS", 2)
     shutdown = asyncio.Event()
     feed = aiter(SpectatorFeed(store, table.table_id, 0, shutdown, batched=True))
@@ -402,7 +373,7 @@ async def test_a_long_catch_up_comes_in_several_batches(
 async def test_a_seat_feed_sends_the_result_with_the_events_it_caused(store: TableStore) -> None:
     """The actor's stream waits while its action is decided: its result, the events and the
     next prompt come in one batch, not the events first and the result after."""
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     seat = table.state.turn
     assert seat is not None
     holder = tokens.digest(TOKENS[seat])
@@ -486,23 +457,24 @@ def test_the_serializer_writes_bytes_as_they_are() -> None:
 
 @pytest.mark.asyncio
 async def test_a_finished_table_keeps_no_serialised_events(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     frames.event_payload(table, table.version - 1, None)
     frames.turn_payload(table)
-    assert table.wire
+    assert frames.cache_of(table)
     await store.execute(table.table_id, decide_close)  # MatchEnded, SeedRevealed
     assert table.finished
-    assert not table.wire  # emptied as the match ended: a finished table may stay cached
+    # The streams' catch-up of the end empties it (a finished table may stay cached for long).
     for index in range(table.version - 3, table.version):
         payload = frames.event_payload(table, index, None)
         assert events_pb2.Event.FromString(payload) == frames.redacted(table, index, None)
+    assert not frames.cache_of(table)
     assert frames.turn_payload(table) == b""
-    assert not table.wire  # and nothing added since
+    assert not frames.cache_of(table)  # and nothing added since
 
 
 @pytest.mark.asyncio
 async def test_the_turn_is_serialised_once_per_sequence_and_shared(store: TableStore) -> None:
-    table = await seated_table(store)
+    table = await table_seated_in_store(store)
     assert table.state.turn is not None
     shared = frames.turn_payload(table)
     assert frames.turn_payload(table) is shared  # the same bytes for every stream

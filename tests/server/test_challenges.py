@@ -25,7 +25,9 @@ from spades_server.app.server import SpadesServer
 from spades_server.domain import challenges
 from spades_server.processes import challenge_flow
 from spades_server.store import challenge_store, codecs
-from tests.support.servers import log_head
+from tests.support.backends import Storages
+from tests.support.servers import log_head, running_server
+from tests.support.time import ManualClock
 
 pytestmark = pytest.mark.asyncio
 
@@ -40,6 +42,19 @@ class Party:
     name: str
     key: str
     client: SpadesClient
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest_asyncio.fixture
+async def server(storage: Storages, clock: ManualClock) -> AsyncIterator[SpadesServer]:
+    """The suite's server (tests/server/conftest.py's), keeping time by the test's clock: a
+    challenge expires when the test moves the clock past its expiry."""
+    async with running_server(storage(), clock) as running:
+        yield running
 
 
 @pytest_asyncio.fixture
@@ -145,7 +160,7 @@ async def test_a_challenge_accepted_opens_one_table_with_the_seats_and_the_runne
 
 
 async def test_declined_cancelled_and_expired_challenges_end_so_and_open_no_table(
-    server: SpadesServer, parties: dict[str, Party]
+    server: SpadesServer, parties: dict[str, Party], clock: ManualClock
 ) -> None:
     ada, bea, cy = parties["Ada"], parties["Bea"], parties["Cy"]
     declined = await ada.client.create_challenge([bea.account_id])
@@ -158,7 +173,8 @@ async def test_declined_cancelled_and_expired_challenges_end_so_and_open_no_tabl
     cancelled = await ada.client.create_challenge([cy.account_id])
     assert (await ada.client.cancel_challenge(cancelled.challenge_id)).state == "cancelled"
     expiring = await ada.client.create_challenge([bea.account_id], expiry_seconds=1)
-    await asyncio.sleep(1.2)
+    assert (await bea.client.get_challenge(expiring.challenge_id)).state == "pending"
+    clock.advance(1.2)
     # Read as expired at once; the sweeper records it and tells both.
     assert (await bea.client.get_challenge(expiring.challenge_id)).state == "expired"
     told = await events_of(ada, {"challenge_answered"}, 3)
@@ -444,11 +460,15 @@ async def test_an_acceptance_a_crash_left_without_its_table_is_finished_when_rea
 
 
 async def test_the_sweeper_expires_once_and_forgets_what_ended(
-    server: SpadesServer, parties: dict[str, Party], monkeypatch: pytest.MonkeyPatch
+    server: SpadesServer,
+    parties: dict[str, Party],
+    monkeypatch: pytest.MonkeyPatch,
+    clock: ManualClock,
 ) -> None:
     ada, bea = parties["Ada"], parties["Bea"]
     made = await ada.client.create_challenge([bea.account_id], expiry_seconds=1)
-    await asyncio.sleep(1.1)
+    assert await server.challenge_sweeper.sweep() == 0  # not due yet
+    clock.advance(1.1)
     await asyncio.gather(server.challenge_sweeper.sweep(), server.challenge_sweeper.sweep())
     rows = await server.log.read(challenge_store.stream_of(made.challenge_id))
     assert [codecs.decode_challenge(row).WhichOneof("kind") for row in rows] == [

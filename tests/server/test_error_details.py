@@ -30,6 +30,7 @@ from tests.support.clients import (
     TOKEN_KEY,
     Client,
     SeatStream,
+    close_streams,
     current_view,
     rpc_error,
     stream_error,
@@ -56,9 +57,7 @@ async def bidding_table(
     seed, *_ = heart_follow_seed()
     table_id = await create_admin_table(server, Rules(max_hands=1), seed=seed)
     tokens = await client.seat_all(table_id)
-    streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
-    for stream in streams.values():
-        await stream.start()
+    streams = await client.started_streams(tokens)
     return table_id, tokens, streams
 
 
@@ -71,7 +70,7 @@ async def test_an_unknown_table_is_not_found_with_its_id(
 ) -> None:
     async with nothing_written(server, client):
         error = await rpc_error(client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id="nope")))
-    details = assert_call_refused(error, Code.NOT_FOUND, "TABLE_NOT_FOUND")
+        details = assert_call_refused(error, Code.NOT_FOUND, "TABLE_NOT_FOUND")
     assert details.metadata == {"table_id": "nope"}
 
 
@@ -105,7 +104,7 @@ async def test_an_over_long_id_is_refused_first_and_never_echoed(
             error = await rpc_error(watch.read())
         else:
             error = await rpc_error(calls[call]())
-    details = assert_call_refused(error, Code.INVALID_ARGUMENT, "FIELD_TOO_LONG", "table_id")
+        details = assert_call_refused(error, Code.INVALID_ARGUMENT, "FIELD_TOO_LONG", "table_id")
     assert details.metadata == {"field": "table_id", "max_length": "64"}
     assert "30000 characters" in (error.details() or "")
     assert LONG_ID[:100] not in (error.details() or "")
@@ -185,8 +184,7 @@ async def test_the_operator_token_and_a_finished_match(storage: Storages) -> Non
             join = lobby_pb2.JoinTableRequest(table_id=table_id, player_name="late")
             error = await rpc_error(client.lobby.JoinTable(join))
             assert_call_refused(error, Code.FAILED_PRECONDITION, "MATCH_STARTED")
-        for stream in streams.values():
-            await stream.close()
+        await close_streams(streams)
 
 
 # -- actions -----------------------------------------------------------------------------------
@@ -287,8 +285,7 @@ async def test_action_refusals_carry_their_reason_code(
             "CARD_NOT_HELD",
             "action.play_card",
         )
-    for seat_stream in streams.values():
-        await seat_stream.close()
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
@@ -297,17 +294,18 @@ async def test_a_stream_refusal_carries_its_details(client: Client, server: Spad
     latest = (await current_view(client, table_id)).sequence
     # A resume point from the future, and a first message that is not `start`.
     fresh = client.seat_stream(tokens[0])
-    error = await stream_error(
-        fresh.call, play_pb2.PlayRequest(start=play_pb2.StartPlay(after_sequence=latest + 5))
-    )
-    assert_call_refused(error, Code.OUT_OF_RANGE, "SEQUENCE_AHEAD", "after_sequence")
+    async with nothing_written(server):
+        error = await stream_error(
+            fresh.call, play_pb2.PlayRequest(start=play_pb2.StartPlay(after_sequence=latest + 5))
+        )
+        assert_call_refused(error, Code.OUT_OF_RANGE, "SEQUENCE_AHEAD", "after_sequence")
     fresh = client.seat_stream(tokens[0])
-    error = await stream_error(
-        fresh.call, play_pb2.PlayRequest(action=play_pb2.ActionRequest(action_id="early"))
-    )
-    assert_call_refused(error, Code.INVALID_ARGUMENT, "START_EXPECTED")
-    for stream in streams.values():
-        await stream.close()
+    async with nothing_written(server):
+        error = await stream_error(
+            fresh.call, play_pb2.PlayRequest(action=play_pb2.ActionRequest(action_id="early"))
+        )
+        assert_call_refused(error, Code.INVALID_ARGUMENT, "START_EXPECTED")
+    await close_streams(streams)
 
 
 # -- the SDK -----------------------------------------------------------------------------------

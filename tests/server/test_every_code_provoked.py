@@ -2,20 +2,62 @@
 
 A code counts as provoked when a test under ``tests/`` names it outright (``"CODE"`` or
 ``Reason.CODE``) as an argument of one of the refusal assertions
-(``tests.support.provoked.REFUSAL_ASSERTIONS``), or names it in a test function (its
+(``tests.support.refusals.REFUSAL_ASSERTIONS``), or names it in a test function (its
 parametrisation included, or a module constant it uses) whose refusal assertion takes its code
 from a variable (a table of cases). A code merely mentioned (in a string, a comment, a check of
 the catalogue itself) does not count: it must be the code a refusal was asserted to carry.
+
+And every refusal a test asserts is checked to have changed nothing: its status check stands
+inside ``nothing_written`` (or is one of the helpers that provoke and check both), or the test
+reads the log itself after it (its head, the stream's length or version, its events), where
+another writer is running and the test checks what the refusal alone must leave.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
 from spades.reasons import CODES
-from tests.support.provoked import REFUSAL_ASSERTIONS
+from tests.support.refusals import REFUSAL_ASSERTIONS
+
+#: The checks of a refusal's status alone (tests/support/refusals.py).
+STATUS_CHECKS = {
+    "assert_call_refused",
+    "assert_action_refused",
+    "assert_status_details",
+    "assert_status",
+}
+#: Reads of the log (tests/support) a test makes to check what a refusal left.
+LOG_READS = {"log_head", "head_position", "stream_length", "stream_version", "log_events"}
+CONTENDED = (
+    "its refused_once_contended checks the log's head around the refused call, once the"
+    " competing replica's append is committed"
+)
+#: Tests whose refusals cannot be checked to have changed nothing, with why.
+UNCHECKED: dict[str, str] = {
+    "tests/integrity/test_damaged_when_served.py::assert_refused_as_damaged": (
+        "the log is damaged on purpose: reading it is the refusal, and no server object is at"
+        " hand (the server is a process)"
+    ),
+    "tests/server/test_account_request_ids.py::"
+    "test_one_request_id_for_two_names_through_two_replicas_makes_one_account": (
+        "two replicas race: the winner writes while the loser is refused; the test checks the"
+        " loser's account was never made"
+    ),
+    "tests/server/test_sessions.py::"
+    "test_a_connect_stream_opened_with_a_session_ends_when_it_is_revoked": (
+        "the refusal ends a stream because the test's own revocation wrote session_ended"
+    ),
+    "tests/server/test_refusals_contention.py::"
+    "test_an_account_that_keeps_changing_under_a_call_is_account_contended": CONTENDED,
+    "tests/server/test_refusals_contention.py::"
+    "test_a_challenge_that_keeps_changing_under_a_call_is_challenge_contended": CONTENDED,
+    "tests/server/test_refusals_contention.py::"
+    "test_a_tournament_that_keeps_changing_under_an_entry_is_tournament_contended": CONTENDED,
+}
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -63,6 +105,12 @@ UNREACHABLE: dict[str, str] = {
 }
 
 
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    """A module's tree, parsed once for both scans of every test module."""
+    return ast.parse(source)
+
+
 def _called_name(call: ast.Call) -> str:
     function = call.func
     if isinstance(function, ast.Attribute):
@@ -102,7 +150,7 @@ def _codes_in(node: ast.AST) -> Iterator[str]:
 
 def provoked_in(source: str) -> set[str]:
     """The codes a test module asserts a refusal carries (see the module's docstring)."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     constants = {
         target.id: statement.value
         for statement in tree.body
@@ -149,6 +197,73 @@ def test_every_catalogued_code_is_provoked_by_a_test() -> None:
     reached = sorted(set(UNREACHABLE) & provoked)
     assert not reached, f"listed unreachable, but a test provokes them: {reached}"
     assert set(UNREACHABLE) <= CODES
+
+
+def _is_nothing_written(node: ast.AST) -> bool:
+    return isinstance(node, ast.AsyncWith | ast.With) and any(
+        isinstance(item.context_expr, ast.Call)
+        and _called_name(item.context_expr) == "nothing_written"
+        for item in node.items
+    )
+
+
+def unchecked_in(source: str) -> list[tuple[str, int]]:
+    """(function, line) of each status check of a refusal that stands outside
+    ``nothing_written`` in a function that does not read the log after it."""
+    tree = parsed(source)
+    found: list[tuple[str, int]] = []
+
+    def visit(node: ast.AST, function: ast.AST | None, guarded: bool) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            function, guarded = node, False
+        guarded = guarded or _is_nothing_written(node)
+        if (
+            isinstance(node, ast.Call)
+            and _called_name(node) in STATUS_CHECKS
+            and not guarded
+            and isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+            and not any(
+                isinstance(read, ast.Call)
+                and _called_name(read) in LOG_READS
+                and read.lineno > node.lineno
+                for read in ast.walk(function)
+            )
+        ):
+            found.append((function.name, node.lineno))
+        for child in ast.iter_child_nodes(node):
+            visit(child, function, guarded)
+
+    visit(tree, None, False)
+    return found
+
+
+def test_every_asserted_refusal_is_checked_to_change_nothing() -> None:
+    unchecked = [
+        f"{path.relative_to(TESTS.parent)}:{line} ({function})"
+        for path in sorted(TESTS.rglob("test_*.py"))
+        if path != Path(__file__).resolve()
+        for function, line in unchecked_in(path.read_text())
+        if f"{path.relative_to(TESTS.parent)}::{function}" not in UNCHECKED
+    ]
+    assert unchecked == [], "check the refusal inside nothing_written (tests/support/refusals.py)"
+
+
+def test_the_scan_sees_a_refusal_left_unchecked() -> None:
+    source = """
+async def test_a(server, client):
+    async with nothing_written(server):
+        assert_call_refused(error, Code.NOT_FOUND, "TABLE_NOT_FOUND")
+    await refused_unchanged(server, call, Code.NOT_FOUND, "TABLE_NOT_FOUND")
+
+async def test_b(server, client):
+    assert_action_refused(result, Code.FAILED_PRECONDITION, "MUST_FOLLOW_SUIT")
+    assert await log_head(server) == head
+
+async def test_c(server, client):
+    assert await log_head(server) == head
+    assert_call_refused(error, Code.NOT_FOUND, "TABLE_NOT_FOUND")
+"""
+    assert unchecked_in(source) == [("test_c", 13)]
 
 
 def test_the_scan_counts_an_asserted_refusal_and_nothing_else() -> None:

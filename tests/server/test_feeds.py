@@ -11,19 +11,16 @@ import pytest
 import pytest_asyncio
 import structlog
 
-from spades.engine import Action, Rules, legal_actions, new_match
+from spades.engine import Action, legal_actions
 from spades.v1 import play_pb2
 from spades_server.domain import errors, tokens
 from spades_server.domain.decisions import (
     ActionRequest,
     AlreadyAnswered,
     decide_action,
-    decide_join,
-    decide_new_table,
 )
 from spades_server.domain.table_events import Entry
 from spades_server.domain.tables import Decided, Table
-from spades_server.eventlog.sqlite import SqliteEventLog
 from spades_server.store.table_store import TableStore
 from spades_server.streams.feeds import (
     Outbox,
@@ -32,37 +29,13 @@ from spades_server.streams.feeds import (
     SeatSession,
     SpectatorFeed,
 )
-
-TOKENS = [f"t.{'s' * 20}{seat}" for seat in range(4)]
+from tests.support.stores import TOKENS, client_side_open, sqlite_table_store, table_seated_in_store
 
 
 @pytest_asyncio.fixture
 async def store(tmp_path: Path) -> AsyncIterator[TableStore]:
-    log = SqliteEventLog(str(tmp_path / "feeds.db"))
-    await log.open()
-    try:
-        yield TableStore(log)
-    finally:
-        await log.close()
-
-
-async def seated_table(store: TableStore) -> str:
-    created = new_match(Rules(), seed=bytes(32))
-    table = await store.create(
-        "t", decide_new_table(created, name="t", private=False, join_code="")
-    )
-    for seat, token in enumerate(TOKENS):
-
-        def join(latest: Table, seat: int = seat, token: str = token) -> Decided:
-            return decide_join(latest, seat, f"p{seat}", True, "", token)
-
-        await store.execute(table.table_id, join)
-    return table.table_id
-
-
-async def client_side_open() -> None:
-    """A client that keeps its side of the stream open."""
-    await asyncio.Event().wait()
+    async with sqlite_table_store(tmp_path / "feeds.db") as opened:
+        yield opened
 
 
 def parsed(message: Outgoing) -> play_pb2.PlayResponse:
@@ -84,7 +57,7 @@ async def take(feed: AsyncIterator[Outgoing], count: int) -> list[str]:
 async def test_a_spectator_feed_sends_snapshot_catch_up_then_ends_on_shutdown(
     store: TableStore,
 ) -> None:
-    table_id = await seated_table(store)
+    table_id = (await table_seated_in_store(store)).table_id
     version = store.cached(table_id).version
     shutdown = asyncio.Event()
     feed = aiter(SpectatorFeed(store, table_id, 1, shutdown))
@@ -99,7 +72,7 @@ async def test_a_spectator_feed_sends_snapshot_catch_up_then_ends_on_shutdown(
 
 @pytest.mark.asyncio
 async def test_a_seat_feed_prompts_its_seat_and_ends_when_superseded(store: TableStore) -> None:
-    table_id = await seated_table(store)
+    table_id = (await table_seated_in_store(store)).table_id
     table = store.cached(table_id)
     seat = table.state.seat_to_act()
     superseded = asyncio.Event()
@@ -131,7 +104,7 @@ async def test_a_seat_feed_prompts_its_seat_and_ends_when_superseded(store: Tabl
 
 @pytest.mark.asyncio
 async def test_a_seat_feed_refuses_a_token_that_is_not_the_seats(store: TableStore) -> None:
-    table_id = await seated_table(store)
+    table_id = (await table_seated_in_store(store)).table_id
     session = SeatSession(
         table_id, 0, b"not the seat's", False, asyncio.Event(), structlog.get_logger()
     )
@@ -163,7 +136,7 @@ async def test_a_command_whose_caller_is_cancelled_mid_append_is_still_folded(
 ) -> None:
     """The append reaches the log before the caller goes: what it stored is folded into the
     table (and its waiters woken), so the next command decides on it, not on a stale cache."""
-    table_id = await seated_table(store)
+    table_id = (await table_seated_in_store(store)).table_id
     table = store.cached(table_id)
     before = table.version
     seat, action = _first_legal_action(table)
@@ -171,10 +144,19 @@ async def test_a_command_whose_caller_is_cancelled_mid_append_is_still_folded(
         seat, tokens.digest(TOKENS[seat]), False, action, "gone-1", table.version
     )
     woken = store.changed(table_id)
-    command = asyncio.ensure_future(
-        store.execute(table_id, lambda latest: decide_action(latest, request))
-    )
-    await asyncio.sleep(0)  # decided and submitted: the append is on its way
+    decided = asyncio.Event()
+
+    def decide(latest: Table) -> Decided | None:
+        try:
+            return decide_action(latest, request)
+        finally:
+            decided.set()
+
+    command = asyncio.ensure_future(store.execute(table_id, decide))
+    # Decided: the command runs on, without a pause, to the append it then waits for (this
+    # task resumes only once the command waits), so the append is on its way.
+    await decided.wait()
+    assert not command.done()
     command.cancel()
     await asyncio.wait_for(woken, 5)  # woken by the fold, with no caller left
     assert command.cancelled()
@@ -189,7 +171,7 @@ async def test_a_command_whose_caller_is_cancelled_mid_append_is_still_folded(
 async def test_an_actions_result_is_handed_over_before_the_tables_waiters_wake(
     store: TableStore,
 ) -> None:
-    table_id = await seated_table(store)
+    table_id = (await table_seated_in_store(store)).table_id
     table = store.cached(table_id)
     seat, action = _first_legal_action(table)
     request = ActionRequest(seat, tokens.digest(TOKENS[seat]), False, action, "a-1", table.version)

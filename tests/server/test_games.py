@@ -16,7 +16,7 @@ from spades_server.app.server import SpadesServer
 from spades_server.processes import games as games_index
 from tests.support.backends import LogStorage, Storages
 from tests.support.games import play_accounts_match
-from tests.support.provoked import refused_unchanged
+from tests.support.refusals import refused_unchanged
 from tests.support.servers import running_server
 
 pytestmark = pytest.mark.asyncio

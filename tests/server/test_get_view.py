@@ -13,7 +13,14 @@ from spades import protocol
 from spades.engine import MatchState, Phase, Rules, view
 from spades.v1 import lobby_pb2, play_pb2, view_pb2
 from spades_server.app.server import SpadesServer
-from tests.support.clients import TOKEN_KEY, Client, cards_in, current_view, rpc_error
+from tests.support.clients import (
+    TOKEN_KEY,
+    Client,
+    cards_in,
+    close_streams,
+    current_view,
+    rpc_error,
+)
 from tests.support.seats import play_turns
 from tests.support.servers import log_entries, log_head
 
@@ -41,9 +48,7 @@ async def test_each_seat_and_the_public_get_the_view_of_the_log_at_its_latest_se
     client: Client, server: SpadesServer
 ) -> None:
     table_id, tokens = await seated_table(client)
-    streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
-    for stream in streams.values():
-        await stream.start()
+    streams = await client.started_streams(tokens)
     rng = random.Random(4)
     # Part way into the play: hands dealt, bids made, some cards out.
     await play_turns(
@@ -66,8 +71,7 @@ async def test_each_seat_and_the_public_get_the_view_of_the_log_at_its_latest_se
         assert set(cards_in(own.view)) <= hand | played  # nothing of another hand
         to_act = protocol.seat_from_proto(public.view.turn)
         assert bool(own.view.legal_actions) == (seat == to_act)
-    for stream in streams.values():
-        await stream.close()
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
@@ -77,9 +81,7 @@ async def test_the_view_follows_the_table_and_reads_back_into_the_engine(
     table_id, tokens = await seated_table(client)
     before = await get_view(client, table_id, tokens[1])
     assert before.view.phase == view_pb2.PHASE_BIDDING
-    streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
-    for stream in streams.values():
-        await stream.start()
+    streams = await client.started_streams(tokens)
     await play_turns(client, table_id, streams, random.Random(8))
     after = await get_view(client, table_id, tokens[1])
     assert after.sequence > before.sequence
@@ -87,8 +89,7 @@ async def test_the_view_follows_the_table_and_reads_back_into_the_engine(
     assert seat_view.phase is Phase.ENDED and seat_view.viewer == 1
     assert seat_view.seed is not None  # revealed with the end
     assert seat_view == view(await replayed(server, table_id), 1)
-    for stream in streams.values():
-        await stream.close()
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio

@@ -14,7 +14,14 @@ from spades.engine import MatchState, Rules
 from spades.v1 import actions_pb2, events_pb2, lobby_pb2, play_pb2, view_pb2
 from spades_server.app.server import SpadesServer
 from tests.support.backends import Storages
-from tests.support.clients import TOKEN_KEY, Client, SeatStream, current_view, rpc_error, watch
+from tests.support.clients import (
+    TOKEN_KEY,
+    Client,
+    close_streams,
+    current_view,
+    rpc_error,
+    watch,
+)
 from tests.support.seats import bid, play_until_over, turn_prompt
 from tests.support.servers import log_events, running_server
 
@@ -25,23 +32,6 @@ FAILED_PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION.value[0]
 CONCEDE = actions_pb2.Action(concession=actions_pb2.Concession())
 
 
-async def started_table(
-    client: Client, rules: Rules | None = None
-) -> tuple[str, list[str], dict[int, SeatStream]]:
-    created = await client.create_table(rules or Rules(max_hands=1))
-    table_id = created.table.table_id
-    tokens = await client.seat_all(table_id, (rules or Rules()).players)
-    streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
-    for stream in streams.values():
-        await stream.start()
-    return table_id, tokens, streams
-
-
-async def close_all(streams: dict[int, SeatStream]) -> None:
-    for stream in streams.values():
-        await stream.close()
-
-
 def actions_logged(events: list[events_pb2.Event], kind: str) -> list[events_pb2.Event]:
     return [event for event in events if event.WhichOneof("kind") == kind]
 
@@ -50,7 +40,7 @@ def actions_logged(events: list[events_pb2.Event], kind: str) -> list[events_pb2
 async def test_a_repeated_action_id_gets_the_first_result_and_writes_nothing(
     client: Client, server: SpadesServer
 ) -> None:
-    table_id, tokens, streams = await started_table(client)
+    table_id, tokens, streams = await client.seated()
     seat, prompt = await turn_prompt(client, table_id, streams)
     stream = streams[seat]
     first = await stream.act(bid(3), prompt.sequence, action_id="bid-once")
@@ -80,7 +70,7 @@ async def test_a_repeated_action_id_gets_the_first_result_and_writes_nothing(
     assert next_seat != seat
     theirs = await streams[next_seat].act(bid(2), next_prompt.sequence, action_id="bid-once")
     assert theirs.accepted and theirs.sequence == next_prompt.sequence + 1, theirs
-    await close_all(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
@@ -90,7 +80,7 @@ async def test_a_reconnecting_seat_racing_its_old_stream(
     """Each bid of the first round is sent on the seat's stream and, at once, with another
     action id on a new stream of the same seat (which takes over): exactly one of the two is
     applied, one event is logged, and the new stream learns which."""
-    table_id, tokens, streams = await started_table(client)
+    table_id, tokens, streams = await client.seated()
     for _ in range(4):
         seat, prompt = await turn_prompt(client, table_id, streams)
         version = await server.log.stream_version(table_id)
@@ -115,14 +105,14 @@ async def test_a_reconnecting_seat_racing_its_old_stream(
                 await streams[seat].next()
         assert closed.value.code() == grpc.StatusCode.ABORTED
         streams[seat] = rival
-    await close_all(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
 async def test_a_turn_raced_by_a_concession(client: Client, server: SpadesServer) -> None:
     """The seat to act bids while another seat concedes, both answering the same sequence:
     exactly one is applied, the other is refused, and the log shows only the first."""
-    table_id, _, streams = await started_table(client)
+    table_id, _, streams = await client.seated()
     seat, prompt = await turn_prompt(client, table_id, streams)
     other = (seat + 1) % 4
     version = await server.log.stream_version(table_id)
@@ -139,14 +129,14 @@ async def test_a_turn_raced_by_a_concession(client: Client, server: SpadesServer
         assert new[0].action_id == ids[0] and not actions_logged(new, "conceded")
     else:
         assert new[0].action_id == ids[1] and not actions_logged(new, "bid_made")
-    await close_all(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
 async def test_two_action_ids_at_one_sequence_on_one_stream(
     client: Client, server: SpadesServer
 ) -> None:
-    table_id, _, streams = await started_table(client)
+    table_id, _, streams = await client.seated()
     seat, prompt = await turn_prompt(client, table_id, streams)
     stream = streams[seat]
     first_id = await stream.send(bid(1), prompt.sequence)
@@ -159,7 +149,7 @@ async def test_two_action_ids_at_one_sequence_on_one_stream(
     made = actions_logged(await log_events(server, table_id), "bid_made")
     assert [event.action_id for event in made] == [first_id]
     assert made[0].bid_made.bid.tricks == 1
-    await close_all(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
@@ -168,7 +158,7 @@ async def test_one_action_id_sent_twice_at_once_is_applied_once(
 ) -> None:
     """A client that retries at once (on the same stream, then on a new one) without waiting
     for the first answer: every answer is the first result; one event is logged."""
-    table_id, tokens, streams = await started_table(client)
+    table_id, tokens, streams = await client.seated()
     seat, prompt = await turn_prompt(client, table_id, streams)
     stream = streams[seat]
     await stream.send(bid(3), prompt.sequence, "same-id")
@@ -181,14 +171,14 @@ async def test_one_action_id_sent_twice_at_once_is_applied_once(
     made = actions_logged(await log_events(server, table_id), "bid_made")
     assert len(made) == 1 and made[0].action_id == "same-id"
     streams[seat] = rival
-    await close_all(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
 async def test_two_seats_conceding_at_once(client: Client, server: SpadesServer) -> None:
     """Conceding needs no turn: two seats of different sides concede at the same sequence;
     one concession ends the match, the other is refused, one Conceded is logged."""
-    table_id, _, streams = await started_table(client)
+    table_id, _, streams = await client.seated()
     sequence = (await current_view(client, table_id)).sequence
     ids = await asyncio.gather(
         streams[0].send(CONCEDE, sequence), streams[1].send(CONCEDE, sequence)
@@ -200,7 +190,7 @@ async def test_two_seats_conceding_at_once(client: Client, server: SpadesServer)
     events = await log_events(server, table_id)
     assert len(actions_logged(events, "conceded")) == 1
     assert len(actions_logged(events, "match_ended")) == 1
-    await close_all(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
@@ -269,7 +259,7 @@ async def test_a_whole_match_with_every_action_sent_twice(
 ) -> None:
     """Every action is sent, then sent again with the same id: the match is the same as if
     each had been sent once, and each repeat got the first sequence."""
-    table_id, tokens, streams = await started_table(client, Rules(max_hands=1))
+    table_id, tokens, streams = await client.seated(Rules(max_hands=1))
     rng = random.Random(5)
     repeats = 0
 
@@ -303,7 +293,7 @@ async def test_a_whole_match_with_every_action_sent_twice(
     assert len(with_ids) == repeats, "one first event per action, none for the repeats"
     assert len({event.action_id for event in with_ids}) == repeats
     assert MatchState.from_events(protocol.event_from_proto(event) for event in logged).is_over
-    await close_all(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
@@ -315,13 +305,13 @@ async def test_a_resent_extension_claim_gets_its_first_result_even_after_a_resta
     claim = actions_pb2.Action(extension_claim=actions_pb2.ExtensionClaim())
     async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
         client = Client(channel)
-        table_id, tokens, streams = await started_table(client)
+        table_id, tokens, streams = await client.seated()
         seat, prompt = await turn_prompt(client, table_id, streams)
         first = await streams[seat].act(claim, prompt.sequence, action_id="claim-1")
         assert first.accepted, first
         again = await streams[seat].act(claim, prompt.sequence, action_id="claim-1")
         assert again.accepted and again.sequence == first.sequence, again
-        await close_all(streams)
+        await close_streams(streams)
     await server.stop()
     async with (
         running_server(storage()) as restarted,

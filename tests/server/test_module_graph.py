@@ -6,19 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import spades_server
-from tests.structure.import_graph import Graph, cycles
-from tests.structure.import_graph import import_graph as read_graph
+from tests.support.import_graph import Graph, cycles, import_graph
 
 PACKAGE = Path(spades_server.__file__).parent
 
 
-def import_graph() -> Graph:
-    graph = read_graph(PACKAGE, "spades_server", type_checking=True)
+def server_graph() -> Graph:
+    """The server's import graph, its generated ``.v1`` modules left out."""
+    graph = import_graph(PACKAGE, "spades_server", type_checking=True)
     return {name: imported for name, imported in graph.items() if ".v1" not in name}
 
 
 def test_the_server_modules_import_one_another_without_a_cycle() -> None:
-    graph = import_graph()
+    graph = server_graph()
     assert {
         "spades_server.api.lobby",
         "spades_server.processes.house",
@@ -29,7 +29,7 @@ def test_the_server_modules_import_one_another_without_a_cycle() -> None:
 
 
 def test_house_bots_and_admin_do_not_depend_on_the_lobby_servicer() -> None:
-    graph = import_graph()
+    graph = server_graph()
     assert "spades_server.api.lobby" not in graph["spades_server.processes.house"]
     assert "spades_server.processes.projection" not in graph["spades_server.processes.house"]
     assert "spades_server.api.lobby" not in graph["spades_server.api.admin"]

@@ -11,7 +11,7 @@ from spades.v1 import account_pb2, account_pb2_grpc
 from tests.support.accounts import bearer
 from tests.support.backends import Storages
 from tests.support.clients import rpc_error
-from tests.support.refusals import assert_call_refused
+from tests.support.refusals import assert_call_refused, nothing_written, refused_unchanged
 from tests.support.servers import log_head, running_server
 
 pytestmark = pytest.mark.asyncio
@@ -55,10 +55,11 @@ async def test_a_person_makes_lists_and_manages_its_bots_and_no_one_elses(
             account_pb2.RevokeKeyRequest(account_id=bot.account_id), metadata=bearer(session)
         )
         assert revoked.account.key_revoked
-        error = await rpc_error(
-            service.RevokeKey(account_pb2.RevokeKeyRequest(), metadata=bearer(made.key))
-        )
-        assert_call_refused(error, Code.UNAUTHENTICATED, "KEY_REVOKED")
+        async with nothing_written(server):
+            error = await rpc_error(
+                service.RevokeKey(account_pb2.RevokeKeyRequest(), metadata=bearer(made.key))
+            )
+            assert_call_refused(error, Code.UNAUTHENTICATED, "KEY_REVOKED")
         rotated = await service.RotateKey(
             account_pb2.RotateKeyRequest(account_id=bot.account_id), metadata=bearer(session)
         )
@@ -88,21 +89,26 @@ async def test_a_person_makes_lists_and_manages_its_bots_and_no_one_elses(
                 metadata=bearer(stranger.session_token),
             ),
         ):
-            assert_call_refused(await rpc_error(call), Code.PERMISSION_DENIED, "NOT_BOT_OWNER")
-        error = await rpc_error(
-            service.CreateBot(
-                account_pb2.CreateBotRequest(name="Bot Of A Bot"), metadata=bearer(rotated.key)
+            await refused_unchanged(server, call, Code.PERMISSION_DENIED, "NOT_BOT_OWNER")
+        async with nothing_written(server):
+            error = await rpc_error(
+                service.CreateBot(
+                    account_pb2.CreateBotRequest(name="Bot Of A Bot"), metadata=bearer(rotated.key)
+                )
             )
-        )
-        assert_call_refused(error, Code.PERMISSION_DENIED, "BOTS_FOR_PEOPLE")
-        error = await rpc_error(service.CreateBot(account_pb2.CreateBotRequest(name="Anon Bot")))
-        assert_call_refused(error, Code.UNAUTHENTICATED, "KEY_REQUIRED")
-        error = await rpc_error(
-            service.CreateBot(
-                account_pb2.CreateBotRequest(name="owned bot"), metadata=bearer(session)
+            assert_call_refused(error, Code.PERMISSION_DENIED, "BOTS_FOR_PEOPLE")
+        async with nothing_written(server):
+            error = await rpc_error(
+                service.CreateBot(account_pb2.CreateBotRequest(name="Anon Bot"))
             )
-        )
-        assert_call_refused(error, Code.ALREADY_EXISTS, "NAME_TAKEN")
+            assert_call_refused(error, Code.UNAUTHENTICATED, "KEY_REQUIRED")
+        async with nothing_written(server):
+            error = await rpc_error(
+                service.CreateBot(
+                    account_pb2.CreateBotRequest(name="owned bot"), metadata=bearer(session)
+                )
+            )
+            assert_call_refused(error, Code.ALREADY_EXISTS, "NAME_TAKEN")
         assert await log_head(server) == head
         # The operator still does everything to anyone's bot.
         by_operator = await service.RotateKey(
@@ -125,7 +131,8 @@ async def test_a_person_makes_lists_and_manages_its_bots_and_no_one_elses(
             ),
             metadata=OPERATOR,
         )
-        error = await rpc_error(
-            service.ListBots(account_pb2.ListBotsRequest(), metadata=bearer(session))
-        )
-        assert_call_refused(error, Code.UNAUTHENTICATED, "SESSION_REVOKED")
+        async with nothing_written(server):
+            error = await rpc_error(
+                service.ListBots(account_pb2.ListBotsRequest(), metadata=bearer(session))
+            )
+            assert_call_refused(error, Code.UNAUTHENTICATED, "SESSION_REVOKED")

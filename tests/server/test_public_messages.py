@@ -71,6 +71,8 @@ ALLOWED = {
     "spades.v1.Tournament.seed": "only once the tournament has ended (revealed)",
     "spades.v1.TournamentCreated.seed_commitment": "as Tournament's",
     "spades.v1.TournamentEnded.seed": "the seed revealed when the tournament ends",
+    # An analysis's worlds are drawn from a seed of the analysis's own, not the table's.
+    "spades.v1.Analysis.seed": "what the sampled worlds are drawn from (a finished match's)",
     # People (docs/accounts.md): each shown once, to whoever signed in or made the bot.
     "spades.v1.SignUpResponse.session_token": "the new session's token, shown once",
     "spades.v1.SignInResponse.session_token": "the new session's token, shown once",
@@ -113,9 +115,7 @@ async def test_an_action_id_reaches_only_the_acting_seats_own_stream(client: Cli
     created = await client.create_table(Rules(max_hands=1))
     table_id = created.table.table_id
     tokens = await client.seat_all(table_id)
-    streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
-    for stream in streams.values():
-        await stream.start()
+    streams = await client.started_streams(tokens)
     spectator = watch(client, table_id)
     await spectator.snapshot()
 

@@ -20,7 +20,7 @@ from spades_server.processes import house_accounts
 from spades_server.store import account_store, codecs, rating_store
 from tests.support.backends import Storages
 from tests.support.clients import rpc_error
-from tests.support.refusals import assert_call_refused
+from tests.support.refusals import assert_call_refused, nothing_written
 from tests.support.servers import log_head, running_server
 
 pytestmark = pytest.mark.asyncio
@@ -107,8 +107,9 @@ async def test_house_names_are_the_servers_and_a_squatted_name_is_not_the_houses
             service = account_pb2_grpc.AccountServiceStub(channel)
             head = await log_head(server)
             for name in ("House Heuristic", "house search", "HOUSE of cards"):
-                error = await rpc_error(service.CreateAccount(creation(name)))
-                assert_call_refused(error, Code.INVALID_ARGUMENT, "NAME_RESERVED", "name")
+                async with nothing_written(server):
+                    error = await rpc_error(service.CreateAccount(creation(name)))
+                    assert_call_refused(error, Code.INVALID_ARGUMENT, "NAME_RESERVED", "name")
             assert await log_head(server) == head
             assert (await service.CreateAccount(creation("Housebound"))).account.name
         # An account of a house name made before the name was reserved (straight into the log).
@@ -215,16 +216,18 @@ async def test_boards_are_shared_or_separate_by_kind_as_the_operator_sets(
         )
         assert lines(rest) == [(2, "Person B")]
         service = rating_pb2_grpc.RatingServiceStub(channel)
-        error = await rpc_error(
-            service.ListLeaderboard(rating_pb2.ListLeaderboardRequest(pool="partnership"))
-        )
-        assert_call_refused(error, Code.INVALID_ARGUMENT, "LEADERBOARD_KIND_REQUIRED", "kind")
-        error = await rpc_error(
-            service.ListLeaderboard(
-                rating_pb2.ListLeaderboardRequest(pool="partnership", kind=7)  # type: ignore[arg-type]
+        async with nothing_written(server):
+            error = await rpc_error(
+                service.ListLeaderboard(rating_pb2.ListLeaderboardRequest(pool="partnership"))
             )
-        )
-        assert_call_refused(error, Code.INVALID_ARGUMENT, "UNKNOWN_ACCOUNT_KIND", "kind")
+            assert_call_refused(error, Code.INVALID_ARGUMENT, "LEADERBOARD_KIND_REQUIRED", "kind")
+        async with nothing_written(server):
+            error = await rpc_error(
+                service.ListLeaderboard(
+                    rating_pb2.ListLeaderboardRequest(pool="partnership", kind=7)  # type: ignore[arg-type]
+                )
+            )
+            assert_call_refused(error, Code.INVALID_ARGUMENT, "UNKNOWN_ACCOUNT_KIND", "kind")
 
 
 async def test_the_fill_plan_gives_each_side_one_house_account_of_no_other_side() -> None:

@@ -26,10 +26,10 @@ from spades.v1 import (
 )
 from spades_server.app.server import SpadesServer
 from spades_server.domain.tournaments import MAX_ENTRANTS
-from tests.support.accounts import bearer
+from tests.support.accounts import bearer, new_account
 from tests.support.backends import Storages
 from tests.support.clients import Client
-from tests.support.provoked import refused_unchanged
+from tests.support.refusals import refused_unchanged
 from tests.support.seats import bid
 from tests.support.servers import running_server
 
@@ -48,19 +48,13 @@ async def operated(storage: Storages) -> AsyncIterator[tuple[SpadesServer, Clien
         yield server, Client(channel)
 
 
-async def new_account(client: Client, name: str) -> account_pb2.CreateAccountResponse:
-    return await account_pb2_grpc.AccountServiceStub(client.channel).CreateAccount(
-        account_pb2.CreateAccountRequest(name=name, kind=account_pb2.ACCOUNT_KIND_BOT)
-    )
-
-
 @pytest.mark.asyncio
 async def test_account_calls_with_a_malformed_key_or_naming_the_wrong_way_are_refused(
     operated: tuple[SpadesServer, Client],
 ) -> None:
     server, client = operated
     accounts = account_pb2_grpc.AccountServiceStub(client.channel)
-    created = await new_account(client, "Keyed Bot")
+    created = await new_account(client.channel, "Keyed Bot")
     account_id = created.account.account_id
     both = account_pb2.GetAccountRequest(account_id=account_id, name="Keyed Bot")
     await refused_unchanged(
@@ -111,8 +105,8 @@ async def test_an_account_key_on_a_seat_call_needs_the_table_and_the_seat_it_hol
 ) -> None:
     server, client = operated
     table_id = (await client.create_table(Rules())).table.table_id
-    pair = await new_account(client, "Pair Bot")
-    stranger = await new_account(client, "Stranger Bot")
+    pair = await new_account(client.channel, "Pair Bot")
+    stranger = await new_account(client.channel, "Stranger Bot")
     for seat in (cards_pb2.SEAT_NORTH, cards_pb2.SEAT_SOUTH):
         await client.lobby.JoinTable(
             lobby_pb2.JoinTableRequest(table_id=table_id, seat=seat, player_name="pair"),
@@ -161,9 +155,9 @@ async def test_a_tournament_with_its_sixteen_entrants_is_tournament_full(
     )
     enter = tournament_pb2.EnterTournamentRequest(tournament_id=created.tournament.tournament_id)
     for number in range(MAX_ENTRANTS):
-        entrant = await new_account(client, f"Entrant {number}")
+        entrant = await new_account(client.channel, f"Entrant {number}")
         await service.EnterTournament(enter, metadata=bearer(entrant.key))
-    late = await new_account(client, "Late Entrant")
+    late = await new_account(client.channel, "Late Entrant")
     await refused_unchanged(
         server,
         service.EnterTournament(enter, metadata=bearer(late.key)),

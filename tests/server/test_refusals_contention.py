@@ -45,6 +45,7 @@ from spades.v1 import (
 from spades_server.app.server import SpadesServer
 from spades_server.domain import accounts, challenges, table_events, tournaments
 from spades_server.store.repository import Repository
+from tests.support.accounts import BOT, PERSON, bearer, new_account
 from tests.support.backends import POSTGRES_DSN, LogStorage, head_position, require_postgres
 from tests.support.clients import READ_TIMEOUT, TOKEN_KEY, Client, current_view, rpc_error
 from tests.support.refusals import assert_action_refused, assert_call_refused
@@ -222,16 +223,6 @@ async def test_an_account_that_keeps_changing_under_a_call_is_account_contended(
         await stub.SetManifest(account_pb2.SetManifestRequest(manifest=ours), metadata=key)
 
 
-async def new_account(
-    channel: grpc.aio.Channel, name: str, kind: account_pb2.AccountKind.ValueType
-) -> tuple[str, tuple[tuple[str, str]]]:
-    """A new account's id, and the metadata that carries its key."""
-    created = await account_pb2_grpc.AccountServiceStub(channel).CreateAccount(
-        account_pb2.CreateAccountRequest(name=name, kind=kind)
-    )
-    return created.account.account_id, (("authorization", f"Bearer {created.key}"),)
-
-
 @pytest.mark.asyncio
 async def test_a_challenge_that_keeps_changing_under_a_call_is_challenge_contended(
     shared_log: LogStorage,
@@ -241,8 +232,8 @@ async def test_a_challenge_that_keeps_changing_under_a_call_is_challenge_contend
         grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel,
     ):
         service = challenge_pb2_grpc.ChallengeServiceStub(channel)
-        _, ada = await new_account(channel, "Ada", account_pb2.ACCOUNT_KIND_PERSON)
-        bea_id, _ = await new_account(channel, "Bea", account_pb2.ACCOUNT_KIND_PERSON)
+        ada = bearer((await new_account(channel, "Ada", PERSON)).key)
+        bea_id = (await new_account(channel, "Bea", PERSON)).account.account_id
         made = await service.CreateChallenge(
             challenge_pb2.CreateChallengeRequest(
                 opponent_ids=[bea_id], rules=protocol.rules_to_proto(Rules())
@@ -287,8 +278,8 @@ async def test_a_tournament_that_keeps_changing_under_an_entry_is_tournament_con
             metadata=(("spades-operator-token", OPERATOR),),
         )
         tournament_id = created.tournament.tournament_id
-        _, ada = await new_account(channel, "Ada", account_pb2.ACCOUNT_KIND_BOT)
-        bea_id, _ = await new_account(channel, "Bea", account_pb2.ACCOUNT_KIND_BOT)
+        ada = bearer((await new_account(channel, "Ada", BOT)).key)
+        bea_id = (await new_account(channel, "Bea", BOT)).account.account_id
         bea = await server.accounts.load(bea_id)
         error = await refused_once_contended(
             shared_log,

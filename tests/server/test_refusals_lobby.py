@@ -17,7 +17,7 @@ from spades_server.api.admin import MAX_DEALS
 from spades_server.app.server import SpadesServer
 from tests.support.backends import LogStorage, Storages
 from tests.support.clients import Client
-from tests.support.provoked import refused_unchanged
+from tests.support.refusals import refused_unchanged
 from tests.support.servers import running_server
 
 Code = grpc.StatusCode

@@ -14,9 +14,20 @@ from spades.engine import Card, Clock, Rules
 from spades.v1 import actions_pb2, lobby_pb2, play_pb2, view_pb2
 from spades_server.app.server import SpadesServer
 from tests.support.backends import Storages
-from tests.support.clients import TOKEN_KEY, Client, SeatStream, current_view, stream_error
-from tests.support.provoked import action_refused_unchanged, refused_unchanged
-from tests.support.refusals import assert_action_refused
+from tests.support.clients import (
+    TOKEN_KEY,
+    Client,
+    SeatStream,
+    close_streams,
+    current_view,
+    stream_error,
+)
+from tests.support.refusals import (
+    action_refused_unchanged,
+    assert_action_refused,
+    nothing_written,
+    refused_unchanged,
+)
 from tests.support.seats import bid, play, play_turns
 from tests.support.servers import create_admin_table, log_head, running_server
 
@@ -24,26 +35,10 @@ Code = grpc.StatusCode
 NIL = actions_pb2.Action(bid=actions_pb2.Bid(kind=actions_pb2.Bid.KIND_NIL))
 
 
-async def seated(client: Client, rules: Rules) -> tuple[str, list[str], dict[int, SeatStream]]:
-    """A table of ``rules`` with every seat taken and on a Play stream: its id, the tokens and
-    the streams."""
-    table_id = (await client.create_table(rules)).table.table_id
-    tokens = await client.seat_all(table_id, rules.players)
-    streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
-    for stream in streams.values():
-        await stream.start()
-    return table_id, tokens, streams
-
-
 async def on_turn(client: Client, table_id: str) -> tuple[int, int]:
     """The seat to act and the table's sequence."""
     now = await current_view(client, table_id)
     return protocol.seat_from_proto(now.view.turn), now.sequence
-
-
-async def close(streams: dict[int, SeatStream]) -> None:
-    for stream in streams.values():
-        await stream.close()
 
 
 @pytest.mark.asyncio
@@ -66,19 +61,19 @@ async def test_an_action_before_every_seat_is_taken_is_match_not_started(
 async def test_nil_where_the_rules_forbid_it_is_nil_not_allowed(
     client: Client, server: SpadesServer
 ) -> None:
-    table_id, _, streams = await seated(client, Rules(nil_allowed=False))
+    table_id, _, streams = await client.seated(Rules(nil_allowed=False))
     seat, sequence = await on_turn(client, table_id)
     await action_refused_unchanged(
         server, streams[seat], NIL, sequence, Code.FAILED_PRECONDITION, "NIL_NOT_ALLOWED"
     )
-    await close(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
 async def test_a_bid_that_leaves_the_team_under_its_minimum_is_refused(
     client: Client, server: SpadesServer
 ) -> None:
-    table_id, _, streams = await seated(client, Rules(minimum_team_bid=5))
+    table_id, _, streams = await client.seated(Rules(minimum_team_bid=5))
     first, sequence = await on_turn(client, table_id)
     for _ in range(2):  # the first bidder and the next (of the other team) bid 1
         seat, sequence = await on_turn(client, table_id)
@@ -93,7 +88,7 @@ async def test_a_bid_that_leaves_the_team_under_its_minimum_is_refused(
         Code.FAILED_PRECONDITION,
         "BID_BELOW_TEAM_MINIMUM",
     )
-    await close(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
@@ -101,7 +96,7 @@ async def test_a_second_extension_claim_and_one_without_an_extension_are_refused
     client: Client, server: SpadesServer
 ) -> None:
     claim = actions_pb2.Action(extension_claim=actions_pb2.ExtensionClaim())
-    table_id, _, streams = await seated(client, Rules())
+    table_id, _, streams = await client.seated(Rules())
     seat, sequence = await on_turn(client, table_id)
     assert (await streams[seat].act(claim, sequence)).accepted
     seat, sequence = await on_turn(client, table_id)
@@ -113,13 +108,13 @@ async def test_a_second_extension_claim_and_one_without_an_extension_are_refused
         Code.FAILED_PRECONDITION,
         "EXTENSION_ALREADY_CLAIMED",
     )
-    await close(streams)
-    table_id, _, streams = await seated(client, Rules(clock=Clock(extension_millis=0)))
+    await close_streams(streams)
+    table_id, _, streams = await client.seated(Rules(clock=Clock(extension_millis=0)))
     seat, sequence = await on_turn(client, table_id)
     await action_refused_unchanged(
         server, streams[seat], claim, sequence, Code.FAILED_PRECONDITION, "NO_EXTENSION"
     )
-    await close(streams)
+    await close_streams(streams)
 
 
 def playing(snapshot: play_pb2.Snapshot) -> bool:
@@ -133,9 +128,7 @@ async def first_trick(
     sequence of the first lead, the leader's hand, the leader's stream, and every stream."""
     table_id = await create_admin_table(server, rules, seed=bytes(range(32)))
     tokens = await client.seat_all(table_id)
-    streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
-    for stream in streams.values():
-        await stream.start()
+    streams = await client.started_streams(tokens)
     now = await play_turns(client, table_id, streams, random.Random(1), until=playing)
     leader = protocol.seat_from_proto(now.view.turn)
     view = await client.play.GetView(
@@ -162,7 +155,7 @@ async def test_the_first_lead_must_be_the_two_of_clubs_at_a_table_that_says_so(
         Code.FAILED_PRECONDITION,
         "MUST_LEAD_TWO_OF_CLUBS",
     )
-    await close(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
@@ -180,35 +173,36 @@ async def test_a_spade_led_before_spades_are_broken_is_refused(
         Code.FAILED_PRECONDITION,
         "SPADES_NOT_BROKEN",
     )
-    await close(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
 async def test_a_start_both_after_a_sequence_and_at_the_latest_is_conflicting_start(
     client: Client, server: SpadesServer
 ) -> None:
-    _, tokens, streams = await seated(client, Rules())
+    _, tokens, streams = await client.seated(Rules())
     start = play_pb2.StartPlay(after_sequence=1, latest=True)
     call = stream_error(
         lambda: client.play.Play(metadata=((TOKEN_KEY, tokens[0]),)),  # type: ignore[call-arg]
         play_pb2.PlayRequest(start=start),
     )
     await refused_unchanged(server, call, Code.INVALID_ARGUMENT, "CONFLICTING_START", "latest")
-    await close(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
 async def test_a_play_message_with_neither_start_nor_action_is_empty_message(
     client: Client, server: SpadesServer
 ) -> None:
-    _, _, streams = await seated(client, Rules())
+    _, _, streams = await client.seated(Rules())
     stream = streams[0]
     head = await log_head(server)
     await stream.call.write(play_pb2.PlayRequest())
-    result = await stream.act_result("")
-    assert_action_refused(result, Code.INVALID_ARGUMENT, "EMPTY_MESSAGE")
+    async with nothing_written(server):
+        result = await stream.act_result("")
+        assert_action_refused(result, Code.INVALID_ARGUMENT, "EMPTY_MESSAGE")
     assert await log_head(server) == head
-    await close(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
@@ -239,7 +233,7 @@ async def stream_end(stream: SeatStream) -> grpc.aio.AioRpcError:
 async def test_a_stream_a_newer_one_took_over_ends_with_stream_replaced(
     client: Client, server: SpadesServer
 ) -> None:
-    _, tokens, streams = await seated(client, Rules())
+    _, tokens, streams = await client.seated(Rules())
 
     async def replaced() -> grpc.aio.AioRpcError:
         newer = client.seat_stream(tokens[0])
@@ -248,7 +242,7 @@ async def test_a_stream_a_newer_one_took_over_ends_with_stream_replaced(
         return await stream_end(streams[0])
 
     await refused_unchanged(server, replaced(), Code.ABORTED, "STREAM_REPLACED")
-    await close(streams)
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
@@ -260,13 +254,13 @@ async def test_one_more_play_stream_than_a_token_may_have_open_is_too_many_strea
         grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel,
     ):
         client = Client(channel)
-        _, tokens, streams = await seated(client, Rules())
+        _, tokens, streams = await client.seated(Rules())
         call = stream_error(
             lambda: client.play.Play(metadata=((TOKEN_KEY, tokens[0]),)),  # type: ignore[call-arg]
             play_pb2.PlayRequest(start=play_pb2.StartPlay()),
         )
         await refused_unchanged(server, call, Code.RESOURCE_EXHAUSTED, "TOO_MANY_STREAMS")
-        await close(streams)
+        await close_streams(streams)
 
 
 @pytest.mark.asyncio
@@ -275,7 +269,7 @@ async def test_blind_nil_after_the_partners_blind_nil_under_a_team_minimum_is_re
 ) -> None:
     # Every team trails by at least 0 at the first hand: each seat may choose Blind Nil.
     rules = Rules(blind_nil=True, blind_nil_deficit=0, minimum_team_bid=4)
-    table_id, _, streams = await seated(client, rules)
+    table_id, _, streams = await client.seated(rules)
     blind = actions_pb2.Action(blind_nil_choice=actions_pb2.BlindNilChoice(blind=True))
     look = actions_pb2.Action(blind_nil_choice=actions_pb2.BlindNilChoice(blind=False))
     first, sequence = await on_turn(client, table_id)
@@ -298,4 +292,4 @@ async def test_blind_nil_after_the_partners_blind_nil_under_a_team_minimum_is_re
         Code.FAILED_PRECONDITION,
         "BLIND_NIL_NOT_OPEN",
     )
-    await close(streams)
+    await close_streams(streams)

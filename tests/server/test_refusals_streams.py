@@ -15,8 +15,8 @@ from prometheus_client import REGISTRY
 from spades.engine import Rules
 from spades.v1 import account_pb2, account_pb2_grpc, play_pb2, play_pb2_grpc
 from tests.support.backends import Storages, head_position
-from tests.support.clients import READ_TIMEOUT, Client
-from tests.support.refusals import assert_call_refused
+from tests.support.clients import READ_TIMEOUT, Client, close_streams
+from tests.support.refusals import assert_call_refused, nothing_written
 from tests.support.seats import play_turns
 from tests.support.servers import log_head, new_server, running_server
 
@@ -54,12 +54,9 @@ async def test_a_stream_whose_client_stopped_reading_is_closed_as_not_read(
         client = Client(channel)
         table_id = (await client.create_table(Rules(max_hands=1))).table.table_id
         tokens = await client.seat_all(table_id)
-        streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
-        for stream in streams.values():
-            await stream.start()
+        streams = await client.started_streams(tokens)
         await play_turns(client, table_id, streams, random.Random(3))  # a match: many events
-        for stream in streams.values():
-            await stream.close()
+        await close_streams(streams)
         head = await log_head(server)
         closed_before = streams_closed_unread()
         # A spectator who asks for the whole match and reads nothing of it.
@@ -69,8 +66,9 @@ async def test_a_stream_whose_client_stopped_reading_is_closed_as_not_read(
         async with asyncio.timeout(READ_TIMEOUT):
             while streams_closed_unread() == closed_before:
                 await asyncio.sleep(0.01)  # until the server closed it (its metric says so)
-        error = await status_of(watch)
-        assert_call_refused(error, Code.RESOURCE_EXHAUSTED, "STREAM_NOT_READ")
+        async with nothing_written(server):
+            error = await status_of(watch)
+            assert_call_refused(error, Code.RESOURCE_EXHAUSTED, "STREAM_NOT_READ")
         assert await log_head(server) == head, "closing a stream writes nothing"
 
 

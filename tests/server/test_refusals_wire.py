@@ -18,8 +18,7 @@ from spades.v1 import play_pb2
 from spades_server.api.web import frame, unframe
 from tests.support.backends import Storages
 from tests.support.clients import Client
-from tests.support.provoked import refused_unchanged
-from tests.support.refusals import assert_status_details
+from tests.support.refusals import assert_status_details, refused_unchanged
 from tests.support.servers import log_head, running_server, web_server
 
 Code = grpc.StatusCode

@@ -11,7 +11,7 @@ from spades import protocol
 from spades.engine import MatchState, Rules, Viewer, redact, view
 from spades.v1 import events_pb2, play_pb2, view_pb2
 from spades_server.app.server import SpadesServer
-from tests.support.clients import Client, SeatStream, current_view, watch
+from tests.support.clients import Client, SeatStream, close_streams, current_view, watch
 from tests.support.seats import play_turns
 from tests.support.servers import log_events
 
@@ -30,17 +30,6 @@ def assert_redacted_copy(
     assert received.sequence == logged.sequence
     expected = redact(protocol.event_from_proto(logged), viewer)
     assert protocol.event_from_proto(received) == expected, (received, logged)
-
-
-async def seated_table(
-    client: Client, rules: Rules
-) -> tuple[str, list[str], dict[int, SeatStream]]:
-    table_id = (await client.create_table(rules)).table.table_id
-    tokens = await client.seat_all(table_id, rules.players)
-    streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
-    for stream in streams.values():
-        await stream.start()
-    return table_id, tokens, streams
 
 
 async def read_through(stream: SeatStream, sequence: int) -> None:
@@ -62,7 +51,7 @@ def cards_played(snapshot: play_pb2.Snapshot) -> int:
 async def test_a_seat_drops_mid_hand_and_resumes(
     client: Client, server: SpadesServer, behind: int
 ) -> None:
-    table_id, tokens, streams = await seated_table(client, Rules(max_hands=1))
+    table_id, tokens, streams = await client.seated(Rules(max_hands=1))
     rng = random.Random(behind)
     first_snapshot = streams[0].received[0].snapshot.sequence
 
@@ -122,14 +111,13 @@ async def test_a_seat_drops_mid_hand_and_resumes(
     # Across both connections: every event after the first snapshot exactly once, in order.
     seen = seen_before + event_sequences(back.received)
     assert seen == list(range(first_snapshot + 1, final.sequence + 1))
-    for stream in streams.values():
-        await stream.close()
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
 async def test_a_seat_resumes_at_the_latest_sequence(client: Client, server: SpadesServer) -> None:
     """Nothing missed: the snapshot is the latest view, the prompt follows at once."""
-    table_id, tokens, streams = await seated_table(client, Rules(max_hands=1))
+    table_id, tokens, streams = await client.seated(Rules(max_hands=1))
     now = await current_view(client, table_id)
     turn = protocol.seat_from_proto(now.view.turn)
     streams[turn].call.cancel()
@@ -148,7 +136,7 @@ async def test_a_seat_resumes_at_the_latest_sequence(client: Client, server: Spa
 
 @pytest.mark.asyncio
 async def test_a_spectator_drops_and_resumes(client: Client, server: SpadesServer) -> None:
-    table_id, _, streams = await seated_table(client, Rules(players=3, max_hands=1))
+    table_id, _, streams = await client.seated(Rules(players=3, max_hands=1))
     rng = random.Random(3)
     spectator = watch(client, table_id)
     start = (await spectator.snapshot()).sequence
@@ -179,8 +167,7 @@ async def test_a_spectator_drops_and_resumes(client: Client, server: SpadesServe
     for event in back.events():
         assert_redacted_copy(event, logged[event.sequence - 1], None)
     back.close()
-    for stream in streams.values():
-        await stream.close()
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
@@ -195,7 +182,7 @@ async def test_a_spectator_drops_and_resumes(client: Client, server: SpadesServe
 async def test_a_snapshot_at_any_sequence_is_the_view_rebuilt_there(
     client: Client, server: SpadesServer, rules: Rules
 ) -> None:
-    table_id, tokens, streams = await seated_table(client, rules)
+    table_id, tokens, streams = await client.seated(rules)
     await play_turns(client, table_id, streams, random.Random(4))
     logged = await log_events(server, table_id)
     for after in range(1, logged[-1].sequence + 1, 3):
@@ -214,5 +201,4 @@ async def test_a_snapshot_at_any_sequence_is_the_view_rebuilt_there(
     latest = await client.seat_stream(tokens[1]).start()
     assert latest.sequence == logged[-1].sequence
     assert latest.view == rebuilt_view(logged, logged[-1].sequence, 1)
-    for stream in streams.values():
-        await stream.close()
+    await close_streams(streams)

@@ -32,10 +32,11 @@ from tests.support.clients import (
     TOKEN_KEY,
     Client,
     SeatStream,
+    close_streams,
     current_view,
     rpc_error,
 )
-from tests.support.refusals import assert_action_refused, assert_call_refused
+from tests.support.refusals import assert_action_refused, assert_call_refused, nothing_written
 from tests.support.seats import choices_of
 from tests.support.servers import log_entries, log_head, running_server
 
@@ -109,8 +110,9 @@ async def test_a_note_too_long_or_not_utf8_is_refused_and_nothing_changes(
     head = await log_head(server)
     too_long = ("é" * (notes.MAX_NOTE_BYTES // 2) + "!").encode()
     for note, reason in ((too_long, "FIELD_TOO_LONG"), (b"ok \xff\xfe", "INVALID_NOTE")):
-        on_stream = await act_with_note(stream, action, prompt.sequence, note)
-        assert_action_refused(on_stream, grpc.StatusCode.INVALID_ARGUMENT, reason, "note")
+        async with nothing_written(server):
+            on_stream = await act_with_note(stream, action, prompt.sequence, note)
+            assert_action_refused(on_stream, grpc.StatusCode.INVALID_ARGUMENT, reason, "note")
         assert MARKER not in on_stream.reason and "é" not in on_stream.reason
         acting = client.play.Act(
             play_pb2.ActRequest(
@@ -121,8 +123,9 @@ async def test_a_note_too_long_or_not_utf8_is_refused_and_nothing_changes(
             metadata=((TOKEN_KEY, tokens[turn]),),
         )
         if reason == "FIELD_TOO_LONG":  # Act's lengths are checked as the call's, like any
-            error = await rpc_error(acting)
-            assert_call_refused(error, grpc.StatusCode.INVALID_ARGUMENT, reason, "action.note")
+            async with nothing_written(server):
+                error = await rpc_error(acting)
+                assert_call_refused(error, grpc.StatusCode.INVALID_ARGUMENT, reason, "action.note")
         else:
             result = (await acting).result
             assert_action_refused(result, grpc.StatusCode.INVALID_ARGUMENT, reason, "note")
@@ -324,8 +327,7 @@ async def test_no_note_reaches_a_browser_the_partner_or_the_lobby_before_the_end
         await asyncio.wait_for(playing, 60)
         await asyncio.wait_for(looking, READ_TIMEOUT)
         await asyncio.wait_for(watching, READ_TIMEOUT)
-        for stream in streams.values():
-            await stream.close()
+        await close_streams(streams)
 
         assert len(seen) > 8 and south and watched
         assert {sequence for sequence in sent} and len(sent) > 20

@@ -9,8 +9,10 @@ import grpc
 import pytest
 
 from spades.engine import Rules
+from spades_server.app.server import SpadesServer
 from tests.support.clients import Client
 from tests.support.seats import play_until_over
+from tests.support.time import wait_for_state
 
 
 @pytest.mark.asyncio
@@ -35,13 +37,18 @@ async def test_a_second_stream_for_a_seat_wins_and_the_first_is_closed(client: C
 
 
 @pytest.mark.asyncio
-async def test_a_client_that_vanishes_mid_stream_harms_no_one(client: Client) -> None:
+async def test_a_client_that_vanishes_mid_stream_harms_no_one(
+    server: SpadesServer, client: Client
+) -> None:
     table_id = (await client.create_table(Rules(max_hands=1))).table.table_id
     tokens = await client.seat_all(table_id)
     vanishing = client.seat_stream(tokens[0])
     await vanishing.start()
+    seat = next(s for s in range(4) if server.absent.connected(table_id, s))
     vanishing.call.cancel()
-    await asyncio.sleep(0.1)
+    await wait_for_state(
+        lambda: not server.absent.connected(table_id, seat), "the server saw the stream go"
+    )
     # Everyone, the vanished seat included (reconnecting), finishes the match.
     streams = [client.seat_stream(token) for token in tokens]
     for stream in streams:

@@ -22,7 +22,7 @@ from spades import protocol
 from spades.engine import Clock, Rules
 from spades.v1 import actions_pb2, play_pb2, view_pb2
 from spades_server.app.server import SpadesServer
-from tests.support.clients import TOKEN_KEY, Client, SeatStream, current_view, watch
+from tests.support.clients import TOKEN_KEY, Client, close_streams, current_view, watch
 from tests.support.seats import bid, play_turns, turn_prompt
 from tests.support.servers import log_events
 
@@ -30,19 +30,6 @@ Code = grpc.StatusCode
 DetailT = TypeVar("DetailT", bound=Message)
 CONCEDE = actions_pb2.Action(concession=actions_pb2.Concession())
 CLAIM = actions_pb2.Action(extension_claim=actions_pb2.ExtensionClaim())
-
-
-async def seated(
-    client: Client, rules: Rules | None = None
-) -> tuple[str, list[str], dict[int, SeatStream]]:
-    """A started table and every seat's Play stream, each started at the latest sequence."""
-    rules = rules or Rules(max_hands=1)
-    table_id = (await client.create_table(rules)).table.table_id
-    tokens = await client.seat_all(table_id, rules.players)
-    streams = {seat: client.seat_stream(token) for seat, token in enumerate(tokens)}
-    for stream in streams.values():
-        await stream.start()
-    return table_id, tokens, streams
 
 
 async def act(
@@ -71,7 +58,7 @@ async def watch_to_end(
 async def test_play_seat_and_watch_end_with_ok_after_the_seed_is_revealed(
     client: Client, server: SpadesServer
 ) -> None:
-    table_id, tokens, streams = await seated(client)
+    table_id, tokens, streams = await client.seated()
     spectator = watch(client, table_id, after_sequence=0)
     await spectator.snapshot()
     seat, prompt = await turn_prompt(client, table_id, streams)
@@ -116,7 +103,7 @@ async def test_play_seat_and_watch_end_with_ok_after_the_seed_is_revealed(
 async def test_a_stream_opened_on_a_finished_table_sends_what_it_asked_for_and_ends(
     client: Client, server: SpadesServer
 ) -> None:
-    table_id, tokens, streams = await seated(client)
+    table_id, tokens, streams = await client.seated()
     seat, prompt = await turn_prompt(client, table_id, streams)
     assert (await streams[seat].act(CONCEDE, prompt.sequence)).accepted
     for stream in streams.values():
@@ -155,7 +142,7 @@ async def test_a_stream_opened_on_a_finished_table_sends_what_it_asked_for_and_e
 async def test_after_sequence_zero_is_the_beginning_and_latest_is_now(
     client: Client, server: SpadesServer
 ) -> None:
-    table_id, tokens, streams = await seated(client)
+    table_id, tokens, streams = await client.seated()
     version = await server.log.stream_version(table_id)
     beginning = client.seat_stream(tokens[0])
     snapshot = await beginning.start(after_sequence=0)
@@ -198,8 +185,7 @@ async def test_after_sequence_zero_is_the_beginning_and_latest_is_now(
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await bad.next()
     assert refused.value.code() == Code.INVALID_ARGUMENT
-    for stream in streams.values():
-        await stream.close()
+    await close_streams(streams)
 
 
 # ------------------------------------------------------------------------------ one stream per seat
@@ -209,7 +195,7 @@ async def test_after_sequence_zero_is_the_beginning_and_latest_is_now(
 async def test_a_replaced_stream_delivers_the_result_of_its_action_then_ends(
     client: Client, server: SpadesServer
 ) -> None:
-    table_id, tokens, streams = await seated(client)
+    table_id, tokens, streams = await client.seated()
     for _ in range(4):  # each bid of the first round, racing a replacement of its stream
         seat, prompt = await turn_prompt(client, table_id, streams)
         old = streams[seat]
@@ -242,8 +228,7 @@ async def test_a_replaced_stream_delivers_the_result_of_its_action_then_ends(
             assert event.sequence == again.sequence and event.bid_made.bid.tricks == 4
     bids = [e for e in await log_events(server, table_id) if e.HasField("bid_made")]
     assert len(bids) == 4
-    for stream in streams.values():
-        await stream.close()
+    await close_streams(streams)
 
 
 # ------------------------------------------------------------------------------ the first result
@@ -253,7 +238,7 @@ async def test_a_replaced_stream_delivers_the_result_of_its_action_then_ends(
 async def test_a_refused_action_id_stays_refused_whatever_comes_with_it_again(
     client: Client, server: SpadesServer
 ) -> None:
-    table_id, tokens, streams = await seated(client)
+    table_id, tokens, streams = await client.seated()
     seat, prompt = await turn_prompt(client, table_id, streams)
     stream = streams[seat]
     version = await server.log.stream_version(table_id)
@@ -287,8 +272,7 @@ async def test_a_refused_action_id_stays_refused_whatever_comes_with_it_again(
     assert other != seat
     theirs = await streams[other].act(bid(2), other_prompt.sequence, action_id="once")
     assert theirs.accepted, theirs
-    for each in streams.values():
-        await each.close()
+    await close_streams(streams)
 
 
 @pytest.mark.asyncio
@@ -298,7 +282,7 @@ async def test_a_repeated_refused_id_gets_the_whole_first_status_with_its_detail
     """The first result is the whole google.rpc.Status, not just its code and words: a repeat
     carries the first refusal's BadRequest field and ErrorInfo metadata too, on the stream that
     refused it, through Act and on a newer stream (which read the refusal back from the log)."""
-    table_id, tokens, streams = await seated(client)
+    table_id, tokens, streams = await client.seated()
     seat, prompt = await turn_prompt(client, table_id, streams)
     impossible = await streams[seat].act(bid(99), prompt.sequence, action_id="impossible")
     stale = await streams[seat].act(bid(3), prompt.sequence - 1, action_id="stale")
@@ -319,8 +303,7 @@ async def test_a_repeated_refused_id_gets_the_whole_first_status_with_its_detail
     streams[seat] = newer
     for action_id, status in first.items():
         assert (await newer.act(bid(3), prompt.sequence, action_id)).status == status
-    for each in streams.values():
-        await each.close()
+    await close_streams(streams)
 
 
 def details_of(status: status_pb2.Status, kind: type[DetailT]) -> DetailT:
@@ -338,14 +321,13 @@ def details_of(status: status_pb2.Status, kind: type[DetailT]) -> DetailT:
 async def test_a_refusal_of_the_moment_is_not_kept(client: Client, server: SpadesServer) -> None:
     """A stale answer is the id's result; a replaced stream's refusal is not (see above), and
     neither is a refusal of an id of the wrong length (it names no id)."""
-    table_id, _, streams = await seated(client)
+    table_id, _, streams = await client.seated()
     seat, prompt = await turn_prompt(client, table_id, streams)
     stale = await streams[seat].act(bid(3), prompt.sequence - 1, action_id="late")
     assert not stale.accepted and stale.code == Code.ABORTED.value[0]
     again = await streams[seat].act(bid(3), prompt.sequence, action_id="late")
     assert (again.accepted, again.reason) == (False, stale.reason), "the first result"
-    for each in streams.values():
-        await each.close()
+    await close_streams(streams)
 
 
 # ------------------------------------------------------------------------------ prompts
@@ -354,7 +336,7 @@ async def test_a_refusal_of_the_moment_is_not_kept(client: Client, server: Spade
 @pytest.mark.asyncio
 async def test_prompts_flag_concession_and_the_extension(client: Client) -> None:
     rules = Rules(max_hands=1, clock=Clock(turn_millis=60_000, extension_millis=30_000))
-    table_id, _, streams = await seated(client, rules)
+    table_id, _, streams = await client.seated(rules)
     seat, prompt = await turn_prompt(client, table_id, streams)
     assert prompt.may_concede and prompt.may_claim_extension
     kinds = {action.WhichOneof("kind") for action in prompt.legal_actions}
@@ -365,15 +347,13 @@ async def test_prompts_flag_concession_and_the_extension(client: Client) -> None
     later = (await streams[seat].next_of("prompt")).prompt
     assert later.sequence == claimed.sequence
     assert later.may_concede and not later.may_claim_extension, "one extension a turn"
-    for each in streams.values():
-        await each.close()
+    await close_streams(streams)
 
     no_extension = Rules(max_hands=1, clock=Clock(turn_millis=60_000, extension_millis=0))
-    table_id, _, streams = await seated(client, no_extension)
+    table_id, _, streams = await client.seated(no_extension)
     _, prompt = await turn_prompt(client, table_id, streams)
     assert prompt.may_concede and not prompt.may_claim_extension
-    for each in streams.values():
-        await each.close()
+    await close_streams(streams)
 
 
 def north_goes_blind(
@@ -392,7 +372,7 @@ async def test_a_card_pass_prompt_is_a_choice_of_n_cards(
     client: Client, server: SpadesServer
 ) -> None:
     rules = Rules(max_hands=1, blind_nil=True, blind_nil_deficit=0, blind_nil_pass_cards=2)
-    table_id, _, streams = await seated(client, rules)
+    table_id, _, streams = await client.seated(rules)
     now = await play_turns(
         client,
         table_id,
@@ -414,8 +394,7 @@ async def test_a_card_pass_prompt_is_a_choice_of_n_cards(
         actions_pb2.Action(card_pass=actions_pb2.CardPass(cards=chosen)), prompt.sequence
     )
     assert passed.accepted, passed
-    for each in streams.values():
-        await each.close()
+    await close_streams(streams)
 
 
 # ------------------------------------------------------------------------------ not actions
@@ -425,7 +404,7 @@ async def test_a_card_pass_prompt_is_a_choice_of_n_cards(
 async def test_a_second_start_and_an_empty_message_are_named_and_the_stream_goes_on(
     client: Client, server: SpadesServer
 ) -> None:
-    table_id, _, streams = await seated(client)
+    table_id, _, streams = await client.seated()
     seat, prompt = await turn_prompt(client, table_id, streams)
     stream = streams[seat]
     version = await server.log.stream_version(table_id)
@@ -441,5 +420,4 @@ async def test_a_second_start_and_an_empty_message_are_named_and_the_stream_goes
     # The stream goes on: the seat's action is decided as usual.
     result = await stream.act(bid(3), prompt.sequence, action_id=uuid.uuid4().hex)
     assert result.accepted, result
-    for each in streams.values():
-        await each.close()
+    await close_streams(streams)

@@ -19,25 +19,12 @@ from spades_server.app import config
 from spades_server.app.server import SpadesServer
 from spades_server.ops.settings import DEFAULT_CACHE_SIZE
 from tests.support.backends import Storages
-from tests.support.clients import Client, SeatStream, current_view, watch
+from tests.support.clients import Client, close_streams, current_view, watch
 from tests.support.seats import play_turns
 from tests.support.servers import log_events, running_server
 
 ONE_HAND = Rules(max_hands=1)
 CACHE_SIZE = 2
-
-
-async def seated_streams(client: Client, table_id: str) -> dict[int, SeatStream]:
-    streams = {}
-    for seat, token in enumerate(await client.seat_all(table_id)):
-        streams[seat] = client.seat_stream(token)
-        await streams[seat].start()
-    return streams
-
-
-async def close_all(streams: dict[int, SeatStream]) -> None:
-    for stream in streams.values():
-        await stream.close()
 
 
 @contextlib.asynccontextmanager
@@ -73,9 +60,7 @@ async def test_an_evicted_table_plays_watches_and_records_as_before(storage: Sto
         # A table left in the middle of its hand (every stream closed: idle).
         idle = (await client.create_table(ONE_HAND, name="idle")).table.table_id
         idle_tokens = await client.seat_all(idle)
-        streams = {seat: client.seat_stream(token) for seat, token in enumerate(idle_tokens)}
-        for stream in streams.values():
-            await stream.start()
+        streams = await client.started_streams(idle_tokens)
         await play_turns(
             client,
             idle,
@@ -83,16 +68,16 @@ async def test_an_evicted_table_plays_watches_and_records_as_before(storage: Sto
             rng,
             until=lambda now: now.view.phase == view_pb2.PHASE_PLAYING,
         )
-        await close_all(streams)
+        await close_streams(streams)
 
         # Finished tables, more than the cache holds.
         finished = []
         for number in range(2 * CACHE_SIZE + 1):
             table_id = (await client.create_table(ONE_HAND, name=f"m{number}")).table.table_id
-            streams = await seated_streams(client, table_id)
+            streams = await client.started_streams(await client.seat_all(table_id))
             final = await play_turns(client, table_id, streams, rng)
             assert final.view.phase == view_pb2.PHASE_ENDED
-            await close_all(streams)
+            await close_streams(streams)
             finished.append(table_id)
 
         # Streams closed: the cache holds no more than its bound, the oldest are gone.
@@ -120,12 +105,10 @@ async def test_an_evicted_table_plays_watches_and_records_as_before(storage: Sto
         for table_id in finished[1:]:
             await current_view(client, table_id)  # pushes the idle table out again
         await eventually(lambda: idle not in cached_ids(server))
-        streams = {seat: client.seat_stream(token) for seat, token in enumerate(idle_tokens)}
-        for stream in streams.values():
-            await stream.start()
+        streams = await client.started_streams(idle_tokens)
         final = await play_turns(client, idle, streams, rng)
         assert final.view.phase == view_pb2.PHASE_ENDED
-        await close_all(streams)
+        await close_streams(streams)
         logged = await log_events(server, idle)
         assert MatchState.from_events(protocol.event_from_proto(e) for e in logged).is_over
         summary = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=idle))).table

@@ -5,10 +5,6 @@ after a restart: the log keeps a claim of it)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import sqlite3
-import time
 import uuid
 from pathlib import Path
 
@@ -22,39 +18,33 @@ from spades_server.app.server import SpadesServer
 from tests.support.backends import require_postgres
 from tests.support.clients import Client, rpc_error
 from tests.support.servers import log_entries, new_server
+from tests.support.time import UNCLAIMED_SEATS, ManualClock, wait_for_state
 
 pytestmark = pytest.mark.asyncio
 
-TIMEOUT = 0.6
+#: The servers' --unclaimed-seat-timeout: as long as a real one, as the tests move the clock.
+TIMEOUT = 30.0
 
 
 async def events_of(server: SpadesServer, table_id: str) -> list[ev.Event]:
     return [entry.event for entry in await log_entries(server, table_id)]
 
 
-async def until_free(client: Client, table_id: str, seat: int, within: float = 10.0) -> None:
-    started = time.monotonic()
-    while time.monotonic() - started < within:
-        table = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
-        if not table.seats[seat].occupied:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"seat {seat} of {table_id} was not freed within {within} s")
+async def seat_occupied(client: Client, table_id: str, seat: int) -> bool:
+    table = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
+    return table.seats[seat].occupied
 
 
-def move_back(database: Path, table_id: str, version: int, *, seconds: float) -> None:
-    """Move one stored event's time back in a stopped server's SQLite file, as if it had been
-    appended ``seconds`` earlier."""
-    with contextlib.closing(sqlite3.connect(database)) as connection, connection:
-        moved = connection.execute(
-            "UPDATE events SET recorded_at = recorded_at - ? WHERE stream_id = ? AND version = ?",
-            (seconds, table_id, version),
-        ).rowcount
-    assert moved == 1
+async def until_free(client: Client, table_id: str, seat: int) -> None:
+    async def free() -> bool:
+        return not await seat_occupied(client, table_id, seat)
+
+    await wait_for_state(free, f"seat {seat} of {table_id} freed")
 
 
 async def test_a_seat_whose_holder_never_opened_a_stream_is_freed_once(tmp_path: Path) -> None:
-    server = new_server(tmp_path / "log.db", unclaimed_seat_timeout=TIMEOUT, house_bots=0)
+    clock = ManualClock()
+    server = new_server(tmp_path / "log.db", clock, unclaimed_seat_timeout=TIMEOUT, house_bots=0)
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
@@ -65,8 +55,11 @@ async def test_a_seat_whose_holder_never_opened_a_stream_is_freed_once(tmp_path:
             kept = await client.join(table_id, "streams")
             stream = client.seat_stream(kept.seat_token)
             await stream.start()
+            await clock.pass_time(TIMEOUT - 1, UNCLAIMED_SEATS)  # a sweep before the deadline
+            assert await seat_occupied(client, table_id, 0)
+            await clock.pass_time(2, UNCLAIMED_SEATS)  # a sweep after it
             await until_free(client, table_id, 0)
-            await asyncio.sleep(TIMEOUT * 2)  # more sweeps: nothing more happens
+            await clock.pass_time(TIMEOUT * 2, UNCLAIMED_SEATS)  # another: nothing more happens
             events = await events_of(server, table_id)
             assert [event for event in events if isinstance(event, ev.SeatLeft)] == [ev.SeatLeft(0)]
             table = (
@@ -90,37 +83,32 @@ async def test_a_deadline_that_passed_while_the_server_was_down_frees_the_seat(
     tmp_path: Path,
 ) -> None:
     """A seat's deadline is its SeatTaken's stored time plus the timeout, so a restart computes
-    the same one: East's SeatTaken is moved a day back in the file, and the restarted server,
-    whose timeout is an hour, frees East at its first sweep (a deadline counted from the
-    restart would be an hour away) and keeps North, taken seconds ago (within its hour)."""
+    the same one: East is taken an hour before North, the clock moves past East's deadline
+    while no server runs, and the restarted server frees East at its first sweep (a deadline
+    counted from the restart would be an hour away) and keeps North (within its hour)."""
+    clock = ManualClock()
     database = tmp_path / "log.db"
-    server = new_server(database, unclaimed_seat_timeout=0, house_bots=0)
+    server = new_server(database, clock, unclaimed_seat_timeout=0, house_bots=0)
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             client = Client(channel)
             table_id = (await client.create_table(Rules())).table.table_id
-            await client.join(table_id, "recent", seat=cards_pb2.SEAT_NORTH)
             await client.join(table_id, "gone", seat=cards_pb2.SEAT_EAST)
-            (east_taken,) = [
-                entry.sequence
-                for entry in await log_entries(server, table_id)
-                if isinstance(entry.event, ev.SeatTaken) and entry.event.seat == 1
-            ]
+            clock.advance(3600)
+            await client.join(table_id, "recent", seat=cards_pb2.SEAT_NORTH)
     finally:
         await server.stop()
-    move_back(database, table_id, east_taken, seconds=24 * 3600)
-    server = new_server(database, unclaimed_seat_timeout=3600, house_bots=0)
+    clock.advance(60)  # East's deadline passes while no server runs
+    server = new_server(database, clock, unclaimed_seat_timeout=3600, house_bots=0)
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             client = Client(channel)
+            await clock.pass_time(1, UNCLAIMED_SEATS)  # the first sweep
             # A sweep judges North, then East: once East is free, North was judged too.
             await until_free(client, table_id, 1)
-            table = (
-                await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))
-            ).table
-            assert table.seats[0].occupied
+            assert await seat_occupied(client, table_id, 0)
             events = await events_of(server, table_id)
             assert [event for event in events if isinstance(event, ev.SeatLeft)] == [ev.SeatLeft(1)]
     finally:
@@ -128,14 +116,15 @@ async def test_a_deadline_that_passed_while_the_server_was_down_frees_the_seat(
 
 
 async def test_a_started_table_keeps_its_seats(tmp_path: Path) -> None:
-    server = new_server(tmp_path / "log.db", unclaimed_seat_timeout=TIMEOUT, house_bots=0)
+    clock = ManualClock()
+    server = new_server(tmp_path / "log.db", clock, unclaimed_seat_timeout=TIMEOUT, house_bots=0)
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             client = Client(channel)
             table_id = (await client.create_table(Rules(max_hands=1))).table.table_id
             await client.seat_all(table_id)
-            await asyncio.sleep(TIMEOUT * 3)
+            await clock.pass_time(TIMEOUT * 3, UNCLAIMED_SEATS)  # a sweep past every deadline
             events = await events_of(server, table_id)
             assert not any(isinstance(event, ev.SeatLeft) for event in events)
     finally:
@@ -151,8 +140,9 @@ async def test_replicas_on_a_shared_log_free_a_seat_once_and_keep_one_streamed_e
     from tests.support.servers import replicas
 
     require_postgres()
+    clock = ManualClock()
     async with (
-        replicas(tmp_path, 2, unclaimed_seat_timeout=TIMEOUT) as servers,
+        replicas(tmp_path, 2, clock, unclaimed_seat_timeout=TIMEOUT) as servers,
         clients(servers) as (a, b),
     ):
         table_id = (await a.create_table(Rules())).table.table_id
@@ -160,8 +150,10 @@ async def test_replicas_on_a_shared_log_free_a_seat_once_and_keep_one_streamed_e
         streams = await a.join(table_id, "streams elsewhere")
         stream = b.seat_stream(streams.seat_token)
         await stream.start()
+        await clock.pass_time(TIMEOUT + 1, UNCLAIMED_SEATS, count=2)  # both replicas sweep
         await until_free(a, table_id, 0)
-        await asyncio.sleep(TIMEOUT * 3)  # more sweeps, on both replicas: nothing more happens
+        # More sweeps, on both replicas: nothing more happens.
+        await clock.pass_time(TIMEOUT * 3, UNCLAIMED_SEATS, count=2)
         events = await events_of(servers[0], table_id)
         assert [event for event in events if isinstance(event, ev.SeatLeft)] == [ev.SeatLeft(0)]
         table = (await a.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
@@ -172,8 +164,9 @@ async def test_replicas_on_a_shared_log_free_a_seat_once_and_keep_one_streamed_e
 async def test_a_stream_opened_before_a_restart_keeps_its_seat(tmp_path: Path) -> None:
     """The claim is in the log: a restarted server does not free the seat of a holder that
     streamed before the restart."""
+    clock = ManualClock()
     database = tmp_path / "log.db"
-    server = new_server(database, unclaimed_seat_timeout=60, house_bots=0)
+    server = new_server(database, clock, unclaimed_seat_timeout=60, house_bots=0)
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
@@ -186,17 +179,15 @@ async def test_a_stream_opened_before_a_restart_keeps_its_seat(tmp_path: Path) -
             await stream.close()
     finally:
         await server.stop()
-    await asyncio.sleep(TIMEOUT)
-    server = new_server(database, unclaimed_seat_timeout=TIMEOUT, house_bots=0)
+    clock.advance(TIMEOUT)
+    server = new_server(database, clock, unclaimed_seat_timeout=TIMEOUT, house_bots=0)
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             client = Client(channel)
+            await clock.pass_time(1, UNCLAIMED_SEATS)  # both deadlines have passed
             await until_free(client, table_id, 1)
-            await asyncio.sleep(TIMEOUT * 2)
-            table = (
-                await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))
-            ).table
-            assert table.seats[0].occupied
+            await clock.pass_time(TIMEOUT * 2, UNCLAIMED_SEATS)
+            assert await seat_occupied(client, table_id, 0)
     finally:
         await server.stop()

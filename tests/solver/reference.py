@@ -3,7 +3,7 @@
 Every move is the engine's (``legal.play_mask`` and ``MatchState.act`` on a clone), every
 trick's winner is the engine's ``TrickWon``, and every finished hand is scored by the engine:
 its own ``HandScored`` when the hand really ends, else ``score_side`` with the state's bids,
-tricks and bags (the shortened hands of :mod:`tests.solver.endings`). No pruning, no card
+tricks and bags (the shortened hands of :mod:`tests.support.endings`). No pruning, no card
 equivalence: slow and obviously right. Values are memoised per (position, side of the actor).
 """
 

@@ -17,8 +17,8 @@ from spades.engine import PLAY, MatchState, Phase, Rules, act
 from spades.engine.cards import iter_cards
 from spades.engine.legal import play_mask
 from spades.solver import Objective, Position, solve
-from tests.solver.dds import coincides, dds_tricks
-from tests.solver.endings import dealt_and_bid
+from tests.support.dds import coincides, dds_tricks
+from tests.support.endings import dealt_and_bid
 
 RULES = Rules(spades_must_be_broken=False)
 

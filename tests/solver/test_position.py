@@ -8,7 +8,7 @@ import pytest
 
 from spades.engine import BID, MatchState, Rules, act, redact, seated_match
 from spades.solver import Objective, Position, UnsolvablePosition, solve
-from tests.solver.endings import dealt_and_bid
+from tests.support.endings import dealt_and_bid
 
 
 def test_a_hand_still_being_bid_is_refused_in_words() -> None:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from spades.engine import CARDS, PLAY, Phase, Play, Rules, act
 from spades.engine.cards import iter_cards
 from spades.solver import Objective, Position, solve
-from tests.solver.endings import VARIATIONS, ending
+from tests.support.endings import VARIATIONS, ending
 
 PARTNERSHIPS = [rules for rules in VARIATIONS if rules.players == 4]
 NO_JOKERS = [rules for rules in VARIATIONS if not rules.jokers]

@@ -1,6 +1,6 @@
 """The compiled solver against the engine's own minimax (tests/solver/reference.py), card by
 card, on every position of random short endings and short first tricks, under every variation
-of tests/solver/endings.py and both objectives. Seeded: the same positions every run."""
+of tests/support/endings.py and both objectives. Seeded: the same positions every run."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from spades.engine import PLAY, MatchState, Phase, Rules, act
 from spades.engine.cards import iter_cards
 from spades.engine.legal import play_mask
 from spades.solver import Objective, solve
-from tests.solver.endings import VARIATIONS, ending, short_hand
 from tests.solver.reference import Reference
+from tests.support.endings import VARIATIONS, ending, short_hand
 
 
 def positions_of(state: MatchState) -> Iterator[MatchState]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.structure.import_graph import cycles, import_graph
+from tests.support.import_graph import cycles, import_graph
 
 
 def _package(root: Path, files: dict[str, str]) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.structure.import_graph import cycles, import_graph
+from tests.support.import_graph import cycles, import_graph
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.structure.import_graph import Graph, cycles, import_graph
+from tests.support.import_graph import Graph, cycles, import_graph
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER = REPO / "server" / "src" / "spades_server"

@@ -3,8 +3,10 @@ module, and no module copies a helper that tests/support already has.
 
 A helper imported from a ``test_*.py`` module ties two suites together (running one collects
 the other's tests' module), and a copy drifts from its original; either way a fix made in one
-place misses the other. A module of a suite's own (``tests/faults/...`` is not one: only
-tests/support) may hold what that suite alone uses.
+place misses the other. A module of a suite's own (``tests/cluster/netns.py``,
+``tests/engine/scenario.py``, a suite's conftest) may hold what that suite alone uses; once a
+second suite (another folder under tests/) imports it, it is shared, and it moves to
+tests/support.
 """
 
 from __future__ import annotations
@@ -54,6 +56,24 @@ def is_test_module(dotted: str) -> bool:
     return dotted.startswith("tests.") and dotted.rsplit(".", 1)[-1].startswith("test_")
 
 
+def suite_of(path: Path) -> str:
+    """The suite (folder under tests/) a module belongs to; "" for a module at tests/'s top."""
+    parts = path.relative_to(TESTS).parts
+    return parts[0] if len(parts) > 1 else ""
+
+
+def borrows_from_another_suite(path: Path, dotted: str) -> bool:
+    """Whether ``dotted``, imported by the module at ``path``, is a module (or a name in one)
+    of a suite other than that module's own, and not of tests/support."""
+    parts = dotted.split(".")
+    return (
+        len(parts) > 2
+        and parts[0] == "tests"
+        and parts[1] != "support"
+        and parts[1] != suite_of(path)
+    )
+
+
 def defined_names(tree: ast.Module) -> Iterator[tuple[int, str]]:
     """(line, name) of every function, class and constant a module defines at its top."""
     for node in tree.body:
@@ -87,6 +107,19 @@ def test_no_test_module_imports_from_another_test_module() -> None:
         if is_test_module(module)
     ]
     assert borrowed == [], "move what is shared to tests/support"
+
+
+def test_no_suite_imports_a_helper_module_of_another_suite() -> None:
+    """A helper module (or a conftest) that two suites share lives in tests/support."""
+    borrowed = sorted(
+        {
+            f"{path.relative_to(TESTS.parent)}:{line} imports {module.rsplit('.', 1)[0]}"
+            for path in modules()
+            for line, module in imported_modules(path, ast.parse(path.read_text(encoding="utf-8")))
+            if borrows_from_another_suite(path, module)
+        }
+    )
+    assert borrowed == [], "move what two suites share to tests/support"
 
 
 def test_no_module_copies_a_helper_of_tests_support() -> None:
@@ -135,3 +168,30 @@ def test_the_rule_sees_an_import_from_a_test_module_and_a_copied_helper() -> Non
     ]
     helpers = support_helpers()
     assert [name for _, name in defined_names(tree) if name in helpers] == ["postgres", "bid"]
+
+
+def test_the_rule_sees_a_helper_module_of_another_suite() -> None:
+    """Another suite's helper module or conftest is found, absolute or as a name in it; the
+    module's own suite (its subfolders too), tests/support and relative imports are not."""
+    example = TESTS / "server" / "example.py"
+    tree = ast.parse(
+        "from tests.cluster.scenario import Play\n"
+        "from tests.records.conftest import VARIANTS\n"
+        "import tests.sdk.helpers\n"
+        "from tests.server.legacy.served import served\n"
+        "from tests.server import conftest\n"
+        "from tests.support.seats import bid\n"
+        "from .scenario import table\n"
+    )
+    found = [
+        module
+        for _, module in imported_modules(example, tree)
+        if borrows_from_another_suite(example, module)
+    ]
+    assert found == [
+        "tests.cluster.scenario",
+        "tests.cluster.scenario.Play",
+        "tests.records.conftest",
+        "tests.records.conftest.VARIANTS",
+        "tests.sdk.helpers",
+    ]

@@ -1,12 +1,12 @@
-"""Accounts in the tests: the account kinds, a key as call metadata, an AccountService stub and
-a server to call it on, reading an account's Connect stream, and one rated match played by
-accounts through the SDK."""
+"""Accounts in the tests: the account kinds, a key as call metadata, a new account, an
+AccountService stub and a server to call it on, reading an account's Connect stream, and one
+rated match played by accounts through the SDK."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import grpc
@@ -41,6 +41,16 @@ def bearer(key: str, table_id: str = "", seat: str = "") -> tuple[tuple[str, str
 
 def account_stub(client: Client) -> account_pb2_grpc.AccountServiceAsyncStub:
     return account_pb2_grpc.AccountServiceStub(client.channel)
+
+
+async def new_account(
+    channel: grpc.aio.Channel, name: str, kind: account_pb2.AccountKind.ValueType = BOT
+) -> account_pb2.CreateAccountResponse:
+    """A new account (a bot unless ``kind`` says otherwise) made through CreateAccount: the
+    account and its key."""
+    return await account_pb2_grpc.AccountServiceStub(channel).CreateAccount(
+        account_pb2.CreateAccountRequest(name=name, kind=kind)
+    )
 
 
 @asynccontextmanager
@@ -91,3 +101,24 @@ async def play_rated_match(
         for client in clients:
             await client.close()
     return table_id
+
+
+@asynccontextmanager
+async def stream_open(client: SpadesClient, wait: float = 20) -> AsyncIterator[None]:
+    """The client's account stream (``Connect``), open (its first event read, so the server
+    holds it) until the block ends."""
+    first = asyncio.Event()
+
+    async def follow() -> None:
+        async for _ in client.connect():
+            first.set()
+
+    task = asyncio.create_task(follow())
+    try:
+        async with asyncio.timeout(wait):
+            await first.wait()
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError, Exception):
+            await task

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -81,6 +81,23 @@ class Client:
     def seat_stream(self, token: str, *, batched: bool = False) -> SeatStream:
         call = self.play.Play(metadata=((TOKEN_KEY, token),))  # type: ignore[call-arg]
         return SeatStream(call, batched=batched)
+
+    async def started_streams(self, tokens: Sequence[str]) -> dict[int, SeatStream]:
+        """Each seat token's Play stream, by seat, started at the latest sequence."""
+        streams = {seat: self.seat_stream(token) for seat, token in enumerate(tokens)}
+        for stream in streams.values():
+            await stream.start()
+        return streams
+
+    async def seated(
+        self, rules: Rules | None = None
+    ) -> tuple[str, list[str], dict[int, SeatStream]]:
+        """A new table of ``rules`` (default: a one-hand match) with every seat taken, each on
+        a started Play stream: the table's id, the seat tokens and the streams."""
+        rules = rules or Rules(max_hands=1)
+        table_id = (await self.create_table(rules)).table.table_id
+        tokens = await self.seat_all(table_id, rules.players)
+        return table_id, tokens, await self.started_streams(tokens)
 
 
 def join_request(
@@ -231,6 +248,12 @@ class SeatStream:
         with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
             await self.call.done_writing()  # the server may have ended the call already
         self.call.cancel()
+
+
+async def close_streams(streams: Mapping[int, SeatStream]) -> None:
+    """Close every seat's Play stream."""
+    for stream in streams.values():
+        await stream.close()
 
 
 async def rpc_error(awaitable: Any) -> grpc.aio.AioRpcError:

@@ -230,6 +230,17 @@ def action_ids_by_seat(stored: Sequence[StoredEvent]) -> dict[int, Counter[str]]
     return out
 
 
+def assert_each_action_id_in_one_place(streams: Mapping[str, Sequence[StoredEvent]]) -> None:
+    """No action id caused events at two places: in two tables, or for two seats."""
+    log_ids = [
+        action_id
+        for stored in streams.values()
+        for by_seat in action_ids_by_seat(stored).values()
+        for action_id in by_seat
+    ]
+    assert len(log_ids) == len(set(log_ids)), "an action id caused events at two places"
+
+
 # -- the log is the truth ----------------------------------------------------------------------
 
 

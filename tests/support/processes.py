@@ -147,28 +147,6 @@ def spades_server(
             process.wait(10)
 
 
-def server_in(
-    folder: Path, *flags: str, env: Mapping[str, str] | None = None
-) -> Iterator[ServerProcess]:
-    """A ``spades-server`` process on a SQLite file in ``folder`` (its log beside it), any free
-    ports, and ``flags``: yielded running, stopped cleanly (SIGTERM) after, for a module fixture
-    (``yield from server_in(tmp_path_factory.mktemp("server"))``)."""
-    with spades_server(
-        folder / "server.log",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "127.0.0.1:0",
-        "--database",
-        str(folder / "tables.db"),
-        *flags,
-        env=env if env is not None else clean_environment(),
-    ) as served:
-        yield served
-        served.terminate()
-        served.wait(30)
-
-
 # -- a small client ----------------------------------------------------------------------------
 
 

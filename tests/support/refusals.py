@@ -1,23 +1,44 @@
-"""Assertions on a refusal as a program reads it: the gRPC status, and the google.rpc.Status
-details (ErrorInfo reason and domain, the field violation) on a failed call or in
-ActionResult.status; and that a refusal wrote nothing. Shared by the suites that check refusals
-over the wire."""
+"""A refusal as a program reads it, and what it must leave: the gRPC status and the
+google.rpc.Status details (ErrorInfo reason and domain, the field violation) on a failed call or
+in ActionResult.status, and nothing changed (the log's head, and a table's lobby entry and
+version, where they were).
+
+A test provokes a refusal with :func:`refused_unchanged` (a call) or
+:func:`action_refused_unchanged` (an action on a Play stream), or checks a refusal it provoked
+inside ``async with nothing_written(server):`` with :func:`assert_call_refused`,
+:func:`assert_action_refused` or :func:`assert_status`: tests/server/test_every_code_provoked.py
+counts a reason code as provoked when a test names it in a call of one of
+:data:`REFUSAL_ASSERTIONS`, and fails when a refusal is asserted where nothing checks that it
+changed nothing."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import grpc
 from google.rpc import error_details_pb2, status_pb2
 
 from spades.client import ErrorDetails
 from spades.reasons import DOMAIN
-from spades.v1 import lobby_pb2, play_pb2
+from spades.v1 import actions_pb2, lobby_pb2, play_pb2
 from spades_server.app.server import SpadesServer
-from tests.support.clients import Client
+from tests.support.clients import Client, SeatStream
 from tests.support.servers import log_head
+
+#: The assertions of a refusal a provoked code is counted through, each with the position of
+#: its ``reason_code`` argument: the two that provoke (status, reason code, nothing written),
+#: the status checks (a call's or an ActionResult's), and the challenge suites' ``refused``
+#: (the SDK's error: status and reason code).
+REFUSAL_ASSERTIONS: Final = {
+    "refused_unchanged": 3,
+    "action_refused_unchanged": 5,
+    "assert_call_refused": 2,
+    "assert_action_refused": 2,
+    "assert_status_details": 2,
+    "refused": 2,
+}
 
 
 def trailers(error: grpc.aio.AioRpcError) -> list[tuple[str, str | bytes]]:
@@ -102,3 +123,40 @@ async def nothing_written(
         after = (await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))).table
         assert after == before
         assert await server.log.stream_version(table_id) == before.sequence
+
+
+async def refused_unchanged(
+    server: SpadesServer,
+    call: Any,
+    code: grpc.StatusCode,
+    reason_code: str,
+    field: str | None = None,
+) -> ErrorDetails:
+    """Await ``call`` (a unary call, or an awaitable that returns the error a stream ended
+    with, as ``harness.stream_error``): refused with ``code`` and ``reason_code`` (naming
+    ``field``), and no event written to the log meanwhile."""
+    async with nothing_written(server):
+        try:
+            outcome = await call
+        except grpc.aio.AioRpcError as raised:
+            error = raised
+        else:
+            assert isinstance(outcome, grpc.aio.AioRpcError), f"the call succeeded: {outcome}"
+            error = outcome
+        return assert_call_refused(error, code, reason_code, field)
+
+
+async def action_refused_unchanged(
+    server: SpadesServer,
+    stream: SeatStream,
+    action: actions_pb2.Action,
+    sequence: int,
+    code: grpc.StatusCode,
+    reason_code: str,
+    field: str | None = None,
+) -> ErrorDetails:
+    """Send ``action`` at ``sequence`` on a seat's Play stream: its ActionResult is refused
+    with ``code`` and ``reason_code``, and no event is written to the log meanwhile."""
+    async with nothing_written(server):
+        result = await stream.act(action, sequence)
+        return assert_action_refused(result, code, reason_code, field)

@@ -16,35 +16,37 @@ from spades_server.app.server import SpadesServer
 from spades_server.domain import table_events, tokens
 from spades_server.domain.tables import Decided
 from spades_server.eventlog.postgres import PostgresEventLog
+from spades_server.ops.clocks import Clock
 from spades_server.ops.settings import Settings
 from spades_server.store import journal
 from tests.support.backends import POSTGRES_DSN, LogStorage, drop_schema, head_position, schema_for
 from tests.support.clients import READ_TIMEOUT
 
 
-def new_server(storage: LogStorage | Path, **settings: object) -> SpadesServer:
-    """A server (not started) on ``storage``, on an ephemeral port, with ``settings``; a bare
-    path is a SQLite file (for suites that run on SQLite only)."""
+def new_server(
+    storage: LogStorage | Path, clock: Clock | None = None, /, **settings: object
+) -> SpadesServer:
+    """A server (not started) on ``storage``, on an ephemeral port (unless ``settings`` give
+    ``listen``), no metrics nor web port (unless they give them), with ``settings``; a bare
+    path is a SQLite file (for suites that run on SQLite only). With ``clock`` (a
+    ``tests.support.time.ManualClock``) it keeps time by it."""
     storage = LogStorage.of(storage)
+    chosen: dict[str, Any] = {"listen": "127.0.0.1:0", "metrics": "off", "web": "off", **settings}
     return SpadesServer(
-        Settings(
-            listen="127.0.0.1:0",
-            database=str(storage.database),
-            metrics="off",
-            web="off",
-            **settings,  # type: ignore[arg-type]
-        ),
+        Settings(database=str(storage.database), **chosen),
         # On SQLite the server opens the file its settings name, as in production.
         storage.new_log() if storage.backend == "postgres" else None,
+        clock,
     )
 
 
 @asynccontextmanager
 async def running_server(
-    storage: LogStorage | Path, **settings: object
+    storage: LogStorage | Path, clock: Clock | None = None, /, **settings: object
 ) -> AsyncIterator[SpadesServer]:
-    """A started server on ``storage`` (a test's SQLite file or PostgreSQL schema)."""
-    server = new_server(storage, **settings)
+    """A started server on ``storage`` (a test's SQLite file or PostgreSQL schema), keeping
+    time by ``clock`` if one is given."""
+    server = new_server(storage, clock, **settings)
     await server.start()
     try:
         yield server
@@ -117,37 +119,34 @@ async def create_admin_table(
 
 
 @asynccontextmanager
-async def web_server(database: Path, **settings: object) -> AsyncIterator[SpadesServer]:
-    """A started server on the SQLite file ``database`` with its web port on any free port."""
-    served = SpadesServer(
-        Settings(
-            listen="127.0.0.1:0",
-            database=str(database),
-            metrics="off",
-            web="127.0.0.1:0",
-            **settings,  # type: ignore[arg-type]
-        )
-    )
-    await served.start()
-    try:
+async def web_server(storage: LogStorage | Path, **settings: object) -> AsyncIterator[SpadesServer]:
+    """A started server on ``storage`` (a bare path: a SQLite file) with its web port on any
+    free port."""
+    async with running_server(storage, web="127.0.0.1:0", **settings) as served:
         yield served
-    finally:
-        await served.stop()
 
 
 @asynccontextmanager
 async def replicas(
-    directory: Path, count: int, *, fanout: str = "", **settings: Any
+    directory: Path,
+    count: int,
+    clock: Clock | None = None,
+    /,
+    *,
+    fanout: str = "",
+    **settings: Any,
 ) -> AsyncIterator[list[SpadesServer]]:
     """``count`` started replicas on one PostgreSQL log (a schema of ``directory``'s own,
     dropped after), hearing of each other's commits through ``fanout``: "" LISTEN/NOTIFY, or
-    a NATS URL. The caller has checked that PostgreSQL answers (``postgres`` fixture)."""
+    a NATS URL, keeping time by ``clock`` if one is given. The caller has checked that
+    PostgreSQL answers (``postgres`` fixture)."""
     schema = schema_for(directory)
     settings = {"house_bots": 0, **settings}
     servers = [
         SpadesServer(
             Settings(listen="127.0.0.1:0", metrics="off", web="off", **settings),
             PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=4, fanout=fanout),
+            clock,
         )
         for _ in range(count)
     ]

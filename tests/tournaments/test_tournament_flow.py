@@ -21,6 +21,7 @@ from spades.records.tournament import (
 from spades.v1 import (
     account_pb2,
     account_pb2_grpc,
+    events_pb2,
     rating_pb2,
     rating_pb2_grpc,
     tournament_pb2,
@@ -31,8 +32,8 @@ from spades_bots.random_bot import RandomBot
 from tests.support.accounts import bearer
 from tests.support.admin import OPERATOR_TOKEN, operator
 from tests.support.backends import Storages
+from tests.support.players import AccountPlayer
 from tests.support.servers import running_server
-from tests.tournaments.players import AccountPlayer
 
 pytestmark = pytest.mark.asyncio
 FINISH_TIMEOUT = 90.0
@@ -79,8 +80,17 @@ def assert_tampering_is_caught(record: tournament_pb2.TournamentRecord) -> None:
         # A table whose preset boards came from another round's deals.
         r.tables[0].preset_deals[0].CopyFrom(r.tables[-1].preset_deals[0])
 
+    def older_derivation(r: tournament_pb2.TournamentRecord) -> None:
+        # The same tables claimed as dealt round-wide (spades-tournament-v1).
+        r.events[0].created.shuffle_version = "spades-shuffle-v1+spades-tournament-v1"
+
+    def unknown_derivation(r: tournament_pb2.TournamentRecord) -> None:
+        r.events[0].created.shuffle_version = "spades-shuffle-v1+spades-tournament-v0"
+
     for change, says in (
         (other_seed, "bad commitment"),
+        (older_derivation, "round 1, pairing 1, table 1: its boards are not"),
+        (unknown_derivation, "unknown deal derivation"),
         (board_points, "the scored board differs"),
         (lost_table, "the record has no table"),
         (swapped_standings, "final standings differ"),
@@ -88,6 +98,31 @@ def assert_tampering_is_caught(record: tournament_pb2.TournamentRecord) -> None:
     ):
         with pytest.raises(TournamentVerificationError, match=says):
             verify_tournament(tampered(record, change))
+
+
+def hands(dealt: events_pb2.Deal) -> list[tuple[int, ...]]:
+    """Each seat's cards in a deal, as the engine numbers them."""
+    return [tuple(sorted(map(protocol.card_from_proto, hand.cards))) for hand in dealt.hands]
+
+
+def assert_pairings_share_no_board(record: tournament_pb2.TournamentRecord) -> None:
+    """A pairing's two tables play the same boards from the same seed; no other table of the
+    round holds any of those hands, so watching another pairing shows no hidden card."""
+    tables = {table.table_id: table for table in record.tables}
+    for event in record.events:
+        if event.WhichOneof("kind") != "round_paired":
+            continue
+        hands_of_pairing: list[set[tuple[int, ...]]] = []
+        for pairing in event.round_paired.pairings:
+            legs = [tables[table_id] for table_id in pairing.table_ids]
+            if not legs:
+                continue  # a bye
+            deals, other = ([hands(d) for d in leg.preset_deals] for leg in legs)
+            assert deals == other
+            assert legs[0].seed_commitment == legs[1].seed_commitment
+            hands_of_pairing.append({hand for dealt in deals for hand in dealt})
+        assert len(hands_of_pairing) == 2
+        assert not hands_of_pairing[0] & hands_of_pairing[1]
 
 
 async def test_a_round_robin_of_four_accounts_plays_to_the_end_and_verifies(
@@ -173,6 +208,7 @@ async def test_a_round_robin_of_four_accounts_plays_to_the_end_and_verifies(
             checked = verify_tournament(record)
             # The offline check scores each pairing's boards from its two tables: those scored.
             assert checked.tables == 12 and checked.boards == len(boards)
+            assert_pairings_share_no_board(record)
             assert_tampering_is_caught(record)
             # Rated: each entrant played six rated tables (three matches, two tables each).
             ratings = rating_pb2_grpc.RatingServiceStub(channel)

@@ -18,7 +18,7 @@ from spades_server.store import tournament_store
 from tests.support.accounts import bearer
 from tests.support.backends import Storages
 from tests.support.clients import rpc_error
-from tests.support.refusals import assert_call_refused
+from tests.support.refusals import assert_call_refused, nothing_written
 from tests.support.servers import running_server
 
 pytestmark = pytest.mark.asyncio
@@ -76,16 +76,20 @@ async def test_entries_withdrawals_and_lookups_are_refused_with_their_codes(
 
         # A second entry.
         length = await stream_length(server, tid)
-        error = await rpc_error(service.EnterTournament(enter, metadata=bearer(ada)))
-        assert_call_refused(error, Code.ALREADY_EXISTS, "ALREADY_ENTERED")
+        async with nothing_written(server):
+            error = await rpc_error(service.EnterTournament(enter, metadata=bearer(ada)))
+            assert_call_refused(error, Code.ALREADY_EXISTS, "ALREADY_ENTERED")
         # Withdrawing without having entered.
-        error = await rpc_error(service.WithdrawTournament(withdraw, metadata=bearer(bob)))
-        assert_call_refused(error, Code.FAILED_PRECONDITION, "NOT_ENTERED")
+        async with nothing_written(server):
+            error = await rpc_error(service.WithdrawTournament(withdraw, metadata=bearer(bob)))
+            assert_call_refused(error, Code.FAILED_PRECONDITION, "NOT_ENTERED")
         # No key, a bad key.
-        error = await rpc_error(service.EnterTournament(enter))
-        assert_call_refused(error, Code.UNAUTHENTICATED, "KEY_REQUIRED")
-        error = await rpc_error(service.EnterTournament(enter, metadata=bearer("spk.x.y")))
-        assert_call_refused(error, Code.UNAUTHENTICATED, "KEY_NOT_VALID")
+        async with nothing_written(server):
+            error = await rpc_error(service.EnterTournament(enter))
+            assert_call_refused(error, Code.UNAUTHENTICATED, "KEY_REQUIRED")
+        async with nothing_written(server):
+            error = await rpc_error(service.EnterTournament(enter, metadata=bearer("spk.x.y")))
+            assert_call_refused(error, Code.UNAUTHENTICATED, "KEY_NOT_VALID")
         assert await stream_length(server, tid) == length
 
         # Withdraw and enter again: allowed before the start.
@@ -106,6 +110,7 @@ async def test_entries_withdrawals_and_lookups_are_refused_with_their_codes(
         assert got.tournament.round == 1 and got.tournament.rounds == 3
 
         length = await stream_length(server, tid)
+        # The tournament's driver writes meanwhile: the tournament's own stream is checked.
         error = await rpc_error(service.EnterTournament(enter, metadata=bearer(dee)))
         assert_call_refused(error, Code.FAILED_PRECONDITION, "TOURNAMENT_STARTED")
         error = await rpc_error(service.WithdrawTournament(withdraw, metadata=bearer(ada)))
@@ -140,10 +145,12 @@ async def test_organising_needs_the_operator_and_good_settings(server: SpadesSer
         index_before = await server.tournaments.index()
         create = tournament_pb2.CreateTournamentRequest(settings=good_settings())
         # An account, on a server where only the operator organises; nobody at all; a wrong token.
-        error = await rpc_error(service.CreateTournament(create, metadata=bearer(key)))
-        assert_call_refused(error, Code.PERMISSION_DENIED, "ORGANISER_NOT_ALLOWED")
-        error = await rpc_error(service.CreateTournament(create))
-        assert_call_refused(error, Code.PERMISSION_DENIED, "ORGANISER_NOT_ALLOWED")
+        async with nothing_written(server):
+            error = await rpc_error(service.CreateTournament(create, metadata=bearer(key)))
+            assert_call_refused(error, Code.PERMISSION_DENIED, "ORGANISER_NOT_ALLOWED")
+        async with nothing_written(server):
+            error = await rpc_error(service.CreateTournament(create))
+            assert_call_refused(error, Code.PERMISSION_DENIED, "ORGANISER_NOT_ALLOWED")
         error = await rpc_error(
             service.CreateTournament(create, metadata=(("spades-operator-token", "wrong" * 8),))
         )
@@ -168,18 +175,23 @@ async def test_organising_needs_the_operator_and_good_settings(server: SpadesSer
         ]
         for settings, reason, field in bad:
             request = tournament_pb2.CreateTournamentRequest(settings=settings)
-            error = await rpc_error(service.CreateTournament(request, metadata=OP))
-            assert_call_refused(error, Code.INVALID_ARGUMENT, reason, field)
+            async with nothing_written(server):
+                error = await rpc_error(service.CreateTournament(request, metadata=OP))
+                assert_call_refused(error, Code.INVALID_ARGUMENT, reason, field)
         three = good_settings()
         three.rules.players = 3
-        error = await rpc_error(
-            service.CreateTournament(
-                tournament_pb2.CreateTournamentRequest(settings=three), metadata=OP
+        async with nothing_written(server):
+            error = await rpc_error(
+                service.CreateTournament(
+                    tournament_pb2.CreateTournamentRequest(settings=three), metadata=OP
+                )
             )
-        )
-        assert_call_refused(
-            error, Code.INVALID_ARGUMENT, "INVALID_TOURNAMENT_SETTINGS", "settings.rules.players"
-        )
+            assert_call_refused(
+                error,
+                Code.INVALID_ARGUMENT,
+                "INVALID_TOURNAMENT_SETTINGS",
+                "settings.rules.players",
+            )
         assert await server.tournaments.index() == index_before
         listed = await service.ListTournaments(tournament_pb2.ListTournamentsRequest())
         assert list(listed.tournaments) == []

@@ -17,8 +17,8 @@ from spades.v1 import tournament_pb2
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from spades_server.store import journal
+from tests.support.players import AccountPlayer
 from tests.support.servers import replicas
-from tests.tournaments.players import AccountPlayer
 
 pytestmark = pytest.mark.asyncio
 FINISHED = tournament_pb2.TOURNAMENT_STATUS_FINISHED

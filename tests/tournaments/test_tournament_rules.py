@@ -11,9 +11,11 @@ import pytest
 from spades.engine import Rules
 from spades.engine.shuffle import deal
 from spades.records.tournament import (
-    round_boards,
-    round_deal_seed,
-    round_table_seed,
+    TournamentVerificationError,
+    derivation_of,
+    pairing_boards,
+    pairing_deal_seed,
+    pairing_table_seed,
     rounds_for,
     standings,
 )
@@ -39,14 +41,35 @@ def test_a_round_robin_pairs_every_two_entrants_exactly_once(count: int) -> None
 def test_the_deals_derive_from_the_seed_as_documented() -> None:
     seed = bytes(range(32))
     for round_number in (1, 2, 7):
+        for pairing in (0, 1, 5):
+            suffix = seed + round_number.to_bytes(4, "big") + pairing.to_bytes(4, "big")
+            deals = hashlib.sha256(b"spades-tournament-v2/deals" + suffix).digest()
+            table = hashlib.sha256(b"spades-tournament-v2/table" + suffix).digest()
+            assert pairing_deal_seed(seed, round_number, pairing) == deals
+            assert pairing_table_seed(seed, round_number, pairing) == table
+            boards = pairing_boards(seed, round_number, pairing, Rules(), 3)
+            assert boards == [deal(deals, b, list(range(52)), 4, 13) for b in (1, 2, 3)]
+    assert pairing_boards(seed, 1, 0, Rules(), 2) != pairing_boards(seed, 2, 0, Rules(), 2)
+    # Each pairing of a round its own boards, and its own table seed.
+    assert pairing_boards(seed, 1, 0, Rules(), 2) != pairing_boards(seed, 1, 1, Rules(), 2)
+    assert pairing_table_seed(seed, 1, 0) != pairing_table_seed(seed, 1, 1)
+
+
+def test_tournaments_created_before_v2_keep_their_round_wide_deals() -> None:
+    seed = bytes(range(32))
+    v1 = "spades-tournament-v1"
+    for round_number in (1, 3):
         suffix = seed + round_number.to_bytes(4, "big")
         deals = hashlib.sha256(b"spades-tournament-v1/deals" + suffix).digest()
         table = hashlib.sha256(b"spades-tournament-v1/table" + suffix).digest()
-        assert round_deal_seed(seed, round_number) == deals
-        assert round_table_seed(seed, round_number) == table
-        boards = round_boards(seed, round_number, Rules(), 3)
-        assert boards == [deal(deals, b, list(range(52)), 4, 13) for b in (1, 2, 3)]
-    assert round_boards(seed, 1, Rules(), 2) != round_boards(seed, 2, Rules(), 2)
+        for pairing in (0, 1):
+            assert pairing_deal_seed(seed, round_number, pairing, v1) == deals
+            assert pairing_table_seed(seed, round_number, pairing, v1) == table
+    assert derivation_of("spades-shuffle-v1+spades-tournament-v1") == v1
+    assert derivation_of("spades-shuffle-v1+spades-tournament-v2") == "spades-tournament-v2"
+    for unknown in ("spades-shuffle-v1+spades-tournament-v9", "spades-shuffle-v2+" + v1, ""):
+        with pytest.raises(TournamentVerificationError, match="unknown deal derivation"):
+            derivation_of(unknown)
 
 
 def event(**kind: object) -> tournament_pb2.TournamentEvent:

@@ -25,8 +25,8 @@ from spades.v1 import tournament_pb2
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from tests.support.backends import Storages
+from tests.support.players import AccountPlayer
 from tests.support.processes import free_port, kill, server_args, server_process
-from tests.tournaments.players import AccountPlayer
 
 pytestmark = pytest.mark.asyncio
 OPERATOR = "operator-token-for-tournament-tests-0123456789"

@@ -14,8 +14,8 @@ from spades.engine import Rules
 from spades.records.tournament import swiss_round, verify_tournament
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
+from tests.support.players import AccountPlayer
 from tests.support.servers import running_server
-from tests.tournaments.players import AccountPlayer
 
 OPERATOR = "operator-token-for-tournament-tests-0123456789"
 

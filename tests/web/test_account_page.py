@@ -11,7 +11,7 @@ import pytest
 from playwright.async_api import Browser
 
 from spades.client import SpadesClient
-from tests.support.browser import require_site, shoot
+from tests.support.browser import check_accessibility, on_phone, require_site, shoot
 from tests.support.servers import web_server
 
 pytestmark = pytest.mark.asyncio
@@ -37,6 +37,7 @@ async def test_a_person_signs_up_makes_a_bot_signs_out_and_in(
         last_used = await page.locator("tr.session.current td.last-used").inner_text()
         assert last_used.endswith(" UTC") and last_used[:4].isdigit()
         await shoot(page, "account-signed-in")
+        await check_accessibility(page)
         # The token is in this browser's storage, never on the page.
         token = await page.evaluate("localStorage.getItem('spades-session-token')")
         assert token.startswith("sps.") and token not in await page.content()
@@ -47,6 +48,7 @@ async def test_a_person_signs_up_makes_a_bot_signs_out_and_in(
         assert key.startswith("spk.")
         await page.locator("tr.bot", has_text="Web Bot").wait_for()
         await shoot(page, "account-bot-created")
+        await check_accessibility(page)
         async with SpadesClient(f"127.0.0.1:{server.port}", account_key=key) as bot:
             assert await bot.sessions() == ()  # the key works (a bot has no sessions)
         await page.reload()
@@ -81,7 +83,5 @@ async def test_a_person_signs_up_makes_a_bot_signs_out_and_in(
         assert "SESSION_REVOKED" in await error.inner_text()
         await page.get_by_role("heading", name="Sign in").wait_for()
         await shoot(page, "account-session-revoked")
-        phone = await browser.new_page(viewport={"width": 390, "height": 844})
-        await phone.goto(f"{server.web_url}#/account")
-        await phone.get_by_role("heading", name="Sign up").wait_for()
-        await shoot(phone, "account-phone")
+        await check_accessibility(page)
+        await on_phone(browser, f"{server.web_url}#/account", "h2", "account")

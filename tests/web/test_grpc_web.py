@@ -5,8 +5,6 @@ framing (as browser clients send them), and the same services, limits and errors
 from __future__ import annotations
 
 import asyncio
-import base64
-import re
 import struct
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,73 +13,23 @@ import aiohttp
 import grpc
 import pytest
 import pytest_asyncio
-from google.rpc import status_pb2
 from prometheus_client import REGISTRY
 
 from spades import protocol
-from spades.client import ErrorDetails
 from spades.engine import Rules
 from spades.v1 import account_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2
 from spades_server.api.web import Gateway, frame, parse_timeout, trailer_block, unframe
 from spades_server.app.server import SpadesServer
+from tests.support.backends import Storages
+from tests.support.grpc_web import BINARY, TEXT, parse_response, status_details, web_call
 from tests.support.servers import web_server
-
-BINARY = "application/grpc-web+proto"
-TEXT = "application/grpc-web-text"
 
 
 @pytest_asyncio.fixture
-async def server(tmp_path: Path) -> AsyncIterator[SpadesServer]:
-    async with web_server(tmp_path / "tables.db", tables_per_address=3, house_bots=0) as served:
+async def server(storage: Storages) -> AsyncIterator[SpadesServer]:
+    """A server with its web port, once on each log backend."""
+    async with web_server(storage(), tables_per_address=3, house_bots=0) as served:
         yield served
-
-
-def decode_text(body: bytes) -> bytes:
-    """A grpc-web-text body: base64 chunks, one per frame, each padded on its own (as a server
-    that streams must send them), decoded and joined as browser clients do."""
-    chunks = re.findall(rb"[A-Za-z0-9+/]*={0,2}", body)
-    return b"".join(base64.b64decode(chunk) for chunk in chunks if chunk)
-
-
-def parse_response(body: bytes) -> tuple[list[bytes], dict[str, str]]:
-    """A gRPC-Web response body: its messages and its trailers."""
-    messages: list[bytes] = []
-    trailers: dict[str, str] = {}
-    for flag, payload in unframe(body):
-        if flag & 0x80:
-            for line in payload.decode().split("\r\n"):
-                if line:
-                    key, _, value = line.partition(":")
-                    trailers[key.strip()] = value.strip()
-        else:
-            messages.append(payload)
-    return messages, trailers
-
-
-async def web_call(
-    server: SpadesServer,
-    method: str,
-    request: bytes,
-    *,
-    content_type: str = BINARY,
-    headers: dict[str, str] | None = None,
-) -> tuple[int, list[bytes], dict[str, str]]:
-    body = frame(0, request)
-    if content_type.startswith(TEXT):
-        body = base64.b64encode(body)
-    async with (
-        aiohttp.ClientSession() as session,
-        session.post(
-            f"{server.web_url}{method.lstrip('/')}",
-            data=body,
-            headers={"Content-Type": content_type, "X-Grpc-Web": "1", **(headers or {})},
-        ) as response,
-    ):
-        raw = await response.read()
-        if content_type.startswith(TEXT):
-            raw = decode_text(raw)
-        messages, trailers = parse_response(raw) if response.status == 200 else ([], {})
-        return response.status, messages, trailers
 
 
 def open_watches() -> float:
@@ -138,14 +86,6 @@ async def test_a_refusal_is_a_status_in_the_trailers(server: SpadesServer) -> No
     details = status_details(trailers)
     assert details.reason_code == "TABLE_NOT_FOUND"
     assert details.metadata == {"table_id": "no-such-table"}
-
-
-def status_details(trailers: dict[str, str]) -> ErrorDetails:
-    """The details of the google.rpc.Status in gRPC-Web trailers (base64, maybe unpadded)."""
-    encoded = trailers["grpc-status-details-bin"]
-    status = status_pb2.Status.FromString(base64.b64decode(encoded + "=" * (-len(encoded) % 4)))
-    assert status.code == int(trailers["grpc-status"])
-    return ErrorDetails.from_status(status)
 
 
 @pytest.mark.asyncio

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.structure.import_graph import Graph, cycles
+from tests.support.import_graph import Graph, cycles
 
 SOURCES = Path(__file__).resolve().parents[2] / "server" / "web" / "src"
 # Relative imports only: "@spades/client" and the packages are not modules of the app.

@@ -19,7 +19,7 @@ from spades.engine import Rules
 from spades.v1 import rating_pb2, rating_pb2_grpc
 from spades_server.app.server import SpadesServer
 from tests.support.accounts import play_rated_match
-from tests.support.browser import require_site, shoot, texts
+from tests.support.browser import check_accessibility, on_phone, require_site, shoot, texts
 from tests.support.servers import web_server
 
 #: One-hand matches: the pool rates a match whatever its length.
@@ -121,6 +121,8 @@ async def test_the_leaderboard_and_a_players_page_show_the_rated_matches(
     }
     assert kinds == {"Strong Bot": "bot", "Weak Bot": "bot", "Pat Person": "person"}
     await shoot(page, "leaderboard")
+    await check_accessibility(page)
+    await on_phone(browser, page.url, ".board tr.entry", "leaderboard")
 
     # A page at a time, with the API's page tokens.
     await page.goto(f"{server.web_url}#/leaderboard/partnership?page-size=2")
@@ -173,6 +175,8 @@ async def test_the_leaderboard_and_a_players_page_show_the_rated_matches(
     before, after = round(first.before.score, 1), round(first.after.score, 1)
     assert await rows.nth(0).locator("td.rating").inner_text() == f"{before:.1f} → {after:.1f}"
     await shoot(page, "player")
+    await check_accessibility(page)
+    await on_phone(browser, page.url, ".history tr.rated-match", "player")
     older = page.locator("button[name=next-page]")
     assert await older.is_enabled()
     await older.click()

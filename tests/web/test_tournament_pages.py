@@ -10,18 +10,55 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser
+from playwright.async_api import Browser, Page
 
+from spades import protocol
 from spades.client import SpadesClient
 from spades.engine import Rules
+from spades.records.tournament import HOME_SEATS
 from spades.v1 import tournament_pb2
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
-from tests.support.browser import require_site, shoot, texts
+from tests.support.browser import check_accessibility, on_phone, require_site, shoot, texts
+from tests.support.players import AccountPlayer
 from tests.support.servers import web_server
-from tests.tournaments.players import AccountPlayer
 
 OPERATOR = "operator-token-for-tournament-tests-0123456789"
+
+
+async def assert_accuracy_shown(
+    page: Page, client: SpadesClient, tournament: tournament_pb2.Tournament
+) -> None:
+    """Once ended, the page offers to analyse its tables (no analysis is kept yet), then shows
+    each entrant's accuracy over its sides' plays at every table, as the analyses count them."""
+    section = page.locator(".tournament-accuracy")
+    tables = sum(len(p.table_ids) for paired in tournament.pairings for p in paired.pairings)
+    await section.get_by_text(f"(0 of {tables})").wait_for()
+    await section.locator("button[name=analyse-tournament]").click()
+    await section.get_by_text(f"({tables} of {tables})").wait_for(timeout=240_000)
+    plays: dict[str, int] = {}
+    clean: dict[str, float] = {}
+    judged = 0
+    for paired in tournament.pairings:
+        for pairing in paired.pairings:
+            if not pairing.away_account_id:
+                continue
+            for leg, table_id in enumerate(pairing.table_ids):
+                analysis = await client.get_analysis(table_id)
+                judged += len(analysis.plays)
+                for side in analysis.sides:
+                    seats = {protocol.seat_from_proto(seat) for seat in side.seats}
+                    home = seats <= set(HOME_SEATS[leg])
+                    holder = pairing.home_account_id if home else pairing.away_account_id
+                    plays[holder] = plays.get(holder, 0) + side.plays
+                    clean[holder] = clean.get(holder, 0) + round(side.accuracy * side.plays)
+    for line in tournament.standings.lines:
+        row = section.locator(f"tr[data-account-id='{line.account_id}']")
+        assert await row.locator(".plays").inner_text() == str(plays[line.account_id])
+        share = int(100 * clean[line.account_id] / plays[line.account_id] + 0.5)
+        assert await row.locator(".accuracy").inner_text() == f"{share}%"
+    assert sum(plays.values()) == judged >= tables * 13 * 4  # every card of every table, once
+    await shoot(page, "tournament-accuracy")
 
 
 @pytest.mark.asyncio
@@ -107,11 +144,15 @@ async def test_the_tournament_pages_show_the_standings_and_the_rounds(
             assert "seed revealed" in await page.locator(".seed").inner_text()
             assert final.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
             await shoot(page, "tournament")
+            await check_accessibility(page)
+            await on_phone(browser, page.url, ".standings", "tournament")
             # And the list says it is finished.
             await page.goto(server.web_url + "#/tournaments")
             row = page.locator(f"tr.tournament[data-tournament-id='{cup.tournament_id}']")
             await row.wait_for()
             assert "finished" in await row.inner_text()
+            await check_accessibility(page)
+            await on_phone(browser, page.url, "tr.tournament", "tournaments")
             first, second = final.standings.lines[:2]
             level = (first.match_points, first.duplicate_points, first.won) == (
                 second.match_points,
@@ -127,4 +168,50 @@ async def test_the_tournament_pages_show_the_standings_and_the_rounds(
             assert await back.get_attribute("href") == f"#/tournament/{cup.tournament_id}"
             assert await back.inner_text() == "Web Cup"
             await shoot(page, "tournament-table")
+            assert failures == []
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(300)
+async def test_a_finished_tournament_shows_each_entrants_accuracy(
+    tmp_path: Path, browser: Browser
+) -> None:
+    require_site()
+    # Without Nil: the double-dummy solver's slowest positions are Nil's (docs/solver.md), and
+    # this is about the page, not the solver.
+    rules = Rules(nil_allowed=False)
+    async with web_server(tmp_path / "cup.db", operator_token=OPERATOR) as server:
+        address = f"127.0.0.1:{server.port}"
+        async with SpadesClient(address) as client:
+            cup = await client.create_tournament(
+                "Judged Cup", rules=rules, boards=1, start_when_entrants=2, operator_token=OPERATOR
+            )
+            page = await browser.new_page(viewport={"width": 1100, "height": 900})
+            failures: list[str] = []
+            page.on("pageerror", lambda error: failures.append(str(error)))
+            players = []
+            for name, make in (("Heuristic", HeuristicBot), ("Random", RandomBot)):
+                key = (await client.create_account(name)).key
+                players.append(AccountPlayer(address, key, make))
+            runs = [asyncio.create_task(player.run()) for player in players]
+            try:
+                for number, player in enumerate(players):
+                    if number == 1:  # not ended: the page shows no accuracy
+                        await page.goto(server.web_url + f"#/tournament/{cup.tournament_id}")
+                        await page.locator("h1 .badge.status.entering").wait_for()
+                        assert await page.locator(".tournament-accuracy").count() == 0
+                    async with SpadesClient(address, account_key=player.key) as own:
+                        await own.enter_tournament(cup.tournament_id)
+                async with asyncio.timeout(90):
+                    async for update in client.watch_tournament(cup.tournament_id):
+                        if update.event.WhichOneof("kind") == "ended":
+                            break
+                final = await client.get_tournament(cup.tournament_id)
+            finally:
+                for run in runs:
+                    run.cancel()
+                for player in players:
+                    await player.stop()
+            await page.locator(".badge.status.finished").wait_for(timeout=10_000)
+            await assert_accuracy_shown(page, client, final)
             assert failures == []

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from spades.bot import Bot, BotView
+from spades.bot import Bot, BotView, Noted
 from spades.engine import (
     Bid,
     Card,
@@ -107,24 +107,40 @@ class HeuristicBot(Bot):
         behind = max(view.scores) - view.scores[view.my_side]
         return behind >= max(200, view.rules.blind_nil_deficit)
 
-    def bid(self, view: BotView) -> int:
+    def bid(self, view: BotView) -> Noted[int]:
+        """The bid, with its sealed note: the count of tricks and what changed it."""
+        return Noted(*self.reasoned_bid(view))
+
+    def reasoned_bid(self, view: BotView) -> tuple[int, str]:
+        """The bid, and why in words (its note: the count of tricks and what changed it)."""
         legal = view.legal_bids
         hand = view.hand
         powers = Powers(view.rules)
+        sources = trick_sources(hand, view.rules, powers)
         estimate = estimate_tricks(hand, view.rules, powers)
+        counted = estimate
+        reasons: list[str] = []
         partner_bid = view.bids[view.partner] if view.partner is not None else None
         if 0 in legal and self._wants_nil(view, estimate, powers, partner_bid):
-            return 0
+            reasons.append("low cards that can duck, and a partner who can cover")
+            return 0, bid_note(0, counted, sources, reasons)
         others = sum(bid.tricks for seat, bid in enumerate(view.bids) if bid and seat != view.seat)
         room = view.rules.hand_size - others
         if estimate > room - 1:  # the table has bid most tricks: they will be fought over
             estimate = max(1.0, room - 1 + (estimate - room + 1) / 3)
+            reasons.append(f"the others bid {others}: trimmed to {estimate:.1f}")
         if partner_bid is not None and partner_bid.is_nil:
             estimate += 0.5  # covering costs my partner's high cards, and wins a few of mine
+            reasons.append("partner bid Nil: half a trick more for covering")
         bags = view.bags[view.my_side]
         lean = 0.3 if bags >= view.rules.bag_limit - 3 else 0.0  # near the limit: bid it all
+        if lean:
+            reasons.append(f"{bags} bags: leaning up")
         wanted = max(1, math.floor(estimate + 0.5 + lean))
-        return nearest_legal_bid(wanted, legal)
+        tricks = nearest_legal_bid(wanted, legal)
+        if tricks != wanted:
+            reasons.append(f"{wanted} is not a legal bid")
+        return tricks, bid_note(tricks, counted, sources, reasons)
 
     def _wants_nil(
         self, view: BotView, estimate: float, powers: Powers, partner_bid: Bid | None
@@ -278,40 +294,66 @@ def shed_low(cards: Sequence[Card]) -> Card:
 
 def estimate_tricks(hand: Sequence[Card], rules: Rules, powers: Powers) -> float:
     """The tricks a hand should take with an average partner (Nil aside)."""
+    total = 0.0
+    for _, tricks in trick_sources(hand, rules, powers):
+        total += tricks
+    return total
+
+
+def trick_sources(hand: Sequence[Card], rules: Rules, powers: Powers) -> list[tuple[str, float]]:
+    """Where :func:`estimate_tricks` finds its tricks, in words: ``("AS", 1.0)`` for a sure
+    trump, ``("AH", 1.0)`` for an ace, ``("ruffs", 1.6)`` for the spare trumps and short suits
+    (the estimate is the sum, in this order)."""
     trumps = sorted(
         (card for card in hand if powers.trump[card]), key=powers.rank_power, reverse=True
     )
     deck_trumps = [number for number in powers.trumps_high_first if rules.deck_mask >> number & 1]
-    tricks = 0.0
+    sources: list[tuple[str, float]] = []
     top = 0
     for held_index, card in enumerate(trumps):
         higher = deck_trumps.index(card)  # trumps in the deck above this one
         if higher <= held_index:
-            tricks += 1  # every higher trump is mine: a sure trick
+            sources.append((str(card), 1.0))  # every higher trump is mine: a sure trick
             top += 1
         elif higher == held_index + 1 and len(trumps) > higher:
-            tricks += 0.75  # a guarded king of trumps
+            sources.append((str(card), 0.75))  # a guarded king of trumps
             top += 1
         elif higher == held_index + 2 and len(trumps) > higher:
-            tricks += 0.5
+            sources.append((str(card), 0.5))
             top += 1
     spare = len(trumps) - top
     shortness = 0.0
     for suit in (Suit.CLUBS, Suit.DIAMONDS, Suit.HEARTS):
         cards = sorted((card for card in hand if card.suit == suit), key=lambda c: -c.rank)
         length = len(cards)
-        ranks = {card.rank for card in cards}
+        by_rank = {card.rank: card for card in cards}
         ruffed_soon = length >= 6
-        if 14 in ranks:
-            tricks += 0.6 if ruffed_soon else 1.0
-        if 13 in ranks and length >= 2:
-            tricks += 0.3 if ruffed_soon else (0.85 if 14 in ranks else 0.7)
-        if 12 in ranks and length >= 3 and not ruffed_soon:
-            tricks += 0.45 if ranks & {13, 14} else 0.25
+        if 14 in by_rank:
+            sources.append((str(by_rank[14]), 0.6 if ruffed_soon else 1.0))
+        if 13 in by_rank and length >= 2:
+            king = 0.3 if ruffed_soon else (0.85 if 14 in by_rank else 0.7)
+            sources.append((str(by_rank[13]), king))
+        if 12 in by_rank and length >= 3 and not ruffed_soon:
+            sources.append((str(by_rank[12]), 0.45 if by_rank.keys() & {13, 14} else 0.25))
         shortness += {0: 2.0, 1: 1.0, 2: 0.4}.get(length, 0.0)
     ruffing = 0.8 * min(spare, shortness)
     length_tricks = 0.7 * max(0, len(trumps) - 3)  # the 4th and later trumps take tricks
-    return tricks + max(ruffing, min(length_tricks, spare))
+    if ruffing >= min(length_tricks, spare):
+        sources.append(("ruffs with spare trumps", ruffing))
+    else:
+        sources.append(("long trumps", min(length_tricks, spare)))
+    return sources
+
+
+def bid_note(
+    bid: int, estimate: float, sources: Sequence[tuple[str, float]], reasons: Sequence[str]
+) -> str:
+    """The heuristic's sealed note for a bid: the count and where it came from, e.g. ``bid 4:
+    counted 4.1 (AS 1, KS 0.75, AH 1, KH 0.85, ruffs with spare trumps 0.5)``."""
+    counted = ", ".join(f"{name} {value:g}" for name, value in sources if value) or "nothing"
+    words = "Nil" if bid == 0 else f"bid {bid}"
+    note = f"{words}: counted {estimate:.1f} ({counted})"
+    return "; ".join([note, *reasons])
 
 
 def nil_shape(hand: Sequence[Card], powers: Powers) -> bool:

@@ -29,13 +29,31 @@ def search_bot(argument: str = "") -> type[Bot]:
     """``search`` (``search:MS`` thinks MS milliseconds a decision)."""
     from spades_bots.search import SearchBot, thinking_for
 
+    think_ms = _milliseconds("search", argument)
+    return SearchBot if think_ms is None else thinking_for(think_ms)
+
+
+def expert_bot(argument: str = "") -> type[Bot]:
+    """``expert`` (``expert:MS`` thinks MS milliseconds a decision): the search, solved double
+    dummy (docs/expert-bot.md)."""
+    from spades_bots.expert import ExpertBot
+
+    think_ms = _milliseconds("expert", argument)
+    if think_ms is None:
+        return ExpertBot
+    if not think_ms > 0:
+        raise ValueError(f"the expert bot needs a positive thinking time, not {think_ms} ms")
+    return type("ExpertBot", (ExpertBot,), {"default_think_ms": think_ms})
+
+
+def _milliseconds(name: str, argument: str) -> float | None:
+    """The thinking time of ``NAME:MS`` (None for no argument)."""
     if not argument:
-        return SearchBot
+        return None
     try:
-        think_ms = float(argument)
+        return float(argument)
     except ValueError:
-        raise ValueError(f"search:MS takes milliseconds, not {argument!r}") from None
-    return thinking_for(think_ms)
+        raise ValueError(f"{name}:MS takes milliseconds, not {argument!r}") from None
 
 
 def _no_argument(name: str, argument: str) -> None:
@@ -45,10 +63,15 @@ def _no_argument(name: str, argument: str) -> None:
 
 def bot_class(name: str) -> type[Bot]:
     """``"random"``, ``"heuristic"``, ``"search"`` (``"search:MS"`` thinks MS milliseconds a
-    decision), ``"exec:COMMAND"`` (a bot in any language, run as a child process), or an
-    author's ``"package.module:Class"``."""
+    decision), ``"expert"`` (``"expert:MS"`` likewise), ``"exec:COMMAND"`` (a bot in any
+    language, run as a child process), or an author's ``"package.module:Class"``."""
     kind, _, argument = name.partition(":")
-    named = {"random": random_bot, "heuristic": heuristic_bot, "search": search_bot}
+    named = {
+        "random": random_bot,
+        "heuristic": heuristic_bot,
+        "search": search_bot,
+        "expert": expert_bot,
+    }
     if kind in named:
         return named[kind](argument)
     return load_bot_class(name)

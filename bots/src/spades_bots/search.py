@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import ClassVar, Final
 
 from spades.bot import Bot, BotView
@@ -296,8 +296,11 @@ class SearchBot(Bot):
         think_ms: float | None = None,
         max_worlds: int | None = None,
         margin: float = 1.0,
+        thinking: Callable[[Rules, float | None], Thinking] = Thinking.for_turn,
     ) -> None:
         self.seed = seed if seed is not None else random.randrange(1 << 63)
+        #: Each decision's time from the rules and ``think_ms`` (a test passes one it watches).
+        self.thinking = thinking
         self.think_ms = think_ms if think_ms is not None else self.default_think_ms
         self.max_worlds = max_worlds
         self.margin = margin
@@ -311,7 +314,7 @@ class SearchBot(Bot):
         return self.heuristic.choose_blind_nil(view)
 
     def bid(self, view: BotView) -> int:
-        prior = self.heuristic.bid(view)
+        prior, _ = self.heuristic.reasoned_bid(view)
         candidates = bid_candidates(prior, view.legal_bids, nil_worth_trying(view))
         if len(candidates) == 1:
             return prior
@@ -379,7 +382,7 @@ class SearchBot(Bot):
 
     def _thinking(self, view: BotView) -> Thinking:
         """This decision's time: ``think_ms`` of CPU time, within the turn's clock."""
-        thinking = Thinking.for_turn(view.rules, self.think_ms / 1000)
+        thinking = self.thinking(view.rules, self.think_ms / 1000)
         self.last_budget = thinking.cpu_seconds
         return thinking
 
@@ -479,8 +482,18 @@ def bid_out(
     """The change in the match outcome, for ``seat``'s side, of bidding ``bid`` in ``world``:
     the seats after it bid their ``counts`` (or the nearest legal number), anything else
     before the play is the clock's default, and the hand is played out by ``playout``."""
+    before = side_values(world)
+    state, events = bid_to_play(world, seat, bid, counts)
+    return finish(state, seat, before, world.hand_number, events, playout)
+
+
+def bid_to_play(
+    world: MatchState, seat: int, bid: int, counts: Sequence[int]
+) -> tuple[MatchState, list[ev.Event]]:
+    """A copy of ``world`` with ``seat`` bidding ``bid``, the seats after it their ``counts``
+    (or the nearest legal number), and anything else before the play the clock's default;
+    and the events of the last action."""
     state = world.clone()
-    before = side_values(state)
     hand = state.hand_number
     events = act(state, seat, BID[bid])
     while state.phase is not Phase.PLAYING and state.hand_number == hand and not state.is_over:
@@ -495,7 +508,7 @@ def bid_out(
         else:
             action = automatic_action(state)
         events = act(state, turn, action)
-    return finish(state, seat, before, hand, events, playout)
+    return state, events
 
 
 def play_out(world: MatchState, seat: int, card: int, playout: Playout) -> float:

@@ -56,6 +56,9 @@ _OPTION_OF: Final = tuple(
 MIN_TARGET_SCORE: Final = 100
 MAX_TARGET_SCORE: Final = 1000
 
+#: The longest series of matches a challenge may ask for (and a manifest declare).
+MAX_SERIES_LENGTH: Final = 99
+
 
 def options_used(rules: Rules) -> set[account_pb2.RuleOption.ValueType]:
     """The variations beside the default game that ``rules`` uses."""
@@ -91,6 +94,16 @@ def manifest_allows(manifest: account_pb2.RuleManifest | None, rules: Rules) -> 
     return not outside(manifest, rules)
 
 
+def longest_series(manifest: account_pb2.RuleManifest | None) -> int:
+    """The most matches in a row (a challenge's series) a bot with ``manifest`` plays: 1 (no
+    rematches) unless it declares more.
+
+    >>> longest_series(None), longest_series(account_pb2.RuleManifest(max_series_length=5))
+    (1, 5)
+    """
+    return max(1, manifest.max_series_length) if manifest is not None else 1
+
+
 def manifest_problem(manifest: account_pb2.RuleManifest) -> str | None:
     """Why a manifest cannot be declared, or None when it can."""
     if any(players not in (3, 4) for players in manifest.players):
@@ -103,6 +116,8 @@ def manifest_problem(manifest: account_pb2.RuleManifest) -> str | None:
         return f"min_target_score {low} is above max_target_score {high}"
     if any(option not in _NAME_OF for option in manifest.options):
         return "a manifest option is not a RuleOption"
+    if manifest.max_series_length > MAX_SERIES_LENGTH:
+        return f"a manifest's max_series_length is at most {MAX_SERIES_LENGTH}"
     return None
 
 
@@ -111,9 +126,11 @@ def manifest_of(
     players: Iterable[int] = (4,),
     target_scores: tuple[int, int] = (0, 0),
     options: Iterable[str] = (),
+    max_series: int = 0,
 ) -> account_pb2.RuleManifest:
     """A manifest from plain values; ``options`` by name (see :data:`OPTION_NAMES`),
-    ValueError for an unknown one."""
+    ValueError for an unknown one; ``max_series`` the longest series it plays (0: single
+    matches)."""
     values = []
     for name in options:
         if name not in OPTION_NAMES:
@@ -126,4 +143,5 @@ def manifest_of(
         min_target_score=target_scores[0],
         max_target_score=target_scores[1],
         options=values,
+        max_series_length=max_series,
     )

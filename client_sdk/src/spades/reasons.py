@@ -407,6 +407,16 @@ class Reason(StrEnum):
         _PRECONDITION,
         "seating a bot (challenge, rated queue) at rules outside its manifest",
     )
+    SERIES_NOT_DECLARED = (
+        "SERIES_NOT_DECLARED",
+        _PRECONDITION,
+        "a challenge asking a bot for a longer series of matches than its manifest declares",
+    )
+    SERIES_LENGTH_OUT_OF_RANGE = (
+        "SERIES_LENGTH_OUT_OF_RANGE",
+        _INVALID,
+        "a challenge's series_length over the maximum (99)",
+    )
     CHALLENGE_SELF = (
         "CHALLENGE_SELF",
         _INVALID,
@@ -501,6 +511,27 @@ class Reason(StrEnum):
         "TOURNAMENT_CONTENDED",
         _ABORTED,
         "the tournament kept changing under the request",
+    )
+    # -- analysis of finished tables --------------------------------------------------------
+    TABLE_NOT_FINISHED = (
+        "TABLE_NOT_FINISHED",
+        _PRECONDITION,
+        "analysing a table whose match is still on (a live table is never analysed)",
+    )
+    ANALYSIS_WORLDS_TOO_MANY = (
+        "ANALYSIS_WORLDS_TOO_MANY",
+        _INVALID,
+        "an analysis asking for more worlds per decision than the server's cap",
+    )
+    ANALYSIS_NOT_FOUND = (
+        "ANALYSIS_NOT_FOUND",
+        _NOT_FOUND,
+        "GetAnalysis for a table with no analysis kept (AnalyseTable computes one)",
+    )
+    ANALYSIS_QUEUE_FULL = (
+        "ANALYSIS_QUEUE_FULL",
+        _EXHAUSTED,
+        "as many analyses running or waiting as the server admits: wait the RetryInfo delay",
     )
     # -- who may call ------------------------------------------------------------------------
     SEAT_TOKEN_MISSING = (

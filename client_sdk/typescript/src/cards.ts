@@ -1,4 +1,4 @@
-// Cards, seats and bids as people read them ("Q♠", "North", "Nil"). The wire's encodings are
+// Cards, seats and bids as people read them ("Q♠", "Queen of spades", "North", "Nil"). The wire's encodings are
 // documented in the protos: Seat is 1-based (SEAT_NORTH = 1), arrays "in seat order" are
 // 0-based from North; a joker has no suit and the rank RANK_LITTLE_JOKER or RANK_BIG_JOKER.
 
@@ -24,8 +24,42 @@ const RANK_LABELS: Record<number, string> = {
 export function cardLabel(card: Card): string {
   if (card.rank === Rank.LITTLE_JOKER) return "little joker";
   if (card.rank === Rank.BIG_JOKER) return "big joker";
-  const rank = RANK_LABELS[card.rank] ?? String(card.rank);
-  return rank + (SUIT_SYMBOLS[card.suit] ?? "?");
+  return rankLabel(card.rank) + (SUIT_SYMBOLS[card.suit] ?? "?");
+}
+
+/** A rank as a card's corner shows it: "Q", "10", "7". */
+export function rankLabel(rank: Rank): string {
+  return RANK_LABELS[rank] ?? String(rank);
+}
+
+const SUIT_NAMES: Record<number, string> = {
+  [Suit.CLUBS]: "clubs",
+  [Suit.DIAMONDS]: "diamonds",
+  [Suit.HEARTS]: "hearts",
+  [Suit.SPADES]: "spades",
+};
+
+const RANK_NAMES: Record<number, string> = {
+  [Rank.TWO]: "Two",
+  [Rank.THREE]: "Three",
+  [Rank.FOUR]: "Four",
+  [Rank.FIVE]: "Five",
+  [Rank.SIX]: "Six",
+  [Rank.SEVEN]: "Seven",
+  [Rank.EIGHT]: "Eight",
+  [Rank.NINE]: "Nine",
+  [Rank.TEN]: "Ten",
+  [Rank.JACK]: "Jack",
+  [Rank.QUEEN]: "Queen",
+  [Rank.KING]: "King",
+  [Rank.ACE]: "Ace",
+};
+
+/** "Queen of hearts", "Ten of spades", "Big joker": what a screen reader says for a card. */
+export function cardName(card: Card): string {
+  if (card.rank === Rank.LITTLE_JOKER) return "Little joker";
+  if (card.rank === Rank.BIG_JOKER) return "Big joker";
+  return `${RANK_NAMES[card.rank] ?? "?"} of ${SUIT_NAMES[card.suit] ?? "?"}`;
 }
 
 /** A stable key for a card ("12-4" for Q♠), for comparing cards and as a DOM attribute. */

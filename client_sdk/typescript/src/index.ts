@@ -1,7 +1,7 @@
 // The Spades table service from TypeScript: connect-es clients for every service over gRPC-Web
 // (the server's own web port), plus what a client needs around them: a Watch that resumes from
 // the last sequence it saw after a dropped connection, and action ids for seats; accounts,
-// ratings and leaderboards (ratings.ts).
+// ratings and leaderboards (ratings.ts); a finished table's analysis (AnalysisService).
 
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
@@ -19,6 +19,9 @@ import { AdminService } from "./gen/spades/v1/admin_pb.js";
 import { AccountService } from "./gen/spades/v1/account_pb.js";
 import { RatingService } from "./gen/spades/v1/rating_pb.js";
 import { TournamentService } from "./gen/spades/v1/tournament_pb.js";
+import { AnalysisService } from "./gen/spades/v1/analysis_pb.js";
+import { ChallengeService } from "./gen/spades/v1/challenge_pb.js";
+import { PresenceService } from "./gen/spades/v1/presence_pb.js";
 import { type RuleSet, RuleSetSchema, PlayDirection } from "./gen/spades/v1/rules_pb.js";
 
 export * from "./cards.js";
@@ -30,11 +33,14 @@ export * from "./table.js";
 export * from "./tournaments.js";
 export * from "./gen/spades/v1/account_pb.js";
 export * from "./gen/spades/v1/actions_pb.js";
+export * from "./gen/spades/v1/analysis_pb.js";
 export * from "./gen/spades/v1/cards_pb.js";
+export * from "./gen/spades/v1/challenge_pb.js";
 export * from "./gen/spades/v1/events_pb.js";
 export * from "./gen/spades/v1/games_pb.js";
 export * from "./gen/spades/v1/lobby_pb.js";
 export * from "./gen/spades/v1/play_pb.js";
+export * from "./gen/spades/v1/presence_pb.js";
 export * from "./gen/spades/v1/rating_pb.js";
 export * from "./gen/spades/v1/record_pb.js";
 export * from "./gen/spades/v1/rules_pb.js";
@@ -50,6 +56,9 @@ export interface SpadesClients {
   account: Client<typeof AccountService>;
   rating: Client<typeof RatingService>;
   tournament: Client<typeof TournamentService>;
+  analysis: Client<typeof AnalysisService>;
+  challenge: Client<typeof ChallengeService>;
+  presence: Client<typeof PresenceService>;
 }
 
 /** Clients for a server's web port (``http://127.0.0.1:8080`` or the page's own origin). */
@@ -62,6 +71,9 @@ export function connectTo(baseUrl: string): SpadesClients {
     account: createClient(AccountService, transport),
     rating: createClient(RatingService, transport),
     tournament: createClient(TournamentService, transport),
+    analysis: createClient(AnalysisService, transport),
+    challenge: createClient(ChallengeService, transport),
+    presence: createClient(PresenceService, transport),
   };
 }
 
@@ -210,16 +222,38 @@ export function watchTable(
 /** The metadata header a seat's calls carry its token in. */
 export const SEAT_TOKEN_HEADER = "spades-seat-token";
 
+/** A seat held by an account (a challenge's table): the account's session token or key, the
+ * table, and which of its seats there ("north" .. "west"). */
+export interface AccountSeat {
+  accountToken: string;
+  tableId: string;
+  seat: string;
+}
+
+/** What a seat's calls are made with: its seat token, or the account that holds it. */
+export type SeatCredential = string | AccountSeat;
+
+/** The metadata a seat's calls carry: ``spades-seat-token``, or the account's Bearer token with
+ * ``spades-table-id`` and ``spades-seat`` (docs/accounts.md). */
+export function seatHeaders(credential: SeatCredential): Record<string, string> {
+  if (typeof credential === "string") return { [SEAT_TOKEN_HEADER]: credential };
+  return {
+    authorization: `Bearer ${credential.accountToken}`,
+    "spades-table-id": credential.tableId,
+    "spades-seat": credential.seat,
+  };
+}
+
 /**
  * Every message of a seat's stream (PlayService.Seat: the seat's view, its redacted events and
  * its prompts), resuming as {@link resuming} says. The seat acts with {@link act}.
  */
 export function playSeat(
   clients: SpadesClients,
-  token: string,
+  token: SeatCredential,
   options: WatchOptions = {},
 ): AsyncGenerator<SeatResponse> {
-  const headers = { [SEAT_TOKEN_HEADER]: token };
+  const headers = seatHeaders(token);
   return resuming((start) => clients.play.seat(start, { signal: options.signal, headers }), options);
 }
 
@@ -229,12 +263,12 @@ export function playSeat(
  */
 export async function act(
   clients: SpadesClients,
-  token: string,
+  token: SeatCredential,
   action: Action,
   sequence: bigint,
   actionId: string = newActionId(),
 ): Promise<ActionResult> {
-  const headers = { [SEAT_TOKEN_HEADER]: token };
+  const headers = seatHeaders(token);
   for (let attempt = 0; ; attempt++) {
     try {
       const response = await clients.play.act({ action: { actionId, sequence, action } }, { headers });
@@ -255,9 +289,9 @@ export async function act(
 export async function getView(
   clients: SpadesClients,
   tableId: string,
-  token?: string,
+  token?: SeatCredential,
 ): Promise<Snapshot> {
-  const headers: Record<string, string> = token === undefined ? {} : { [SEAT_TOKEN_HEADER]: token };
+  const headers: Record<string, string> = token === undefined ? {} : seatHeaders(token);
   const response = await clients.play.getView({ tableId }, { headers });
   if (response.snapshot) return response.snapshot;
   throw new ConnectError("the server sent no view", Code.Internal);

@@ -37,6 +37,9 @@ export interface TableState {
   currentTrick: PlayedCard[];
   /** The last finished trick of this hand, shown until the next card. */
   lastTrick: PlayedCard[];
+  /** The play that won ``lastTrick`` (TrickWon's winner and winning card): the server's word,
+   * so no client works out a trick's winner itself. */
+  trickWinner: PlayedCard | undefined;
   tricksWon: number[];
   scores: number[];
   handResults: HandScored[];
@@ -65,6 +68,7 @@ export function fromSnapshot(sequence: bigint, view: MatchView, turn?: Turn): Ta
     ),
     currentTrick: view.currentTrick.map((play) => ({ seat: play.seat, card: play.card as Card })),
     lastTrick: [],
+    trickWinner: undefined,
     tricksWon: [...view.tricksWon],
     scores: [...view.scores],
     handResults: [...view.handResults],
@@ -94,6 +98,7 @@ export function fold(state: TableState, event: Event): TableState {
       state.bids.clear();
       state.currentTrick = [];
       state.lastTrick = [];
+      state.trickWinner = undefined;
       state.tricksWon = state.tricksWon.map(() => 0);
       break;
     case "cardsDealt":
@@ -116,12 +121,16 @@ export function fold(state: TableState, event: Event): TableState {
       state.currentTrick.push({ seat: what.value.seat, card: what.value.card as Card });
       if (what.value.seat === state.viewer) state.hand = without(state.hand, [what.value.card as Card]);
       state.lastTrick = [];
+      state.trickWinner = undefined;
       break;
     }
     case "trickWon": {
       const index = seatIndex(what.value.winner);
       state.tricksWon[index] = (state.tricksWon[index] ?? 0) + 1;
       state.lastTrick = state.currentTrick;
+      state.trickWinner = what.value.winningCard
+        ? { seat: what.value.winner, card: what.value.winningCard }
+        : undefined;
       state.currentTrick = [];
       break;
     }

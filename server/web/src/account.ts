@@ -22,12 +22,12 @@ import { describe } from "./errors.js";
 /** Where this browser keeps the signed-in session's token. */
 export const SESSION_KEY = "spades-session-token";
 
-function bearer(token: string): { headers: Record<string, string> } {
+export function bearer(token: string): { headers: Record<string, string> } {
   return { headers: { authorization: `Bearer ${token}` } };
 }
 
 /** The reason code of a refusal (ErrorInfo.reason), shown beside the words a person reads. */
-function refusal(error: unknown): string {
+export function refusal(error: unknown): string {
   if (error instanceof ConnectError && error.code !== Code.Unavailable) {
     const code = refusalOf(error).reasonCode;
     return code ? `${describe(error)} (${code})` : describe(error);

@@ -189,7 +189,7 @@ async function openTable(
 }
 
 function recordFile(root: HTMLElement): HTMLElement {
-  const input = h("input", { type: "file", name: "record-file", accept: ".json,.pb,.bin" }) as HTMLInputElement;
+  const input = h("input", { type: "file", name: "record-file", accept: ".json,.pb,.bin", "aria-label": "A record file" }) as HTMLInputElement;
   input.addEventListener("change", () => {
     const file = input.files?.[0];
     if (file) void openRecordFile(root, file);

@@ -1,11 +1,12 @@
 // The web client's entry: a hash router between the lobby, a table, a record, a pool's
-// leaderboard, a player's page, the tournaments and a tournament's page, your account, and an
-// account's games (#/games: yours).
+// leaderboard, a player's page, the tournaments and a tournament's page, your account, an
+// account's games (#/games: yours), the bots online now and a challenge (online.ts).
 
 import { connectTo, isPool } from "@spades/client";
 import { accountPage } from "./account.js";
 import { gamesPageView, playerGames } from "./games.js";
 import { lobbyPage, seatKey } from "./lobby.js";
+import { accountSeat, challengePage, onlinePage } from "./online.js";
 import { leaderboardPage, playerPage } from "./ratings.js";
 import { recordPage } from "./record.js";
 import { tablePage } from "./table.js";
@@ -26,10 +27,20 @@ function route(): void {
   const player = /^#\/player\/(by-name\/)?(.+)$/.exec(window.location.hash);
   const tournament = /^#\/tournament\/(.+)$/.exec(window.location.hash);
   const games = /^#\/games(?:\/(.+))?$/.exec(window.location.hash);
+  const challenge = /^#\/challenge\/(.+)$/.exec(window.location.hash);
+  const accountSeatRoute = /^#\/seat\/([^/]+)\/([a-z]+)$/.exec(window.location.hash);
   if (window.location.hash === "#/account") {
     accountPage(root, clients);
   } else if (games) {
     gamesPageView(root, clients, decodeURIComponent(games[1] ?? ""));
+  } else if (window.location.hash === "#/online") {
+    onlinePage(root, clients, leaving.signal);
+  } else if (challenge?.[1]) {
+    challengePage(root, clients, decodeURIComponent(challenge[1]), leaving.signal);
+  } else if (accountSeatRoute?.[1] && accountSeatRoute[2]) {
+    // A seat the signed-in person's account holds (a challenge's table), played by its session.
+    const tableId = decodeURIComponent(accountSeatRoute[1]);
+    tablePage(root, clients, tableId, leaving.signal, connection, accountSeat(tableId, accountSeatRoute[2]));
   } else if (window.location.hash === "#/tournaments") {
     tournamentsListPage(root, clients);
   } else if (tournament?.[1]) {

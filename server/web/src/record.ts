@@ -1,9 +1,13 @@
 // A finished match's record, step by step: each hand's deal (every seat's cards, once the match
 // is over), the bids, every trick in turn, the hand's score, the seats' sealed notes beside the
 // bid or card they explain (docs/records.md); and whether the deals are the revealed seed's
-// (checked here, in the browser, with spades-shuffle-v1).
+// (checked here, in the browser, with spades-shuffle-v1). A finished table's record from the
+// server also shows its analysis (analysis.ts): each card coloured by its loss, the position
+// behind a card, the par and each seat's accuracy.
 
 import {
+  type AnalysedPlay,
+  type Analysis,
   type Bid,
   type Card,
   type GameRecord,
@@ -20,6 +24,7 @@ import {
   seatName,
   verifyRecord,
 } from "@spades/client";
+import { accuracyTable, analysisRequest, judgedPlay, lossClass, parLine, positionView } from "./analysis.js";
 import { h, replace } from "./dom.js";
 import { describe } from "./errors.js";
 
@@ -76,7 +81,7 @@ export function recordPage(root: HTMLElement, clients: SpadesClients, tableId: s
     try {
       const response = await clients.play.getRecord({ tableId }, { signal });
       if (!response.record) throw new Error("the server sent no record");
-      await show(view, response.record);
+      await show(view, response.record, { clients, tableId, signal });
     } catch (error) {
       if (!signal.aborted) replace(view, h("p", { class: "message error" }, `Cannot open the record: ${describe(error)}`));
     }
@@ -97,12 +102,34 @@ export async function openRecordFile(root: HTMLElement, file: File): Promise<voi
   }
 }
 
-async function show(view: HTMLElement, record: GameRecord): Promise<void> {
+/** Where a record came from, when a server can analyse it. */
+interface AnalysisSource {
+  clients: SpadesClients;
+  tableId: string;
+  signal: AbortSignal;
+}
+
+/** What the analysis adds to a hand's view: each card's judgement, the card picked. */
+interface Judged {
+  analysis: Analysis;
+  picked: AnalysedPlay | undefined;
+  pick: (play: AnalysedPlay) => void;
+}
+
+async function show(view: HTMLElement, record: GameRecord, source?: AnalysisSource): Promise<void> {
   const verification = await verifyRecord(record);
   const hands = handsOf(record);
   const names = new Map(record.players.map((player) => [player.seat, player.name]));
   let handIndex = 0;
   let trickCount = 0;
+  let judged: Judged | undefined;
+  // Only a finished match (its seed revealed) is analysed; the box stays across redraws.
+  const request = source && record.seed.length
+    ? analysisRequest(source.clients, source.tableId, source.signal, (analysis) => {
+        judged = { analysis, picked: undefined, pick: (play) => { if (judged) judged.picked = play; draw(); } };
+        draw();
+      })
+    : null;
   const draw = (): void => {
     const hand = hands[handIndex];
     replace(
@@ -112,6 +139,8 @@ async function show(view: HTMLElement, record: GameRecord): Promise<void> {
         h("strong", {}, verification.ok ? "Record verified" : "Record not verified"),
         ...verification.lines.map((line) => h("div", {}, line)),
       ),
+      request,
+      judged ? accuracyTable(judged.analysis) : null,
       h("div", { class: "hand-picker" },
         ...hands.map((each, index) => {
           const button = h("button", { type: "button", class: index === handIndex ? "current" : "", "data-hand": String(each.number) }, `Hand ${each.number}`);
@@ -119,7 +148,7 @@ async function show(view: HTMLElement, record: GameRecord): Promise<void> {
           return button;
         }),
       ),
-      hand ? handView(hand, names, trickCount, (count) => { trickCount = count; draw(); }) : h("p", {}, "No hand was dealt."),
+      hand ? handView(hand, names, trickCount, (count) => { trickCount = count; draw(); }, judged) : h("p", {}, "No hand was dealt."),
     );
   };
   draw();
@@ -138,7 +167,20 @@ function notesList(noted: { seat: Seat; what: string; note: string | undefined }
       h("strong", {}, `${seatName(each.seat)} (${each.what}): `), each.note ?? "")));
 }
 
-function handView(hand: Hand, names: Map<Seat, string>, shown: number, step: (count: number) => void): HTMLElement {
+/** A played card, coloured by the points it lost when the match is analysed (click: its position). */
+function playedCard(card: Card, judgement: AnalysedPlay | undefined, judged: Judged | undefined): HTMLElement[] {
+  const span = cardSpan(card);
+  if (!judgement || !judged) return [span];
+  const loss = lossClass(judgement);
+  span.classList.add("judged", loss);
+  if (judged.picked === judgement) span.classList.add("picked");
+  span.setAttribute("data-loss", String(judgement.lossPoints));
+  span.title = judgement.lossPoints ? `lost ${judgement.lossPoints} points double dummy` : "one of the best cards";
+  span.addEventListener("click", () => judged.pick(judgement));
+  return judgement.lossPoints ? [span, h("span", { class: `loss ${loss}` }, `−${judgement.lossPoints}`)] : [span];
+}
+
+function handView(hand: Hand, names: Map<Seat, string>, shown: number, step: (count: number) => void, judged?: Judged): HTMLElement {
   const who = (seat: Seat | undefined): string => (seat ? `${seatName(seat)} (${names.get(seat) ?? "?"})` : "?");
   const previous = h("button", { type: "button", name: "previous-trick" }, "◀ previous trick");
   previous.addEventListener("click", () => step(Math.max(0, shown - 1)));
@@ -151,14 +193,20 @@ function handView(hand: Hand, names: Map<Seat, string>, shown: number, step: (co
         h("strong", {}, who(seat)), " ", ...cards.map(cardSpan))),
     ),
     h("p", { class: "bids" }, "Bids: ", hand.bids.map((bid) => `${seatName(bid.seat)} ${bidLabel(bid.bid)}`).join(", ")),
+    judged ? parLine(judged.analysis, hand.number) : null,
     notesList(hand.bids.map((bid) => ({ seat: bid.seat, what: `bid ${bidLabel(bid.bid)}`, note: bid.note }))),
     h("div", { class: "steps" }, previous, h("span", { class: "trick-count" }, ` ${shown} of ${hand.tricks.length} tricks `), next),
     h("ol", { class: "tricks" },
-      ...hand.tricks.slice(0, shown).map((trick) => h("li", { class: "record-trick" },
-        ...trick.plays.flatMap((play) => [`${seatName(play.seat)} `, cardSpan(play.card), " "]),
+      ...hand.tricks.slice(0, shown).map((trick, index) => h("li", { class: "record-trick" },
+        ...trick.plays.flatMap((play) => [
+          `${seatName(play.seat)} `,
+          ...playedCard(play.card, judged && judgedPlay(judged.analysis, hand.number, index + 1, play.seat), judged),
+          " ",
+        ]),
         ` → ${trick.winner ? seatName(trick.winner) : "?"}`,
         notesList(trick.plays.map((play) => ({ seat: play.seat, what: cardLabel(play.card), note: play.note }))))),
     ),
+    judged?.picked && judged.picked.hand === hand.number ? positionView(judged.picked) : null,
     hand.scored && shown === hand.tricks.length
       ? h("p", { class: "hand-score" }, "Score: ", hand.scored.sides.map((side) =>
           `${side.seats.map(seatName).join("–")} ${side.handPoints} (total ${side.totalScore})`).join(", "))

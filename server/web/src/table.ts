@@ -1,5 +1,6 @@
-// A table, watched live: seats and names, bids, the trick being played, tricks won, the clock
-// of the seat to act, the score table after each hand (bids, tricks, points, bags, what each
+// A table, watched live: seats and names, bids, the trick being played (its cards drawn as
+// cards, cards.ts; a finished trick's winner marked as the server named it), tricks won, the
+// clock of the seat to act, the score table after each hand (bids, tricks, points, bags, what each
 // side still needs), and how the match ended. Everything comes from the public Watch stream: a spectator is never sent a card
 // that is still in someone's hand, so none can appear here. The lobby's listing of the table
 // (GetTable) adds what the view does not hold: the accounts at its seats and whether it is rated.
@@ -11,6 +12,7 @@ import {
   MatchEndReason,
   type PlayedCard,
   Seat,
+  type SeatCredential,
   type SeatStatus,
   type SideResult,
   type SpadesClients,
@@ -18,12 +20,12 @@ import {
   bidLabel,
   cardKey,
   cardLabel,
+  cardName,
   fold,
   fromSnapshot,
   act,
   applyTurn,
   bidLabel as bidText,
-  isRed,
   playSeat,
   seatAt,
   seatIndex,
@@ -33,7 +35,8 @@ import {
   watchTable,
 } from "@spades/client";
 import { getTournament, tournamentsPage } from "@spades/client";
-import { h, replace } from "./dom.js";
+import { cardColour, cardFace, cardNameText } from "./cards.js";
+import { focusFirst, focusedKey, h, replace, rovingGroup } from "./dom.js";
 import { describe } from "./errors.js";
 import { ratingChanges } from "./rating_changes.js";
 import { holder } from "./ratings.js";
@@ -121,7 +124,7 @@ export function tablePage(
   tableId: string,
   signal: AbortSignal,
   connection: HTMLElement,
-  token?: string,
+  token?: SeatCredential,
 ): void {
   const view = h("section", { class: "table-view", "data-table-id": tableId }, h("p", {}, "Connecting…"));
   replace(root, view);
@@ -174,7 +177,7 @@ interface Seated {
 async function play(
   clients: SpadesClients,
   tableId: string,
-  token: string,
+  token: SeatCredential,
   view: HTMLElement,
   signal: AbortSignal,
   connection: HTMLElement,
@@ -282,26 +285,50 @@ function render(
 ): void {
   const players = state.rules?.players ?? 4;
   const seats = Array.from({ length: players }, (_, index) => seatAt(index));
+  // The page is drawn again on every event: a keyboard user keeps their place in it.
+  const focused = focusedKey(view);
+  const onTable = trickShown(view, state, listing);
   replace(
     view,
     heading(state, listing),
     status(state, listing),
     state.end && listing.rated && listing.seats.size ? ratingChanges(listing.tableId, listing.seats) : null,
     h("div", { class: `felt players-${players}` },
-      ...seats.map((seat) => seatPanel(state, seat, listing)),
-      trick(state),
+      ...seats.map((seat) => seatPanel(state, seat, listing, onTable)),
+      trick(onTable),
     ),
     seated && send ? seatControls(seated, send, () => render(view, state, listing, seated, send)) : null,
     scoreTable(state),
   );
+  if (focused) refocus(view, focused);
+}
+
+/** Put the focus back where it was; if that element is gone (the card was played, the bid
+ * made), on what the seat may do next: a choice, a playable card, else the hand itself. */
+function refocus(view: HTMLElement, focused: string): void {
+  const inControls = /^\[data-focus="(card|choice|option|hand)/.test(focused);
+  const next = ['.choices button[tabindex="0"]', '.hand button.card[tabindex="0"]', '[data-focus="hand"]'];
+  // Waiting in the hand, the focus moves to what the prompt, once it comes, allows.
+  const candidates = focused === '[data-focus="hand"]' ? next : inControls ? [focused, ...next] : [focused];
+  focusFirst(view, candidates);
 }
 
 function sameCard(a: Card | undefined, b: Card): boolean {
   return a !== undefined && a.rank === b.rank && a.suit === b.suit;
 }
 
-/** The person's hand (the cards the prompt allows raised, the others dimmed, all clickable: the
- * server says why a card may not be played), and the prompt's other choices as buttons. */
+/** Jokers first (the highest trumps), then spades, hearts, clubs and diamonds (the colours
+ * alternating), each high to low. */
+const SUIT_ORDER: Record<number, number> = { 0: 0, 4: 1, 3: 2, 1: 3, 2: 4 };
+
+function handOrder(a: Card, b: Card): number {
+  return (SUIT_ORDER[a.suit] ?? 5) - (SUIT_ORDER[b.suit] ?? 5) || b.rank - a.rank;
+}
+
+/** The person's hand, fanned: each card a button named for a screen reader ("Queen of
+ * hearts"), the cards the prompt allows raised and the others disabled (dimmed); the prompt's
+ * other choices as buttons. The hand and the choices are each one Tab stop, walked with the
+ * arrow keys (dom.ts's rovingGroup). */
 function seatControls(seated: Seated, send: (action: Action) => void, redraw: () => void): HTMLElement {
   const prompt = seated.prompt;
   const legal = prompt?.legalActions ?? [];
@@ -309,16 +336,22 @@ function seatControls(seated: Seated, send: (action: Action) => void, redraw: ()
   // The card pass is "choose count of these cards" (prompt.cardPass), not a list of every pair.
   const cardPass = prompt?.cardPass;
   const passing = cardPass !== undefined && cardPass.count > 0;
-  const order = (card: Card): number => -(card.suit * 100 + card.rank);
-  const hand = [...seated.state.hand].sort((a, b) => order(a) - order(b));
-  const cards = hand.map((card) => {
+  const hand = [...seated.state.hand].sort(handOrder);
+  // The fan: each card turned a little about its foot, the outer ones lower, as held.
+  const spread = Math.min(3, 36 / Math.max(hand.length, 1));
+  const cards = hand.map((card, index) => {
     const raised = playable.some((allowed) => sameCard(allowed, card));
     const chosen = seated.chosen.some((picked) => sameCard(picked, card));
+    const offset = index - (hand.length - 1) / 2;
     const button = h("button", {
-      class: `card hand-card${isRed(card) ? " red" : ""}${raised ? " legal" : prompt && !passing ? " dimmed" : ""}${chosen ? " chosen" : ""}`,
+      class: `card playing-card hand-card suit-${cardColour(card)}${raised ? " legal" : playable.length ? " dimmed" : ""}${chosen ? " chosen" : ""}`,
       "data-card": cardKey(card),
+      "data-focus": `card:${cardKey(card)}`,
       type: "button",
-    }, cardLabel(card));
+      "aria-pressed": passing ? String(chosen) : undefined,
+      disabled: !(raised || passing),
+      style: `--angle: ${(offset * spread).toFixed(2)}deg; --drop: ${(offset * offset * 0.03).toFixed(3)}rem`,
+    }, cardFace(card), cardNameText(card));
     button.addEventListener("click", () => {
       if (passing) {
         seated.chosen = chosen ? seated.chosen.filter((picked) => !sameCard(picked, card)) : [...seated.chosen, card];
@@ -336,13 +369,13 @@ function seatControls(seated: Seated, send: (action: Action) => void, redraw: ()
     if (what.case === "bid") label = bidText(what.value);
     else if (what.case === "blindNilChoice") label = what.value.blind ? "Bid Blind Nil" : "Look at my cards";
     else continue;
-    const button = h("button", { type: "button", class: "choice", "data-choice": label }, label);
+    const button = h("button", { type: "button", class: "choice", "data-choice": label, "data-focus": `choice:${label}` }, label);
     button.addEventListener("click", () => send(action));
     choices.push(button);
   }
   if (passing && cardPass) {
     const count = cardPass.count;
-    const button = h("button", { type: "button", class: "choice", "data-choice": "pass" }, `Pass ${count} cards`);
+    const button = h("button", { type: "button", class: "choice", "data-choice": "pass", "data-focus": "choice:pass" }, `Pass ${count} cards`);
     button.addEventListener("click", () => {
       const allowed = seated.chosen.every((picked) => cardPass.cards.some((card) => sameCard(card, picked)));
       if (seated.chosen.length === count && allowed) {
@@ -355,23 +388,32 @@ function seatControls(seated: Seated, send: (action: Action) => void, redraw: ()
   const options: HTMLElement[] = [];
   if (prompt?.mayClaimExtension) {
     const label = "Claim more time";
-    const button = h("button", { type: "button", class: "option", "data-option": "extension" }, label);
+    const button = h("button", { type: "button", class: "option", "data-option": "extension", "data-focus": "option:extension" }, label);
     button.addEventListener("click", () => send({ kind: { case: "extensionClaim", value: {} } } as Action));
     options.push(button);
   }
   const you = seated.state.viewer ? seatName(seated.state.viewer) : "";
-  const what = !prompt ? "Waiting for the others…" : playable.length ? "Your turn: play a card." : passing ? "Choose the cards to pass." : "Your turn.";
+  const bidding = legal.some((action) => action.kind.case === "bid");
+  const over = seated.state.end !== undefined;
+  const what = over ? "The match is over." : !prompt ? "Waiting for the others…" : playable.length ? "Your turn: play a card." : passing ? "Choose the cards to pass." : bidding ? "Your turn: bid." : "Your turn.";
   // The turn's clock, from the prompt's deadline (the server's: its time is the table's).
   const deadline = prompt?.deadline;
   const clock = deadline
     ? h("span", { class: "clock", "data-deadline": String(deadlineMillis(deadline)) }, clockText(deadlineMillis(deadline)))
     : null;
-  return h("section", { class: "seat-controls" },
+  const handGroup = h("div", { class: "hand", role: "group", "aria-label": "Your hand", tabindex: "-1", "data-focus": "hand" }, ...cards);
+  rovingGroup(handGroup);
+  const choiceGroup = choices.length
+    ? h("div", { class: "choices", role: "group", "aria-label": bidding ? "Your bid" : "Your choice" }, ...choices)
+    : null;
+  if (choiceGroup) rovingGroup(choiceGroup);
+  return h("section", { class: "seat-controls", "aria-label": "Your seat" },
     h("p", { class: "prompt" }, `You are ${you}. ${what}`, clock ? " " : null, clock),
-    h("div", { class: "hand" }, ...cards),
-    choices.length ? h("div", { class: "choices" }, ...choices) : null,
+    choiceGroup,
+    handGroup,
     options.length ? h("div", { class: "options" }, ...options) : null,
     seated.refusal ? h("p", { class: "refusal", role: "alert" }, seated.refusal) : null,
+    over ? null : h("p", { class: "keys-hint" }, "Keys: Tab to your hand or your bid, ← → to choose, Enter to play it."),
   );
 }
 
@@ -415,19 +457,23 @@ function statusLine(state: TableState, tableId: string): HTMLElement {
   return h("p", { class: "status" }, `Hand ${state.handNumber}`, state.dealer ? ` · dealer ${seatName(state.dealer)}` : "");
 }
 
-function seatPanel(state: TableState, seat: Seat, listing: Listing): HTMLElement {
+function seatPanel(state: TableState, seat: Seat, listing: Listing, onTable: OnTable): HTMLElement {
   const player = state.players.get(seat);
   const accountId = player ? listing.seats.get(seat)?.accountId ?? "" : "";
   const index = seatIndex(seat);
   const bid = state.bids.get(seat);
+  const won = state.tricksWon[index] ?? 0;
+  const held = state.handSizes[index] ?? 0;
   // The table's clock, on the seat to act (the server's deadline: Batch.turn).
   const deadline = state.turn?.seat === seat ? state.turn.deadline : undefined;
   const clock = deadline
     ? h("span", { class: "clock", "data-deadline": String(deadlineMillis(deadline)) }, clockText(deadlineMillis(deadline)))
     : null;
+  const wonTrick = onTable.winner?.seat === seat;
+
   return h(
     "div",
-    { class: `seat-panel seat-${seatName(seat).toLowerCase()}${clock ? " on-turn" : ""}`, "data-seat": seatName(seat) },
+    { class: `seat-panel seat-${seatName(seat).toLowerCase()}${clock ? " on-turn" : ""}${wonTrick ? " trick-winner" : ""}`, "data-seat": seatName(seat) },
     h("div", { class: "seat-name" },
       h("strong", {}, seatName(seat)),
       " ",
@@ -436,30 +482,77 @@ function seatPanel(state: TableState, seat: Seat, listing: Listing): HTMLElement
       state.substituted.has(seat) ? h("span", { class: "badge warn" }, "house bot playing") : null,
     ),
     h("div", { class: "seat-line" },
-      h("span", { class: "bid" }, bid ? `bid ${bidLabel(bid)}` : "no bid yet"),
-      " · ",
-      h("span", { class: "tricks" }, `${state.tricksWon[index] ?? 0} tricks`),
-      " · ",
-      h("span", { class: "holding" }, `${state.handSizes[index] ?? 0} cards`),
-      clock ? " · to act " : null,
-      clock,
+      h("span", { class: `chip bid${bid ? "" : " none"}` }, bid ? `bid ${bidLabel(bid)}` : "no bid yet"),
+      h("span", { class: `chip tricks${bid && bid.tricks > 0 && won >= bid.tricks ? " made" : ""}` }, `${won} trick${won === 1 ? "" : "s"}`),
+      h("span", { class: "chip holding" }, `${held} card${held === 1 ? "" : "s"}`),
+      wonTrick ? h("span", { class: "chip won-trick", style: onTable.since }, "won the trick") : null,
+      clock ? h("span", { class: "to-act" }, "to act ", clock) : null,
     ),
+    // The cards the seat holds, as the edges of a stack of backs (drawn by style.css: cheap,
+    // as the page is drawn again on every event).
+    seat !== state.viewer && held ? h("div", { class: "held", "aria-hidden": "true", style: `--held: ${held}` }) : null,
   );
 }
 
-function card(play: PlayedCard): HTMLElement {
-  return h("span", {
-    class: `card${isRed(play.card) ? " red" : ""}`,
-    "data-card": cardKey(play.card),
-    title: `${seatName(play.seat)} played ${cardLabel(play.card)}`,
-  }, cardLabel(play.card));
+
+/** What the middle of the table shows: a trick's cards, and who won it once it is won. */
+interface OnTable {
+  plays: PlayedCard[];
+  winner: PlayedCard | undefined;
+  /** How long ago the trick was won, as a style: the page is drawn anew on every event, and
+   * the winner's animation carries on from there rather than starting again. */
+  since?: string;
 }
 
-function trick(state: TableState): HTMLElement {
-  const shown = state.currentTrick.length ? state.currentTrick : state.lastTrick;
-  return h("div", { class: "trick" },
-    ...shown.map((play) => h("div", { class: `played seat-${seatName(play.seat).toLowerCase()}` }, card(play))),
-    shown === state.lastTrick && shown.length ? h("div", { class: "caption" }, "last trick") : null,
+/** How long a won trick stays on the table after it is won, before the next trick's cards
+ * show (house bots lead at once: without it the winner could not be seen). */
+const WON_TRICK_MS = 1200;
+
+/** The won trick each page shows, and since when (ms since the epoch). */
+const wonTricks = new WeakMap<HTMLElement, { trick: OnTable; since: number; key: string; redrawing: boolean }>();
+
+/** The trick to show: the one being played, or the last one won (its winning card, as
+ * TrickWon named it) until the next card, or at least for WON_TRICK_MS after it was won; the
+ * page is drawn again when that time is up. */
+function trickShown(view: HTMLElement, state: TableState, listing: Listing): OnTable {
+  const now = Date.now();
+  if (!state.currentTrick.length && state.lastTrick.length) {
+    const key = `${state.handNumber}:${state.tricksWon.join(",")}`;
+    const trick = { plays: state.lastTrick, winner: state.trickWinner };
+    if (wonTricks.get(view)?.key !== key) wonTricks.set(view, { trick, since: now, key, redrawing: false });
+    return { ...trick, since: `--won-ago: ${now - (wonTricks.get(view)?.since ?? now)}ms` };
+  }
+  const held = wonTricks.get(view);
+  if (held && state.currentTrick.length && now - held.since < WON_TRICK_MS) {
+    if (!held.redrawing) setTimeout(() => listing.redraw(), held.since + WON_TRICK_MS - now);
+    held.redrawing = true;
+    return { ...held.trick, since: `--won-ago: ${now - held.since}ms` };
+  }
+  wonTricks.delete(view);
+  return { plays: state.currentTrick, winner: undefined };
+}
+
+function card(play: PlayedCard): HTMLElement {
+  return h("div", {
+    class: `card playing-card suit-${cardColour(play.card)}`,
+    "data-card": cardKey(play.card),
+    title: `${seatName(play.seat)} played ${cardLabel(play.card)}`,
+    role: "img",
+    "aria-label": `${seatName(play.seat)} played the ${cardName(play.card)}`,
+  }, cardFace(play.card));
+}
+
+/** The trick on the table: each card before the seat that played it; a won trick's winning
+ * card ringed and its winner named. */
+function trick(onTable: OnTable): HTMLElement {
+  const winner = onTable.winner;
+  return h("div", { class: `trick${winner ? " won" : ""}`, role: "group", "aria-label": "The trick" },
+    ...onTable.plays.map((play) => h("div", {
+      class: `played seat-${seatName(play.seat).toLowerCase()}${winner && sameCard(winner.card, play.card) ? " winning" : ""}`,
+      style: winner ? onTable.since : undefined,
+    }, card(play))),
+    // Said to a screen reader; a sighted person sees the ring and the winner's seat marked.
+    winner ? h("div", { class: "caption visually-hidden" }, `${seatName(winner.seat)} won the trick`) : null,
   );
 }
 
@@ -474,7 +567,9 @@ function scoreTable(state: TableState): HTMLElement | null {
   const target = state.rules?.targetScore ?? 500;
   const last = results[results.length - 1];
   return h("section", { class: "scores" },
-    h("h2", {}, "Score table"),
+    h("h2", { id: "score-table-heading" }, "Score table"),
+    // Wider than a phone: it scrolls sideways, and takes the focus so a keyboard can scroll it.
+    h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-labelledby": "score-table-heading", "data-focus": "scores" },
     h("table", { class: "score-table" },
       h("thead", {},
         h("tr", {}, h("th", {}, "Hand"), ...sides.map((side) => h("th", { colspan: "5" }, sideName(side)))),
@@ -498,6 +593,6 @@ function scoreTable(state: TableState): HTMLElement | null {
           ...(last?.sides ?? []).map((side) => h("td", { colspan: "5", class: "needs" },
             side.totalScore >= target ? "reached the target" : `${target - side.totalScore} to reach ${target}`))),
       ),
-    ),
+    )),
   );
 }

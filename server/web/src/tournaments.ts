@@ -1,7 +1,8 @@
 // Duplicate tournaments in the browser: the list of tournaments (newest first, with status and
 // entrants), and a tournament's page: its settings, the standings (match points, won-tied-lost,
 // duplicate points, boards, matches a house bot helped in), the crosstable, and each round's
-// pairings with links to the two tables of each (docs/tournaments.md).
+// pairings with links to the two tables of each (docs/tournaments.md); once it has ended, each
+// entrant's accuracy (tournament_accuracy.ts).
 
 import {
   type SpadesClients,
@@ -16,6 +17,7 @@ import {
 import { h, replace } from "./dom.js";
 import { describe } from "./errors.js";
 import { playerHref } from "./ratings.js";
+import { accuracySection } from "./tournament_accuracy.js";
 
 /** Where the list of tournaments is. */
 export const TOURNAMENTS_HREF = "#/tournaments";
@@ -140,6 +142,8 @@ export function tournamentPage(root: HTMLElement, clients: SpadesClients, tourna
       standingsTable(tournament.standings),
       h("h2", {}, "Crosstable"),
       crosstable(tournament),
+      // Each entrant's accuracy once it has ended (never during play: docs/analysis.md).
+      tournament.status === TournamentStatus.FINISHED ? accuracySection(clients, tournament, signal) : "",
       h("h2", {}, "Rounds"),
       pairings(tournament),
       h("p", { class: "seed" }, "Seed commitment ",

@@ -21,7 +21,7 @@ until every seat of every table has had an action accepted since the cut (a seat
 went to spades-1 can only have moved), and at least ten seconds; then it comes back, spades-1
 (the same process) is taken back by haproxy, and every match is played to its end.
 
-After each, tests/cluster/history.py reads the log in PostgreSQL and holds every client's record
+After each, tests/support/history.py reads the log in PostgreSQL and holds every client's record
 to it: every acknowledged action is in the log exactly once (so the replica apart acknowledged
 nothing it could not commit: an action it was appending when cut off, committed or not, was
 answered from the log or not at all, and its resend through spades-2 with the same action id
@@ -46,7 +46,7 @@ from tests.cluster.netns import Link
 from tests.cluster.network.balancer import sessions, until_up
 from tests.cluster.network.conftest import APART
 from tests.cluster.prometheus import query
-from tests.cluster.scenario import Play
+from tests.support.cluster_tables import Play
 
 TABLES = 4
 RULES = Rules(max_hands=2)

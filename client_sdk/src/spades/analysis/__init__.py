@@ -32,8 +32,9 @@ import multiprocessing
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 
 from spades.analysis.decisions import (
     SEAT_LETTERS,
@@ -66,9 +67,15 @@ __all__ = [
     "PlayJudgement",
     "Summary",
     "Unanalysable",
+    "Work",
     "analyse",
     "analysis_json",
+    "assemble",
     "default_jobs",
+    "hand_par",
+    "judge_play",
+    "plan",
+    "worker_pool",
 ]
 
 #: Called as the work goes: (tasks done, tasks in all).
@@ -96,63 +103,38 @@ def _leave_with_parent(parent: int) -> None:
 PARENT_CHECK_SECONDS = 1.0
 
 
-def analyse(
-    record: record_pb2.GameRecord,
-    *,
-    worlds: int = DEFAULT_WORLDS,
-    seed: bytes = b"",
-    jobs: int = 1,
-    progress: Progress | None = None,
-) -> Analysis:
-    """Judge every card of the finished match of ``record`` (see the module's docstring).
-
-    ``worlds``: worlds sampled per decision for the expected loss; ``seed``: what they are
-    drawn from (the same record, worlds and seed give the same analysis); ``jobs``: worker
-    processes (1 works in this process). Raises :class:`Unanalysable` for an unfinished match
-    and a :class:`~spades.records.RecordError` for a record that does not verify or replay.
+@dataclass(frozen=True, slots=True)
+class Work:
+    """What analysing a record takes: one task per card played (:func:`judge_play`) and one per
+    hand for its par (:func:`hand_par`, at the hand's first lead). Each task is plain data in
+    and out, so it may run in any worker process; :func:`assemble` puts the answers together.
     """
-    if worlds < 1:
-        raise ValueError(f"worlds must be at least 1, not {worlds}")
-    if jobs < 1:
-        raise ValueError(f"jobs must be at least 1, not {jobs}")
-    decisions = list(play_decisions(record))
-    openings = [decision for decision in decisions if decision.opens_hand]
-    total = len(decisions) + len(openings)
-    done = 0
-    if progress is not None:
-        progress(done, total)
-    judged: list[PlayJudgement]
-    pars: list[HandPar]
-    if jobs == 1:
-        judged, pars = [], []
-        for decision in decisions:
-            judged.append(judge_play(decision, worlds, seed))
-            done += 1
-            if progress is not None:
-                progress(done, total)
-        for decision in openings:
-            pars.append(hand_par(decision.state))
-            done += 1
-            if progress is not None:
-                progress(done, total)
-    else:
-        # Spawned workers: a fork of a process with gRPC's threads running is not safe.
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            max_workers=jobs,
-            mp_context=context,
-            initializer=_leave_with_parent,
-            initargs=(os.getpid(),),
-        ) as pool:
-            play_futures = [pool.submit(judge_play, d, worlds, seed) for d in decisions]
-            par_futures = [pool.submit(hand_par, d.state) for d in openings]
-            every: list[Future[object]] = [*play_futures, *par_futures]  # type: ignore[list-item]
-            for _ in as_completed(every):
-                done += 1
-                if progress is not None:
-                    progress(done, total)
-            judged = [future.result() for future in play_futures]
-            pars = [future.result() for future in par_futures]
+
+    record: record_pb2.GameRecord
+    decisions: tuple[PlayDecision, ...]
+    openings: tuple[PlayDecision, ...]
+
+    @property
+    def total(self) -> int:
+        """Tasks in all."""
+        return len(self.decisions) + len(self.openings)
+
+
+def plan(record: record_pb2.GameRecord) -> Work:
+    """The tasks of the finished match of ``record``; raises as :func:`analyse` does."""
+    decisions = tuple(play_decisions(record))
+    return Work(record, decisions, tuple(d for d in decisions if d.opens_hand))
+
+
+def assemble(
+    work: Work,
+    worlds: int,
+    seed: bytes,
+    judged: Sequence[PlayJudgement],
+    pars: Sequence[HandPar],
+) -> Analysis:
+    """The analysis of ``work`` from its answers: ``judged`` in the order of its decisions."""
+    record = work.record
     par_by_hand = {par.hand: par for par in pars}
     hands = tuple(
         HandBids(hand.hand, hand.bids, par_by_hand.get(hand.hand), hand.tricks_won)
@@ -168,3 +150,67 @@ def analyse(
         plays=tuple(judged),
         hands=hands,
     )
+
+
+def worker_pool(jobs: int) -> ProcessPoolExecutor:
+    """A pool of ``jobs`` worker processes for the tasks of :class:`Work`: spawned (a fork of a
+    process with gRPC's threads running is not safe), each leaving when its parent is gone."""
+    return ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_leave_with_parent,
+        initargs=(os.getpid(),),
+    )
+
+
+def analyse(
+    record: record_pb2.GameRecord,
+    *,
+    worlds: int = DEFAULT_WORLDS,
+    seed: bytes = b"",
+    jobs: int = 1,
+    progress: Progress | None = None,
+) -> Analysis:
+    """Judge every card of the finished match of ``record`` (see the module's docstring).
+
+    ``worlds``: worlds sampled per decision for the expected loss (0: double dummy only, no
+    expected loss); ``seed``: what they are drawn from (the same record, worlds and seed give
+    the same analysis); ``jobs``: worker processes (1 works in this process). Raises
+    :class:`Unanalysable` for an unfinished match and a :class:`~spades.records.RecordError`
+    for a record that does not verify or replay.
+    """
+    if worlds < 0:
+        raise ValueError(f"worlds must be 0 or more, not {worlds}")
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    work = plan(record)
+    total = work.total
+    done = 0
+    if progress is not None:
+        progress(done, total)
+    judged: list[PlayJudgement]
+    pars: list[HandPar]
+    if jobs == 1:
+        judged, pars = [], []
+        for decision in work.decisions:
+            judged.append(judge_play(decision, worlds, seed))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        for decision in work.openings:
+            pars.append(hand_par(decision.state))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    else:
+        with worker_pool(jobs) as pool:
+            play_futures = [pool.submit(judge_play, d, worlds, seed) for d in work.decisions]
+            par_futures = [pool.submit(hand_par, d.state) for d in work.openings]
+            every: list[Future[object]] = [*play_futures, *par_futures]  # type: ignore[list-item]
+            for _ in as_completed(every):
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+            judged = [future.result() for future in play_futures]
+            pars = [future.result() for future in par_futures]
+    return assemble(work, worlds, seed, judged, pars)

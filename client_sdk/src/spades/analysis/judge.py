@@ -43,9 +43,10 @@ class PlayJudgement:
     loss_points: int
     #: Best tricks value (tricks objective) minus the card's (never negative).
     loss_tricks: int
-    #: The mean points loss over the worlds the seat could not tell apart, and its standard
+    #: The mean points loss over the worlds the seat could not tell apart (None when no world
+    #: was sampled for a decision with a choice: an analysis of 0 worlds), and its standard
     #: error (None when fewer than two worlds were sampled).
-    expected_loss_points: float
+    expected_loss_points: float | None
     expected_loss_se: float | None
     #: Worlds sampled (0 when the seat had one legal card: the loss is then 0 in every world).
     worlds: int
@@ -79,10 +80,10 @@ def judge_play(decision: PlayDecision, worlds: int, seed: bytes) -> PlayJudgemen
     top = max(values.values())
     best = tuple(card for card, value in values.items() if value == top)
     losses = _world_losses(decision, worlds, seed) if len(values) > 1 else []
-    expected = fmean(losses) if losses else 0.0
+    expected: float | None = fmean(losses) if losses else None
     error = stdev(losses) / sqrt(len(losses)) if len(losses) > 1 else None
     if len(values) == 1:
-        error = 0.0  # one legal card: no choice, so no loss in any world
+        expected, error = 0.0, 0.0  # one legal card: no choice, so no loss in any world
     return PlayJudgement(
         hand=decision.hand,
         trick=decision.trick,

@@ -37,12 +37,14 @@ def render_analysis(analysis: Analysis) -> RenderableType:
         parts.append(Text(""))
     parts.append(_totals(analysis))
     parts.append(_mistakes(analysis))
+    expected = (
+        f"Expected loss: the mean over {analysis.worlds} worlds the seat could not tell apart "
+        "(± its standard error)."
+        if analysis.worlds
+        else "Expected loss: none (no world sampled)."
+    )
     parts.append(
-        Text(
-            f"Double dummy: every hand in view. Expected loss: the mean over {analysis.worlds} "
-            "worlds the seat could not tell apart (± its standard error). See docs/analysis.md.",
-            style="dim",
-        )
+        Text(f"Double dummy: every hand in view. {expected} See docs/analysis.md.", style="dim")
     )
     return Group(*parts)
 
@@ -62,7 +64,7 @@ def _hand_table(analysis: Analysis, hand: HandBids) -> Table:
         cell = Text(play.card.symbol, style=loss_style(play.loss_points))
         if play.loss_points:
             cell.append(f" -{play.loss_points}", style=loss_style(play.loss_points))
-        if play.worlds and play.expected_loss_points >= 0.05:
+        if play.worlds and (play.expected_loss_points or 0.0) >= 0.05:
             cell.append(f" ~{play.expected_loss_points:.1f}", style="dim")
         if play.timed_out:
             cell.append(" (clock)", style="dim")
@@ -107,6 +109,7 @@ def _totals(analysis: Analysis) -> Table:
 
 def _total_row(table: Table, name: str, summary: Summary) -> None:
     error = "" if summary.expected_loss_se is None else f" ± {summary.expected_loss_se:.1f}"
+    expected = _expected(summary.expected_loss_points)
     table.add_row(
         name,
         str(summary.plays),
@@ -114,7 +117,7 @@ def _total_row(table: Table, name: str, summary: Summary) -> None:
         str(summary.loss_points),
         f"{summary.loss_points_per_hand:.1f}",
         str(summary.loss_tricks),
-        f"{summary.expected_loss_points:.1f}{error}",
+        f"{expected}{error}" if summary.expected_loss_points is not None else expected,
     )
 
 
@@ -130,7 +133,12 @@ def _mistakes(analysis: Analysis) -> Table:
                 str(play.trick),
                 play.card.symbol,
                 Text(f"-{play.loss_points}", style=loss_style(play.loss_points)),
-                f"{play.expected_loss_points:.1f}",
+                _expected(play.expected_loss_points),
                 " ".join(card.symbol for card in play.best),
             )
     return table
+
+
+def _expected(loss: float | None) -> str:
+    """An expected loss as shown: one decimal, or a dash when no world was sampled."""
+    return "-" if loss is None else f"{loss:.1f}"

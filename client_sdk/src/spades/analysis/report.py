@@ -37,7 +37,8 @@ class Summary:
     hands: int
     loss_points: int
     loss_tricks: int
-    expected_loss_points: float
+    #: None when a play has none (no world sampled: an analysis of 0 worlds).
+    expected_loss_points: float | None
     #: The standard error of ``expected_loss_points`` (the worlds of different decisions are
     #: drawn independently, so the errors add in squares); None when a decision had none.
     expected_loss_se: float | None
@@ -55,6 +56,7 @@ class Summary:
     @classmethod
     def of(cls, plays: Sequence[PlayJudgement]) -> Summary:
         errors = [play.expected_loss_se for play in plays]
+        expected = [play.expected_loss_points for play in plays]
         mistakes = sorted(
             (play for play in plays if play.loss_points > 0),
             key=lambda play: (-play.loss_points, play.hand, play.trick, play.seat),
@@ -65,7 +67,9 @@ class Summary:
             hands=len({play.hand for play in plays}),
             loss_points=sum(play.loss_points for play in plays),
             loss_tricks=sum(play.loss_tricks for play in plays),
-            expected_loss_points=sum(play.expected_loss_points for play in plays),
+            expected_loss_points=(
+                None if None in expected else sum(e for e in expected if e is not None)
+            ),
             expected_loss_se=(
                 None if None in errors else sqrt(sum(e * e for e in errors if e is not None))
             ),
@@ -153,10 +157,8 @@ def _play_json(play: PlayJudgement) -> dict[str, Any]:
         "values": {str(card): value for card, value in play.values.items()},
         "loss_points": play.loss_points,
         "loss_tricks": play.loss_tricks,
-        "expected_loss_points": round(play.expected_loss_points, 3),
-        "expected_loss_se": None
-        if play.expected_loss_se is None
-        else round(play.expected_loss_se, 3),
+        "expected_loss_points": _rounded(play.expected_loss_points),
+        "expected_loss_se": _rounded(play.expected_loss_se),
         "worlds": play.worlds,
         "timed_out": play.timed_out,
     }
@@ -170,10 +172,8 @@ def _summary_json(summary: Summary) -> dict[str, Any]:
         "loss_points": summary.loss_points,
         "loss_points_per_hand": round(summary.loss_points_per_hand, 3),
         "loss_tricks": summary.loss_tricks,
-        "expected_loss_points": round(summary.expected_loss_points, 3),
-        "expected_loss_se": (
-            None if summary.expected_loss_se is None else round(summary.expected_loss_se, 3)
-        ),
+        "expected_loss_points": _rounded(summary.expected_loss_points),
+        "expected_loss_se": _rounded(summary.expected_loss_se),
         "costliest": [
             {
                 "hand": play.hand,
@@ -186,3 +186,7 @@ def _summary_json(summary: Summary) -> dict[str, Any]:
             for play in summary.costliest
         ],
     }
+
+
+def _rounded(number: float | None) -> float | None:
+    return None if number is None else round(number, 3)

@@ -65,6 +65,10 @@ class Backoff:
     jitter: float = 0.2
     #: Give up after failing to reconnect for this many seconds in a row.
     give_up_after: float = 120.0
+    #: How a wait is waited (a test passes its clock's, to move time on instead of waiting).
+    sleep: Callable[[float], Awaitable[None]] = field(
+        default=asyncio.sleep, compare=False, repr=False
+    )
 
     def delay(self, attempt: int, rng: random.Random) -> float:
         base = min(self.maximum, self.initial * self.multiplier**attempt)
@@ -141,7 +145,7 @@ async def first_contact(
                 delay,
                 retries.backoff.give_up_after,
             )
-            await asyncio.sleep(delay)
+            await retries.backoff.sleep(delay)
 
 
 #: What to do about a server that is not there, said with the problem.
@@ -449,5 +453,5 @@ async def _play_to_the_end(player: _SeatPlayer, retries: _Retries) -> MatchOutco
             delay,
             sequence,
         )
-        await asyncio.sleep(delay)
+        await retries.backoff.sleep(delay)
         reconnects += 1

@@ -20,6 +20,7 @@ wall-clock time, so a decision is never late.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Final
 
 from spades.engine import Rules
@@ -53,13 +54,30 @@ class Thinking:
     False
     """
 
-    __slots__ = ("_cpu_stop", "_wall_stop", "cpu_seconds", "wall_seconds")
+    __slots__ = (
+        "_cpu_stop",
+        "_wall_stop",
+        "cpu_clock",
+        "cpu_seconds",
+        "wall_clock",
+        "wall_seconds",
+    )
 
-    def __init__(self, cpu_seconds: float, wall_seconds: float) -> None:
+    def __init__(
+        self,
+        cpu_seconds: float,
+        wall_seconds: float,
+        *,
+        cpu_clock: Callable[[], float] = time.thread_time,
+        wall_clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self.cpu_seconds = cpu_seconds
         self.wall_seconds = wall_seconds
-        self._cpu_stop = time.thread_time() + cpu_seconds
-        self._wall_stop = time.perf_counter() + wall_seconds
+        #: The clocks it reads (a test passes its own, to move them by hand).
+        self.cpu_clock = cpu_clock
+        self.wall_clock = wall_clock
+        self._cpu_stop = cpu_clock() + cpu_seconds
+        self._wall_stop = wall_clock() + wall_seconds
 
     @classmethod
     def for_turn(cls, rules: Rules, wanted: float | None) -> Thinking:
@@ -69,4 +87,4 @@ class Thinking:
 
     def over(self) -> bool:
         """True once either the CPU time or the wall-clock time is spent."""
-        return time.thread_time() > self._cpu_stop or time.perf_counter() > self._wall_stop
+        return self.cpu_clock() > self._cpu_stop or self.wall_clock() > self._wall_stop

@@ -21,7 +21,7 @@ from spades.client.accounts import (
     rating_change_text,
 )
 from spades.client.admin import OPERATOR_TOKEN_METADATA, AdminClient, TableDetail
-from spades.client.challenges import ChallengeInfo, ChallengeOpponent, ChallengePage
+from spades.client.challenges import ChallengeInfo, ChallengeOpponent, ChallengePage, SeriesMatch
 from spades.client.client import (
     DEFAULT_CHANNEL_OPTIONS,
     CreatedTable,
@@ -61,6 +61,7 @@ from spades.client.messages import (
     StreamEvent,
     WatchMessage,
 )
+from spades.client.presence import OnlineBot, OnlineBotsPage
 from spades.client.sync import SyncSeatConnection, SyncSpadesClient
 from spades.wire import HOUSE_BOT_KINDS, SEAT_TOKEN_METADATA
 
@@ -89,6 +90,8 @@ __all__ = [
     "LeaderboardLine",
     "LeaderboardPage",
     "NotFound",
+    "OnlineBot",
+    "OnlineBotsPage",
     "OutOfRange",
     "PermissionDenied",
     "PlayMessage",
@@ -99,6 +102,7 @@ __all__ = [
     "SeatConnection",
     "SeatInfo",
     "SeatTicket",
+    "SeriesMatch",
     "SessionInfo",
     "SignedIn",
     "Snapshot",

@@ -58,6 +58,17 @@ class ChallengeOpponent:
 
 
 @dataclass(frozen=True, slots=True)
+class SeriesMatch:
+    """One finished match of a challenge's series."""
+
+    table_id: str
+    #: Each side's final score (North-South first).
+    scores: tuple[int, ...]
+    #: The side that won, 1-based (0: none).
+    winning_side: int
+
+
+@dataclass(frozen=True, slots=True)
 class ChallengeInfo:
     """A challenge as anyone may see it."""
 
@@ -78,6 +89,17 @@ class ChallengeInfo:
     declined_by: str
     #: When declined: the reason's name (see :data:`DECLINE_REASONS`).
     decline_reason: str
+    #: The matches of its series (1: a single match).
+    series_length: int = 1
+    #: Each match of the series that has ended, in order.
+    series: tuple[SeriesMatch, ...] = ()
+    #: The matches each side has won so far (the rules' sides in order: North-South first).
+    series_wins: tuple[int, ...] = ()
+
+    @property
+    def series_over(self) -> bool:
+        """Whether every match of its series has been played."""
+        return len(self.series) >= self.series_length
 
     @staticmethod
     def from_proto(message: challenge_pb2.Challenge) -> ChallengeInfo:
@@ -97,6 +119,11 @@ class ChallengeInfo:
             table_id=message.table_id,
             declined_by=message.declined_by,
             decline_reason=_REASON_NAMES.get(message.decline_reason, ""),
+            series_length=max(1, message.series_length),
+            series=tuple(
+                SeriesMatch(m.table_id, tuple(m.scores), m.winning_side) for m in message.series
+            ),
+            series_wins=tuple(message.series_wins),
         )
 
     def seats_of(self, account_id: str) -> tuple[int, ...]:
@@ -159,9 +186,11 @@ class ChallengeCalls:
         seating: Mapping[int, str] | Mapping[str, str] | None = None,
         expiry_seconds: int = 0,
         request_id: str | None = None,
+        series_length: int = 0,
     ) -> ChallengeInfo:
         """Challenge the accounts ``opponent_ids`` at a table with ``rules`` (the default game
-        if None), proposing ``seating`` (seat -> account id; None: the server's default).
+        if None), proposing ``seating`` (seat -> account id; None: the server's default), for a
+        series of ``series_length`` matches (0 or 1: one).
 
         The call carries ``request_id`` (a fresh one if None) and is tried again with it while
         the server is unreachable: a retry gets the same challenge."""
@@ -172,6 +201,7 @@ class ChallengeCalls:
             seating=seating_to_proto(seating or {}),
             expiry_seconds=expiry_seconds,
             request_id=request_id or new_request_id(),
+            series_length=series_length,
         )
         return await self._retried(self._challenges.CreateChallenge, request)
 

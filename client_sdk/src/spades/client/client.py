@@ -21,10 +21,12 @@ import grpc
 
 from spades import protocol
 from spades.client.accounts import AccountCalls
+from spades.client.analyses import AnalysisCalls
 from spades.client.challenges import ChallengeCalls
 from spades.client.connection import SeatConnection, new_request_id, open_seat_connection
 from spades.client.errors import from_rpc_error
 from spades.client.messages import WatchMessage, watch_messages
+from spades.client.presence import PresenceCalls
 from spades.client.tournaments import TournamentCalls
 from spades.engine import SEAT_NAMES, Rules, SeatView
 from spades.v1 import cards_pb2, lobby_pb2, lobby_pb2_grpc, play_pb2, play_pb2_grpc, record_pb2
@@ -229,7 +231,9 @@ class Channel:
     the timeout of unary calls, and refusals raised as typed :class:`SpadesError`\ s.
 
     ``credentials`` (``grpc.ssl_channel_credentials(...)``) connects over TLS, to a server
-    started with ``--tls-cert``/``--tls-key``; None connects in plaintext.
+    started with ``--tls-cert``/``--tls-key``; None connects in plaintext. ``sleep`` waits
+    between the retries of a call the server did not answer (:data:`RETRY_DELAYS`): a test
+    passes a clock's, to move time on instead of waiting.
     """
 
     def __init__(
@@ -239,9 +243,11 @@ class Channel:
         credentials: grpc.ChannelCredentials | None = None,
         channel_options: Sequence[tuple[str, Any]] = DEFAULT_CHANNEL_OPTIONS,
         timeout: float | None = 10.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.address = address
         self.timeout = timeout
+        self.sleep = sleep
         options = list(channel_options)
         self._channel = (
             grpc.aio.insecure_channel(address, options=options)
@@ -296,11 +302,13 @@ class Channel:
                 code = error.code() if hasattr(error, "code") else None
                 if delay is None or code not in _RETRIED_CODES:
                     raise from_rpc_error(error) from error
-            await asyncio.sleep(delay)
+            await self.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-class SpadesClient(Channel, AccountCalls, ChallengeCalls, TournamentCalls):
+class SpadesClient(
+    Channel, AccountCalls, ChallengeCalls, TournamentCalls, AnalysisCalls, PresenceCalls
+):
     """An async client for one server. Use it as an async context manager (or call close()).
 
     Every refused call raises a typed :class:`~spades.client.SpadesError` subclass carrying the
@@ -323,9 +331,14 @@ class SpadesClient(Channel, AccountCalls, ChallengeCalls, TournamentCalls):
         channel_options: Sequence[tuple[str, Any]] = DEFAULT_CHANNEL_OPTIONS,
         timeout: float | None = 10.0,
         account_key: str = "",
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         super().__init__(
-            address, credentials=credentials, channel_options=channel_options, timeout=timeout
+            address,
+            credentials=credentials,
+            channel_options=channel_options,
+            timeout=timeout,
+            sleep=sleep,
         )
         self.account_key = account_key
         self.lobby: lobby_pb2_grpc.LobbyServiceAsyncStub = lobby_pb2_grpc.LobbyServiceStub(

@@ -30,6 +30,7 @@ from spades.client.accounts import (
     SessionInfo,
     SignedIn,
 )
+from spades.client.analyses import AnalysisProgress
 from spades.client.challenges import ChallengeInfo, ChallengePage
 from spades.client.client import (
     CreatedTable,
@@ -42,8 +43,9 @@ from spades.client.client import (
 )
 from spades.client.connection import SeatConnection
 from spades.client.messages import PlayMessage, Snapshot, WatchMessage
+from spades.client.presence import OnlineBotsPage
 from spades.engine import Action, Rules
-from spades.v1 import account_pb2, record_pb2, tournament_pb2
+from spades.v1 import account_pb2, analysis_pb2, record_pb2, tournament_pb2
 
 if TYPE_CHECKING:
     from spades.bot import Backoff, Bot, MatchOutcome
@@ -218,6 +220,7 @@ class SyncSpadesClient:
         seating: Mapping[int, str] | Mapping[str, str] | None = None,
         expiry_seconds: int = 0,
         request_id: str | None = None,
+        series_length: int = 0,
     ) -> ChallengeInfo:
         return self._run(
             self._client.create_challenge(
@@ -227,6 +230,7 @@ class SyncSpadesClient:
                 seating=seating,
                 expiry_seconds=expiry_seconds,
                 request_id=request_id,
+                series_length=series_length,
             )
         )
 
@@ -258,6 +262,9 @@ class SyncSpadesClient:
 
     def ratings(self, account_id: str) -> tuple[RatingInfo, ...]:
         return self._run(self._client.ratings(account_id))
+
+    def online_bots(self, *, page_size: int = 0, page_token: str = "") -> OnlineBotsPage:
+        return self._run(self._client.online_bots(page_size=page_size, page_token=page_token))
 
     def leaderboard(
         self, pool: str = "partnership", *, page_size: int = 0, page_token: str = "", kind: str = ""
@@ -314,6 +321,18 @@ class SyncSpadesClient:
 
     def tournament_record(self, tournament_id: str) -> tournament_pb2.TournamentRecord:
         return self._run(self._client.tournament_record(tournament_id))
+
+    def analyse_table(
+        self,
+        table_id: str,
+        *,
+        worlds: int | None = None,
+        progress: AnalysisProgress | None = None,
+    ) -> analysis_pb2.Analysis:
+        return self._run(self._client.analyse_table(table_id, worlds=worlds, progress=progress))
+
+    def get_analysis(self, table_id: str) -> analysis_pb2.Analysis:
+        return self._run(self._client.get_analysis(table_id))
 
     def add_house_bot(
         self,

@@ -5,6 +5,7 @@
     spades account rotate-key [--save] [--json]   a new key; the old one stops working
     spades account revoke --yes                   the key never works again
     spades account manifest [--players 4 3] [--target-scores MIN MAX] [--option NAME ...]
+                            [--max-series N]
     spades account events [--after N] [--count N] [--json]   the account's stream, live
     spades account sign-up | sign-in | sign-out | sessions | bots   people (spades.commands.people)
     spades account games [ACCOUNT] [--rated] [--opponent NAME] [--json]   finished matches
@@ -28,7 +29,7 @@ from spades.client import AccountInfo, AccountKey, NotFound, RatingInfo, SpadesC
 from spades.commands import games, people
 from spades.commands.common import add_leaf, configured, print_json, usage_error
 from spades.commands.config import SETTINGS, ConfigFileError, save_settings
-from spades.manifest import OPTION_NAMES, manifest_problem
+from spades.manifest import OPTION_NAMES, longest_series, manifest_problem
 from spades.v1 import account_pb2
 
 PROGRAM = "spades account"
@@ -52,6 +53,7 @@ def manifest_json(manifest: account_pb2.RuleManifest) -> dict[str, Any]:
         "players": list(manifest.players),
         "target_scores": [manifest.min_target_score, manifest.max_target_score],
         "options": [names.get(option, str(option)) for option in manifest.options],
+        "max_series": longest_series(manifest),
     }
 
 

@@ -29,7 +29,13 @@ from spades.bot.account import AccountRunner, Answer
 from spades.bot.runner import first_contact
 from spades.client import SpadesClient, SpadesError
 from spades.client.challenges import ChallengeInfo
-from spades.manifest import OPTION_NAMES, manifest_allows, manifest_of, manifest_problem
+from spades.manifest import (
+    MAX_SERIES_LENGTH,
+    OPTION_NAMES,
+    manifest_allows,
+    manifest_of,
+    manifest_problem,
+)
 from spades.reasons import Reason
 from spades.v1 import account_pb2
 
@@ -50,7 +56,7 @@ _TOP_KEYS: Final = {
     "challenges",
     "manifest",
 }
-_CHALLENGE_KEYS: Final = {"accept", "rated", "opponents", "decline_opponents"}
+_CHALLENGE_KEYS: Final = {"accept", "rated", "opponents", "decline_opponents", "max_series"}
 _MANIFEST_KEYS: Final = {"players", "target_scores", "options"}
 
 
@@ -69,6 +75,8 @@ class ChallengeRules:
     opponents: frozenset[str] = frozenset()
     #: Never from these.
     decline_opponents: frozenset[str] = frozenset()
+    #: The most matches in a row (a challenge's series) it plays; 1: no rematches.
+    max_series: int = 1
 
 
 @dataclass(frozen=True)
@@ -150,6 +158,9 @@ def parse_config(
         where = "challenges."
         _unknown(table, _CHALLENGE_KEYS, where)
         rated = _expect(table, "rated", str, where) if "rated" in table else "any"
+        max_series = _expect(table, "max_series", int, where) if "max_series" in table else 1
+        if not 1 <= max_series <= MAX_SERIES_LENGTH:
+            raise ConfigError(f"challenges.max_series: 1 to {MAX_SERIES_LENGTH}, got {max_series}")
         if rated not in RATED_CHOICES:
             raise ConfigError(f"challenges.rated: one of {', '.join(RATED_CHOICES)}, got {rated!r}")
         challenges = ChallengeRules(
@@ -167,6 +178,7 @@ def parse_config(
                     else []
                 )
             ),
+            max_series=max_series,
         )
     manifest = None
     if "manifest" in data:
@@ -190,7 +202,10 @@ def parse_config(
         if not all(isinstance(p, int) and not isinstance(p, bool) for p in players):
             raise ConfigError("manifest.players: expected a list of integers (4, 3)")
         manifest = manifest_of(
-            players=players, target_scores=(scores[0], scores[1]), options=options
+            players=players,
+            target_scores=(scores[0], scores[1]),
+            options=options,
+            max_series=challenges.max_series if challenges.max_series > 1 else 0,
         )
         problem = manifest_problem(manifest)
         if problem is not None:
@@ -264,6 +279,8 @@ def challenge_policy(
             return Answer(False, "opponent")
         if not manifest_allows(manifest, challenge.rules):
             return Answer(False, "rules")
+        if challenge.series_length > rules.max_series:
+            return Answer(False, "series")
         return Answer(True)
 
     return answer

@@ -2,7 +2,8 @@
 (ChallengeService), as the account whose key is configured.
 
     spades challenge create OPPONENT... [--rated] [--target-score N] [--max-hands N]
-                            [--seat SEAT=ACCOUNT ...] [--expiry SECONDS] [--json]
+                            [--seat SEAT=ACCOUNT ...] [--expiry SECONDS] [--series N]
+                            [--json]
     spades challenge list [--incoming | --outgoing] [--pending] [--json]
     spades challenge show CHALLENGE_ID [--json]
     spades challenge accept CHALLENGE_ID [--json]
@@ -22,7 +23,7 @@ from typing import Any
 from spades.client import ChallengeInfo, SpadesClient
 from spades.client.challenges import DECLINE_REASONS
 from spades.commands.account import find_account
-from spades.commands.common import add_leaf, print_json, print_listing
+from spades.commands.common import add_leaf, gathered, print_json, print_listing
 from spades.engine import SEAT_NAMES, Rules, seat_name
 
 PROGRAM = "spades challenge"
@@ -55,7 +56,24 @@ def challenge_json(challenge: ChallengeInfo) -> dict[str, Any]:
         "table_id": challenge.table_id,
         "declined_by": challenge.declined_by,
         "decline_reason": challenge.decline_reason,
+        "series_length": challenge.series_length,
+        "series": [
+            {"table_id": m.table_id, "scores": list(m.scores), "winning_side": m.winning_side}
+            for m in challenge.series
+        ],
+        "series_wins": list(challenge.series_wins),
     }
+
+
+def series_text(challenge: ChallengeInfo) -> str:
+    """A series' standing in words: "series match 2 of 3, 1-0" ("" for a single match)."""
+    if challenge.series_length <= 1:
+        return ""
+    played = len(challenge.series)
+    wins = "-".join(str(won) for won in challenge.series_wins)
+    if challenge.series_over:
+        return f"series of {challenge.series_length} over, {wins}"
+    return f"series match {played + 1} of {challenge.series_length}, {wins}"
 
 
 def challenge_line(challenge: ChallengeInfo) -> str:
@@ -73,6 +91,11 @@ def challenge_line(challenge: ChallengeInfo) -> str:
         line += f"  table {challenge.table_id}"
     if challenge.decline_reason:
         line += f"  declined: {challenge.decline_reason}"
+    if challenge.series_length > 1:
+        accepted = challenge.state == "accepted"
+        line += "  " + (
+            series_text(challenge) if accepted else f"series of {challenge.series_length}"
+        )
     return line
 
 
@@ -108,23 +131,20 @@ async def _create(client: SpadesClient, arguments: argparse.Namespace) -> int:
         rated=arguments.rated,
         seating=seating,
         expiry_seconds=arguments.expiry,
+        series_length=arguments.series,
     )
     return _print(made, arguments)
 
 
 async def _list(client: SpadesClient, arguments: argparse.Namespace) -> int:
-    found: list[ChallengeInfo] = []
-    token = ""
-    while len(found) < MOST:
-        page = await client.list_challenges(
+    async def page(token: str) -> tuple[tuple[ChallengeInfo, ...], str]:
+        found = await client.list_challenges(
             arguments.direction, pending_only=arguments.pending, page_token=token
         )
-        found += page.challenges
-        token = page.next_page_token
-        if not token:
-            break
+        return found.challenges, found.next_page_token
+
     return print_listing(
-        found,
+        await gathered(page, MOST),
         as_json=arguments.json,
         document=challenge_json,
         line=challenge_line,
@@ -184,6 +204,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     create.add_argument(
         "--expiry", type=int, default=0, metavar="SECONDS", help="default: the server's"
+    )
+    create.add_argument(
+        "--series",
+        type=int,
+        default=0,
+        metavar="N",
+        help="a series of N matches, the next opened when one ends (default: one match)",
     )
     listing = add_leaf(
         verbs,

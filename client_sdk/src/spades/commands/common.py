@@ -108,6 +108,21 @@ def print_json(document: Any) -> None:
 T = TypeVar("T")
 
 
+async def gathered(
+    fetch: Callable[[str], Awaitable[tuple[Sequence[T], str]]], most: int
+) -> list[T]:
+    """Up to ``most`` items of a paged listing: ``fetch(page_token)`` gives a page's items
+    and the next page's token ("" after the last)."""
+    found: list[T] = []
+    token = ""
+    while len(found) < most:
+        items, token = await fetch(token)
+        found += items
+        if not token:
+            break
+    return found[:most]
+
+
 def print_listing(
     items: Sequence[T],
     *,

@@ -10,6 +10,7 @@
     spades account bots rotate-key BOT [--json] a new key for your bot (id or name)
     spades account bots revoke BOT --yes        your bot's key never works again
     spades account bots manifest BOT [--players 4 3] [--target-scores MIN MAX] [--option NAME]
+                                    [--max-series N]
 
 The password is asked for (not echoed) at a terminal, or read as one line from standard input
 when it is piped (``printf '%s\\n' "$PASSWORD" | spades account sign-in NAME``): never on the
@@ -254,6 +255,7 @@ def manifest_from_flags(arguments: argparse.Namespace) -> account_pb2.RuleManife
         players=arguments.players,
         target_scores=(arguments.target_scores[0], arguments.target_scores[1]),
         options=arguments.option,
+        max_series=arguments.max_series,
     )
 
 
@@ -275,6 +277,13 @@ def add_manifest_flags(parser: argparse.ArgumentParser) -> None:
         default=[],
         choices=sorted(OPTION_NAMES),
         help="a variation beside the default game it plays (repeat for more)",
+    )
+    parser.add_argument(
+        "--max-series",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the longest series of matches it plays in a row (default: single matches only)",
     )
 
 

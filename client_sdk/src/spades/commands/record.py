@@ -14,6 +14,10 @@ file or straight from the server.
 A RECORD that names an existing file, or looks like a path (a folder in it, or a ``.json``,
 ``.pb`` or ``.bin`` suffix), is read from the file; anything else is an id, fetched from
 ``--server``. Until a match ends the server gives its public part (no hands, no seed).
+
+``analyse TABLE_ID`` asks the server's AnalysisService: its worker pool analyses the finished
+table (or returns the analysis it kept), with ``--worlds`` or the server's default; with
+``--local`` the record is fetched and analysed here instead (``--jobs``, ``--seed``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
+from spades.analysis.wire import analysis_from_proto
 from spades.client import SpadesClient, SpadesError
 from spades.commands.common import (
     add_server_flag,
@@ -38,7 +43,7 @@ from spades.records import cli as files_cli
 from spades.records.files import Format, load_record, record_to_json, save_record
 from spades.records.record import RecordError
 from spades.records.tournament import load_tournament_record, save_tournament_record
-from spades.v1 import record_pb2, tournament_pb2
+from spades.v1 import analysis_pb2, record_pb2, tournament_pb2
 
 PROGRAM = "spades-record"
 DESCRIPTION = (
@@ -113,6 +118,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--tournament", action="store_true", help="ID is a tournament's: fetch its record"
     )
     fetch.add_argument("--output", "-o", metavar="FILE", help="write the record into FILE")
+    commands.choices["analyse"].add_argument(
+        "--local",
+        action="store_true",
+        help="for a table id: fetch the record and analyse it here, not on the server",
+    )
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -129,11 +139,38 @@ def run(arguments: argparse.Namespace) -> int:
     try:
         if arguments.command == "fetch":
             return _fetch(arguments)
+        if (
+            arguments.command == "analyse"
+            and not arguments.local
+            and not names_a_file(arguments.file)
+        ):
+            return _analyse_on_server(arguments)
         return files_cli.run(
             arguments, record_source, tournament_source, program=program_of(arguments, PROGRAM)
         )
     except Fetched as refused:
         return fail(program_of(arguments, PROGRAM), refused.error)
+
+
+def _analyse_on_server(arguments: argparse.Namespace) -> int:
+    """The table's analysis from the server's AnalysisService, shown as a local one is."""
+    with files_cli.analysis_progress() as progress:
+
+        async def ask() -> analysis_pb2.Analysis:
+            async with SpadesClient(
+                arguments.server, credentials=channel_credentials(arguments)
+            ) as client:
+                return await client.analyse_table(
+                    arguments.file,
+                    worlds=arguments.worlds,
+                    progress=lambda step: progress(step.done, step.total),
+                )
+
+        try:
+            message = asyncio.run(ask())
+        except SpadesError as error:
+            raise Fetched(error) from error
+    return files_cli.show_analysis(analysis_from_proto(message), as_json=arguments.json)
 
 
 def _fetch(arguments: argparse.Namespace) -> int:

@@ -26,6 +26,7 @@ from spades.commands import (
     account,
     admin,
     bot,
+    bots,
     challenge,
     completion,
     leaderboard,
@@ -52,7 +53,7 @@ ALIASED: dict[str, tuple[ModuleType, Callable[[argparse.Namespace], int], str]] 
 }
 #: The groups that exist only under ``spades``: each module's ``register`` adds its parser
 #: (``spades --help`` lists these, then the aliased ones, then ``completion``).
-GROUPS: tuple[ModuleType, ...] = (account, challenge, leaderboard, tournament)
+GROUPS: tuple[ModuleType, ...] = (account, bots, challenge, leaderboard, tournament)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -16,14 +16,15 @@ on stderr and exit with status 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from spades.analysis import DEFAULT_WORLDS, analyse, analysis_json, default_jobs
+from spades.analysis import DEFAULT_WORLDS, Analysis, analyse, analysis_json, default_jobs
 from spades.analysis.render import print_analysis
 from spades.records.files import Format, load_record
 from spades.records.record import events_of, notes_of
@@ -95,10 +96,11 @@ def configure(
     analyse.add_argument("--json", action="store_true", help="print one JSON object")
     analyse.add_argument(
         "--worlds",
-        type=_positive,
-        default=DEFAULT_WORLDS,
+        type=_count,
+        default=None,
         metavar="N",
-        help=f"worlds sampled per card for the expected loss (default {DEFAULT_WORLDS})",
+        help=f"worlds sampled per card for the expected loss (default {DEFAULT_WORLDS}; 0: "
+        "double dummy only)",
     )
     analyse.add_argument(
         "--seed",
@@ -170,17 +172,30 @@ def _tournament(record: tournament_pb2.TournamentRecord) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
+def _at_least(least: int, text: str) -> int:
     try:
         number = int(text)
     except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+        number = least - 1
+    if number < least:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of at least {least}, not {text!r}"
+        )
     return number
 
 
-def _analyse(record: record_pb2.GameRecord, arguments: argparse.Namespace) -> int:
+def _positive(text: str) -> int:
+    return _at_least(1, text)
+
+
+def _count(text: str) -> int:
+    return _at_least(0, text)
+
+
+@contextlib.contextmanager
+def analysis_progress() -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr (on a terminal) while an analysis works; yields what to tell
+    it: (done, total)."""
     errors = Console(stderr=True)
     with Progress(
         TextColumn("analysing"),
@@ -192,18 +207,28 @@ def _analyse(record: record_pb2.GameRecord, arguments: argparse.Namespace) -> in
         disable=not errors.is_terminal,
     ) as progress:
         task = progress.add_task("analyse", total=None)
-        analysis = analyse(
-            record,
-            worlds=arguments.worlds,
-            seed=arguments.seed.encode(),
-            jobs=arguments.jobs,
-            progress=lambda done, total: progress.update(task, completed=done, total=total),
-        )
-    if arguments.json:
+        yield lambda done, total: progress.update(task, completed=done, total=total)
+
+
+def show_analysis(analysis: Analysis, *, as_json: bool) -> int:
+    """Print ``analysis``: one JSON object, or the tables; returns the exit status."""
+    if as_json:
         print(json.dumps(analysis_json(analysis), indent=2, ensure_ascii=False))
     else:
         print_analysis(analysis)
     return 0
+
+
+def _analyse(record: record_pb2.GameRecord, arguments: argparse.Namespace) -> int:
+    with analysis_progress() as progress:
+        analysis = analyse(
+            record,
+            worlds=DEFAULT_WORLDS if arguments.worlds is None else arguments.worlds,
+            seed=arguments.seed.encode(),
+            jobs=arguments.jobs,
+            progress=progress,
+        )
+    return show_analysis(analysis, as_json=arguments.json)
 
 
 def _score(record: record_pb2.GameRecord, *, as_json: bool) -> int:

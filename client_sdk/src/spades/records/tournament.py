@@ -5,15 +5,19 @@ The server runs tournaments with these very functions
 (``spades_server.domain.tournaments``), so what the verifier recomputes is what the server
 computed (docs/tournaments.md).
 
-Deals (``spades-tournament-v1``): round ``r`` (from 1) of a tournament with seed ``S`` deals its
-boards from the round's deal seed ``SHA-256("spades-tournament-v1/deals" || S || u32(r))``:
-board ``b`` is hand ``b`` of the ``spades-shuffle-v1`` shuffle of that seed (docs/deals.md).
-The round's tables are given those boards as preset deals and the table seed
-``SHA-256("spades-tournament-v1/table" || S || u32(r))`` (so both tables of a pairing have the
-same first dealer; a table reveals its own seed when it ends, which says nothing of the boards).
+Deals (``spades-tournament-v2``): pairing ``p`` (its index, from 0) of round ``r`` (from 1) of a
+tournament with seed ``S`` deals its boards from the pairing's deal seed
+``SHA-256("spades-tournament-v2/deals" || S || u32(r) || u32(p))``: board ``b`` is hand ``b`` of the
+``spades-shuffle-v1`` shuffle of that seed (docs/deals.md). The pairing's two tables are given
+those boards as preset deals and the table seed
+``SHA-256("spades-tournament-v2/table" || S || u32(r) || u32(p))`` (so both have the same first
+dealer; a table reveals its own seed when it ends, which says nothing of the boards). Each pairing
+has its own boards, so no table of another pairing shows the cards a seat hides: duplicate scoring
+compares only a pairing's two tables. Tournaments created before v2 (``spades-tournament-v1``)
+gave every table of a round the round's boards; their records still verify.
 
 >>> seed = bytes(32)
->>> round_deal_seed(seed, 1) != round_deal_seed(seed, 2) != round_table_seed(seed, 1)
+>>> pairing_deal_seed(seed, 1, 0) != pairing_deal_seed(seed, 1, 1) != pairing_table_seed(seed, 1, 0)
 True
 >>> round_robin(["a", "b", "c", "d"], 0), len(rounds_for(["a", "b", "c"]))
 ([('a', 'd'), ('c', 'b')], 3)
@@ -32,14 +36,16 @@ from google.protobuf.message import DecodeError
 from spades.engine import Rules, Seat, Seating
 from spades.engine import events as ev
 from spades.engine.cards import iter_cards
-from spades.engine.shuffle import SEED_BYTES, commitment, deal
+from spades.engine.shuffle import SEED_BYTES, SHUFFLE_VERSION, commitment, deal
 from spades.protocol import rules_from_proto
 from spades.records.record import RecordError, events_of
 from spades.records.verify import verify
 from spades.v1 import tournament_pb2
 
-#: The derivation of a tournament's deals from its seed.
-DERIVATION = "spades-tournament-v1"
+#: The derivation of a new tournament's deals from its seed (docs/tournaments.md).
+DERIVATION = "spades-tournament-v2"
+#: Every derivation this module knows: v1 dealt a round's boards to every table of the round.
+DERIVATIONS = ("spades-tournament-v1", DERIVATION)
 #: The two partnerships of a table of four, as the engine seats them.
 _NORTH_SOUTH, _EAST_WEST = Seating(players=4, step=1).sides
 #: The home entrant's seats at the first table of a pairing (North-South), and at the second.
@@ -52,26 +58,56 @@ class TournamentVerificationError(RecordError):
     """A tournament record that does not check out."""
 
 
-def _derive(label: bytes, seed: bytes, round_number: int) -> bytes:
-    return hashlib.sha256(label + seed + round_number.to_bytes(4, "big")).digest()[:SEED_BYTES]
+def derivation_of(shuffle_version: str) -> str:
+    """The derivation a tournament's ``TournamentCreated.shuffle_version`` names
+    (``"spades-shuffle-v1+spades-tournament-v2"``).
+
+    >>> derivation_of("spades-shuffle-v1+spades-tournament-v1")
+    'spades-tournament-v1'
+    """
+    shuffle, _, derivation = shuffle_version.partition("+")
+    if shuffle != SHUFFLE_VERSION or derivation not in DERIVATIONS:
+        raise TournamentVerificationError(
+            f"unknown deal derivation {shuffle_version!r} (this verifier knows "
+            f"{', '.join(f'{SHUFFLE_VERSION}+{known}' for known in DERIVATIONS)})"
+        )
+    return derivation
 
 
-def round_deal_seed(seed: bytes, round_number: int) -> bytes:
-    """The seed the boards of round ``round_number`` (from 1) are shuffled from."""
-    return _derive(b"spades-tournament-v1/deals", seed, round_number)
+def _derive(label: str, seed: bytes, round_number: int, pairing: int, derivation: str) -> bytes:
+    message = f"{derivation}/{label}".encode() + seed + round_number.to_bytes(4, "big")
+    if derivation != "spades-tournament-v1":  # v1: one seed for every pairing of the round
+        message += pairing.to_bytes(4, "big")
+    return hashlib.sha256(message).digest()[:SEED_BYTES]
 
 
-def round_table_seed(seed: bytes, round_number: int) -> bytes:
-    """The seed of every table of the round (its first dealer)."""
-    return _derive(b"spades-tournament-v1/table", seed, round_number)
+def pairing_deal_seed(
+    seed: bytes, round_number: int, pairing: int, derivation: str = DERIVATION
+) -> bytes:
+    """The seed the boards of pairing ``pairing`` (from 0) of round ``round_number`` (from 1)
+    are shuffled from."""
+    return _derive("deals", seed, round_number, pairing, derivation)
 
 
-def round_boards(
-    seed: bytes, round_number: int, rules: Rules, boards: int
+def pairing_table_seed(
+    seed: bytes, round_number: int, pairing: int, derivation: str = DERIVATION
+) -> bytes:
+    """The seed of both tables of the pairing (their first dealer, and any hand past the
+    boards)."""
+    return _derive("table", seed, round_number, pairing, derivation)
+
+
+def pairing_boards(
+    seed: bytes,
+    round_number: int,
+    pairing: int,
+    rules: Rules,
+    boards: int,
+    derivation: str = DERIVATION,
 ) -> list[list[list[int]]]:
-    """The round's boards: one deal (each seat's cards) per board."""
+    """The pairing's boards: one deal (each seat's cards) per board."""
     deck = list(iter_cards(rules.deck_mask))
-    deal_seed = round_deal_seed(seed, round_number)
+    deal_seed = pairing_deal_seed(seed, round_number, pairing, derivation)
     return [
         deal(deal_seed, board, deck, rules.players, rules.hand_size)
         for board in range(1, boards + 1)
@@ -367,6 +403,7 @@ def verify_tournament(record: tournament_pb2.TournamentRecord) -> TournamentVeri
             f"bad commitment: SHA-256 of the revealed seed is {commitment(seed).hex()}, "
             f"but the tournament published {created.seed_commitment.hex()}"
         )
+    derivation = derivation_of(created.shuffle_version)
     rules = rules_from_proto(created.settings.rules)
     boards = created.settings.boards
     tables = {table.table_id: table for table in record.tables}
@@ -394,10 +431,13 @@ def verify_tournament(record: tournament_pb2.TournamentRecord) -> TournamentVeri
             raise TournamentVerificationError(
                 f"round {paired.round}: the pairings are not the ones the format gives"
             )
-        expected_deals = round_boards(seed, paired.round, rules, boards)
         for pairing in paired.pairings:
             if not pairing.away_account_id:
                 continue
+            expected_deals = pairing_boards(
+                seed, paired.round, pairing.index, rules, boards, derivation
+            )
+            table_seed = pairing_table_seed(seed, paired.round, pairing.index, derivation)
             if len(pairing.table_ids) != 2:
                 raise TournamentVerificationError(
                     f"round {paired.round}, pairing {pairing.index + 1}: a pairing has two tables"
@@ -422,7 +462,7 @@ def verify_tournament(record: tournament_pb2.TournamentRecord) -> TournamentVeri
                     raise TournamentVerificationError(
                         f"{where}: its boards are not the ones the revealed seed derives"
                     )
-                if first.seed_commitment != commitment(round_table_seed(seed, paired.round)):
+                if first.seed_commitment != commitment(table_seed):
                     raise TournamentVerificationError(
                         f"{where}: its seed is not the one the revealed seed derives"
                     )

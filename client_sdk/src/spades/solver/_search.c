@@ -1,4 +1,5 @@
-/* The double-dummy search of spades.solver, in C: alpha-beta over the cards left in every hand.
+/* The double-dummy search of spades.solver, in C: partition search over the cards left in every
+   hand (docs/solver.md, "How it searches").
 
    Python (spades/solver/search.py) hands over a position already translated and checked, and
    the value of every way the remaining tricks can fall (the leaf table, built from the engine's
@@ -12,11 +13,16 @@
    Values: the leaf table is indexed by the tricks each seat wins from the root on
    (sum of wins[seat] * stride[seat]); `low` and `high` bound the value of any completion of a
    partial count. The side of the actor maximises, the other seats minimise (cutthroat: the
-   paranoid coalition). Tricks are searched with null-window alpha-beta (MTD(f)), equivalent
-   cards (adjacent in one hand once the cards between them are gone) searched once, simple
-   move ordering, and a transposition table at trick boundaries keyed by the cards left in
-   each hand, the leader, whether spades are broken and, unless the objective adds trick by
-   trick ("additive"), the tricks won so far. */
+   paranoid coalition). Two partial counts whose completions are worth the same up to a
+   constant form one "wins class" (for tricks: every count with the same total), so a bound
+   learnt under one serves the others.
+
+   Partition search: every search result comes with the set of cards whose owners it relied on
+   (`rel`, per suit every card from some rank up: the "relevant" top cards). The result holds
+   for every position that differs only in which hands hold the other ("small") cards of each
+   suit, as long as each hand keeps as many of them in each suit: the transposition table
+   stores it for that whole set of positions, keyed by the shape (how many cards of each suit
+   each hand holds), and an entry matches when the owners of its relevant top cards match. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -26,14 +32,20 @@
 
 #define SUIT_BITS 16
 #define SPADES 3
+#define MAX_MOVES 20
 #define INFINITE_VALUE 1000000000
 /* Bounds are stored in 16 bits (a hand's points stay far inside): beyond is "unbounded". */
 #define STORED_INFINITY 32000
 #define SUIT_FIELD(suit) ((uint64_t)0xFFFF << (SUIT_BITS * (suit)))
+#define NO_ENTRY 0xFFFFFFFFu
+/* The transposition table's pool holds at most this many entries; when it is full it is
+   emptied (a whole trick-1 search of a full deal needs far fewer). */
+#define MAX_BLOCKS (1u << 17)
+#define MAX_SHAPE_BITS 22
 
 typedef struct {
     uint64_t hands[4];
-    uint64_t hash;
+    uint64_t out; /* the cards still in a hand or on the table */
     int trick_cards[4];
     int trick_seats[4];
     int trick_length;
@@ -43,19 +55,35 @@ typedef struct {
     int wins_index;
 } Node;
 
+/* One stored bound, for every position of its shape whose top cards of each suit are held as
+   `owners` says: per suit a 32-bit lane of 2 bits a card still out, highest card in the top
+   bits; `mask` keeps the lanes' bits of the relevant top cards (suits 0-1, then 2-3). */
 typedef struct {
-    uint64_t key;
-    int16_t lower; /* relative to the offset: see alpha_beta */
+    uint64_t mask[2];
+    uint64_t owners[2];
+    int16_t lower; /* relative to the wins class's offset */
     int16_t upper;
     /* The best lead found here: its suit and how many cards still out rank above it in that
-       suit (-1: none), so it names the same card in any position with the same relative
-       ranks. */
+       suit (-1: none), so it names the same card in any matching position. */
     int8_t best_suit;
     int8_t best_above;
-    /* Cards left at this position: of two candidates for a slot, the one with more cards
-       (higher in the tree, costlier to search again) stays. */
-    uint8_t cards;
 } Entry;
+
+/* The entries of one shape, newest block first. */
+#define BLOCK_ENTRIES 15
+typedef struct {
+    Entry entries[BLOCK_ENTRIES];
+    uint32_t next; /* the shape's older block, or NO_ENTRY */
+    uint32_t count;
+} Block;
+
+/* A shape: how many cards of each suit each hand holds (4 bits each), and in `extra` the
+   leader, whether spades are broken and the wins class. */
+typedef struct {
+    uint64_t shape;
+    uint32_t extra;
+    uint32_t block; /* its newest block; NO_ENTRY marks an empty slot */
+} Shape;
 
 typedef struct {
     int players;
@@ -64,58 +92,84 @@ typedef struct {
     int must_break;
     int additive;
     int stride[4];
+    int tricks_left;
     const int32_t *leaf;
     int32_t *low;
     int32_t *high;
     int32_t *offset;
-    Entry *table;
-    uint64_t table_mask;
-    uint64_t card_keys[4][64];
-    uint64_t leader_keys[4];
-    uint64_t broken_key;
-    uint64_t wins_multiplier;
-    uint64_t suit_multipliers[4];
+    int32_t *wins_class;
+    int32_t *totals; /* the tricks counted in each partial count */
+    int size;
+    /* Per seat, made when first needed (points only): the least and the greatest value of a
+       completion in which that seat wins at least q more tricks, at [2 * q * size + index]
+       and [(2 * q + 1) * size + index]. */
+    int32_t *at_least[4];
+    Shape *shapes;
+    uint32_t shape_mask; /* slots - 1 */
+    uint32_t shape_count;
+    Block *blocks;
+    uint32_t block_count;
+    uint32_t block_capacity;
     /* Per seat and card: how often it cut off a search (the history heuristic), which
        breaks ties of the static move ordering. */
-    uint32_t *history;
-    int tricks_left;
+    uint32_t history[4 * 64];
+    int failed; /* out of memory */
 } Search;
 
-static uint64_t splitmix(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
+/* Counters for tuning, compiled in with -DSOLVER_STATS (read by _search.stats()). */
+#ifdef SOLVER_STATS
+static uint64_t stat_nodes, stat_boundary, stat_walk, stat_hits, stat_clears, stat_entries;
+#define STAT(counter) (stat_##counter++)
+#else
+#define STAT(counter) ((void)0)
+#endif
 
 static inline int highest_bit(uint64_t x) { return 63 - __builtin_clzll(x); }
+static inline int lowest_bit(uint64_t x) { return __builtin_ctzll(x); }
+
+/* Every card of `card`'s suit from `card` up. */
+static inline uint64_t from_card_up(int card) {
+    return SUIT_FIELD(card >> 4) & ~(((uint64_t)1 << card) - 1);
+}
+
+static inline int beats(int card, int top) {
+    int suit = card >> 4, top_suit = top >> 4;
+    return (suit == top_suit && card > top) || (suit == SPADES && top_suit != SPADES);
+}
 
 static inline int trick_winner(const Node *node, int length) {
     int best = 0;
-    for (int i = 1; i < length; i++) {
-        int card = node->trick_cards[i], top = node->trick_cards[best];
-        int suit = card >> 4, top_suit = top >> 4;
-        if ((suit == top_suit && card > top) || (suit == SPADES && top_suit != SPADES)) best = i;
-    }
+    for (int i = 1; i < length; i++)
+        if (beats(node->trick_cards[i], node->trick_cards[best])) best = i;
     return best;
 }
 
-static void play(const Search *search, Node *node, int card) {
+/* Plays `card` for the seat to act. At the end of a trick, returns the cards whose ranks
+   decided who won it (the winner, when another card of its suit was played: beaten by rank,
+   not by suit), else 0. */
+static uint64_t play(const Search *search, Node *node, int card) {
     int seat = node->turn;
     node->hands[seat] &= ~((uint64_t)1 << card);
-    node->hash ^= search->card_keys[seat][card];
     if ((card >> 4) == SPADES) node->broken = 1;
     node->trick_cards[node->trick_length] = card;
     node->trick_seats[node->trick_length] = seat;
     node->trick_length++;
-    if (node->trick_length == search->players) {
-        int winner = node->trick_seats[trick_winner(node, node->trick_length)];
-        node->wins_index += search->stride[winner];
-        node->trick_length = 0;
-        node->leader = node->turn = winner;
-    } else {
+    if (node->trick_length < search->players) {
         node->turn = search->next[seat];
+        return 0;
     }
+    int best = trick_winner(node, node->trick_length);
+    int winning = node->trick_cards[best];
+    int same_suit = 0;
+    for (int i = 0; i < node->trick_length; i++) {
+        same_suit += (node->trick_cards[i] >> 4) == (winning >> 4);
+        node->out &= ~((uint64_t)1 << node->trick_cards[i]);
+    }
+    int winner = node->trick_seats[best];
+    node->wins_index += search->stride[winner];
+    node->trick_length = 0;
+    node->leader = node->turn = winner;
+    return same_suit > 1 ? from_card_up(winning) : 0;
 }
 
 static uint64_t legal_cards(const Search *search, const Node *node) {
@@ -131,37 +185,35 @@ static uint64_t legal_cards(const Search *search, const Node *node) {
     return hand;
 }
 
-/* The cards still out (in a hand or on the table): two cards of one hand with none of these
-   between them are equivalent. */
-static uint64_t cards_out(const Search *search, const Node *node) {
-    uint64_t out = 0;
-    for (int seat = 0; seat < search->players; seat++) out |= node->hands[seat];
-    for (int i = 0; i < node->trick_length; i++) out |= (uint64_t)1 << node->trick_cards[i];
-    return out;
-}
-
-/* The lowest card of the run of equivalent cards `card` belongs to. */
+/* The lowest card of the run of equivalent cards `card` belongs to: the cards of `hand` below
+   it with no other card still out between them. */
 static int run_bottom(uint64_t hand, uint64_t out, int card) {
-    int floor = card & ~15;
-    while (card > floor) {
-        int below = card - 1;
-        while (below >= floor && !((out >> below) & 1)) below--;
-        if (below < floor || !((hand >> below) & 1)) break;
-        card = below;
+    uint64_t below = out & SUIT_FIELD(card >> 4) & (((uint64_t)1 << card) - 1);
+    while (below) {
+        int next = highest_bit(below);
+        if (!((hand >> next) & 1)) break;
+        card = next;
+        below &= ~((uint64_t)1 << next);
     }
     return card;
 }
 
 typedef struct {
-    int card;
+    int card; /* the run's lowest card: the one played */
+    int top;  /* the run's highest card */
     int score;
 } Move;
+
+/* How many cards still out rank above `card` in its suit. */
+static inline int cards_above(uint64_t out, int card) {
+    return __builtin_popcountll(out & SUIT_FIELD(card >> 4) & ~(((uint64_t)2 << card) - 1));
+}
 
 /* One move per run of equivalent legal cards (its lowest card), best-looking first. */
 static int moves_of(const Search *search, const Node *node, Move *moves, int preferred) {
     uint64_t legal = legal_cards(search, node);
     uint64_t hand = node->hands[node->turn];
-    uint64_t out = cards_out(search, node);
+    uint64_t out = node->out;
     int count = 0;
     int mine = search->maximizing[node->turn];
     int winning_card = -1, partner_winning = 0;
@@ -203,17 +255,17 @@ static int moves_of(const Search *search, const Node *node, Move *moves, int pre
             }
         } else {
             int top_suit = winning_card >> 4;
-            int beats = (suit == top_suit && bottom > winning_card) ||
-                        (suit == SPADES && top_suit != SPADES);
+            int wins = beats(bottom, winning_card) || beats(top, winning_card);
             if (partner_winning)
-                score = beats ? 10 - rank : 50 - rank;
-            else if (beats)
+                score = wins ? 10 - rank : 50 - rank;
+            else if (wins)
                 score = (last ? 80 : 60) - rank - (suit != top_suit ? 10 : 0);
             else
                 score = 40 - rank;
         }
         if (preferred >= bottom && preferred <= top) score += 100000;
         moves[count].card = bottom;
+        moves[count].top = top;
         uint32_t seen = search->history[node->turn * 64 + bottom];
         moves[count].score = score * 1024 + (int)(seen > 1023 ? 1023 : seen);
         count++;
@@ -230,41 +282,6 @@ static int moves_of(const Search *search, const Node *node, Move *moves, int pre
     return count;
 }
 
-/* The key of a position at a trick boundary. Only the order of the cards still out matters,
-   not their ranks, so each suit is keyed by the owners of its remaining cards from the top
-   (2 bits each, with a leading 1 for the count): positions that differ only in which lower
-   cards are gone share their entry. */
-static uint64_t key_of(const Search *search, const Node *node) {
-    uint64_t key = search->leader_keys[node->leader];
-    if (node->broken) key ^= search->broken_key;
-    if (!search->additive) key ^= (uint64_t)(node->wins_index + 1) * search->wins_multiplier;
-    for (int suit = 0; suit < 4; suit++) {
-        uint64_t owners = 1;
-        uint32_t fields[4];
-        uint32_t out = 0;
-        for (int seat = 0; seat < search->players; seat++) {
-            fields[seat] = (uint32_t)(node->hands[seat] >> (SUIT_BITS * suit)) & 0xFFFF;
-            out |= fields[seat];
-        }
-        while (out) {
-            int bit = 31 - __builtin_clz(out);
-            out &= ~(1u << bit);
-            int owner = 0;
-            while (!((fields[owner] >> bit) & 1)) owner++;
-            owners = owners << 2 | (uint64_t)owner;
-        }
-        key ^= (owners + (uint64_t)suit) * search->suit_multipliers[suit];
-        key = (key ^ (key >> 29)) * 0xBF58476D1CE4E5B9ULL;
-    }
-    return key | 1; /* 0 marks an empty slot */
-}
-
-/* How many cards still out rank above `card` in its suit. */
-static int cards_above(uint64_t out, int card) {
-    uint64_t field = SUIT_FIELD(card >> 4);
-    return __builtin_popcountll(out & field & ~(((uint64_t)2 << card) - 1));
-}
-
 /* The card of `hand` in `suit` with `above` cards still out above it, or -1. */
 static int card_with_above(uint64_t hand, uint64_t out, int suit, int above) {
     uint64_t cards = hand & SUIT_FIELD(suit);
@@ -278,35 +295,37 @@ static int card_with_above(uint64_t hand, uint64_t out, int suit, int above) {
 
 /* Tricks the seat on lead can surely take by cashing its top cards, whatever the others do:
    in a side suit, its unbroken run from the top, limited by the length of any opponent who
-   could ruff; in trumps (when it may lead them), its run from the top. */
-static int quick_tricks(const Search *search, const Node *node) {
+   could ruff; in trumps (when it may lead them), its run from the top. `rel` gets the cards
+   cashed (and everything above them). */
+static int quick_tricks(const Search *search, const Node *node, uint64_t *rel) {
     int leader = node->leader;
     int side = search->maximizing[leader];
     uint64_t hand = node->hands[leader];
-    uint64_t out = 0;
-    for (int seat = 0; seat < search->players; seat++) out |= node->hands[seat];
     int total = 0;
     for (int suit = 0; suit < 4; suit++) {
         uint64_t field = SUIT_FIELD(suit);
         if (!(hand & field)) continue;
         if (suit == SPADES && search->must_break && !node->broken && (hand & ~field)) continue;
-        int run = 0;
-        uint64_t rest = out & field;
-        while (rest) {
-            int top = highest_bit(rest);
-            if (!((hand >> top) & 1)) break;
-            run++;
-            rest &= ~((uint64_t)1 << top);
-        }
-        if (!run) continue;
+        int limit = 64;
         if (suit != SPADES) {
             for (int seat = 0; seat < search->players; seat++) {
                 if (search->maximizing[seat] == side) continue;
                 if (!(node->hands[seat] & SUIT_FIELD(SPADES))) continue;
                 int length = __builtin_popcountll(node->hands[seat] & field);
-                if (length < run) run = length;
+                if (length < limit) limit = length;
             }
         }
+        int run = 0, lowest = -1;
+        uint64_t rest = node->out & field;
+        while (rest && run < limit) {
+            int top = highest_bit(rest);
+            if (!((hand >> top) & 1)) break;
+            run++;
+            lowest = top;
+            rest &= ~((uint64_t)1 << top);
+        }
+        if (!run) continue;
+        *rel |= from_card_up(lowest);
         total += run;
     }
     return total;
@@ -314,137 +333,593 @@ static int quick_tricks(const Search *search, const Node *node) {
 
 /* The highest trump still out wins whatever trick it is played to, and so does every trump
    below it in the same hand down to the first one held elsewhere: that hand's side takes at
-   least that many tricks. Returns the run's length and its seat. */
-static int top_trumps(const Search *search, const Node *node, int *owner) {
-    uint64_t trumps[4], out = 0;
-    for (int seat = 0; seat < search->players; seat++) {
-        trumps[seat] = node->hands[seat] & SUIT_FIELD(SPADES);
-        out |= trumps[seat];
-    }
+   least that many tricks. Returns the run's length and its seat; `rel` gets the run. */
+static int top_trumps(const Search *search, const Node *node, int *owner, uint64_t *rel) {
+    uint64_t out = node->out & SUIT_FIELD(SPADES);
     if (!out) return 0;
     int top = highest_bit(out);
     int seat = 0;
-    while (!((trumps[seat] >> top) & 1)) seat++;
+    while (!((node->hands[seat] >> top) & 1)) seat++;
     *owner = seat;
-    int run = 0;
+    uint64_t trumps = node->hands[seat];
+    int run = 0, lowest = top;
     while (out) {
         top = highest_bit(out);
-        if (!((trumps[seat] >> top) & 1)) break;
+        if (!((trumps >> top) & 1)) break;
         run++;
+        lowest = top;
         out &= ~((uint64_t)1 << top);
     }
+    *rel |= from_card_up(lowest);
     return run;
 }
 
-static int32_t alpha_beta(const Search *search, const Node *node, int32_t alpha, int32_t beta) {
-    uint64_t key = 0;
+/* ---- The transposition table ---- */
+
+typedef struct {
+    uint64_t shape;
+    uint32_t extra;
+    uint64_t owners[2];   /* as in Entry, for every card still out */
+    int8_t ranked[4][16]; /* each suit's cards still out, highest first */
+    uint64_t hash;
+} Key;
+
+static void key_of(const Search *search, const Node *node, Key *key) {
+    uint64_t shape = 0;
+    for (int seat = 0; seat < search->players; seat++)
+        for (int suit = 0; suit < 4; suit++)
+            shape = shape << 4 |
+                    (uint64_t)__builtin_popcountll(node->hands[seat] & SUIT_FIELD(suit));
+    key->shape = shape;
+    key->extra = (uint32_t)node->leader | (uint32_t)node->broken << 2 |
+                 (uint32_t)search->wins_class[node->wins_index] << 3;
+    uint64_t lanes[4];
+    for (int suit = 0; suit < 4; suit++) {
+        uint32_t owners = 0;
+        int count = 0;
+        uint64_t rest = node->out & SUIT_FIELD(suit);
+        while (rest) {
+            int card = highest_bit(rest);
+            rest &= ~((uint64_t)1 << card);
+            uint32_t owner = (uint32_t)((node->hands[1] >> card) & 1) |
+                             (uint32_t)((node->hands[2] >> card) & 1) << 1 |
+                             (uint32_t)((node->hands[3] >> card) & 1) * 3;
+            owners |= owner << (30 - 2 * count);
+            key->ranked[suit][count++] = (int8_t)card;
+        }
+        lanes[suit] = owners;
+    }
+    key->owners[0] = lanes[0] | lanes[1] << 32;
+    key->owners[1] = lanes[2] | lanes[3] << 32;
+    uint64_t hash = (shape ^ ((uint64_t)key->extra << 40) ^ ((uint64_t)key->extra >> 24)) *
+                    0x9E3779B97F4A7C15ULL;
+    hash ^= hash >> 29;
+    hash *= 0xBF58476D1CE4E5B9ULL;
+    key->hash = hash ^ (hash >> 32);
+}
+
+static inline int entry_matches(const Entry *entry, const Key *key) {
+    return ((key->owners[0] & entry->mask[0]) == entry->owners[0]) &
+           ((key->owners[1] & entry->mask[1]) == entry->owners[1]);
+}
+
+/* The relevant cards of an entry, in the position of `key`. */
+static inline uint64_t entry_rel(const Entry *entry, const Key *key) {
+    uint64_t rel = 0;
+    for (int suit = 0; suit < 4; suit++) {
+        uint32_t lane = (uint32_t)(entry->mask[suit >> 1] >> (32 * (suit & 1)));
+        int top = __builtin_popcount(lane) / 2;
+        if (top) rel |= from_card_up(key->ranked[suit][top - 1]);
+    }
+    return rel;
+}
+
+static void clear_table(Search *search) {
+    STAT(clears);
+    memset(search->shapes, 0xFF, sizeof(Shape) * ((size_t)search->shape_mask + 1));
+    search->shape_count = 0;
+    search->block_count = 0;
+}
+
+/* The slot of the key's shape: where it is, or the empty slot where it would go. */
+static inline Shape *shape_slot(const Search *search, const Key *key) {
+    uint32_t slot = (uint32_t)key->hash & search->shape_mask;
+    for (;;) {
+        Shape *shape = &search->shapes[slot];
+        if (shape->block == NO_ENTRY || (shape->shape == key->shape && shape->extra == key->extra))
+            return shape;
+        slot = (slot + 1) & search->shape_mask;
+    }
+}
+
+/* A fresh block, or NULL when the table had to be emptied for it (or memory ran out). */
+static Block *new_block(Search *search) {
+    if (search->block_count == search->block_capacity) {
+        if (search->block_capacity >= MAX_BLOCKS) {
+            clear_table(search);
+            return NULL;
+        }
+        uint32_t capacity = search->block_capacity ? search->block_capacity * 2 : 256;
+        Block *grown = realloc(search->blocks, sizeof(Block) * capacity);
+        if (grown == NULL) {
+            search->failed = 1;
+            clear_table(search);
+            return NULL;
+        }
+        search->blocks = grown;
+        search->block_capacity = capacity;
+    }
+    STAT(entries);
+    Block *block = &search->blocks[search->block_count++];
+    block->count = 0;
+    block->next = NO_ENTRY;
+    return block;
+}
+
+/* Doubles the shape slots (up to 2^MAX_SHAPE_BITS), or empties the table when it may not. */
+static int grow_shapes(Search *search) {
+    uint32_t slots = search->shape_mask + 1;
+    if (slots >= (1u << MAX_SHAPE_BITS)) {
+        clear_table(search);
+        return 0;
+    }
+    Shape *grown = malloc(sizeof(Shape) * (size_t)slots * 2);
+    if (grown == NULL) {
+        search->failed = 1;
+        clear_table(search);
+        return 0;
+    }
+    Shape *old = search->shapes;
+    search->shapes = grown;
+    search->shape_mask = slots * 2 - 1;
+    memset(grown, 0xFF, sizeof(Shape) * (size_t)slots * 2);
+    for (uint32_t i = 0; i < slots; i++) {
+        if (old[i].block == NO_ENTRY) continue;
+        uint64_t hash = (old[i].shape ^ ((uint64_t)old[i].extra << 40) ^
+                         ((uint64_t)old[i].extra >> 24)) *
+                        0x9E3779B97F4A7C15ULL;
+        hash ^= hash >> 29;
+        hash *= 0xBF58476D1CE4E5B9ULL;
+        uint32_t slot = (uint32_t)(hash ^ (hash >> 32)) & search->shape_mask;
+        while (grown[slot].block != NO_ENTRY) slot = (slot + 1) & search->shape_mask;
+        grown[slot] = old[i];
+    }
+    free(old);
+    return 1;
+}
+
+static void store(Search *search, const Key *key, uint64_t rel, int32_t value, int32_t alpha,
+                  int32_t beta, int offset, int best_card, uint64_t out) {
+    uint64_t mask[2] = {0, 0};
+    for (int suit = 0; suit < 4; suit++) {
+        int top = __builtin_popcountll(out & SUIT_FIELD(suit) & rel);
+        if (top) mask[suit >> 1] |= (uint64_t)(~0u << (32 - 2 * top)) << (32 * (suit & 1));
+    }
+    uint64_t owners[2] = {key->owners[0] & mask[0], key->owners[1] & mask[1]};
+    int32_t relative = value - offset;
+    if (relative > STORED_INFINITY) relative = STORED_INFINITY;
+    if (relative < -STORED_INFINITY) relative = -STORED_INFINITY;
+    Shape *shape = shape_slot(search, key);
     Entry *entry = NULL;
+    if (shape->block != NO_ENTRY) {
+        for (uint32_t index = shape->block; index != NO_ENTRY && entry == NULL;
+             index = search->blocks[index].next) {
+            Block *block = &search->blocks[index];
+            for (uint32_t i = 0; i < block->count; i++) {
+                Entry *candidate = &block->entries[i];
+                if (candidate->mask[0] == mask[0] && candidate->mask[1] == mask[1] &&
+                    candidate->owners[0] == owners[0] && candidate->owners[1] == owners[1]) {
+                    entry = candidate;
+                    break;
+                }
+            }
+        }
+    }
+    if (entry == NULL) {
+        if (shape->block == NO_ENTRY) {
+            if (search->shape_count * 4 >= (search->shape_mask + 1) * 3) {
+                if (!grow_shapes(search) && search->shape_count) return;
+            }
+            shape = shape_slot(search, key);
+        }
+        Block *block = shape->block == NO_ENTRY ? NULL : &search->blocks[shape->block];
+        if (block == NULL || block->count == BLOCK_ENTRIES) {
+            uint32_t blocks_before = search->block_count;
+            Block *fresh = new_block(search);
+            if (fresh == NULL) return;
+            if (search->block_count <= blocks_before) return; /* emptied */
+            if (shape->block == NO_ENTRY) {
+                shape->shape = key->shape;
+                shape->extra = key->extra;
+                search->shape_count++;
+            }
+            fresh->next = shape->block;
+            shape->block = (uint32_t)(fresh - search->blocks);
+            block = fresh;
+        }
+        entry = &block->entries[block->count++];
+        entry->mask[0] = mask[0];
+        entry->mask[1] = mask[1];
+        entry->owners[0] = owners[0];
+        entry->owners[1] = owners[1];
+        entry->lower = -STORED_INFINITY;
+        entry->upper = STORED_INFINITY;
+    }
+    if (value <= alpha) {
+        if (relative < entry->upper) entry->upper = (int16_t)relative;
+    } else if (value >= beta) {
+        if (relative > entry->lower) entry->lower = (int16_t)relative;
+    } else {
+        entry->lower = entry->upper = (int16_t)relative;
+    }
+    if (best_card >= 0) {
+        entry->best_suit = (int8_t)(best_card >> 4);
+        entry->best_above = (int8_t)cards_above(out, best_card);
+    } else {
+        entry->best_suit = 0;
+        entry->best_above = -1;
+    }
+}
+
+/* ---- The search ---- */
+
+/* Closes `rel` under the runs searched: a run with a relevant card is relevant whole (it
+   stood for its other cards, which the matching positions must hold alike). */
+static uint64_t close_runs(uint64_t rel, const Move *moves, const int *searched, int count) {
+    for (;;) {
+        uint64_t before = rel;
+        for (int i = 0; i < count; i++)
+            if (searched[i] && ((rel >> moves[i].top) & 1)) rel |= from_card_up(moves[i].card);
+        if (rel == before) return rel;
+    }
+}
+
+static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32_t beta,
+                          uint64_t *rel);
+
+/* Whether a run of move i's suit lying wholly below the relevant cards `all` was searched. */
+static int small_run_searched(const Move *moves, const int *searched, int count, uint64_t all,
+                              int i) {
+    int suit = moves[i].card >> 4;
+    for (int j = 0; j < count; j++)
+        if (searched[j] && (moves[j].card >> 4) == suit && !((all >> moves[j].top) & 1))
+            return 1;
+    return 0;
+}
+
+/* The table of search->at_least[seat], or NULL when memory ran out. */
+static const int32_t *at_least(Search *search, int seat) {
+    if (search->at_least[seat] != NULL) return search->at_least[seat];
+    int size = search->size, layers = search->tricks_left + 1, players = search->players;
+    int32_t *table = malloc(sizeof(int32_t) * 2 * (size_t)layers * (size_t)size);
+    if (table == NULL) {
+        search->failed = 1;
+        return NULL;
+    }
+    memcpy(table, search->low, sizeof(int32_t) * (size_t)size);
+    memcpy(table + size, search->high, sizeof(int32_t) * (size_t)size);
+    for (int q = 1; q < layers; q++) {
+        int32_t *low = table + 2 * (size_t)q * size, *high = low + size;
+        const int32_t *fewer_low = low - 2 * size, *fewer_high = fewer_low + size;
+        for (int index = size - 1; index >= 0; index--) {
+            low[index] = INFINITE_VALUE;
+            high[index] = -INFINITE_VALUE;
+            if (search->totals[index] >= search->tricks_left) continue;
+            for (int other = 0; other < players; other++) {
+                int child = index + search->stride[other];
+                int32_t l = other == seat ? fewer_low[child] : low[child];
+                int32_t h = other == seat ? fewer_high[child] : high[child];
+                if (l < low[index]) low[index] = l;
+                if (h > high[index]) high[index] = h;
+            }
+        }
+    }
+    search->at_least[seat] = table;
+    return table;
+}
+
+/* The last trick: every hand plays its one card. */
+static int32_t last_trick(Search *search, const Node *node, uint64_t *rel) {
+    Node child = *node;
+    uint64_t decided = 0;
+    for (int i = 0; i < search->players; i++)
+        decided = play(search, &child, lowest_bit(child.hands[child.turn]));
+    *rel = decided;
+    return search->leaf[child.wins_index];
+}
+
+static int32_t search_move(Search *search, const Node *node, const Move *move, int32_t alpha,
+                           int32_t beta, uint64_t *rel) {
+    Node child = *node;
+    uint64_t decided = play(search, &child, move->card);
+    int32_t value = alpha_beta(search, &child, alpha, beta, rel);
+    *rel |= decided;
+    return value;
+}
+
+static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32_t beta,
+                          uint64_t *rel) {
+    Key key;
+    key.shape = 0, key.extra = 0, key.hash = 0;
+    int at_boundary = node->trick_length == 0;
     int preferred = -1;
-    uint64_t out = 0;
-    if (node->trick_length == 0) {
+    *rel = 0;
+    STAT(nodes);
+    if (at_boundary) {
         int32_t low = search->low[node->wins_index], high = search->high[node->wins_index];
         if (low >= beta || low == high) return low;
         if (high <= alpha) return high;
+        if (__builtin_popcountll(node->hands[node->leader]) == 1)
+            return last_trick(search, node, rel);
         if (search->additive) {
             /* Tricks: the side on lead takes at least its quick tricks. */
             int owner = 0;
-            int trumps = top_trumps(search, node, &owner);
+            uint64_t used = 0;
+            int trumps = top_trumps(search, node, &owner, &used);
             if (trumps) {
                 if (search->maximizing[owner]) {
-                    if (low + trumps >= beta) return low + trumps;
-                } else {
-                    if (high - trumps <= alpha) return high - trumps;
+                    if (low + trumps >= beta) {
+                        *rel = used;
+                        return low + trumps;
+                    }
+                } else if (high - trumps <= alpha) {
+                    *rel = used;
+                    return high - trumps;
                 }
             }
-            int quick = quick_tricks(search, node);
+            used = 0;
+            int quick = quick_tricks(search, node, &used);
             if (quick) {
                 if (search->maximizing[node->leader]) {
-                    int32_t floor = low + quick;
-                    if (floor >= beta) return floor;
-                } else {
-                    int32_t ceiling = high - quick;
-                    if (ceiling <= alpha) return ceiling;
+                    if (low + quick >= beta) {
+                        *rel = used;
+                        return low + quick;
+                    }
+                } else if (high - quick <= alpha) {
+                    *rel = used;
+                    return high - quick;
+                }
+            }
+        } else {
+            /* Points: the top trumps' holder wins their tricks whatever anyone plays, and the
+               seat on lead may cash its quick tricks; the value of every completion that
+               gives them those tricks bounds this one. */
+            int owner = 0;
+            uint64_t used = 0;
+            int trumps = top_trumps(search, node, &owner, &used);
+            const int32_t *table;
+            if (trumps && (table = at_least(search, owner)) != NULL) {
+                int32_t floor = table[2 * (size_t)trumps * search->size + node->wins_index];
+                int32_t ceiling = table[(2 * (size_t)trumps + 1) * search->size + node->wins_index];
+                if (floor >= beta || ceiling <= alpha) {
+                    *rel = used;
+                    return floor >= beta ? floor : ceiling;
+                }
+            }
+            used = 0;
+            int quick = quick_tricks(search, node, &used);
+            if (quick && (table = at_least(search, node->leader)) != NULL) {
+                size_t layer = 2 * (size_t)quick * search->size + node->wins_index;
+                if (search->maximizing[node->leader]) {
+                    if (table[layer] >= beta) {
+                        *rel = used;
+                        return table[layer];
+                    }
+                } else if (table[layer + search->size] <= alpha) {
+                    *rel = used;
+                    return table[layer + search->size];
                 }
             }
         }
-        key = key_of(search, node);
-        /* Two slots per key; a new position takes the one holding fewer cards. */
-        Entry *pair = &search->table[key & search->table_mask & ~(uint64_t)1];
-        entry = pair[1].key == key || (pair[0].key != key && pair[1].cards < pair[0].cards)
-                    ? &pair[1]
-                    : &pair[0];
-        for (int seat = 0; seat < search->players; seat++) out |= node->hands[seat];
-        if (entry->key == key) {
-            int32_t offset = search->offset[node->wins_index];
-            if (entry->lower + offset >= beta) return entry->lower + offset;
-            if (entry->upper + offset <= alpha) return entry->upper + offset;
-            if (entry->best_above >= 0)
-                preferred = card_with_above(node->hands[node->leader], out, entry->best_suit,
-                                            entry->best_above);
+        key_of(search, node, &key);
+        int32_t offset = search->offset[node->wins_index];
+        int32_t lower = -INFINITE_VALUE, upper = INFINITE_VALUE;
+        const Entry *lower_entry = NULL, *upper_entry = NULL;
+        STAT(boundary);
+        const Shape *shape = shape_slot(search, &key);
+        for (uint32_t index = shape->block; index != NO_ENTRY;
+             index = search->blocks[index].next) {
+            const Block *block = &search->blocks[index];
+            for (uint32_t i = 0; i < block->count; i++) {
+                const Entry *entry = &block->entries[i];
+                STAT(walk);
+                if (!entry_matches(entry, &key)) continue;
+                if (entry->lower > -STORED_INFINITY && entry->lower + offset > lower) {
+                    lower = entry->lower + offset;
+                    lower_entry = entry;
+                }
+                if (entry->upper < STORED_INFINITY && entry->upper + offset < upper) {
+                    upper = entry->upper + offset;
+                    upper_entry = entry;
+                }
+                if (lower >= beta || upper <= alpha) STAT(hits);
+                if (lower >= beta) {
+                    *rel = entry_rel(lower_entry, &key);
+                    return lower;
+                }
+                if (upper <= alpha) {
+                    *rel = entry_rel(upper_entry, &key);
+                    return upper;
+                }
+                if (preferred < 0 && entry->best_above >= 0)
+                    preferred = card_with_above(node->hands[node->leader], node->out,
+                                                entry->best_suit, entry->best_above);
+            }
         }
     }
-    Move moves[20];
+    Move moves[MAX_MOVES];
+    int searched[MAX_MOVES];
     int count = moves_of(search, node, moves, preferred);
     int maximizing = search->maximizing[node->turn];
     int32_t best = maximizing ? -INFINITE_VALUE : INFINITE_VALUE;
     int best_card = -1;
     int32_t a = alpha, b = beta;
-    for (int i = 0; i < count; i++) {
-        Node child = *node;
-        play(search, &child, moves[i].card);
-        int32_t value = alpha_beta(search, &child, a, b);
+    uint64_t all = 0; /* the cards the searched moves relied on */
+    /* A run below every relevant card of its suit stands for the others like it (DDS's "one
+       small card a suit"): once one is searched, the others are skipped, and checked again
+       against the relevant cards at the end (which may have grown since). */
+    for (int i = 0; i < count; i++) searched[i] = 0;
+    for (int cursor = 0;;) {
+        int next = -1;
+        while (cursor < count && next < 0) {
+            int i = cursor++;
+            if ((all >> moves[i].top) & 1 || !small_run_searched(moves, searched, count, all, i))
+                next = i;
+        }
+        if (next < 0) {
+            /* Every move searched or skipped: a skipped run must still be small, and some
+               small run of its suit searched. */
+            all = close_runs(all, moves, searched, count);
+            for (int i = 0; i < count && next < 0; i++)
+                if (!searched[i] && ((all >> moves[i].top) & 1 ||
+                                     !small_run_searched(moves, searched, count, all, i)))
+                    next = i;
+            if (next < 0) {
+                *rel = all;
+                break;
+            }
+        }
+        uint64_t child_rel;
+        int32_t value = search_move(search, node, &moves[next], a, b, &child_rel);
+        searched[next] = 1;
         if (maximizing ? value > best : value < best) {
             best = value;
-            best_card = moves[i].card;
+            best_card = moves[next].card;
         }
         if (maximizing) {
             if (best > a) a = best;
-        } else {
-            if (best < b) b = best;
+        } else if (best < b) {
+            b = best;
         }
         if (a >= b) {
-            search->history[node->turn * 64 + moves[i].card] += 1;
+            search->history[node->turn * 64 + moves[next].card] += 1;
+            *rel = child_rel;
             break;
         }
+        all |= child_rel;
     }
-    if (entry != NULL) {
-        int32_t offset = search->offset[node->wins_index];
-        if (entry->key != key) {
-            entry->key = key;
-            entry->cards = 0;
-            for (int seat = 0; seat < search->players; seat++)
-                entry->cards += (uint8_t)__builtin_popcountll(node->hands[seat]);
-            entry->lower = -STORED_INFINITY;
-            entry->upper = STORED_INFINITY;
-        }
-        entry->best_suit = (int8_t)(best_card >> 4);
-        entry->best_above = (int8_t)cards_above(out, best_card);
-        int32_t relative = best - offset;
-        if (relative > STORED_INFINITY) relative = STORED_INFINITY;
-        if (relative < -STORED_INFINITY) relative = -STORED_INFINITY;
-        if (best <= alpha) {
-            if (relative < entry->upper) entry->upper = (int16_t)relative;
-        } else if (best >= beta) {
-            if (relative > entry->lower) entry->lower = (int16_t)relative;
-        } else {
-            entry->lower = entry->upper = (int16_t)relative;
-        }
-    }
+    if (at_boundary)
+        store(search, &key, *rel, best, alpha, beta, search->offset[node->wins_index], best_card,
+              node->out);
     return best;
 }
 
-/* The exact value of a node: null-window searches until the bounds meet (MTD(f)). */
-static int32_t exact_value(const Search *search, const Node *node, int32_t guess) {
-    int32_t lower = -INFINITE_VALUE, upper = INFINITE_VALUE, value = guess;
+/* The exact value of a node: null-window searches until the bounds meet (MTD(f)), starting
+   from `guess` within the bounds of the tricks won so far. A run of probes that all fail the
+   same way doubles its step (the points objective moves a bag at a time, and a search that
+   only proves "one point less" would otherwise take one probe per point). */
+static int32_t exact_value(Search *search, const Node *node, int32_t guess) {
+    int32_t lower = search->low[node->wins_index], upper = search->high[node->wins_index];
+    int32_t beta = guess, step = 1;
+    int last = 0;
     while (lower < upper) {
-        int32_t beta = value == lower ? value + 1 : value;
-        value = alpha_beta(search, node, beta - 1, beta);
-        if (value < beta)
-            upper = value;
-        else
+        if (beta <= lower) beta = lower + 1;
+        if (beta > upper) beta = upper;
+        uint64_t rel;
+        int32_t value = alpha_beta(search, node, beta - 1, beta, &rel);
+        int direction = value >= beta ? 1 : -1;
+        if (direction > 0)
             lower = value;
+        else
+            upper = value;
+        step = direction == last ? step * 2 : 1;
+        last = direction;
+        beta = direction > 0 ? lower + step : upper - step + 1;
     }
-    return value;
+    return lower;
+}
+
+/* ---- Wins classes ---- */
+
+/* Fills low, high, offset and wins_class for every partial count (see the header). */
+static int classify_wins(Search *search, int size) {
+    int players = search->players, tricks_left = search->tricks_left, base = tricks_left + 1;
+    int slots = 1;
+    while (slots < 2 * size) slots <<= 1;
+    int *totals = malloc(sizeof(int) * (size_t)size);
+    int *completions = malloc(sizeof(int) * (size_t)size);
+    uint64_t *hashes = malloc(sizeof(uint64_t) * (size_t)size);
+    int *table = malloc(sizeof(int) * (size_t)slots);
+    if (totals == NULL || completions == NULL || hashes == NULL || table == NULL) {
+        free(totals);
+        free(completions);
+        free(hashes);
+        free(table);
+        return -1;
+    }
+    for (int index = 0; index < size; index++) {
+        int rest = index, total = 0;
+        for (int seat = 0; seat < players; seat++) {
+            total += rest % base;
+            rest /= base;
+        }
+        totals[index] = total;
+    }
+    /* Bounds of every partial count, from the complete counts down (a child's index is
+       larger than its parent's, so a descending sweep sees children first). */
+    for (int index = size - 1; index >= 0; index--) {
+        search->wins_class[index] = 0;
+        search->offset[index] = 0;
+        if (totals[index] > tricks_left) continue;
+        if (totals[index] == tricks_left) {
+            search->low[index] = search->high[index] = search->leaf[index];
+            continue;
+        }
+        int32_t low = INFINITE_VALUE, high = -INFINITE_VALUE;
+        for (int seat = 0; seat < players; seat++) {
+            int child = index + search->stride[seat];
+            if (search->low[child] < low) low = search->low[child];
+            if (search->high[child] > high) high = search->high[child];
+        }
+        search->low[index] = low;
+        search->high[index] = high;
+    }
+    /* Classes: per total, the completions in a fixed order; a partial count's completion
+       values less the first one name its class (compared in full, not only by hash). The
+       class is named by its first member's index. */
+    for (int total = 0; total <= tricks_left; total++) {
+        int remaining = tricks_left - total, n = 0;
+        for (int index = 0; index < size; index++)
+            if (totals[index] == remaining) completions[n++] = index;
+        memset(table, 0xFF, sizeof(int) * (size_t)slots);
+        for (int index = 0; index < size; index++) {
+            if (totals[index] != total) continue;
+            int32_t first = search->leaf[index + completions[0]];
+            uint64_t hash = 1469598103934665603ULL;
+            for (int c = 0; c < n; c++) {
+                uint32_t delta = (uint32_t)(search->leaf[index + completions[c]] - first);
+                hash = (hash ^ delta) * 1099511628211ULL;
+            }
+            hashes[index] = hash;
+            search->offset[index] = first;
+            int slot = (int)((hash ^ (hash >> 32)) & (uint64_t)(slots - 1));
+            int found = -1;
+            while (table[slot] >= 0) {
+                int other = table[slot];
+                if (hashes[other] == hash) {
+                    int same = 1;
+                    for (int c = 0; c < n && same; c++)
+                        same = search->leaf[index + completions[c]] - first ==
+                               search->leaf[other + completions[c]] - search->offset[other];
+                    if (same) {
+                        found = other;
+                        break;
+                    }
+                }
+                slot = (slot + 1) & (slots - 1);
+            }
+            if (found < 0) {
+                table[slot] = index;
+                found = index;
+            }
+            search->wins_class[index] = found;
+        }
+    }
+    search->totals = totals;
+    free(completions);
+    free(hashes);
+    free(table);
+    return 0;
 }
 
 static int read_int_tuple(PyObject *sequence, int *out, int count, const char *name) {
@@ -482,25 +957,28 @@ static PyObject *solve(PyObject *module, PyObject *args) {
                           &root_cards))
         return NULL;
     PyObject *result = NULL;
-    Search search;
-    memset(&search, 0, sizeof search);
-    uint32_t history[4 * 64] = {0};
+    Search *search = calloc(1, sizeof(Search));
     Node root;
     memset(&root, 0, sizeof root);
     int32_t *bounds = NULL;
     int *roots = NULL;
     int32_t *root_values = NULL;
     PyObject *trick_fast = NULL, *roots_fast = NULL;
+    if (search == NULL) {
+        PyBuffer_Release(&leaf);
+        return PyErr_NoMemory();
+    }
 
     if (players < 3 || players > 4 || tricks_left < 0 || tricks_left > 18) {
         PyErr_SetString(PyExc_ValueError, "3 or 4 players and 0..18 tricks left");
         goto done;
     }
-    search.players = players;
-    search.must_break = must_break;
-    search.additive = additive;
-    if (read_int_tuple(next_seat, search.next, players, "next_seat") < 0) goto done;
-    if (read_int_tuple(maximizing, search.maximizing, players, "maximizing") < 0) goto done;
+    search->players = players;
+    search->must_break = must_break;
+    search->additive = additive;
+    search->tricks_left = tricks_left;
+    if (read_int_tuple(next_seat, search->next, players, "next_seat") < 0) goto done;
+    if (read_int_tuple(maximizing, search->maximizing, players, "maximizing") < 0) goto done;
     PyObject *hands_fast = PySequence_Fast(hands, "hands");
     if (hands_fast == NULL) goto done;
     if (PySequence_Fast_GET_SIZE(hands_fast) != players) {
@@ -514,65 +992,34 @@ static PyObject *solve(PyObject *module, PyObject *args) {
             Py_DECREF(hands_fast);
             goto done;
         }
+        root.out |= root.hands[seat];
     }
     Py_DECREF(hands_fast);
 
     int size = 1;
     for (int seat = 0; seat < players; seat++) {
-        search.stride[seat] = size;
+        search->stride[seat] = size;
         size *= tricks_left + 1;
     }
     if (leaf.len != (Py_ssize_t)size * (Py_ssize_t)sizeof(int32_t)) {
         PyErr_Format(PyExc_ValueError, "the leaf table must hold %d int32 values", size);
         goto done;
     }
-    search.leaf = (const int32_t *)leaf.buf;
-    bounds = malloc(sizeof(int32_t) * 3 * (size_t)size);
+    search->leaf = (const int32_t *)leaf.buf;
+    bounds = malloc(sizeof(int32_t) * 4 * (size_t)size);
     if (bounds == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    search.low = bounds;
-    search.high = bounds + size;
-    search.offset = bounds + 2 * size;
-    /* Bounds of every partial count, from the complete counts down (a child's index is
-       larger than its parent's, so a descending sweep sees children first). */
-    for (int index = size - 1; index >= 0; index--) {
-        int rest = index, total = 0, on_side = 0;
-        for (int seat = 0; seat < players; seat++) {
-            int wins = rest % (tricks_left + 1);
-            rest /= tricks_left + 1;
-            total += wins;
-            if (search.maximizing[seat]) on_side += wins;
-        }
-        search.offset[index] = additive ? on_side : 0;
-        if (total > tricks_left) continue;
-        if (total == tricks_left) {
-            search.low[index] = search.high[index] = search.leaf[index];
-            continue;
-        }
-        int32_t low = INFINITE_VALUE, high = -INFINITE_VALUE;
-        for (int seat = 0; seat < players; seat++) {
-            int child = index + search.stride[seat];
-            if (search.low[child] < low) low = search.low[child];
-            if (search.high[child] > high) high = search.high[child];
-        }
-        search.low[index] = low;
-        search.high[index] = high;
+    search->low = bounds;
+    search->high = bounds + size;
+    search->offset = bounds + 2 * size;
+    search->wins_class = bounds + 3 * size;
+    search->size = size;
+    if (classify_wins(search, size) < 0) {
+        PyErr_NoMemory();
+        goto done;
     }
-
-    uint64_t seed = 0x5EED5EEDULL;
-    for (int seat = 0; seat < 4; seat++) {
-        for (int card = 0; card < 64; card++) search.card_keys[seat][card] = splitmix(&seed);
-        search.leader_keys[seat] = splitmix(&seed);
-    }
-    search.broken_key = splitmix(&seed);
-    search.wins_multiplier = splitmix(&seed) | 1;
-    for (int suit = 0; suit < 4; suit++) search.suit_multipliers[suit] = splitmix(&seed) | 1;
-    search.tricks_left = tricks_left;
-    for (int seat = 0; seat < players; seat++)
-        for (int card = 0; card < 64; card++)
-            if ((root.hands[seat] >> card) & 1) root.hash ^= search.card_keys[seat][card];
 
     trick_fast = PySequence_Fast(trick, "trick");
     if (trick_fast == NULL) goto done;
@@ -590,7 +1037,8 @@ static PyObject *solve(PyObject *module, PyObject *args) {
             goto done;
         root.trick_cards[i] = pair[1];
         root.trick_seats[i] = pair[0];
-        root.turn = search.next[pair[0]];
+        root.out |= (uint64_t)1 << pair[1];
+        root.turn = search->next[pair[0]];
     }
     root.trick_length = (int)played;
 
@@ -613,33 +1061,31 @@ static PyObject *solve(PyObject *module, PyObject *args) {
         roots[i] = (int)card;
     }
 
-    int cards_left = 0;
-    for (int seat = 0; seat < players; seat++) cards_left += __builtin_popcountll(root.hands[seat]);
-    int table_bits = 10 + cards_left / 2;
-    if (table_bits > 22) table_bits = 22;
-    search.history = history;
-    search.table = calloc((size_t)1 << table_bits, sizeof(Entry));
-    if (search.table == NULL) {
+    int cards_left = __builtin_popcountll(root.out);
+    int shape_bits = 6 + cards_left / 4;
+    if (shape_bits > 16) shape_bits = 16;
+    search->shape_mask = (1u << shape_bits) - 1;
+    search->shapes = malloc(sizeof(Shape) << shape_bits);
+    if (search->shapes == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    search.table_mask = ((uint64_t)1 << table_bits) - 1;
+    clear_table(search);
 
     Py_BEGIN_ALLOW_THREADS;
-    uint64_t out = cards_out(&search, &root);
-    int32_t guess = (search.low[0] + search.high[0]) / 2;
+    int32_t guess = (search->low[0] + search->high[0]) / 2;
     for (Py_ssize_t i = 0; i < root_count; i++) {
-        int bottom = run_bottom(root.hands[root.turn], out, roots[i]);
+        int bottom = run_bottom(root.hands[root.turn], root.out, roots[i]);
         Py_ssize_t same = -1;
         for (Py_ssize_t j = 0; j < i; j++)
-            if (run_bottom(root.hands[root.turn], out, roots[j]) == bottom) same = j;
+            if (run_bottom(root.hands[root.turn], root.out, roots[j]) == bottom) same = j;
         if (same >= 0) {
             root_values[i] = root_values[same];
             continue;
         }
         Node child = root;
-        play(&search, &child, roots[i]);
-        root_values[i] = exact_value(&search, &child, guess);
+        play(search, &child, roots[i]);
+        root_values[i] = exact_value(search, &child, guess);
         guess = root_values[i];
     }
     Py_END_ALLOW_THREADS;
@@ -656,11 +1102,28 @@ done:
     free(bounds);
     free(roots);
     free(root_values);
-    free(search.table);
+    free(search->shapes);
+    free(search->blocks);
+    free(search->totals);
+    for (int seat = 0; seat < 4; seat++) free(search->at_least[seat]);
+    free(search);
     return result;
 }
 
+#ifdef SOLVER_STATS
+static PyObject *stats(PyObject *module, PyObject *args) {
+    PyObject *result = Py_BuildValue("{sKsKsKsKsKsK}", "nodes", stat_nodes, "boundary",
+                                     stat_boundary, "walk", stat_walk, "hits", stat_hits, "clears",
+                                     stat_clears, "blocks", stat_entries);
+    stat_nodes = stat_boundary = stat_walk = stat_hits = stat_clears = stat_entries = 0;
+    return result;
+}
+#endif
+
 static PyMethodDef methods[] = {
+#ifdef SOLVER_STATS
+    {"stats", stats, METH_NOARGS, "The search's counters since the last call (tuning builds)."},
+#endif
     {"solve", solve, METH_VARARGS, solve_doc},
     {NULL, NULL, 0, NULL},
 };

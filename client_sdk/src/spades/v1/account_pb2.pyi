@@ -164,10 +164,15 @@ class RuleManifest(_message.Message):
     MIN_TARGET_SCORE_FIELD_NUMBER: _builtins.int
     MAX_TARGET_SCORE_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
+    MAX_SERIES_LENGTH_FIELD_NUMBER: _builtins.int
     min_target_score: _builtins.int
     """The lowest target score it plays, 100..1000. 0 means 100."""
     max_target_score: _builtins.int
     """The highest target score it plays, 100..1000. 0 means 1000."""
+    max_series_length: _builtins.int
+    """The longest series of matches (a challenge's series_length) it plays in a row: 0 and 1
+    mean single matches only (no rematches); at most 99.
+    """
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """The player counts it plays: 4 (partnerships) and/or 3 (cutthroat). Empty means 4 only."""
@@ -183,10 +188,11 @@ class RuleManifest(_message.Message):
         min_target_score: _builtins.int = ...,
         max_target_score: _builtins.int = ...,
         options: _abc.Iterable[Global___RuleOption.ValueType] | None = ...,
+        max_series_length: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_target_score", b"max_target_score", "min_target_score", b"min_target_score", "options", b"options", "players", b"players"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_series_length", b"max_series_length", "max_target_score", b"max_target_score", "min_target_score", b"min_target_score", "options", b"options", "players", b"players"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -27,49 +27,51 @@ from spades.v1 import cards_pb2 as spades_dot_v1_dot_cards__pb2
 from spades.v1 import rules_pb2 as spades_dot_v1_dot_rules__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19spades/v1/challenge.proto\x12\tspades.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15spades/v1/cards.proto\x1a\x15spades/v1/rules.proto\"?\n\nSeatHolder\x12\x1d\n\x04seat\x18\x01 \x01(\x0e\x32\x0f.spades.v1.Seat\x12\x12\n\naccount_id\x18\x02 \x01(\t\"T\n\x11\x43hallengeOpponent\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0b\n\x03\x62ot\x18\x03 \x01(\x08\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x04 \x01(\x08\"\xc1\x03\n\tChallenge\x12\x14\n\x0c\x63hallenge_id\x18\x01 \x01(\t\x12\x15\n\rchallenger_id\x18\x02 \x01(\t\x12\x17\n\x0f\x63hallenger_name\x18\x03 \x01(\t\x12/\n\topponents\x18\x04 \x03(\x0b\x32\x1c.spades.v1.ChallengeOpponent\x12!\n\x05rules\x18\x05 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\r\n\x05rated\x18\x06 \x01(\x08\x12&\n\x07seating\x18\x07 \x03(\x0b\x32\x15.spades.v1.SeatHolder\x12(\n\x05state\x18\x08 \x01(\x0e\x32\x19.spades.v1.ChallengeState\x12/\n\x0b\x63reate_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x65xpire_time\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08table_id\x18\x0b \x01(\t\x12\x13\n\x0b\x64\x65\x63lined_by\x18\x0c \x01(\t\x12\x30\n\x0e\x64\x65\x63line_reason\x18\r \x01(\x0e\x32\x18.spades.v1.DeclineReason\"\xb4\x01\n\x16\x43reateChallengeRequest\x12\x14\n\x0copponent_ids\x18\x01 \x03(\t\x12!\n\x05rules\x18\x02 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\r\n\x05rated\x18\x03 \x01(\x08\x12&\n\x07seating\x18\x04 \x03(\x0b\x32\x15.spades.v1.SeatHolder\x12\x16\n\x0e\x65xpiry_seconds\x18\x05 \x01(\r\x12\x12\n\nrequest_id\x18\x06 \x01(\t\"B\n\x17\x43reateChallengeResponse\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\"B\n\x16\x41\x63\x63\x65ptChallengeRequest\x12\x14\n\x0c\x63hallenge_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"B\n\x17\x41\x63\x63\x65ptChallengeResponse\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\"m\n\x17\x44\x65\x63lineChallengeRequest\x12\x14\n\x0c\x63hallenge_id\x18\x01 \x01(\t\x12(\n\x06reason\x18\x02 \x01(\x0e\x32\x18.spades.v1.DeclineReason\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"C\n\x18\x44\x65\x63lineChallengeResponse\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\"B\n\x16\x43\x61ncelChallengeRequest\x12\x14\n\x0c\x63hallenge_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"B\n\x17\x43\x61ncelChallengeResponse\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\"+\n\x13GetChallengeRequest\x12\x14\n\x0c\x63hallenge_id\x18\x01 \x01(\t\"?\n\x14GetChallengeResponse\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\"\x86\x01\n\x15ListChallengesRequest\x12\x30\n\tdirection\x18\x01 \x01(\x0e\x32\x1d.spades.v1.ChallengeDirection\x12\x14\n\x0cpending_only\x18\x02 \x01(\x08\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"[\n\x16ListChallengesResponse\x12(\n\nchallenges\x18\x01 \x03(\x0b\x32\x14.spades.v1.Challenge\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*\xc6\x01\n\x0e\x43hallengeState\x12\x1f\n\x1b\x43HALLENGE_STATE_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x43HALLENGE_STATE_PENDING\x10\x01\x12\x1c\n\x18\x43HALLENGE_STATE_ACCEPTED\x10\x02\x12\x1c\n\x18\x43HALLENGE_STATE_DECLINED\x10\x03\x12\x1d\n\x19\x43HALLENGE_STATE_CANCELLED\x10\x04\x12\x1b\n\x17\x43HALLENGE_STATE_EXPIRED\x10\x05*\xf5\x01\n\rDeclineReason\x12\x1e\n\x1a\x44\x45\x43LINE_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44\x45\x43LINE_REASON_LATER\x10\x01\x12\x18\n\x14\x44\x45\x43LINE_REASON_RULES\x10\x02\x12\x18\n\x14\x44\x45\x43LINE_REASON_RATED\x10\x03\x12\x1a\n\x16\x44\x45\x43LINE_REASON_UNRATED\x10\x04\x12!\n\x1d\x44\x45\x43LINE_REASON_TOO_MANY_GAMES\x10\x05\x12\x1b\n\x17\x44\x45\x43LINE_REASON_OPPONENT\x10\x06\x12\x1a\n\x16\x44\x45\x43LINE_REASON_SEATING\x10\x07*}\n\x12\x43hallengeDirection\x12#\n\x1f\x43HALLENGE_DIRECTION_UNSPECIFIED\x10\x00\x12 \n\x1c\x43HALLENGE_DIRECTION_INCOMING\x10\x01\x12 \n\x1c\x43HALLENGE_DIRECTION_OUTGOING\x10\x02\x32\xa5\x04\n\x10\x43hallengeService\x12X\n\x0f\x43reateChallenge\x12!.spades.v1.CreateChallengeRequest\x1a\".spades.v1.CreateChallengeResponse\x12X\n\x0f\x41\x63\x63\x65ptChallenge\x12!.spades.v1.AcceptChallengeRequest\x1a\".spades.v1.AcceptChallengeResponse\x12[\n\x10\x44\x65\x63lineChallenge\x12\".spades.v1.DeclineChallengeRequest\x1a#.spades.v1.DeclineChallengeResponse\x12X\n\x0f\x43\x61ncelChallenge\x12!.spades.v1.CancelChallengeRequest\x1a\".spades.v1.CancelChallengeResponse\x12O\n\x0cGetChallenge\x12\x1e.spades.v1.GetChallengeRequest\x1a\x1f.spades.v1.GetChallengeResponse\x12U\n\x0eListChallenges\x12 .spades.v1.ListChallengesRequest\x1a!.spades.v1.ListChallengesResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19spades/v1/challenge.proto\x12\tspades.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15spades/v1/cards.proto\x1a\x15spades/v1/rules.proto\"?\n\nSeatHolder\x12\x1d\n\x04seat\x18\x01 \x01(\x0e\x32\x0f.spades.v1.Seat\x12\x12\n\naccount_id\x18\x02 \x01(\t\"T\n\x11\x43hallengeOpponent\x12\x12\n\naccount_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0b\n\x03\x62ot\x18\x03 \x01(\x08\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x04 \x01(\x08\"\x95\x04\n\tChallenge\x12\x14\n\x0c\x63hallenge_id\x18\x01 \x01(\t\x12\x15\n\rchallenger_id\x18\x02 \x01(\t\x12\x17\n\x0f\x63hallenger_name\x18\x03 \x01(\t\x12/\n\topponents\x18\x04 \x03(\x0b\x32\x1c.spades.v1.ChallengeOpponent\x12!\n\x05rules\x18\x05 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\r\n\x05rated\x18\x06 \x01(\x08\x12&\n\x07seating\x18\x07 \x03(\x0b\x32\x15.spades.v1.SeatHolder\x12(\n\x05state\x18\x08 \x01(\x0e\x32\x19.spades.v1.ChallengeState\x12/\n\x0b\x63reate_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x65xpire_time\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08table_id\x18\x0b \x01(\t\x12\x13\n\x0b\x64\x65\x63lined_by\x18\x0c \x01(\t\x12\x30\n\x0e\x64\x65\x63line_reason\x18\r \x01(\x0e\x32\x18.spades.v1.DeclineReason\x12\x15\n\rseries_length\x18\x0e \x01(\r\x12&\n\x06series\x18\x0f \x03(\x0b\x32\x16.spades.v1.SeriesMatch\x12\x13\n\x0bseries_wins\x18\x10 \x03(\r\"E\n\x0bSeriesMatch\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0e\n\x06scores\x18\x02 \x03(\x05\x12\x14\n\x0cwinning_side\x18\x03 \x01(\r\"\xcb\x01\n\x16\x43reateChallengeRequest\x12\x14\n\x0copponent_ids\x18\x01 \x03(\t\x12!\n\x05rules\x18\x02 \x01(\x0b\x32\x12.spades.v1.RuleSet\x12\r\n\x05rated\x18\x03 \x01(\x08\x12&\n\x07seating\x18\x04 \x03(\x0b\x32\x15.spades.v1.SeatHolder\x12\x16\n\x0e\x65xpiry_seconds\x18\x05 \x01(\r\x12\x12\n\nrequest_id\x18\x06 \x01(\t\x12\x15\n\rseries_length\x18\x07 \x01(\r\"B\n\x17\x43reateChallengeResponse\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\"B\n\x16\x41\x63\x63\x65ptChallengeRequest\x12\x14\n\x0c\x63hallenge_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"B\n\x17\x41\x63\x63\x65ptChallengeResponse\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\"m\n\x17\x44\x65\x63lineChallengeRequest\x12\x14\n\x0c\x63hallenge_id\x18\x01 \x01(\t\x12(\n\x06reason\x18\x02 \x01(\x0e\x32\x18.spades.v1.DeclineReason\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"C\n\x18\x44\x65\x63lineChallengeResponse\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\"B\n\x16\x43\x61ncelChallengeRequest\x12\x14\n\x0c\x63hallenge_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"B\n\x17\x43\x61ncelChallengeResponse\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\"+\n\x13GetChallengeRequest\x12\x14\n\x0c\x63hallenge_id\x18\x01 \x01(\t\"?\n\x14GetChallengeResponse\x12\'\n\tchallenge\x18\x01 \x01(\x0b\x32\x14.spades.v1.Challenge\"\x86\x01\n\x15ListChallengesRequest\x12\x30\n\tdirection\x18\x01 \x01(\x0e\x32\x1d.spades.v1.ChallengeDirection\x12\x14\n\x0cpending_only\x18\x02 \x01(\x08\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"[\n\x16ListChallengesResponse\x12(\n\nchallenges\x18\x01 \x03(\x0b\x32\x14.spades.v1.Challenge\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*\xc6\x01\n\x0e\x43hallengeState\x12\x1f\n\x1b\x43HALLENGE_STATE_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x43HALLENGE_STATE_PENDING\x10\x01\x12\x1c\n\x18\x43HALLENGE_STATE_ACCEPTED\x10\x02\x12\x1c\n\x18\x43HALLENGE_STATE_DECLINED\x10\x03\x12\x1d\n\x19\x43HALLENGE_STATE_CANCELLED\x10\x04\x12\x1b\n\x17\x43HALLENGE_STATE_EXPIRED\x10\x05*\x90\x02\n\rDeclineReason\x12\x1e\n\x1a\x44\x45\x43LINE_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44\x45\x43LINE_REASON_LATER\x10\x01\x12\x18\n\x14\x44\x45\x43LINE_REASON_RULES\x10\x02\x12\x18\n\x14\x44\x45\x43LINE_REASON_RATED\x10\x03\x12\x1a\n\x16\x44\x45\x43LINE_REASON_UNRATED\x10\x04\x12!\n\x1d\x44\x45\x43LINE_REASON_TOO_MANY_GAMES\x10\x05\x12\x1b\n\x17\x44\x45\x43LINE_REASON_OPPONENT\x10\x06\x12\x1a\n\x16\x44\x45\x43LINE_REASON_SEATING\x10\x07\x12\x19\n\x15\x44\x45\x43LINE_REASON_SERIES\x10\x08*}\n\x12\x43hallengeDirection\x12#\n\x1f\x43HALLENGE_DIRECTION_UNSPECIFIED\x10\x00\x12 \n\x1c\x43HALLENGE_DIRECTION_INCOMING\x10\x01\x12 \n\x1c\x43HALLENGE_DIRECTION_OUTGOING\x10\x02\x32\xa5\x04\n\x10\x43hallengeService\x12X\n\x0f\x43reateChallenge\x12!.spades.v1.CreateChallengeRequest\x1a\".spades.v1.CreateChallengeResponse\x12X\n\x0f\x41\x63\x63\x65ptChallenge\x12!.spades.v1.AcceptChallengeRequest\x1a\".spades.v1.AcceptChallengeResponse\x12[\n\x10\x44\x65\x63lineChallenge\x12\".spades.v1.DeclineChallengeRequest\x1a#.spades.v1.DeclineChallengeResponse\x12X\n\x0f\x43\x61ncelChallenge\x12!.spades.v1.CancelChallengeRequest\x1a\".spades.v1.CancelChallengeResponse\x12O\n\x0cGetChallenge\x12\x1e.spades.v1.GetChallengeRequest\x1a\x1f.spades.v1.GetChallengeResponse\x12U\n\x0eListChallenges\x12 .spades.v1.ListChallengesRequest\x1a!.spades.v1.ListChallengesResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'spades.v1.challenge_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CHALLENGESTATE']._serialized_start=1766
-  _globals['_CHALLENGESTATE']._serialized_end=1964
-  _globals['_DECLINEREASON']._serialized_start=1967
-  _globals['_DECLINEREASON']._serialized_end=2212
-  _globals['_CHALLENGEDIRECTION']._serialized_start=2214
-  _globals['_CHALLENGEDIRECTION']._serialized_end=2339
+  _globals['_CHALLENGESTATE']._serialized_start=1944
+  _globals['_CHALLENGESTATE']._serialized_end=2142
+  _globals['_DECLINEREASON']._serialized_start=2145
+  _globals['_DECLINEREASON']._serialized_end=2417
+  _globals['_CHALLENGEDIRECTION']._serialized_start=2419
+  _globals['_CHALLENGEDIRECTION']._serialized_end=2544
   _globals['_SEATHOLDER']._serialized_start=119
   _globals['_SEATHOLDER']._serialized_end=182
   _globals['_CHALLENGEOPPONENT']._serialized_start=184
   _globals['_CHALLENGEOPPONENT']._serialized_end=268
   _globals['_CHALLENGE']._serialized_start=271
-  _globals['_CHALLENGE']._serialized_end=720
-  _globals['_CREATECHALLENGEREQUEST']._serialized_start=723
-  _globals['_CREATECHALLENGEREQUEST']._serialized_end=903
-  _globals['_CREATECHALLENGERESPONSE']._serialized_start=905
-  _globals['_CREATECHALLENGERESPONSE']._serialized_end=971
-  _globals['_ACCEPTCHALLENGEREQUEST']._serialized_start=973
-  _globals['_ACCEPTCHALLENGEREQUEST']._serialized_end=1039
-  _globals['_ACCEPTCHALLENGERESPONSE']._serialized_start=1041
-  _globals['_ACCEPTCHALLENGERESPONSE']._serialized_end=1107
-  _globals['_DECLINECHALLENGEREQUEST']._serialized_start=1109
-  _globals['_DECLINECHALLENGEREQUEST']._serialized_end=1218
-  _globals['_DECLINECHALLENGERESPONSE']._serialized_start=1220
-  _globals['_DECLINECHALLENGERESPONSE']._serialized_end=1287
-  _globals['_CANCELCHALLENGEREQUEST']._serialized_start=1289
-  _globals['_CANCELCHALLENGEREQUEST']._serialized_end=1355
-  _globals['_CANCELCHALLENGERESPONSE']._serialized_start=1357
-  _globals['_CANCELCHALLENGERESPONSE']._serialized_end=1423
-  _globals['_GETCHALLENGEREQUEST']._serialized_start=1425
-  _globals['_GETCHALLENGEREQUEST']._serialized_end=1468
-  _globals['_GETCHALLENGERESPONSE']._serialized_start=1470
-  _globals['_GETCHALLENGERESPONSE']._serialized_end=1533
-  _globals['_LISTCHALLENGESREQUEST']._serialized_start=1536
-  _globals['_LISTCHALLENGESREQUEST']._serialized_end=1670
-  _globals['_LISTCHALLENGESRESPONSE']._serialized_start=1672
-  _globals['_LISTCHALLENGESRESPONSE']._serialized_end=1763
-  _globals['_CHALLENGESERVICE']._serialized_start=2342
-  _globals['_CHALLENGESERVICE']._serialized_end=2891
+  _globals['_CHALLENGE']._serialized_end=804
+  _globals['_SERIESMATCH']._serialized_start=806
+  _globals['_SERIESMATCH']._serialized_end=875
+  _globals['_CREATECHALLENGEREQUEST']._serialized_start=878
+  _globals['_CREATECHALLENGEREQUEST']._serialized_end=1081
+  _globals['_CREATECHALLENGERESPONSE']._serialized_start=1083
+  _globals['_CREATECHALLENGERESPONSE']._serialized_end=1149
+  _globals['_ACCEPTCHALLENGEREQUEST']._serialized_start=1151
+  _globals['_ACCEPTCHALLENGEREQUEST']._serialized_end=1217
+  _globals['_ACCEPTCHALLENGERESPONSE']._serialized_start=1219
+  _globals['_ACCEPTCHALLENGERESPONSE']._serialized_end=1285
+  _globals['_DECLINECHALLENGEREQUEST']._serialized_start=1287
+  _globals['_DECLINECHALLENGEREQUEST']._serialized_end=1396
+  _globals['_DECLINECHALLENGERESPONSE']._serialized_start=1398
+  _globals['_DECLINECHALLENGERESPONSE']._serialized_end=1465
+  _globals['_CANCELCHALLENGEREQUEST']._serialized_start=1467
+  _globals['_CANCELCHALLENGEREQUEST']._serialized_end=1533
+  _globals['_CANCELCHALLENGERESPONSE']._serialized_start=1535
+  _globals['_CANCELCHALLENGERESPONSE']._serialized_end=1601
+  _globals['_GETCHALLENGEREQUEST']._serialized_start=1603
+  _globals['_GETCHALLENGEREQUEST']._serialized_end=1646
+  _globals['_GETCHALLENGERESPONSE']._serialized_start=1648
+  _globals['_GETCHALLENGERESPONSE']._serialized_end=1711
+  _globals['_LISTCHALLENGESREQUEST']._serialized_start=1714
+  _globals['_LISTCHALLENGESREQUEST']._serialized_end=1848
+  _globals['_LISTCHALLENGESRESPONSE']._serialized_start=1850
+  _globals['_LISTCHALLENGESRESPONSE']._serialized_end=1941
+  _globals['_CHALLENGESERVICE']._serialized_start=2547
+  _globals['_CHALLENGESERVICE']._serialized_end=3096
 # @@protoc_insertion_point(module_scope)

@@ -78,6 +78,8 @@ class _DeclineReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Decline
     """Not against these opponents."""
     DECLINE_REASON_SEATING: _DeclineReason.ValueType  # 7
     """Not in this seating."""
+    DECLINE_REASON_SERIES: _DeclineReason.ValueType  # 8
+    """Not a series this long (more matches than it plays in a row)."""
 
 class DeclineReason(_DeclineReason, metaclass=_DeclineReasonEnumTypeWrapper):
     """Why a challenge was declined (as lichess-bot's decline reasons)."""
@@ -98,6 +100,8 @@ DECLINE_REASON_OPPONENT: DeclineReason.ValueType  # 6
 """Not against these opponents."""
 DECLINE_REASON_SEATING: DeclineReason.ValueType  # 7
 """Not in this seating."""
+DECLINE_REASON_SERIES: DeclineReason.ValueType  # 8
+"""Not a series this long (more matches than it plays in a row)."""
 Global___DeclineReason: _TypeAlias = DeclineReason  # noqa: Y015
 
 class _ChallengeDirection:
@@ -203,6 +207,9 @@ class Challenge(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     DECLINED_BY_FIELD_NUMBER: _builtins.int
     DECLINE_REASON_FIELD_NUMBER: _builtins.int
+    SERIES_LENGTH_FIELD_NUMBER: _builtins.int
+    SERIES_FIELD_NUMBER: _builtins.int
+    SERIES_WINS_FIELD_NUMBER: _builtins.int
     challenge_id: _builtins.str
     """Its id (lowercase hex)."""
     challenger_id: _builtins.str
@@ -219,6 +226,8 @@ class Challenge(_message.Message):
     """DECLINED: who declined, and why."""
     decline_reason: Global___DeclineReason.ValueType
     """DECLINED: the reason given."""
+    series_length: _builtins.int
+    """The matches the parties play, one after the other (0 and 1: one match)."""
     @_builtins.property
     def opponents(self) -> _containers.RepeatedCompositeFieldContainer[Global___ChallengeOpponent]:
         """The challenged accounts, in the order they were named."""
@@ -239,6 +248,18 @@ class Challenge(_message.Message):
     def expire_time(self) -> _timestamp_pb2.Timestamp:
         """When it expires unless every opponent accepted."""
 
+    @_builtins.property
+    def series(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeriesMatch]:
+        """ACCEPTED: each match of the series that has ended, in order (`table_id` is the match in
+        play, or the last one once the series is over).
+        """
+
+    @_builtins.property
+    def series_wins(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """ACCEPTED: the matches each side has won so far, in the order of the rules' sides
+        (North-South then East-West; in cutthroat one per seat).
+        """
+
     def __init__(
         self,
         *,
@@ -255,14 +276,49 @@ class Challenge(_message.Message):
         table_id: _builtins.str = ...,
         declined_by: _builtins.str = ...,
         decline_reason: Global___DeclineReason.ValueType = ...,
+        series_length: _builtins.int = ...,
+        series: _abc.Iterable[Global___SeriesMatch] | None = ...,
+        series_wins: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time", "rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenge_id", b"challenge_id", "challenger_id", b"challenger_id", "challenger_name", b"challenger_name", "create_time", b"create_time", "decline_reason", b"decline_reason", "declined_by", b"declined_by", "expire_time", b"expire_time", "opponents", b"opponents", "rated", b"rated", "rules", b"rules", "seating", b"seating", "state", b"state", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["challenge_id", b"challenge_id", "challenger_id", b"challenger_id", "challenger_name", b"challenger_name", "create_time", b"create_time", "decline_reason", b"decline_reason", "declined_by", b"declined_by", "expire_time", b"expire_time", "opponents", b"opponents", "rated", b"rated", "rules", b"rules", "seating", b"seating", "series", b"series", "series_length", b"series_length", "series_wins", b"series_wins", "state", b"state", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Challenge: _TypeAlias = Challenge  # noqa: Y015
+
+@_typing.final
+class SeriesMatch(_message.Message):
+    """One finished match of a challenge's series."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SCORES_FIELD_NUMBER: _builtins.int
+    WINNING_SIDE_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The match's table (its record: RecordService.GetRecord)."""
+    winning_side: _builtins.int
+    """The side that won, 1-based in that order; 0 when no side won (a closed table)."""
+    @_builtins.property
+    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Each side's final score, in the order of the rules' sides."""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        scores: _abc.Iterable[_builtins.int] | None = ...,
+        winning_side: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["scores", b"scores", "table_id", b"table_id", "winning_side", b"winning_side"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeriesMatch: _TypeAlias = SeriesMatch  # noqa: Y015
 
 @_typing.final
 class CreateChallengeRequest(_message.Message):
@@ -276,6 +332,7 @@ class CreateChallengeRequest(_message.Message):
     SEATING_FIELD_NUMBER: _builtins.int
     EXPIRY_SECONDS_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    SERIES_LENGTH_FIELD_NUMBER: _builtins.int
     rated: _builtins.bool
     """True for a rated table (the rules must belong to a rating pool)."""
     expiry_seconds: _builtins.int
@@ -285,6 +342,10 @@ class CreateChallengeRequest(_message.Message):
     most 64 characters), fresh for each call and the same on each retry of it. A retry with the
     same id from the same challenger returns the first call's challenge (and makes no second one),
     through any replica. Empty: the call is not idempotent.
+    """
+    series_length: _builtins.int
+    """A series: this many matches, the next one opened when one ends (0 and 1: one match; at
+    most 99). Every bot party's manifest must declare a max_series_length at least this long.
     """
     @_builtins.property
     def opponent_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -311,10 +372,11 @@ class CreateChallengeRequest(_message.Message):
         seating: _abc.Iterable[Global___SeatHolder] | None = ...,
         expiry_seconds: _builtins.int = ...,
         request_id: _builtins.str = ...,
+        series_length: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["expiry_seconds", b"expiry_seconds", "opponent_ids", b"opponent_ids", "rated", b"rated", "request_id", b"request_id", "rules", b"rules", "seating", b"seating"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expiry_seconds", b"expiry_seconds", "opponent_ids", b"opponent_ids", "rated", b"rated", "request_id", b"request_id", "rules", b"rules", "seating", b"seating", "series_length", b"series_length"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

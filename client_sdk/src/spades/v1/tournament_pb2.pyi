@@ -109,7 +109,7 @@ class TournamentSettings(_message.Message):
     @_builtins.property
     def rules(self) -> _rules_pb2.RuleSet:
         """The rules of every table (four players). Its `clock` is the turn clock of every table; its
-        `max_hands` is set to `boards` (a table plays at most the round's boards).
+        `max_hands` is set to `boards` (a table plays at most the pairing's boards).
         """
 
     @_builtins.property
@@ -222,7 +222,7 @@ class StandingsLine(_message.Message):
     """Its name."""
     match_points: _builtins.float
     """Match points: 1 for a match won (more duplicate points than the opponent over the
-    round's boards), 0.5 for a tie.
+    pairing's boards), 0.5 for a tie.
     """
     won: _builtins.int
     """Matches won, tied and lost."""
@@ -554,7 +554,8 @@ class TournamentCreated(_message.Message):
     """SHA-256 of the seed every deal is derived from."""
     shuffle_version: _builtins.str
     """The shuffle of the boards ("spades-shuffle-v1") and of the derivation
-    ("spades-tournament-v1", docs/tournaments.md).
+    ("spades-tournament-v2"; "spades-tournament-v1" before each pairing had its own boards;
+    docs/tournaments.md).
     """
     @_builtins.property
     def settings(self) -> Global___TournamentSettings:

@@ -30,8 +30,8 @@ class TournamentServiceStub:
 
     An organiser creates a tournament; accounts enter it (their key as `authorization: Bearer`)
     and withdraw before it starts. It starts once `start_when_entrants` accounts have entered,
-    or at `start_time`. Every round each pairing of two entrants plays the same deal set (the
-    round's boards) at two tables the server opens, with the partnerships swapped: the home
+    or at `start_time`. Every round each pairing of two entrants plays one deal set (the
+    pairing's boards, its own) at two tables the server opens, with the partnerships swapped: the home
     entrant holds North-South at the first table and East-West at the second. An entrant is one
     account playing both seats of its side. The table of a pairing reaches each entrant on its
     account stream (AccountService.Connect) as a TableAssigned with the seats it holds.
@@ -91,8 +91,8 @@ class TournamentServiceServicer:
 
     An organiser creates a tournament; accounts enter it (their key as `authorization: Bearer`)
     and withdraw before it starts. It starts once `start_when_entrants` accounts have entered,
-    or at `start_time`. Every round each pairing of two entrants plays the same deal set (the
-    round's boards) at two tables the server opens, with the partnerships swapped: the home
+    or at `start_time`. Every round each pairing of two entrants plays one deal set (the
+    pairing's boards, its own) at two tables the server opens, with the partnerships swapped: the home
     entrant holds North-South at the first table and East-West at the second. An entrant is one
     account playing both seats of its side. The table of a pairing reaches each entrant on its
     account stream (AccountService.Connect) as a TableAssigned with the seats it holds.
@@ -207,8 +207,8 @@ class TournamentService:
 
     An organiser creates a tournament; accounts enter it (their key as `authorization: Bearer`)
     and withdraw before it starts. It starts once `start_when_entrants` accounts have entered,
-    or at `start_time`. Every round each pairing of two entrants plays the same deal set (the
-    round's boards) at two tables the server opens, with the partnerships swapped: the home
+    or at `start_time`. Every round each pairing of two entrants plays one deal set (the
+    pairing's boards, its own) at two tables the server opens, with the partnerships swapped: the home
     entrant holds North-South at the first table and East-West at the second. An entrant is one
     account playing both seats of its side. The table of a pairing reaches each entrant on its
     account stream (AccountService.Connect) as a TableAssigned with the seats it holds.

@@ -30,6 +30,7 @@ from spades_server.domain import accounts, errors, tokens
 from spades_server.domain.accounts import Account
 from spades_server.domain.checks import check_request_id
 from spades_server.eventlog.base import LogClosed
+from spades_server.processes.presence import Presence
 from spades_server.store import account_store, codecs
 from spades_server.store.account_store import AccountStore
 
@@ -48,6 +49,7 @@ class AccountServicer(PeopleCalls, account_pb2_grpc.AccountServiceServicer):
         registration: str,
         shutdown: asyncio.Event | None = None,
         limits: Limits | None = None,
+        presence: Presence | None = None,
     ) -> None:
         self._store = store
         self._limits = limits or Limits()
@@ -57,6 +59,8 @@ class AccountServicer(PeopleCalls, account_pb2_grpc.AccountServiceServicer):
         self._shutdown = shutdown or asyncio.Event()
         #: Each account's open Connect stream: set when a newer one replaces it.
         self._streams: dict[str, asyncio.Event] = {}
+        #: Where a bot's open stream is recorded (PresenceService.ListOnlineBots).
+        self._presence = presence
 
     def _check_registration(self, context: Context) -> None:
         """REGISTRATION_CLOSED unless anyone may register, or the caller is the operator."""
@@ -172,7 +176,10 @@ class AccountServicer(PeopleCalls, account_pb2_grpc.AccountServiceServicer):
         stop = asyncio.ensure_future(superseded.wait())
         shutdown = asyncio.ensure_future(self._shutdown.wait())
         next_row: asyncio.Future[Any] | None = None
+        online = self._presence is not None and account.bot
         try:
+            if online:
+                await self._presence.opened(account_id)  # type: ignore[union-attr]
             while True:
                 next_row = asyncio.ensure_future(anext(rows))
                 await asyncio.wait({next_row, stop, shutdown}, return_when=asyncio.FIRST_COMPLETED)
@@ -217,6 +224,9 @@ class AccountServicer(PeopleCalls, account_pb2_grpc.AccountServiceServicer):
                 await rows.aclose()
             if self._streams.get(account_id) is superseded:
                 del self._streams[account_id]
+            if online:
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await self._presence.closed(account_id)  # type: ignore[union-attr]
 
     async def _target(
         self, account_id: str, context: Context, retried_rotation: bytes = b""

@@ -7,7 +7,6 @@ here (the account's Bearer key), what is appended is decided in
 from __future__ import annotations
 
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -107,7 +106,8 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
             rated=request.rated,
             seating=list(request.seating),
             expiry_seconds=request.expiry_seconds,
-            now=time.time(),
+            now=self._challenges.clock.now(),
+            series_length=request.series_length,
         )
         if not await self._store.create(made, request_digest):
             earlier = await self._created_before(challenge_id, request_digest, challenger)
@@ -125,7 +125,9 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
             opponents=opponent_ids,
             rated=request.rated,
         )
-        return challenge_pb2.CreateChallengeResponse(challenge=challenge.view(time.time()))
+        return challenge_pb2.CreateChallengeResponse(
+            challenge=challenge.view(self._challenges.clock.now())
+        )
 
     async def _created_before(
         self, challenge_id: str, request_digest: bytes, challenger: Account
@@ -145,7 +147,7 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
         ):
             raise accounts.request_id_reused()
         await self._challenges.announce(challenge)  # a crash may have come before it
-        return challenge.view(time.time())
+        return challenge.view(self._challenges.clock.now())
 
     async def _answer(
         self,
@@ -161,7 +163,7 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
 
         def decision(challenge: ChallengeState) -> log_pb2.ChallengeLogEntry | None:
             appended.clear()
-            entry = decide(challenge, time.time(), request_digest)
+            entry = decide(challenge, self._challenges.clock.now(), request_digest)
             if entry is not None:
                 appended.append(entry)
             return entry
@@ -173,7 +175,7 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
             earlier = challenge.answers[request_digest]
             if challenge.message.state == earlier.state:
                 await self._challenges.answered(challenge, earlier.entry)
-        return challenge.view(time.time())
+        return challenge.view(self._challenges.clock.now())
 
     async def AcceptChallenge(
         self, request: challenge_pb2.AcceptChallengeRequest, context: Context
@@ -226,7 +228,9 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
         self, request: challenge_pb2.GetChallengeRequest, context: Context
     ) -> challenge_pb2.GetChallengeResponse:
         challenge = await self._challenges.settle(request.challenge_id)
-        return challenge_pb2.GetChallengeResponse(challenge=challenge.view(time.time()))
+        return challenge_pb2.GetChallengeResponse(
+            challenge=challenge.view(self._challenges.clock.now())
+        )
 
     async def ListChallenges(
         self, request: challenge_pb2.ListChallengesRequest, context: Context
@@ -242,7 +246,7 @@ class ChallengeServicer(challenge_pb2_grpc.ChallengeServiceServicer):
             challenge_pb2.CHALLENGE_DIRECTION_OUTGOING: (True,),
         }[request.direction]
         ids = [cid for cid, outgoing in reversed(account.challenges) if outgoing in wanted]
-        now = time.time()
+        now = self._challenges.clock.now()
         if request.pending_only:
             shown = []
             for challenge_id in ids:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -55,6 +54,7 @@ from spades_server.domain.decisions import (
     decide_new_table,
 )
 from spades_server.domain.tables import Table
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.processes.house import HousePool
 from spades_server.processes.projection import LobbyProjection, created_before, open_table
 from spades_server.store import stream_kinds as streams
@@ -90,8 +90,10 @@ class LobbyServicer(GamesCalls, lobby_pb2_grpc.LobbyServiceServicer):
         house_bots: HousePool | None = None,
         accounts: AccountStore | None = None,
         pools: PoolStore | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._store = store
+        self._clock = clock
         self._accounts = accounts
         self._pools = pools
         self._projection = projection
@@ -397,7 +399,7 @@ class LobbyServicer(GamesCalls, lobby_pb2_grpc.LobbyServiceServicer):
         if self._pools is None or pool_name is None:
             return waiting
         pool = await self._pools.load(pool_name)
-        now = time.time()
+        now = self._clock.now()
         tables = {}
         candidates = []
         for summary in waiting:

@@ -12,7 +12,6 @@ the session's id, never a password, a token or a key.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import grpc
@@ -51,7 +50,7 @@ class PeopleCalls:
         token = sessions.new_session_token(account.account_id)
         lifetime = self._limits.settings.session_days * SECONDS_A_DAY
         address = caller_address(context)
-        decided = sessions.decide_sign_in(token, time.time(), lifetime, address)
+        decided = sessions.decide_sign_in(token, self._store.clock.now(), lifetime, address)
         account = await self._store.execute(account.account_id, lambda _latest: decided)
         session_id = sessions.session_of_token(token)[1]  # type: ignore[index]
         log.info("signed in", account_id=account.account_id, session_id=session_id)
@@ -104,7 +103,7 @@ class PeopleCalls:
         self, request: account_pb2.ListSessionsRequest, context: Context
     ) -> account_pb2.ListSessionsResponse:
         account, current, _ = await self._target(request.account_id, context)
-        live = sessions.live_sessions(account, time.time())
+        live = sessions.live_sessions(account, self._store.clock.now())
         uses = await self._store.session_uses(account.account_id)
         listed = []
         for session in live:

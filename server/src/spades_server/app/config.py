@@ -50,6 +50,10 @@ ENVIRONMENT = {
     "tournaments": "SPADES_TOURNAMENTS",
     "tournament_poll": "SPADES_TOURNAMENT_POLL",
     "table_cache_size": "SPADES_TABLE_CACHE_SIZE",
+    "analysis_workers": "SPADES_ANALYSIS_WORKERS",
+    "analysis_queue": "SPADES_ANALYSIS_QUEUE",
+    "analysis_worlds": "SPADES_ANALYSIS_WORLDS",
+    "analysis_max_worlds": "SPADES_ANALYSIS_MAX_WORLDS",
 }
 
 
@@ -236,6 +240,27 @@ def parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
         " the others are loaded from the log when needed",
         type=int,
     )
+    option(
+        "--analysis-workers",
+        "worker processes that analyse finished tables (AnalysisService)",
+        type=int,
+    )
+    option(
+        "--analysis-queue",
+        "analyses admitted at once, running or waiting for a worker; one more is refused "
+        "(RESOURCE_EXHAUSTED)",
+        type=int,
+    )
+    option(
+        "--analysis-worlds",
+        "worlds sampled per decision when an analysis request names none (0: double dummy only)",
+        type=int,
+    )
+    option(
+        "--analysis-max-worlds",
+        "the most worlds per decision an analysis request may ask for",
+        type=int,
+    )
     return parse
 
 
@@ -280,10 +305,22 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         "disconnect_grace",
         "unclaimed_seat_timeout",
         "table_cache_size",
+        "analysis_worlds",
+        "analysis_max_worlds",
     ):
         if getattr(args, dest) < 0:
             flag = "--" + dest.replace("_", "-")
             refuse(parse, f"{flag}/{ENVIRONMENT[dest]} must not be negative (0 turns it off)")
+    for dest in ("analysis_workers", "analysis_queue"):
+        if getattr(args, dest) < 1:
+            flag = "--" + dest.replace("_", "-")
+            refuse(parse, f"{flag}/{ENVIRONMENT[dest]} must be at least 1")
+    if args.analysis_worlds > args.analysis_max_worlds:
+        refuse(
+            parse,
+            "--analysis-worlds/SPADES_ANALYSIS_WORLDS must not be above "
+            "--analysis-max-worlds/SPADES_ANALYSIS_MAX_WORLDS",
+        )
     if not args.session_days > 0:
         refuse(parse, "--session-days/SPADES_SESSION_DAYS must be more than 0")
     refusal = tokens.operator_token_refusal(args.operator_token)
@@ -332,6 +369,10 @@ def from_args(argv: list[str] | None = None, environ: Mapping[str, str] | None =
         tournaments=args.tournaments,
         tournament_poll=float(args.tournament_poll),
         table_cache_size=int(args.table_cache_size),
+        analysis_workers=int(args.analysis_workers),
+        analysis_queue=int(args.analysis_queue),
+        analysis_worlds=int(args.analysis_worlds),
+        analysis_max_worlds=int(args.analysis_max_worlds),
     )
 
 

@@ -23,20 +23,24 @@ from grpc_reflection.v1alpha import reflection
 from spades.v1 import (
     account_pb2,
     admin_pb2,
+    analysis_pb2,
     challenge_pb2,
     lobby_pb2,
     play_pb2,
+    presence_pb2,
     rating_pb2,
     tournament_pb2,
 )
 from spades_server.api import limits
 from spades_server.api.account_service import AccountServicer
 from spades_server.api.admin import AdminServicer
+from spades_server.api.analysis_service import AnalysisServicer
 from spades_server.api.auth import OperatorGate
 from spades_server.api.challenge_service import ChallengeServicer
 from spades_server.api.interceptors import RequestErrors
 from spades_server.api.lobby import LobbyServicer
 from spades_server.api.play import PlayServicer, Shutdown
+from spades_server.api.presence_service import PresenceServicer
 from spades_server.api.rating_service import RatingServicer
 from spades_server.api.registration import register
 from spades_server.api.tournament_service import TournamentServicer
@@ -53,13 +57,16 @@ from spades_server.eventlog import (
     log_from_url,
     log_url,
 )
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.ops.log_health import LogHealth
 from spades_server.ops.settings import Settings
 from spades_server.processes import house_accounts
 from spades_server.processes.absent import AbsentPlayers
+from spades_server.processes.analysis_workers import AnalysisWorkers
 from spades_server.processes.challenge_flow import Challenges, ChallengeSweeper
 from spades_server.processes.clock import TurnClock
 from spades_server.processes.house import HousePool, own_address
+from spades_server.processes.presence import Presence
 from spades_server.processes.projection import LobbyProjection
 from spades_server.processes.rating_keeper import RatingKeeper
 from spades_server.processes.tournament_driver import TournamentDriver
@@ -88,8 +95,21 @@ ACCOUNT = account_pb2.DESCRIPTOR.services_by_name["AccountService"]
 RATING = rating_pb2.DESCRIPTOR.services_by_name["RatingService"]
 CHALLENGE = challenge_pb2.DESCRIPTOR.services_by_name["ChallengeService"]
 TOURNAMENT = tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"]
+ANALYSIS = analysis_pb2.DESCRIPTOR.services_by_name["AnalysisService"]
+PRESENCE = presence_pb2.DESCRIPTOR.services_by_name["PresenceService"]
 SERVICE_NAMES = tuple(
-    service.full_name for service in (LOBBY, PLAY, ADMIN, ACCOUNT, RATING, CHALLENGE, TOURNAMENT)
+    service.full_name
+    for service in (
+        LOBBY,
+        PLAY,
+        ADMIN,
+        ACCOUNT,
+        RATING,
+        CHALLENGE,
+        TOURNAMENT,
+        ANALYSIS,
+        PRESENCE,
+    )
 )
 
 
@@ -187,26 +207,43 @@ def open_event_log(settings: Settings) -> EventLog:
 class SpadesServer:
     """One running server: start it, then stop it (gracefully) when done."""
 
-    def __init__(self, settings: Settings, event_log: EventLog | None = None) -> None:
+    def __init__(
+        self, settings: Settings, event_log: EventLog | None = None, clock: Clock | None = None
+    ) -> None:
         self.settings = settings
         self.log = event_log or open_event_log(settings)
+        #: The one clock every deadline, sweep, expiry and rate is read from (ops.clocks): the
+        #: machine's, unless a test gives one it advances by hand; a given clock also dates
+        #: the log's events, which the turn clock's and the sweepers' deadlines follow from.
+        self.time = SYSTEM_CLOCK if clock is None else clock
+        if clock is not None:
+            self.log.recorded_time = clock.now
         self.store = TableStore(self.log, settings.table_cache_size)
         self.projection = LobbyProjection(self.log)
         self.projection.folded = self.store.folded_entry
-        self.accounts = AccountStore(self.log, session_use_interval=settings.session_use_interval)
+        self.accounts = AccountStore(
+            self.log, self.time, session_use_interval=settings.session_use_interval
+        )
         self.pools = PoolStore(self.log)
         self.ratings = RatingKeeper(self.pools, self._announce_rating)
         self.store.listeners.append(self.ratings.table_changed)
-        self.clock = TurnClock(self.store)
+        self.clock = TurnClock(self.store, self.time)
         self.challenges = Challenges(
-            ChallengeStore(self.log), self.accounts, self.store, self.projection
+            ChallengeStore(self.log), self.accounts, self.store, self.projection, self.time
         )
         self.challenge_sweeper = ChallengeSweeper(self.challenges)
+        self.store.listeners.append(self.challenges.table_changed)
+        #: The bots whose account stream is open here, kept in the log for every replica.
+        self.presence = Presence(self.log)
         # Every challenge made while it runs (here or on another replica) is known to the sweeper.
         self.projection.stream_listeners.append(self.challenges.store.observe)
         self.tournaments = TournamentStore(self.log)
         self.tournament_driver = TournamentDriver(
-            self.tournaments, self.store, self.accounts, poll=settings.tournament_poll
+            self.tournaments,
+            self.store,
+            self.accounts,
+            poll=settings.tournament_poll,
+            clock=self.time,
         )
         self.store.listeners.append(self.tournament_driver.table_changed)
         if not self.log.sole_writer:
@@ -221,18 +258,25 @@ class SpadesServer:
             capacity=settings.house_bots,
             fill_after=settings.quick_match_fill_after,
             rated_fill_after=settings.rated_fill_after,
+            clock=self.time,
         )
         self.absent = AbsentPlayers(
             self.store,
             self.house_bots,
             after_timeouts=settings.substitute_after_timeouts,
             grace=settings.disconnect_grace,
+            clock=self.time,
         )
-        self.unclaimed = UnclaimedSeats(self.store, timeout=settings.unclaimed_seat_timeout)
+        self.unclaimed = UnclaimedSeats(
+            self.store, timeout=settings.unclaimed_seat_timeout, clock=self.time
+        )
+        self.analyses = AnalysisWorkers(
+            self.log, workers=settings.analysis_workers, queue=settings.analysis_queue
+        )
         # The asyncio servicer: the plain one's handlers are sync and fail on a grpc.aio server.
         self.health = health_aio.HealthServicer()
         self.log_health = LogHealth(self.log, self.health, SERVICE_NAMES)
-        self.limits = limits.Limits(settings)
+        self.limits = limits.Limits(settings, self.time.monotonic)
         self.server = grpc.aio.server(
             interceptors=[RequestErrors(settings.stream_write_timeout), limits.Guard(self.limits)],
             # No SO_REUSEPORT: a second server on a busy port must fail, not share the port.
@@ -300,7 +344,13 @@ class SpadesServer:
             for match in (await self.pools.load(name)).matches[-RECENT_MATCHES_TOLD:]:
                 await self._announce_rating(match)
         lobby = LobbyServicer(
-            self.store, self.projection, self.limits, self.house_bots, self.accounts, self.pools
+            self.store,
+            self.projection,
+            self.limits,
+            self.house_bots,
+            self.accounts,
+            self.pools,
+            self.time,
         )
         register(lobby, LOBBY, self.server)
         if self.house_bots.capacity > 0 and self.settings.rated_fill_after > 0:
@@ -334,10 +384,12 @@ class SpadesServer:
                 self.settings.registration,
                 self.shutdown.event,
                 self.limits,
+                self.presence,
             ),
             ACCOUNT,
             self.server,
         )
+        register(PresenceServicer(self.presence, self.accounts, self.pools), PRESENCE, self.server)
         register(
             RatingServicer(self.pools, self.accounts, self.settings.leaderboards),
             RATING,
@@ -355,6 +407,16 @@ class SpadesServer:
                 self.shutdown.event,
             ),
             TOURNAMENT,
+            self.server,
+        )
+        register(
+            AnalysisServicer(
+                self.store,
+                self.analyses,
+                default_worlds=self.settings.analysis_worlds,
+                max_worlds=self.settings.analysis_max_worlds,
+            ),
+            ANALYSIS,
             self.server,
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
@@ -384,6 +446,7 @@ class SpadesServer:
             await self.absent.start()
         await self.unclaimed.start(self.projection.waiting_table_ids())
         await self.challenge_sweeper.start()
+        await self.presence.start()
         # Every tournament that is not over goes on from its stream (after a kill too).
         await self.tournament_driver.start()
         host = self.settings.listen.rpartition(":")[0]
@@ -426,10 +489,12 @@ class SpadesServer:
         await self.challenge_sweeper.stop()
         await self.house_bots.stop()
         self.shutdown.event.set()
+        await self.presence.stop()
         self.store.wake_all()
         if self.web is not None:
             await self.web.stop()
         await self.server.stop(self.settings.shutdown_grace)
+        await self.analyses.stop()
         if self._web_socket_dir is not None:
             shutil.rmtree(self._web_socket_dir, ignore_errors=True)
         await self.clock.stop()

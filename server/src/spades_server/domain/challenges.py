@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from spades import protocol
 from spades.engine import Rules
+from spades.manifest import MAX_SERIES_LENGTH, longest_series
 from spades.reasons import Reason
 from spades.v1 import (
     cards_pb2,
@@ -76,13 +77,14 @@ def challenge_id_for(request_id: str, challenger_id: str) -> str:
     return hmac.new(request_id.encode(), message, hashlib.sha256).hexdigest()[:20]
 
 
-def table_request_id(challenge_id: str) -> str:
-    """The request id the challenge's table and seats are derived from."""
-    return f"challenge-{challenge_id}"
+def table_request_id(challenge_id: str, match: int = 0) -> str:
+    """The request id the challenge's table (of its series' ``match``, from 0) and seats are
+    derived from."""
+    return f"challenge-{challenge_id}" + (f"-{match + 1}" if match else "")
 
 
-def table_id_for(challenge_id: str) -> str:
-    return tokens.request_table_id(table_request_id(challenge_id), "challenge")
+def table_id_for(challenge_id: str, match: int = 0) -> str:
+    return tokens.request_table_id(table_request_id(challenge_id, match), "challenge")
 
 
 # ---------------------------------------------------------------------------------- aggregate
@@ -137,6 +139,13 @@ class ChallengeState:
                 message.state = CANCELLED
             case "expired":
                 message.state = EXPIRED
+            case "match_ended":
+                ended = entry.match_ended
+                message.series.append(ended.match)
+                if ended.match.winning_side:
+                    message.series_wins[ended.match.winning_side - 1] += 1
+                if ended.next_table_id:
+                    message.table_id = ended.next_table_id
         kind = entry.WhichOneof("kind")
         if entry.request_id_sha256 and kind in ANSWER_KINDS:
             by = message.challenger_id if kind == "cancelled" else getattr(entry, kind).account_id
@@ -162,6 +171,21 @@ class ChallengeState:
     def parties(self) -> list[str]:
         """The challenger and the opponents, in that order."""
         return [self.message.challenger_id, *(o.account_id for o in self.message.opponents)]
+
+    @property
+    def series_length(self) -> int:
+        return max(1, self.message.series_length)
+
+    @property
+    def series_in_play(self) -> bool:
+        """Whether it is an accepted series (of more than one match) with matches to play."""
+        made = self.message
+        return made.state == ACCEPTED and 1 < self.series_length > len(made.series)
+
+    def seated_parties(self) -> list[str]:
+        """The parties that hold a seat (all but a person who arranged a match of bots)."""
+        held = {holder.account_id for holder in self.message.seating}
+        return [party for party in self.parties() if party in held]
 
     def seats_of(self, account_id: str) -> list[cards_pb2.Seat.ValueType]:
         return sorted(h.seat for h in self.message.seating if h.account_id == account_id)
@@ -199,10 +223,16 @@ def default_seating(parties: list[str], players: int) -> list[challenge_pb2.Seat
 
 
 def check_seating(
-    seating: list[challenge_pb2.SeatHolder], parties: list[str], rules: Rules, rated: bool
+    seating: list[challenge_pb2.SeatHolder],
+    parties: list[str],
+    rules: Rules,
+    rated: bool,
+    arranger: bool = False,
 ) -> list[challenge_pb2.SeatHolder]:
-    """The proposed seating in seat order, or INVALID_ARGUMENT (CHALLENGE_SEATING_INVALID);
-    at a rated table each account holds seats of one side only (ACCOUNT_ON_BOTH_SIDES)."""
+    """The proposed seating in seat order, or INVALID_ARGUMENT (CHALLENGE_SEATING_INVALID):
+    every party holds a seat, but the challenger (the first) need not when ``arranger`` (a
+    person challenging bots only); at a rated table each account holds seats of one side only
+    (ACCOUNT_ON_BOTH_SIDES)."""
     if not seating:
         seating = default_seating(parties, rules.players)
     by_seat: dict[int, str] = {}
@@ -238,7 +268,12 @@ def check_seating(
             f"the seating must hold all {rules.players} seats",
             field="seating",
         )
-    idle = [party for party in parties if party not in by_seat.values()]
+    # A person who challenges bots may arrange their match without a seat (the first party).
+    idle = [
+        party
+        for index, party in enumerate(parties)
+        if party not in by_seat.values() and not (index == 0 and arranger)
+    ]
     if idle:
         raise errors.refuse(
             Reason.CHALLENGE_SEATING_INVALID,
@@ -280,10 +315,12 @@ def check_opponent_ids(opponent_ids: list[str], challenger: Account, players: in
                 "name each opponent once",
                 field=f"opponent_ids[{index}]",
             )
-    if len(opponent_ids) >= players:
+    # A person may arrange a match of bots only, holding no seat: one opponent per seat.
+    most = players if not challenger.bot else players - 1
+    if len(opponent_ids) > most:
         raise errors.refuse(
             Reason.CHALLENGE_OPPONENTS_INVALID,
-            f"a table of {players} seats has room for at most {players - 1} opponents",
+            f"a table of {players} seats has room for at most {most} opponents",
             field="opponent_ids",
         )
     return list(opponent_ids)
@@ -299,9 +336,16 @@ def decide_creation(
     seating: list[challenge_pb2.SeatHolder],
     expiry_seconds: int,
     now: float,
+    series_length: int = 0,
 ) -> challenge_pb2.Challenge:
     """The challenge to record, or the refusal (each check changes nothing)."""
     rules = rules_of(rules_message)
+    if series_length > MAX_SERIES_LENGTH:
+        raise errors.refuse(
+            Reason.SERIES_LENGTH_OUT_OF_RANGE,
+            f"series_length is at most {MAX_SERIES_LENGTH}",
+            field="series_length",
+        )
     if expiry_seconds > MAX_EXPIRY_SECONDS:
         raise errors.refuse(
             Reason.CHALLENGE_EXPIRY_OUT_OF_RANGE,
@@ -322,8 +366,10 @@ def decide_creation(
             )
     for party in (challenger, *opponents):
         accounts.check_declared(party, rules)
+        check_series(party, series_length)
     parties = [challenger.account_id, *(o.account_id for o in opponents)]
-    seats = check_seating(seating, parties, rules, rated)
+    arranger = not challenger.bot and all(opponent.bot for opponent in opponents)
+    seats = check_seating(seating, parties, rules, rated, arranger)
     expiry = expiry_seconds or DEFAULT_EXPIRY_SECONDS
     return challenge_pb2.Challenge(
         challenge_id=challenge_id,
@@ -339,7 +385,22 @@ def decide_creation(
         state=PENDING,
         create_time=timestamp(now),
         expire_time=timestamp(now + expiry),
+        series_length=series_length,
+        series_wins=[0] * len(rules.sides),
     )
+
+
+def check_series(account: Account, series_length: int) -> None:
+    """FAILED_PRECONDITION (SERIES_NOT_DECLARED) when ``account`` is a bot whose manifest does
+    not declare a series this long (a person plays any)."""
+    longest = longest_series(account.manifest)
+    if account.bot and series_length > longest:
+        raise errors.refuse(
+            Reason.SERIES_NOT_DECLARED,
+            f"{account.name} plays at most {longest} match{'es' if longest > 1 else ''} in a row "
+            f"(its manifest's max_series_length), not {series_length}",
+            metadata={"account_id": account.account_id},
+        )
 
 
 def _check_open(challenge: ChallengeState, now: float) -> None:
@@ -399,6 +460,7 @@ def decide_acceptance(
     opponent = _to_answer(challenge, account.account_id, now)
     # The manifest may have changed since the challenge was made.
     accounts.check_declared(account, protocol.rules_from_proto(challenge.message.rules))
+    check_series(account, challenge.message.series_length)
     waiting = [o for o in challenge.message.opponents if not o.accepted and o is not opponent]
     table_id = "" if waiting else table_id_for(challenge.challenge_id)
     return log_pb2.ChallengeLogEntry(
@@ -443,6 +505,31 @@ def decide_expiry(challenge: ChallengeState, now: float) -> log_pb2.ChallengeLog
     if not challenge.due(now):
         return None
     return log_pb2.ChallengeLogEntry(expired=log_pb2.ChallengeEnded())
+
+
+def decide_match_end(
+    challenge: ChallengeState, table_id: str, scores: list[int], winners: set[int]
+) -> log_pb2.ChallengeLogEntry | None:
+    """The end of the series' match at ``table_id`` (its sides' final ``scores``, the seats
+    that won), and the next match's table unless it was the last; None when that match's end
+    is recorded already (or it is not the match in play)."""
+    made = challenge.message
+    if not challenge.series_in_play or made.table_id != table_id:
+        return None
+    sides = protocol.rules_from_proto(made.rules).sides
+    won = [index + 1 for index, side in enumerate(sides) if winners.intersection(side)]
+    played = len(made.series) + 1
+    next_table = (
+        table_id_for(challenge.challenge_id, played) if played < challenge.series_length else ""
+    )
+    return log_pb2.ChallengeLogEntry(
+        match_ended=log_pb2.ChallengeMatchEnded(
+            match=challenge_pb2.SeriesMatch(
+                table_id=table_id, scores=scores, winning_side=won[0] if len(won) == 1 else 0
+            ),
+            next_table_id=next_table,
+        )
+    )
 
 
 ChallengeDecision = Callable[[ChallengeState], log_pb2.ChallengeLogEntry | None]

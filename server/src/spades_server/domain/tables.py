@@ -20,11 +20,15 @@ from spades.engine import events as ev
 from spades_server.domain.table_events import Draft, Entry, Listing, Secrets, drafts
 
 
-@dataclass
+@dataclass(eq=False)
 class Table:
     """One table, as its log's entries say: the engine's match state plus what only the server
     keeps (seat-token digests, substitutes' token digests, the join code's digest, the action
-    ids already answered) and the lobby's listing (name, privacy)."""
+    ids already answered) and the lobby's listing (name, privacy).
+
+    A table is compared by identity: a store keeps one object per table, and what the layers
+    above derive from it (the streams' serialised events, the clock's deadline) is cached
+    against that object, not in it."""
 
     table_id: str
     version: int = 0
@@ -51,14 +55,6 @@ class Table:
     joined_requests: dict[bytes, int] = field(default_factory=dict)
     #: Every stored event, in order (entry ``n`` has sequence ``n + 1``).
     entries: list[Entry] = field(default_factory=list)
-    #: What the table's streams send, serialised once for all of them (the latest sequences
-    #: only), by spades_server.streams.frames.wire_key: each event as each viewer (a seat, the
-    #: public) sees it, the public message whole for every viewer it hides nothing from, and the
-    #: table's Batch.turn at each sequence.
-    wire: dict[int, bytes] = field(default_factory=dict, repr=False, compare=False)
-    #: (version, deadline) of the turn at that version (spades_server.processes.clock.deadline_of:
-    #: the clock, the turn every stream shows and the seat's prompt ask for it at each version).
-    deadline_memo: tuple[int, float | None] = field(default=(-1, None), repr=False, compare=False)
     #: Counts the events that change who holds a seat or who plays it (taken, left,
     #: substituted, reclaimed): a seat's stream checks its credential again only when it moved.
     seat_changes: int = field(default=0, repr=False, compare=False)
@@ -97,10 +93,6 @@ class Table:
             self.created_by_request = secrets.request_id_sha256
         elif isinstance(event, _SEAT_EVENTS):
             self._seat_changed(entry)
-        elif isinstance(event, ev.MatchEnded) and self.wire:
-            # Nothing follows the end but its last events' catch-up, and a finished table may
-            # stay cached for long (as many as --table-cache-size): keep nothing serialised.
-            self.wire.clear()
         if entry.action_id:
             actor = entry.actor
             if actor is not None:

@@ -95,6 +95,8 @@ class Tournament:
     )
     organiser: str = ""
     seed_commitment: bytes = b""
+    #: The derivation of its deals from the seed (docs/tournaments.md), as created.
+    derivation: str = rules_of_play.DERIVATION
     seed: bytes = b""
     created_by_request: bytes = b""
     created_at: float = 0.0
@@ -116,6 +118,7 @@ class Tournament:
                 self.settings = message.created.settings
                 self.organiser = message.created.organiser_account_id
                 self.seed_commitment = message.created.seed_commitment
+                self.derivation = rules_of_play.derivation_of(message.created.shuffle_version)
                 self.seed = entry.seed
                 self.created_by_request = entry.request_id_sha256
                 self.created_at = entry.recorded_at

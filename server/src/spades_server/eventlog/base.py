@@ -135,6 +135,11 @@ class EventLog(abc.ABC):
     #: Set by whoever checked the opened log and found it whole; a backend that can may then
     #: remember it at its clean close (the SQLite log stamps its file; others ignore it).
     verified: bool = False
+    #: The time an append is recorded at (unix seconds), or None for the backend's own: the
+    #: machine's for SQLite, the database's (one clock for every replica) for PostgreSQL. A
+    #: server given a clock of its own (``ops.clocks``) sets it, so that a test's clock also
+    #: dates the events the turn clock's and the sweepers' deadlines follow from.
+    recorded_time: Callable[[], float] | None = None
 
     def __init__(self) -> None:
         self.notifier = AppendNotifier()

@@ -6,7 +6,7 @@ import bisect
 import math
 from collections.abc import Callable, Iterator, Sequence
 
-from prometheus_client import REGISTRY, Counter, Gauge, start_http_server
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import HistogramMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
 
@@ -104,6 +104,23 @@ LOG_WRITABLE = Gauge(
 LOG_WRITE_FAILURES = Counter(
     "spades_log_write_failures_total",
     "Times the event log started refusing writes (disk full, I/O error, read-only).",
+)
+
+ANALYSES = Counter(
+    "spades_analyses_total",
+    "Analyses of finished tables, by result: started (admitted to the worker pool), finished "
+    "(computed and kept), stored (a kept one returned), refused (a live table, the queue "
+    "full), failed, abandoned (every caller left before it finished).",
+    ["result"],
+)
+ANALYSIS_QUEUE = Gauge(
+    "spades_analysis_queue",
+    "Analyses admitted and not finished: running in the worker pool or waiting for a worker.",
+)
+ANALYSIS_SECONDS = Histogram(
+    "spades_analysis_seconds",
+    "Wall time of one analysis, from its admission to its result kept.",
+    buckets=(1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 12 * 3600),
 )
 
 

@@ -11,6 +11,8 @@ from spades_server.eventlog import Durability
 
 #: Tables the store keeps in memory by default (besides the pinned ones).
 DEFAULT_CACHE_SIZE = 512
+#: Worlds sampled per decision by default in an analysis (spades.analysis.DEFAULT_WORLDS).
+DEFAULT_ANALYSIS_WORLDS = 64
 
 
 @dataclass(frozen=True)
@@ -71,3 +73,10 @@ class Settings:
     tournament_poll: float = 1.0
     # Memory (tables.py): tables kept loaded besides those a stream or command holds.
     table_cache_size: int = DEFAULT_CACHE_SIZE
+    # Analysis of finished tables (processes/analysis_workers.py): worker processes, analyses
+    # admitted at once (running or waiting; one more is refused), the worlds per decision when a
+    # request names none, and the most a request may ask for.
+    analysis_workers: int = 1
+    analysis_queue: int = 4
+    analysis_worlds: int = DEFAULT_ANALYSIS_WORLDS
+    analysis_max_worlds: int = DEFAULT_ANALYSIS_WORLDS

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Coroutine
 from typing import Any
 
@@ -39,6 +38,7 @@ from spades_server.domain import errors, tokens
 from spades_server.domain.decisions import decide_substitution
 from spades_server.domain.tables import Table
 from spades_server.ops import metrics
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.processes.house import HousePool
 from spades_server.store.table_store import TableStore
 
@@ -58,8 +58,10 @@ class AbsentPlayers:
         *,
         after_timeouts: int = 2,
         grace: float = 60.0,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._store = store
+        self._clock = clock
         self._pool = pool
         self.after_timeouts = after_timeouts
         self.grace = grace
@@ -120,7 +122,7 @@ class AbsentPlayers:
         self._open.pop(key, None)
         with contextlib.suppress(KeyError):
             if self.grace > 0 and self._store.cached(table_id).in_play:
-                self._away_since[key] = time.time()
+                self._away_since[key] = self._clock.now()
 
     def connected(self, table_id: str, seat: int) -> bool:
         """Whether the seat's player has a Play stream open on this server."""
@@ -153,7 +155,7 @@ class AbsentPlayers:
                 if streaks[seat] >= self.after_timeouts:
                     self._schedule(table_id, seat, TIMEOUTS)
         if self.grace > 0 and self._assume_away:
-            now = time.time()
+            now = self._clock.now()
             substitutions = table.state.substitutions
             for seat in seats:
                 key = (table_id, seat)
@@ -163,8 +165,8 @@ class AbsentPlayers:
     async def _sweep(self) -> None:
         interval = min(1.0, max(0.02, self.grace / 5))
         while True:
-            await asyncio.sleep(interval)
-            now = time.time()
+            await self._clock.sleep(interval)
+            now = self._clock.now()
             for key, since in list(self._away_since.items()):
                 if now - since < self.grace:
                     continue

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable
 from typing import Final
 
@@ -16,6 +15,7 @@ import grpc
 import structlog
 
 from spades import protocol
+from spades.engine import events as ev
 from spades.engine import new_match
 from spades.v1 import (
     account_pb2,
@@ -29,10 +29,12 @@ from spades_server.domain.challenges import (
     PENDING,
     ChallengeState,
     decide_expiry,
+    decide_match_end,
     table_request_id,
 )
 from spades_server.domain.decisions import AlreadyJoined, decide_join, decide_new_table
 from spades_server.domain.tables import Decided, Table
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.processes.projection import LobbyProjection, open_table
 from spades_server.store.account_store import AccountStore
 from spades_server.store.challenge_store import ChallengeStore
@@ -92,11 +94,17 @@ class Challenges:
         accounts_: AccountStore,
         tables: TableStore,
         projection: LobbyProjection,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.store = store
         self.accounts = accounts_
         self.tables = tables
         self.projection = projection
+        #: The table of each series' match in play that this replica knows of -> its challenge.
+        self._series_tables: dict[str, str] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        #: What says when a challenge is due (and, through it, the API's ``now``).
+        self.clock = clock
 
     async def announce(self, challenge: ChallengeState) -> None:
         """Tell the challenger it made the challenge and each opponent it was challenged."""
@@ -131,6 +139,7 @@ class Challenges:
             who = challenge.message.challenger_id
         if state == ACCEPTED:
             await self.open_table(challenge)
+            self.follow_series(challenge)
         answer = account_pb2.ChallengeAnswered(
             challenge_id=challenge.challenge_id,
             state=state,
@@ -156,11 +165,15 @@ class Challenges:
         table's id and each join's request digest derive from the challenge)."""
         made = challenge.message
         table_id = made.table_id
-        request_id = table_request_id(challenge.challenge_id)
+        match = len(made.series)
+        request_id = table_request_id(challenge.challenge_id, match)
         rules = protocol.rules_from_proto(made.rules)
         join_code = tokens.request_join_code(request_id, table_id)
-        names = [made.challenger_name, *(o.name for o in made.opponents)]
-        title = ("Challenge: " + " v ".join(names))[:64]
+        name_of = {made.challenger_id: made.challenger_name}
+        name_of.update((o.account_id, o.name) for o in made.opponents)
+        names = [name_of[party] for party in challenge.seated_parties()]  # who plays
+        count = f" ({match + 1}/{challenge.series_length})" if challenge.series_length > 1 else ""
+        title = ("Challenge: " + " v ".join(names))[: 64 - len(count)] + count
         decided = decide_new_table(
             new_match(rules),
             name=title,
@@ -186,7 +199,7 @@ class Challenges:
 
     async def assign_seats(self, challenge: ChallengeState) -> None:
         made = challenge.message
-        for party in challenge.parties():
+        for party in challenge.seated_parties():
             assigned = account_pb2.TableAssigned(
                 table_id=made.table_id, seats=challenge.seats_of(party), rated=made.rated
             )
@@ -204,9 +217,14 @@ class Challenges:
         before = await self.store.load(challenge_id)
         if before.message.state == ACCEPTED and not await self._table_ready(before):
             log.info("finishing an accepted challenge", challenge_id=challenge_id)
-            last = log_pb2.ChallengeAcceptance(table_id=before.message.table_id)
-            await self.answered(before, log_pb2.ChallengeLogEntry(accepted=last))
-        if not before.due(time.time()):
+            if before.message.series:  # a crash between a match's end and the next table
+                await self._open_next(before)
+            else:
+                last = log_pb2.ChallengeAcceptance(table_id=before.message.table_id)
+                await self.answered(before, log_pb2.ChallengeLogEntry(accepted=last))
+        if before.series_in_play:
+            before = await self.match_over(challenge_id)
+        if not before.due(self.clock.now()):
             return before
         return await self.expire(challenge_id)
 
@@ -221,17 +239,77 @@ class Challenges:
             raise
         if len(table.seat_accounts) != len(challenge.message.seating) and not table.started:
             return False
-        for party in challenge.parties():  # and every party was told
+        for party in challenge.seated_parties():  # and every party at it was told
             if challenge.message.table_id not in (await self.accounts.load(party)).assigned_tables:
                 return False
         return True
+
+    # -- series ---------------------------------------------------------------------------------
+
+    def follow_series(self, challenge: ChallengeState) -> None:
+        """Remember the table of a series' match in play, so that its end starts the next."""
+        if challenge.series_in_play:
+            self._series_tables[challenge.message.table_id] = challenge.challenge_id
+
+    def table_changed(self, table: Table) -> None:
+        """A table this replica follows changed: if it is a series' match that just ended,
+        record its end and open the next match."""
+        challenge_id = self._series_tables.get(table.table_id)
+        if challenge_id is None or not table.finished:
+            return
+        del self._series_tables[table.table_id]
+        task = asyncio.get_running_loop().create_task(self._match_over_logged(challenge_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _match_over_logged(self, challenge_id: str) -> None:
+        try:
+            await self.match_over(challenge_id)
+        except Exception:
+            log.exception("series match end not recorded", challenge_id=challenge_id)
+
+    async def match_over(self, challenge_id: str) -> ChallengeState:
+        """If the series' match in play has ended, record it (once: the expected version) and
+        open and tell the next match's table (idempotent)."""
+        challenge = await self.store.load(challenge_id)
+        made = challenge.message
+        if not challenge.series_in_play:
+            return challenge
+        try:
+            table = await self.tables.load(made.table_id)
+        except errors.RequestError as error:
+            if error.code is grpc.StatusCode.NOT_FOUND:
+                return challenge  # not opened yet: settle opens it
+            raise
+        ended = next((e for e in reversed(table.events) if isinstance(e, ev.MatchEnded)), None)
+        if ended is None:
+            return challenge
+        scores, winners = list(ended.final_scores), set(ended.winners)
+        challenge = await self.store.execute(
+            challenge_id, lambda c: decide_match_end(c, table.table_id, scores, winners)
+        )
+        if challenge.message.table_id != table.table_id:
+            await self._open_next(challenge)
+        log.info(
+            "series match ended",
+            challenge_id=challenge_id,
+            table_id=table.table_id,
+            played=len(challenge.message.series),
+            of=challenge.series_length,
+        )
+        return challenge
+
+    async def _open_next(self, challenge: ChallengeState) -> None:
+        await self.open_table(challenge)
+        self.follow_series(challenge)
+        await self.assign_seats(challenge)
 
     async def expire(self, challenge_id: str) -> ChallengeState:
         expired: list[log_pb2.ChallengeLogEntry] = []
 
         def decide(challenge: ChallengeState) -> log_pb2.ChallengeLogEntry | None:
             expired.clear()
-            entry = decide_expiry(challenge, time.time())
+            entry = decide_expiry(challenge, self.clock.now())
             if entry is not None:
                 expired.append(entry)
             return entry
@@ -273,10 +351,17 @@ class ChallengeSweeper:
     async def sweep(self) -> int:
         """Expire every cached challenge that is due, forget those ended long ago; how many
         it expired."""
-        now = time.time()
+        now = self._challenges.clock.now()
         expired = 0
         for challenge in self._challenges.store.cached():
-            if challenge.message.state != PENDING and now > challenge.expires_at + FORGET_AFTER:
+            if challenge.series_in_play:
+                # A series' match in play on another replica ends unseen here: look.
+                self._challenges.follow_series(challenge)
+                try:
+                    await self._challenges.match_over(challenge.challenge_id)
+                except errors.RequestError as error:
+                    log.info("series match not settled yet", reason=error.reason)
+            elif challenge.message.state != PENDING and now > challenge.expires_at + FORGET_AFTER:
                 # Ended long ago: nothing left to sweep (a later read loads it again).
                 self._challenges.store.forget(challenge.challenge_id)
             elif challenge.due(now):
@@ -289,7 +374,7 @@ class ChallengeSweeper:
 
     async def _run(self) -> None:
         while True:
-            await asyncio.sleep(self._interval)
+            await self._challenges.clock.sleep(self._interval)
             try:
                 await self.sweep()
             except Exception:

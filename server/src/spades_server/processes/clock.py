@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import functools
 import heapq
-import time
+import weakref
 
 import grpc
 import structlog
@@ -25,6 +25,7 @@ from spades.v1 import play_pb2
 from spades_server.domain import errors
 from spades_server.domain.decisions import decide_timeout
 from spades_server.domain.tables import Table, timestamp
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock, sleep_unless
 from spades_server.store.table_store import TableStore
 
 log = structlog.get_logger(__name__)
@@ -32,13 +33,22 @@ log = structlog.get_logger(__name__)
 RETRY_AFTER = 1.0
 
 
+#: (version, deadline) of each table's turn at that version, by the id of the table object
+#: its store holds: the clock, the turn every stream shows and each seat's prompt ask for it at
+#: every version. A table the store lets go takes its entry with it (:func:`weakref.finalize`).
+_DEADLINES: dict[int, tuple[int, float | None]] = {}
+
+
 def deadline_of(table: Table) -> float | None:
     """When the current turn's time runs out (unix seconds), or None when no one is to act."""
-    version, deadline = table.deadline_memo
-    if version == table.version:
-        return deadline
+    key = id(table)
+    memo = _DEADLINES.get(key)
+    if memo is not None and memo[0] == table.version:
+        return memo[1]
+    if memo is None:
+        weakref.finalize(table, _DEADLINES.pop, key, None)
     deadline = _deadline(table)
-    table.deadline_memo = (table.version, deadline)
+    _DEADLINES[key] = (table.version, deadline)
     return deadline
 
 
@@ -71,8 +81,9 @@ def turn_of(table: Table) -> play_pb2.Turn | None:
 class TurnClock:
     """Keeps every active table's deadline and fires the ones that pass."""
 
-    def __init__(self, store: TableStore) -> None:
+    def __init__(self, store: TableStore, clock: Clock = SYSTEM_CLOCK) -> None:
         self._store = store
+        self._clock = clock
         self._heap: list[tuple[float, str, int]] = []
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -107,13 +118,9 @@ class TurnClock:
                 await self._wake.wait()
                 continue
             deadline, table_id, version = self._heap[0]
-            delay = deadline - time.time()
+            delay = deadline - self._clock.now()
             if delay > 0:
-                # asyncio.timeout, not wait_for: on 3.11 wait_for can lose a cancellation that
-                # lands as the wait ends, and stop() would then wait for this loop forever.
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(delay):
-                        await self._wake.wait()
+                await sleep_unless(self._clock, self._wake, delay)
                 continue
             heapq.heappop(self._heap)
             cached = self._store.cached_version(table_id)
@@ -127,7 +134,7 @@ class TurnClock:
             except errors.RequestError as error:
                 log.warning("timeout not applied", table_id=table_id, reason=error.reason)
                 if error.code is grpc.StatusCode.UNAVAILABLE:  # the log cannot write: retry
-                    heapq.heappush(self._heap, (time.time() + RETRY_AFTER, table_id, version))
+                    heapq.heappush(self._heap, (self._clock.now() + RETRY_AFTER, table_id, version))
                 continue
             if stored:
                 log.info("turn timed out", table_id=table_id, sequence=stored[0].sequence)

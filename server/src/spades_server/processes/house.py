@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -47,6 +46,7 @@ from spades.wire import DEFAULT_HOUSE_BOT_KIND
 from spades_server.domain import errors, tokens
 from spades_server.domain.accounts import Account, account_id_for
 from spades_server.domain.errors import LimitExceeded
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.processes import house_accounts
 
 log = structlog.get_logger(__name__)
@@ -127,8 +127,10 @@ class HousePool:
         make_bot: BotFactory = make_house_bot,
         restart_backoff: Backoff | None = None,
         rated_fill_after: float = 0.0,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._directory = directory
+        self._clock = clock
         self.capacity = capacity
         self.fill_after = fill_after
         self.rated_fill_after = rated_fill_after
@@ -357,7 +359,7 @@ class HousePool:
         failures = 0
         try:
             while True:
-                started = time.monotonic()
+                started = self._clock.monotonic()
                 try:
                     await play_match(bot.client, self.make_bot(bot.kind), bot.token)
                     return
@@ -372,7 +374,7 @@ class HousePool:
                         # The player took the seat back: the substitute's token is refused.
                         log.info("substitute done", table_id=bot.table_id, seat=bot.seat)
                         return
-                    if time.monotonic() - started > HEALTHY_AFTER:
+                    if self._clock.monotonic() - started > HEALTHY_AFTER:
                         failures = 0
                     failures += 1
                     reason = error.reason if isinstance(error, SpadesError) else repr(error)
@@ -394,7 +396,7 @@ class HousePool:
                         in_seconds=round(delay, 2),
                     )
                     bot.restarts += 1
-                    await asyncio.sleep(delay)
+                    await self._clock.sleep(delay)
         finally:
             bot.finished = True
             registry = self.substitutes if bot.substitute else self.bots
@@ -418,13 +420,13 @@ class HousePool:
         if rated and self.seat_account is None:
             return None
         since = (self._rated_waiting_since if rated else self._waiting_since).get(table_id)
-        return wait if since is None else max(0.0, wait - (time.monotonic() - since))
+        return wait if since is None else max(0.0, wait - (self._clock.monotonic() - since))
 
     async def _fill_quick_match(self) -> None:
         waits = [wait for wait in (self.fill_after, self.rated_fill_after) if wait > 0]
         interval = min(1.0, max(0.05, min(waits) / 4))
         while True:
-            await asyncio.sleep(interval)
+            await self._clock.sleep(interval)
             try:
                 if self.fill_after > 0:
                     await self.fill_waiting_tables()
@@ -440,7 +442,7 @@ class HousePool:
         waited ``rated_fill_after`` seconds."""
         if self.seat_account is None:
             return
-        now = time.monotonic()
+        now = self._clock.monotonic()
         open_tables = self._directory.open_quick_match_tables(rated=True)
         still_open = {summary.table_id for summary in open_tables}
         for table_id in set(self._rated_waiting_since) - still_open:
@@ -487,7 +489,7 @@ class HousePool:
 
     async def fill_waiting_tables(self) -> None:
         """Complete every quick-match table whose first player has waited long enough."""
-        now = time.monotonic()
+        now = self._clock.monotonic()
         open_tables = self._directory.open_quick_match_tables()
         still_open = {summary.table_id for summary in open_tables}
         for table_id in set(self._waiting_since) - still_open:

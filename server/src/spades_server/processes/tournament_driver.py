@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable
 
 import grpc
@@ -24,6 +23,7 @@ from spades_server.domain.decisions import decide_join, decide_new_table
 from spades_server.domain.tables import Table
 from spades_server.domain.tournaments import FINISHED, RUNNING, Tournament, decide_progress
 from spades_server.eventlog.base import VersionConflict
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.store.account_store import AccountStore
 from spades_server.store.table_store import TableStore
 from spades_server.store.tournament_store import TournamentStore
@@ -48,8 +48,10 @@ class TournamentDriver:
         account_store: AccountStore,
         *,
         poll: float = 1.0,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.tournaments = tournaments
+        self.clock = clock
         self.tables = tables
         self.accounts = account_store
         self.poll = poll
@@ -105,7 +107,7 @@ class TournamentDriver:
 
     async def _sweep(self) -> None:
         while True:
-            await asyncio.sleep(self.poll)
+            await self.clock.sleep(self.poll)
             with contextlib.suppress(Exception):
                 for tournament_id in await self.tournaments.index():
                     if tournament_id not in self._active:
@@ -141,7 +143,7 @@ class TournamentDriver:
                 opened = tables
                 tournament = await self.tournaments.execute(
                     tournament_id,
-                    lambda latest, opened=opened: decide_progress(latest, opened, time.time()),  # type: ignore[misc]
+                    lambda latest, opened=opened: decide_progress(latest, opened, self.clock.now()),  # type: ignore[misc]
                 )
                 if tournament.version == before:
                     return
@@ -153,10 +155,6 @@ class TournamentDriver:
         current = tournament.paired[-1]
         names = {e.account_id: e for e in tournament.entrants}
         rules = tournament.rules
-        boards = rules_of_play.round_boards(
-            tournament.seed, current.round, rules, tournament.settings.boards
-        )
-        table_seed = rules_of_play.round_table_seed(tournament.seed, current.round)
         tables: dict[str, Table] = {}
         ready = (tournament.tournament_id, current.round)
         if ready in self._ready:  # opened, seated and told before: only read the tables
@@ -166,6 +164,12 @@ class TournamentDriver:
             return tables
         for pairing in current.pairings:
             home, away = pairing.home_account_id, pairing.away_account_id
+            # Each pairing its own boards: another pairing's table shows none of these cards.
+            derived = (tournament.seed, current.round, pairing.index)
+            boards = rules_of_play.pairing_boards(
+                *derived, rules, tournament.settings.boards, tournament.derivation
+            )
+            table_seed = rules_of_play.pairing_table_seed(*derived, tournament.derivation)
             for leg, table_id in enumerate(pairing.table_ids):
                 self._of_table[table_id] = tournament.tournament_id
                 name = (

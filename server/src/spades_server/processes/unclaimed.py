@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 
 import structlog
 
@@ -31,6 +30,7 @@ from spades_server.domain import errors, table_events
 from spades_server.domain.decisions import decide_release
 from spades_server.domain.tables import Table
 from spades_server.eventlog.base import LogUnavailable
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.store.table_store import TableStore
 
 log = structlog.get_logger(__name__)
@@ -39,8 +39,11 @@ log = structlog.get_logger(__name__)
 class UnclaimedSeats:
     """Frees the seats of waiting tables whose holders never opened a stream."""
 
-    def __init__(self, store: TableStore, *, timeout: float = 300.0) -> None:
+    def __init__(
+        self, store: TableStore, *, timeout: float = 300.0, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self._store = store
+        self._clock = clock
         self.timeout = timeout
         #: (table, seat) -> (deadline in unix seconds, the holder's token digest).
         self._deadlines: dict[tuple[str, int], tuple[float, bytes]] = {}
@@ -104,13 +107,14 @@ class UnclaimedSeats:
                 continue
             known = self._deadlines.get(key)
             if known is None or known[1] != holder:
-                self._deadlines[key] = (taken_at.get(seat, time.time()) + self.timeout, holder)
+                taken = taken_at.get(seat, self._clock.now())
+                self._deadlines[key] = (taken + self.timeout, holder)
 
     async def _sweep(self) -> None:
         interval = min(1.0, max(0.02, self.timeout / 5))
         while True:
-            await asyncio.sleep(interval)
-            now = time.time()
+            await self._clock.sleep(interval)
+            now = self._clock.now()
             for key, (deadline, holder) in list(self._deadlines.items()):
                 if deadline > now:
                     continue

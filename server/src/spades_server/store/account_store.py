@@ -6,7 +6,6 @@ rows; the aggregate and its decisions are :mod:`spades_server.domain.accounts`."
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import structlog
 
@@ -36,6 +35,7 @@ from spades_server.eventlog.base import (
     StoredEvent,
     VersionConflict,
 )
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.store import stream_kinds as streams
 from spades_server.store.codecs import decode_account, encode_account
 from spades_server.store.repository import AggregateKind, Contended, Repository, log_unavailable
@@ -107,8 +107,12 @@ class AccountStore(Repository[Account, AccountDecided]):
     """The accounts (:class:`~spades_server.store.repository.Repository`), with what only
     accounts do: keys, creation by name, request-id claims, the house's accounts."""
 
-    def __init__(self, log: EventLog, *, session_use_interval: float = 60.0) -> None:
+    def __init__(
+        self, log: EventLog, clock: Clock = SYSTEM_CLOCK, *, session_use_interval: float = 60.0
+    ) -> None:
         super().__init__(log, ACCOUNTS)
+        #: What says whether a session has expired (and the account API's ``now``).
+        self.clock = clock
         self.session_use_interval = session_use_interval
         #: Session id -> when (monotonic) this replica last recorded its use.
         self._session_uses: dict[str, float] = {}
@@ -134,7 +138,7 @@ class AccountStore(Repository[Account, AccountDecided]):
                 account = await self.load(named[0])
             except errors.RequestError:
                 raise sessions.session_not_valid() from None
-            session = sessions.check_session(account, key, time.time())
+            session = sessions.check_session(account, key, self.clock.now())
             await self.session_used(account.account_id, session.session_id, address)
             return account, session.session_id
         return await self._by_key(key, retried_rotation), ""
@@ -144,12 +148,12 @@ class AccountStore(Repository[Account, AccountDecided]):
         its use less than ``session_use_interval`` seconds ago (so a session used for every
         action costs one small write a minute, not one per action). A log that cannot take the
         write now loses only this record: the call goes on."""
-        now = time.monotonic()
+        now = self.clock.monotonic()
         last = self._session_uses.get(session_id)
         if last is not None and now - last < self.session_use_interval:
             return
         self._session_uses[session_id] = now
-        used_at = time.time()
+        used_at = self.clock.now()
         record = account_pb2.Session(
             session_id=session_id, last_address=address, last_use_time=timestamp(used_at)
         )

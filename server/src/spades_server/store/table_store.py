@@ -61,7 +61,7 @@ from spades_server.eventlog.base import (
 from spades_server.ops import metrics
 from spades_server.ops.settings import DEFAULT_CACHE_SIZE
 from spades_server.store import journal
-from spades_server.store.repository import MAX_DECIDE_ATTEMPTS
+from spades_server.store.repository import MAX_DECIDE_ATTEMPTS, log_unavailable
 
 log = structlog.get_logger(__name__)
 
@@ -446,7 +446,7 @@ class TableStore:
         try:
             data = await self.log.claim(table_id, key, journal.encode_refusal(refusal))
         except LogUnavailable as error:
-            raise errors.refuse(Reason.LOG_UNAVAILABLE, str(error)) from None
+            raise log_unavailable(error) from None
         if data is None:
             return refusal
         kept = journal.decode_claim(data)
@@ -471,7 +471,7 @@ class TableStore:
         def stored(outcome: list[StoredEvent] | BaseException) -> None:
             if isinstance(outcome, BaseException):
                 if isinstance(outcome, LogUnavailable):  # storage's fault: say so, retry
-                    outcome = errors.refuse(Reason.LOG_UNAVAILABLE, str(outcome))
+                    outcome = log_unavailable(outcome)
                 if not done.done():
                     done.set_exception(outcome)
                 return
@@ -512,7 +512,7 @@ class TableStore:
                 table_id, expected, [journal.encode(d) for d in drafts], claim=claim
             )
         except LogUnavailable as error:  # storage's fault, not the request's: say so, retry
-            raise errors.refuse(Reason.LOG_UNAVAILABLE, str(error)) from None
+            raise log_unavailable(error) from None
         metrics.APPEND_SECONDS.observe(time.perf_counter() - started)
         metrics.EVENTS_APPENDED.inc(len(stored))
         return stored

@@ -2,8 +2,8 @@
 
 Every stream of a table that shows an event to the same viewer (seat 0..3, or the public) sends
 the same bytes: the event redacted for that viewer (:func:`redacted`) and
-serialised once, kept on the table (:attr:`Table.wire <spades_server.domain.tables.Table.wire>`) for
-its latest sequences, then framed into the stream's message by joining bytes, with no protobuf
+serialised once, kept for the table's latest sequences (:func:`cache_of`, against the table
+object its store holds), then framed into the stream's message by joining bytes, with no protobuf
 work per stream. The frames are plain protobuf encoding (a field's tag, its length as a varint,
 its bytes), so a client parses them as the messages play.proto declares:
 
@@ -25,6 +25,7 @@ that the bound can be checked from outside).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -68,9 +69,36 @@ _TURN: Final = 5
 _WHOLE: Final = 6
 
 
+#: Each table's serialised frames, by the id of the table object its store holds (one per
+#: table in a store; another store's copy has its own): a table the store lets go takes its
+#: frames with it (:func:`weakref.finalize`). Keyed by id, not weakly by the object, because
+#: this lookup is on every stream's every event (a weak key costs about 0.4 µs more a call).
+_CACHES: dict[int, dict[int, bytes]] = {}
+
+
+def cache_of(table: Table) -> dict[int, bytes]:
+    """What the table's streams send, serialised once for all of them (the latest sequences
+    only), by :func:`wire_key`: each event as each viewer (a seat, the public) sees it, the
+    public message whole for every viewer it hides nothing from, and the table's Batch.turn at
+    each sequence. Emptied once the table has finished."""
+    cache = _CACHES.get(id(table))
+    if cache is None:
+        cache = _CACHES[id(table)] = {}
+        weakref.finalize(table, _CACHES.pop, id(table), None)
+    return cache
+
+
+def _forget(table: Table) -> None:
+    # Nothing follows the end but its last events' catch-up, and a finished table may stay
+    # cached for long (as many as --table-cache-size): keep nothing serialised.
+    cache = _CACHES.get(id(table))
+    if cache:
+        cache.clear()
+
+
 def wire_key(sequence: int, viewer: Viewer) -> int:
-    """The key in :attr:`Table.wire <spades_server.domain.tables.Table.wire>` of the event at
-    ``sequence`` as ``viewer``'s streams send it."""
+    """The key in :func:`cache_of` of the event at ``sequence`` as ``viewer``'s streams send
+    it."""
     return sequence * _SLOTS + (_PUBLIC if viewer is None else viewer)
 
 
@@ -103,7 +131,7 @@ def event_payload(table: Table, index: int, viewer: Viewer) -> bytes:
     """Stored event number ``index`` (0-based) redacted for ``viewer``, serialised: once per
     viewer while it is among the table's latest sequences, then from the cache."""
     key = (index + 1) * _SLOTS + (_PUBLIC if viewer is None else viewer)
-    cached = table.wire.get(key)
+    cached = cache_of(table).get(key)
     if cached is not None:
         return cached
     return _serialise(table, index, viewer, key)
@@ -111,13 +139,10 @@ def event_payload(table: Table, index: int, viewer: Viewer) -> bytes:
 
 def _serialise(table: Table, index: int, viewer: Viewer, key: int) -> bytes:
     sequence = index + 1
-    cache = table.wire
     if table.finished:
-        # Nothing follows the end: what is left is the last events' catch-up, and a finished
-        # table may stay cached for long (as many as --table-cache-size): keep nothing.
-        if cache:
-            cache.clear()
+        _forget(table)
         return redacted(table, index, viewer).SerializeToString()
+    cache = cache_of(table)
     if sequence <= table.version - CACHED_SEQUENCES:
         # Far back: a catch-up, one stream at a time, serialised as it goes.
         return redacted(table, index, viewer).SerializeToString()
@@ -143,13 +168,15 @@ def turn_payload(table: Table) -> bytes:
     """Batch.turn at the table's latest sequence, serialised once per sequence for every
     stream of the table (b"" when no one is to act: the batch then has none)."""
     key = table.version * _SLOTS + _TURN
-    cached = table.wire.get(key)
+    cache = cache_of(table)
+    cached = cache.get(key)
     if cached is not None:
         return cached
     if table.finished:
+        _forget(table)
         return b""
     turn = turn_of(table)
-    cached = table.wire[key] = b"" if turn is None else turn.SerializeToString()
+    cached = cache[key] = b"" if turn is None else turn.SerializeToString()
     return cached
 
 

@@ -363,6 +363,7 @@ class ChallengeLogEntry(_message.Message):
     DECLINED_FIELD_NUMBER: _builtins.int
     CANCELLED_FIELD_NUMBER: _builtins.int
     EXPIRED_FIELD_NUMBER: _builtins.int
+    MATCH_ENDED_FIELD_NUMBER: _builtins.int
     REQUEST_ID_SHA256_FIELD_NUMBER: _builtins.int
     request_id_sha256: _builtins.bytes
     """Made or answered (accepted, declined, cancelled) with a client request id: the id's
@@ -388,6 +389,10 @@ class ChallengeLogEntry(_message.Message):
     def expired(self) -> Global___ChallengeEnded:
         """It was not accepted in time."""
 
+    @_builtins.property
+    def match_ended(self) -> Global___ChallengeMatchEnded:
+        """A match of its series ended (the next one, if any, opens at `next_table_id`)."""
+
     def __init__(
         self,
         *,
@@ -396,17 +401,46 @@ class ChallengeLogEntry(_message.Message):
         declined: Global___ChallengeRefusal | None = ...,
         cancelled: Global___ChallengeEnded | None = ...,
         expired: Global___ChallengeEnded | None = ...,
+        match_ended: Global___ChallengeMatchEnded | None = ...,
         request_id_sha256: _builtins.bytes = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "cancelled", b"cancelled", "created", b"created", "declined", b"declined", "expired", b"expired", "kind", b"kind"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "cancelled", b"cancelled", "created", b"created", "declined", b"declined", "expired", b"expired", "kind", b"kind", "match_ended", b"match_ended"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "cancelled", b"cancelled", "created", b"created", "declined", b"declined", "expired", b"expired", "kind", b"kind", "request_id_sha256", b"request_id_sha256"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "cancelled", b"cancelled", "created", b"created", "declined", b"declined", "expired", b"expired", "kind", b"kind", "match_ended", b"match_ended", "request_id_sha256", b"request_id_sha256"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["created", "accepted", "declined", "cancelled", "expired"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["created", "accepted", "declined", "cancelled", "expired", "match_ended"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___ChallengeLogEntry: _TypeAlias = ChallengeLogEntry  # noqa: Y015
+
+@_typing.final
+class ChallengeMatchEnded(_message.Message):
+    """A match of a challenge's series ended."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_FIELD_NUMBER: _builtins.int
+    NEXT_TABLE_ID_FIELD_NUMBER: _builtins.int
+    next_table_id: _builtins.str
+    """The series' next match's table; empty when this was the last."""
+    @_builtins.property
+    def match(self) -> _challenge_pb2.SeriesMatch:
+        """The match, its scores and winner."""
+
+    def __init__(
+        self,
+        *,
+        match: _challenge_pb2.SeriesMatch | None = ...,
+        next_table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match", b"match", "next_table_id", b"next_table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeMatchEnded: _TypeAlias = ChallengeMatchEnded  # noqa: Y015
 
 @_typing.final
 class ChallengeAcceptance(_message.Message):

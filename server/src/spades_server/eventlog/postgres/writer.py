@@ -122,7 +122,8 @@ admitted AS (
 ins AS (
     INSERT INTO events (stream_id, version, recorded_at, data)
     SELECT a.stream_id, a.actual + e.ord,
-           extract(epoch FROM statement_timestamp())::double precision, e.data
+           coalesce($8::double precision,
+                    extract(epoch FROM statement_timestamp())::double precision), e.data
     FROM tx, admitted AS a
     JOIN unnest($5::integer[], $6::integer[], $7::bytea[]) AS e(i, ord, data) ON e.i = a.i
     ORDER BY a.i, e.ord
@@ -246,7 +247,8 @@ class Writer(FinalPrefix):
             connection = await self._connect("spades-eventlog-write", _WRITER_SETTINGS)
             self._writer = connection
         try:
-            outcomes = await self._insert(connection, batch)
+            recorded_at = None if self.recorded_time is None else self.recorded_time()
+            outcomes = await self._insert(connection, batch, recorded_at)
         except BaseException as error:
             # An error PostgreSQL reported leaves the connection usable; anything else (lost,
             # timed out, cancelled mid-statement) may not have: start afresh next time.
@@ -275,7 +277,11 @@ class Writer(FinalPrefix):
         return outcomes
 
     @staticmethod
-    async def _insert(connection: asyncpg.Connection, batch: list[_Append]) -> list[_Outcome]:
+    async def _insert(
+        connection: asyncpg.Connection, batch: list[_Append], recorded_at: float | None
+    ) -> list[_Outcome]:
+        """Append ``batch`` in one statement, each event recorded at ``recorded_at`` (None:
+        the database's statement time)."""
         streams: list[str] = []
         expected: list[int] = []
         keys: list[str | None] = []
@@ -298,7 +304,15 @@ class Writer(FinalPrefix):
                 payloads.append(data)
         try:
             rows = await connection.fetch(
-                _APPEND_BATCH, streams, expected, keys, claims, indices, places, payloads
+                _APPEND_BATCH,
+                streams,
+                expected,
+                keys,
+                claims,
+                indices,
+                places,
+                payloads,
+                recorded_at,
             )
         except asyncpg.UniqueViolationError:
             if len(batch) > 1:

@@ -307,7 +307,7 @@ class SqliteWriter(SqliteCheckpointer):
 
     def _commit(self, connection: sqlite3.Connection, batch: list[_AppendRequest]) -> None:
         """Run a batch of appends in one transaction and hand the outcomes to the event loop."""
-        recorded_at = time.time()
+        recorded_at = time.time() if self.recorded_time is None else self.recorded_time()
         outcomes: list[_Outcome] = []
         committed: list[StoredEvent] = []
         #: The versions this transaction moved streams to (known once it commits).

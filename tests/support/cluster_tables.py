@@ -1,5 +1,5 @@
 """Tables of bots playing through the cluster's load balancer while a test breaks something:
-started, watched, finished, then checked against the log (tests/cluster/history.py).
+started, watched, finished, then checked against the log (tests/support/history.py).
 
 Each table has its own client (one HTTP/2 connection to haproxy, whose calls haproxy spreads
 over the replicas), four random bots on the SDK's runner (reconnecting with a short back-off),
@@ -17,8 +17,8 @@ from spades.bot import Backoff, BotView, MatchOutcome, play_match
 from spades.client.client import DEFAULT_CHANNEL_OPTIONS
 from spades.engine import Card, Rules
 from spades_bots.random_bot import RandomBot
-from tests.cluster.history import HistoryClient, check_history, read_tables
 from tests.support.faults import assert_log_is_truth, eventually, seat_four, served_snapshots
+from tests.support.history import HistoryClient, check_history, read_tables
 
 #: Quick reconnection (the SDK's defaults wait up to 5 and 10 s).
 CHANNEL_OPTIONS = tuple(
@@ -34,18 +34,21 @@ FINISH_TIMEOUT = 150.0
 
 
 class Thinking(RandomBot):
-    """A random bot that thinks ``think`` seconds a decision, so matches outlast the fault."""
+    """A random bot that thinks ``think`` seconds a decision, so matches outlast the fault
+    (over its bids only, its cards quick, when ``over_cards`` is False)."""
 
-    def __init__(self, seed: int, think: float) -> None:
+    def __init__(self, seed: int, think: float, *, over_cards: bool = True) -> None:
         super().__init__(seed)
         self.think = think
+        self.over_cards = over_cards
 
     async def bid(self, view: BotView) -> int:  # type: ignore[override]
         await asyncio.sleep(self.think)
         return super().bid(view)
 
     async def play(self, view: BotView) -> Card:  # type: ignore[override]
-        await asyncio.sleep(self.think)
+        if self.over_cards:
+            await asyncio.sleep(self.think)
         return super().play(view)
 
 

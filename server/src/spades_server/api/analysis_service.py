@@ -1,0 +1,88 @@
+"""AnalysisService: a finished table's analysis, computed in the worker pool or the one kept.
+
+Thin: the analysis itself is :mod:`spades.analysis`'s, the pool and the kept results are
+:mod:`spades_server.processes.analysis_workers`'s, the record is the one GetRecord serves
+(:func:`spades_server.streams.records.record_of`). What this servicer decides is who gets what:
+only a finished table is analysed (a table still playing is refused, TABLE_NOT_FINISHED, for
+every caller: an analysis of a live table would be a cheating tool), with at most the server's
+cap of worlds (``--analysis-max-worlds``), the server's default when the request names none
+(``--analysis-worlds``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from spades.reasons import Reason
+from spades.v1 import analysis_pb2, analysis_pb2_grpc
+from spades_server.domain import checks, errors
+from spades_server.ops import metrics
+from spades_server.processes.analysis_workers import AnalysisWorkers, Progress
+from spades_server.store.table_store import TableStore
+from spades_server.streams.records import record_of
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class AnalysisServicer(analysis_pb2_grpc.AnalysisServiceServicer):
+    def __init__(
+        self,
+        store: TableStore,
+        workers: AnalysisWorkers,
+        *,
+        default_worlds: int,
+        max_worlds: int,
+    ) -> None:
+        self._store = store
+        self._workers = workers
+        self._default_worlds = default_worlds
+        self._max_worlds = max_worlds
+
+    async def AnalyseTable(
+        self, request: analysis_pb2.AnalyseTableRequest, context: Context
+    ) -> AsyncIterator[analysis_pb2.AnalyseTableResponse]:
+        table_id = checks.require_id(request.table_id)
+        worlds = request.worlds if request.HasField("worlds") else self._default_worlds
+        if worlds > self._max_worlds:
+            raise errors.refuse(
+                Reason.ANALYSIS_WORLDS_TOO_MANY,
+                f"this server samples at most {self._max_worlds} worlds per decision, not {worlds}",
+                field="worlds",
+            )
+        kept = await self._workers.kept(table_id)
+        if kept is not None and kept.worlds >= worlds:
+            metrics.ANALYSES.labels("stored").inc()
+            yield analysis_pb2.AnalyseTableResponse(analysis=kept)
+            return
+        table = await self._store.load(table_id)
+        if not table.finished:
+            metrics.ANALYSES.labels("refused").inc()
+            raise errors.refuse(
+                Reason.TABLE_NOT_FINISHED,
+                f"the match at table {table_id!r} is not finished (a live table is never "
+                "analysed, for anyone)",
+                metadata={"table_id": table_id},
+            )
+        job = self._workers.admit(record_of(table), worlds)
+        async for step in self._workers.follow(job):
+            if isinstance(step, Progress):
+                yield analysis_pb2.AnalyseTableResponse(progress=step.to_proto())
+            else:
+                yield analysis_pb2.AnalyseTableResponse(analysis=step)
+
+    async def GetAnalysis(
+        self, request: analysis_pb2.GetAnalysisRequest, context: Context
+    ) -> analysis_pb2.GetAnalysisResponse:
+        table_id = checks.require_id(request.table_id)
+        kept = await self._workers.kept(table_id)
+        if kept is None:
+            await self._store.load(table_id)  # TABLE_NOT_FOUND for a table that never was
+            raise errors.refuse(
+                Reason.ANALYSIS_NOT_FOUND,
+                f"no analysis of table {table_id!r} is kept; ask AnalyseTable for one",
+                metadata={"table_id": table_id},
+            )
+        return analysis_pb2.GetAnalysisResponse(analysis=kept)

@@ -1,0 +1,168 @@
+"""Who is online: the accounts whose account stream (``AccountService.Connect``) is open.
+
+Presence must be right across replicas (a bot connected to one replica is online on every
+other), so it is kept where every replica reads: in the log's projection rows (the
+``presence`` projection), one row per account and replica, ``listed`` while the replica holds
+a stream of the account open. A row carries an expiry, which the replica renews every
+``heartbeat`` seconds while the stream lasts; a replica killed without closing its streams
+leaves rows that stop counting once their expiry passes (at most ``ttl`` seconds later). A
+stream that closes unlists its row at once. Rows are derived, short-lived data: dropping them
+only forgets who was online until the next heartbeat.
+
+Each row's key is ``<account id>@<replica id>`` (a replica id is fresh for each process), and
+only that replica writes it, so its version is the replica's own counter."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+import structlog
+
+from spades_server.eventlog.base import EventLog, ProjectionRow
+
+log = structlog.get_logger(__name__)
+
+#: The projection's name among the log's projection rows.
+PROJECTION: Final = "presence"
+
+#: Seconds a row counts after it was last written.
+DEFAULT_TTL: Final = 30.0
+
+#: Seconds between two renewals of a replica's rows.
+DEFAULT_HEARTBEAT: Final = 10.0
+
+#: The most rows one listing reads (accounts online on all replicas together).
+MAX_ROWS: Final = 10_000
+
+
+@dataclass(frozen=True)
+class Online:
+    """An account with an open stream: since when (the earliest of its open streams)."""
+
+    account_id: str
+    since: float
+
+
+def row_of(
+    account_id: str, replica_id: str, since: float, expires: float, version: int, *, open_: bool
+) -> ProjectionRow:
+    """The presence row of one account on one replica."""
+    data = json.dumps({"account_id": account_id, "since": since, "expires": expires})
+    return ProjectionRow(
+        key=f"{account_id}@{replica_id}",
+        sort_key=-int(since * 1000),  # listed highest first: the longest online first
+        listed=open_,
+        version=version,
+        data=data.encode(),
+    )
+
+
+class Presence:
+    """This replica's open account streams, written to the log's ``presence`` rows, and the
+    listing of every replica's."""
+
+    def __init__(
+        self,
+        event_log: EventLog,
+        *,
+        ttl: float = DEFAULT_TTL,
+        heartbeat: float = DEFAULT_HEARTBEAT,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._log = event_log
+        self.ttl = ttl
+        self.heartbeat = heartbeat
+        self._clock = clock
+        self.replica_id = secrets.token_hex(6)
+        #: Open streams per account on this replica, and since when the first was open.
+        self._open: dict[str, tuple[int, float]] = {}
+        self._version = 0
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="presence-heartbeat")
+
+    async def stop(self) -> None:
+        """Stop renewing, and unlist this replica's rows (its streams are closing)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+        open_ids = list(self._open)
+        self._open.clear()
+        with contextlib.suppress(Exception):
+            await self._write([(account_id, 0.0, False) for account_id in open_ids])
+
+    async def opened(self, account_id: str) -> None:
+        """An account stream opened on this replica."""
+        count, since = self._open.get(account_id, (0, self._clock()))
+        self._open[account_id] = (count + 1, since)
+        if count == 0:
+            await self._write([(account_id, since, True)])
+
+    async def closed(self, account_id: str) -> None:
+        """An account stream closed on this replica (the last one unlists the account here)."""
+        count, since = self._open.get(account_id, (1, 0.0))
+        if count > 1:
+            self._open[account_id] = (count - 1, since)
+            return
+        self._open.pop(account_id, None)
+        await self._write([(account_id, since, False)])
+
+    async def renew(self) -> None:
+        """Push the expiry of every open stream's row on (the heartbeat)."""
+        await self._write(
+            [(account_id, since, True) for account_id, (_, since) in self._open.items()]
+        )
+
+    async def online(self) -> list[Online]:
+        """Every account with a stream open on any replica whose row has not expired, the
+        longest online first."""
+        now = self._clock()
+        rows = await self._log.projection_rows(
+            PROJECTION, listed_only=True, offset=0, limit=MAX_ROWS
+        )
+        earliest: dict[str, float] = {}
+        for row in rows:
+            fields = json.loads(row.data)
+            if fields["expires"] <= now:
+                continue  # a replica that stopped renewing (killed): no longer online
+            account_id = fields["account_id"]
+            earliest[account_id] = min(fields["since"], earliest.get(account_id, fields["since"]))
+        return sorted(
+            (Online(account_id, since) for account_id, since in earliest.items()),
+            key=lambda online: (online.since, online.account_id),
+        )
+
+    async def _write(self, changes: list[tuple[str, float, bool]]) -> None:
+        if not changes:
+            return
+        async with self._lock:  # versions in the order rows are written
+            expires = self._clock() + self.ttl
+            rows = []
+            for account_id, since, open_ in changes:
+                if open_ and account_id not in self._open:
+                    continue  # closed while this write waited: its closing row went first
+                self._version += 1
+                rows.append(
+                    row_of(account_id, self.replica_id, since, expires, self._version, open_=open_)
+                )
+            if rows:
+                await self._log.save_projection(PROJECTION, rows)
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat)
+            try:
+                await self.renew()
+            except Exception:
+                log.exception("presence heartbeat failed")

@@ -1,0 +1,96 @@
+"""Online now (PresenceService.ListOnlineBots) through a real server on both log backends: a bot
+is listed, with its manifest and ratings, exactly while its account stream is open; a person's
+stream does not list it; a replica that stops renewing its rows (killed) stops counting once
+they expire, and a heartbeat keeps a live one listed."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from spades.client import SpadesClient
+from spades.manifest import manifest_of
+from spades_server.app.server import SpadesServer
+from spades_server.processes.presence import Presence
+from tests.support.accounts import play_rated_match, stream_open
+
+pytestmark = pytest.mark.asyncio
+
+#: A bounded wait for what the server does after a stream closes.
+WAIT = 20
+
+
+async def online_names(client: SpadesClient) -> list[str]:
+    return [bot.account.name for bot in (await client.online_bots()).bots]
+
+
+async def until_online(client: SpadesClient, names: list[str]) -> None:
+    async with asyncio.timeout(WAIT):
+        while await online_names(client) != names:
+            await asyncio.sleep(0.05)
+
+
+async def test_a_bot_is_online_while_its_stream_is_open_with_its_manifest_and_ratings(
+    server: SpadesServer,
+) -> None:
+    address = f"127.0.0.1:{server.port}"
+    async with SpadesClient(address) as anonymous:
+        owl = await anonymous.create_account("Night Owl", kind="bot")
+        lark = await anonymous.create_account("Lark", kind="bot")
+        pat = await anonymous.create_account("Pat", kind="person")
+        await play_rated_match(
+            server, {owl.key: ("random", "north,south"), lark.key: ("random", "east,west")}
+        )
+        owl_client = SpadesClient(address, account_key=owl.key)
+        pat_client = SpadesClient(address, account_key=pat.key)
+        try:
+            await owl_client.set_manifest(manifest_of(options=["jokers"], max_series=3))
+            assert await online_names(anonymous) == []
+            async with stream_open(owl_client), stream_open(pat_client):
+                # Listed once its stream is open (the row is written before its first event);
+                # the person's open stream lists nobody.
+                page = (await anonymous.online_bots()).bots
+                assert [bot.account.name for bot in page] == ["Night Owl"]
+                (listed,) = page
+                assert listed.account.account_id == owl.account.account_id
+                assert listed.account.manifest is not None
+                assert listed.account.manifest.max_series_length == 3
+                assert [r.pool for r in listed.ratings] == ["partnership"]
+                assert listed.ratings[0].matches == 1
+                async with stream_open(SpadesClient(address, account_key=lark.key)):
+                    # Longest online first.
+                    assert await online_names(anonymous) == ["Night Owl", "Lark"]
+                await until_online(anonymous, ["Night Owl"])
+            # Its stream closed: no longer online.
+            await until_online(anonymous, [])
+        finally:
+            await owl_client.close()
+            await pat_client.close()
+
+
+async def test_a_replica_that_stops_renewing_stops_counting_and_a_heartbeat_keeps_one(
+    server: SpadesServer,
+) -> None:
+    """Two replicas' presence on one log: one (its clock ours) holds a stream open and renews,
+    the other's rows were written and never renewed, as a killed replica leaves them."""
+    now = [1_000.0]
+    live = Presence(server.log, ttl=30, clock=lambda: now[0])
+    dead = Presence(server.log, ttl=30, clock=lambda: now[0])
+    await live.opened("live-bot")
+    now[0] += 1
+    await dead.opened("dead-bot")
+    assert [o.account_id for o in await live.online()] == ["live-bot", "dead-bot"]
+    now[0] += 19
+    await live.renew()  # the heartbeat: the dead replica renews nothing
+    now[0] += 15
+    # Past the dead replica's expiry (30 s after its last write), within the live one's.
+    assert [o.account_id for o in await live.online()] == ["live-bot"]
+    assert [o.account_id for o in await dead.online()] == ["live-bot"]
+    # Two streams of one account on this replica: online until the last one closes, and
+    # since the first opened.
+    await live.opened("live-bot")
+    await live.closed("live-bot")
+    assert [(o.account_id, o.since) for o in await live.online()] == [("live-bot", 1_000.0)]
+    await live.closed("live-bot")
+    assert await live.online() == []

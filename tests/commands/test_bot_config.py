@@ -44,7 +44,10 @@ def test_the_documented_example_loads() -> None:
     )
     assert config.challenges.decline_opponents == {"spammer"}
     assert config.manifest == manifest_of(
-        players=[4], target_scores=(100, 1000), options=["blind_nil", "two_of_clubs_leads"]
+        players=[4],
+        target_scores=(100, 1000),
+        options=["blind_nil", "two_of_clubs_leads"],
+        max_series=3,  # [challenges] max_series, declared in the manifest too
     )
 
 

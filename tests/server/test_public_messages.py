@@ -66,6 +66,10 @@ ALLOWED = {
     "spades.v1.ListChallengesResponse.next_page_token": "a cursor",
     "spades.v1.ListTournamentsRequest.page_token": "a cursor",
     "spades.v1.ListTournamentsResponse.next_page_token": "a cursor",
+    "spades.v1.ListOnlineBotsRequest.page_token": "a cursor",
+    "spades.v1.ListOnlineBotsResponse.next_page_token": "a cursor",
+    "spades.v1.ListGamesRequest.page_token": "a cursor",
+    "spades.v1.ListGamesResponse.next_page_token": "a cursor",
     # A tournament's seed: committed at creation, revealed when it ends (docs/tournaments.md).
     "spades.v1.Tournament.seed_commitment": "a hash published so every board can be verified",
     "spades.v1.Tournament.seed": "only once the tournament has ended (revealed)",

@@ -215,7 +215,7 @@ async def play_until_over(page: Page, rounds: int = 3000) -> int:
                 await bids.first.click(timeout=2_000)
             elif await legal.count():
                 before = await page.locator(".hand .card").count()
-                await legal.first.click(timeout=2_000)
+                await press(page, legal.first)  # the fanned hand: the card's visible edge
                 await page.wait_for_function(
                     f"document.querySelectorAll('.hand .card').length < {before}"
                     " || document.querySelector('.status.match-over') !== null",

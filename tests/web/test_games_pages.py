@@ -13,7 +13,7 @@ from playwright.async_api import Browser, Page
 
 from spades.client import SpadesClient, rating_change_text
 from spades.engine import Rules
-from tests.support.browser import require_site, shoot, texts
+from tests.support.browser import check_accessibility, require_site, shoot, texts
 from tests.support.games import play_accounts_match
 from tests.support.servers import web_server
 
@@ -96,6 +96,7 @@ async def test_my_games_the_player_page_and_the_rating_changes(
         )
         assert href == f"#/record/{unrated}"
         await shoot(page, "games-mine")
+        await check_accessibility(page)
         # Filters: rated only, then against Beta.
         await page.select_option("select[name=rated]", "1")
         await page.get_by_role("button", name="Show").click()
@@ -139,3 +140,4 @@ async def test_my_games_the_player_page_and_the_rating_changes(
             [f"Pat: {changes[rated[-1]]}", f"Alpha: {rating_change_text(alpha_change)}"]
         )
         await shoot(page, "table-rating-changes")
+        await check_accessibility(page)

@@ -20,7 +20,7 @@ from spades.client import SpadesClient
 from spades.manifest import manifest_of
 from spades_bots.random_bot import RandomBot
 from spades_server.app.server import SpadesServer
-from tests.support.browser import play_until_over, require_site, shoot, texts
+from tests.support.browser import check_accessibility, play_until_over, require_site, shoot, texts
 from tests.support.servers import web_server
 
 pytestmark = pytest.mark.asyncio
@@ -92,6 +92,7 @@ async def test_a_person_challenges_online_bots_to_a_series_and_plays_it(
     }
     assert set(await texts(page, "tr.online-bot td.ratings")) == {"unrated"}
     await shoot(page, "online-now-phone")
+    await check_accessibility(page)
 
     # A partner (South) and two opponents, two matches of one hand.
     await page.select_option("select[name=partner]", label="Night Owl")
@@ -107,6 +108,7 @@ async def test_a_person_challenges_online_bots_to_a_series_and_plays_it(
         await play.wait_for(timeout=30_000)
         if match == 1:
             await shoot(page, "online-challenge-phone")
+            await check_accessibility(page)
         await play.click()
         await page.wait_for_url(re.compile(r"#/seat/.+/north$"))
         assert await play_until_over(page) >= 13
@@ -118,6 +120,7 @@ async def test_a_person_challenges_online_bots_to_a_series_and_plays_it(
     assert re.fullmatch(r"Series over \(2 matches\): \d \u2013 \d", await result.inner_text())
     assert len(await page.locator(".series-matches tbody tr").all()) == 2
     await shoot(page, "online-series-over-phone")
+    await check_accessibility(page)
 
     # The challenge as the server keeps it: Pat at North with Night Owl, two matches played.
     challenge_id = challenge_url.rsplit("/", 1)[1]

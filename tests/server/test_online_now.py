@@ -94,3 +94,33 @@ async def test_a_replica_that_stops_renewing_stops_counting_and_a_heartbeat_keep
     assert [(o.account_id, o.since) for o in await live.online()] == [("live-bot", 1_000.0)]
     await live.closed("live-bot")
     assert await live.online() == []
+
+
+async def test_the_heartbeat_unlists_the_rows_a_killed_replica_left_and_a_slow_one_comes_back(
+    server: SpadesServer,
+) -> None:
+    """Rows a killed replica left stop being listed at the next sweep (they would pile up with
+    every kill), while a replica that was only slow lists itself again when it renews."""
+    now = [1_000.0]
+    live = Presence(server.log, ttl=30, clock=lambda: now[0])
+    killed = Presence(server.log, ttl=30, clock=lambda: now[0])
+    slow = Presence(server.log, ttl=30, clock=lambda: now[0])
+    await live.opened("live-bot")
+    await killed.opened("killed-bot")
+    await slow.opened("slow-bot")
+
+    async def listed() -> list[str]:
+        rows = await server.log.projection_rows("presence", listed_only=True, offset=0, limit=50)
+        return sorted(row.key.split("@")[0] for row in rows)
+
+    assert await live.sweep() == 0  # nothing has expired yet
+    now[0] += 20
+    await live.renew()
+    now[0] += 15  # past the killed and the slow replicas' expiry, within the live one's
+    assert await listed() == ["killed-bot", "live-bot", "slow-bot"]
+    assert await live.sweep() == 2
+    assert await listed() == ["live-bot"]
+    assert [o.account_id for o in await live.online()] == ["live-bot"]
+    await slow.renew()  # the slow replica's next write takes its row back
+    assert await listed() == ["live-bot", "slow-bot"]
+    assert [o.account_id for o in await live.online()] == ["live-bot", "slow-bot"]

@@ -9,6 +9,11 @@ leaves rows that stop counting once their expiry passes (at most ``ttl`` seconds
 stream that closes unlists its row at once. Rows are derived, short-lived data: dropping them
 only forgets who was online until the next heartbeat.
 
+Each heartbeat also unlists the rows whose expiry has passed, whichever replica wrote them, so
+the rows a killed replica left stop being read by every listing (they would otherwise pile up
+with every kill, up to :data:`MAX_ROWS`, and crowd out the live ones). The unlisting row takes
+the next version of the row it replaces, so a replica that was only slow renews its row back.
+
 Each row's key is ``<account id>@<replica id>`` (a replica id is fresh for each process), and
 only that replica writes it, so its version is the replica's own counter."""
 
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import secrets
 import time
@@ -124,6 +130,21 @@ class Presence:
             [(account_id, since, True) for account_id, (_, since) in self._open.items()]
         )
 
+    async def sweep(self) -> int:
+        """Unlist every row, of any replica, whose expiry has passed; how many were."""
+        now = self._clock()
+        rows = await self._log.projection_rows(
+            PROJECTION, listed_only=True, offset=0, limit=MAX_ROWS
+        )
+        expired = [
+            dataclasses.replace(row, listed=False, version=row.version + 1)
+            for row in rows
+            if json.loads(row.data)["expires"] <= now
+        ]
+        if expired:
+            await self._log.save_projection(PROJECTION, expired)
+        return len(expired)
+
     async def online(self) -> list[Online]:
         """Every account with a stream open on any replica whose row has not expired, the
         longest online first."""
@@ -164,5 +185,6 @@ class Presence:
             await asyncio.sleep(self.heartbeat)
             try:
                 await self.renew()
+                await self.sweep()
             except Exception:
                 log.exception("presence heartbeat failed")

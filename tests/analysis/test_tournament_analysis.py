@@ -44,6 +44,21 @@ BIN = Path(sys.executable).parent
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(900)]
 
 
+async def _fetch_record(address: str, tournament_id: str, path: Path) -> None:
+    """The tournament's record saved to ``path`` by ``spades record fetch --tournament``."""
+    await command_output(
+        str(BIN / "spades"),
+        "record",
+        "fetch",
+        "--tournament",
+        tournament_id,
+        "-o",
+        str(path),
+        "--server",
+        address,
+    )
+
+
 def _stub(channel: grpc.aio.Channel) -> analysis_pb2_grpc.AnalysisServiceAsyncStub:
     return analysis_pb2_grpc.AnalysisServiceStub(channel)
 
@@ -203,17 +218,7 @@ async def test_a_tournament_over_grpc_web_and_from_the_command_line(tmp_path: Pa
         assert "Heuristic" in table and "Random" in table
         # ... and a tournament record file is verified and analysed here: the same numbers.
         cup = tmp_path / "cup.json"
-        await command_output(
-            spades,
-            "record",
-            "fetch",
-            "--tournament",
-            tournament_id,
-            "-o",
-            str(cup),
-            "--server",
-            address,
-        )
+        await _fetch_record(address, tournament_id, cup)
         local = json.loads(
             await command_output(
                 str(BIN / "spades-record"),
@@ -230,17 +235,7 @@ async def test_a_tournament_over_grpc_web_and_from_the_command_line(tmp_path: Pa
         assert local == served
         unfinished = tmp_path / "entering.json"
         other, _ = await entered_tournament(address, OPERATOR_TOKEN, ("Ada", "Bob"))
-        await command_output(
-            spades,
-            "record",
-            "fetch",
-            "--tournament",
-            other,
-            "-o",
-            str(unfinished),
-            "--server",
-            address,
-        )
+        await _fetch_record(address, other, unfinished)
         refused = await command_output(
             spades, "record", "analyse", "--tournament", other, *flags, status=1
         )
@@ -257,17 +252,7 @@ async def test_a_tampered_tournament_record_is_refused(tmp_path: Path) -> None:
         tournament_id, players = await entered_tournament(address, OPERATOR_TOKEN)
         await played_tournament(address, tournament_id, players)
         cup = tmp_path / "cup.json"
-        await command_output(
-            str(BIN / "spades"),
-            "record",
-            "fetch",
-            "--tournament",
-            tournament_id,
-            "-o",
-            str(cup),
-            "--server",
-            address,
-        )
+        await _fetch_record(address, tournament_id, cup)
     # Two of the first card player's cards swapped at the first table: the same cards, in
     # another order, under the same seed commitment.
     swapped = load_tournament_record(cup)

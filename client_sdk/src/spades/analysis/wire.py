@@ -14,6 +14,8 @@ par, the totals per seat and per side) and the rules, so a client turns it back 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from spades import protocol
 from spades.analysis.judge import HandPar, PlayJudgement
 from spades.analysis.report import Analysis, HandBids, Summary
@@ -134,12 +136,8 @@ def _play_from_proto(message: analysis_pb2.AnalysedPlay) -> PlayJudgement:
         best=protocol.cards_from_proto(message.best, "best"),
         loss_points=message.loss_points,
         loss_tricks=message.loss_tricks,
-        expected_loss_points=(
-            message.expected_loss_points if message.HasField("expected_loss_points") else None
-        ),
-        expected_loss_se=(
-            message.expected_loss_se if message.HasField("expected_loss_se") else None
-        ),
+        expected_loss_points=_optional(message, "expected_loss_points"),
+        expected_loss_se=_optional(message, "expected_loss_se"),
         worlds=message.worlds,
         timed_out=message.timed_out,
     )
@@ -163,6 +161,14 @@ def _summary_to_proto(summary: Summary, seats: tuple[int, ...]) -> analysis_pb2.
     return message
 
 
+def _optional(
+    message: analysis_pb2.AnalysedPlay | analysis_pb2.AnalysisSummary,
+    field: Literal["expected_loss_points", "expected_loss_se"],
+) -> float | None:
+    """An optional number of a play or a summary: None where the message leaves it unset."""
+    return getattr(message, field) if message.HasField(field) else None
+
+
 def _summary_from_proto(message: analysis_pb2.AnalysisSummary) -> Summary:
     return Summary(
         plays=message.plays,
@@ -170,12 +176,8 @@ def _summary_from_proto(message: analysis_pb2.AnalysisSummary) -> Summary:
         hands=message.hands,
         loss_points=message.loss_points,
         loss_tricks=message.loss_tricks,
-        expected_loss_points=(
-            message.expected_loss_points if message.HasField("expected_loss_points") else None
-        ),
-        expected_loss_se=(
-            message.expected_loss_se if message.HasField("expected_loss_se") else None
-        ),
+        expected_loss_points=_optional(message, "expected_loss_points"),
+        expected_loss_se=_optional(message, "expected_loss_se"),
         costliest=tuple(_play_from_proto(play) for play in message.costliest),
     )
 

@@ -148,8 +148,6 @@ def run(arguments: argparse.Namespace) -> int:
             and not arguments.local
             and not names_a_file(arguments.file)
         ):
-            if arguments.tournament:
-                return _analyse_tournament_on_server(arguments)
             return _analyse_on_server(arguments)
         return files_cli.run(
             arguments, record_source, tournament_source, program=program_of(arguments, PROGRAM)
@@ -159,13 +157,20 @@ def run(arguments: argparse.Namespace) -> int:
 
 
 def _analyse_on_server(arguments: argparse.Namespace) -> int:
-    """The table's analysis from the server's AnalysisService, shown as a local one is."""
+    """The table's (with ``--tournament``, the tournament's) analysis from the server's
+    AnalysisService, shown as a local one is."""
     with files_cli.analysis_progress() as progress:
 
-        async def ask() -> analysis_pb2.Analysis:
+        async def ask() -> analysis_pb2.Analysis | analysis_pb2.TournamentAnalysis:
             async with SpadesClient(
                 arguments.server, credentials=channel_credentials(arguments)
             ) as client:
+                if arguments.tournament:
+                    return await client.analyse_tournament(
+                        arguments.file,
+                        worlds=arguments.worlds,
+                        progress=lambda step: progress(step.tables_done, step.tables_total),
+                    )
                 return await client.analyse_table(
                     arguments.file,
                     worlds=arguments.worlds,
@@ -176,30 +181,11 @@ def _analyse_on_server(arguments: argparse.Namespace) -> int:
             message = asyncio.run(ask())
         except SpadesError as error:
             raise Fetched(error) from error
+    if isinstance(message, analysis_pb2.TournamentAnalysis):
+        return files_cli.show_tournament_analysis(
+            tournament_analysis_from_proto(message), as_json=arguments.json
+        )
     return files_cli.show_analysis(analysis_from_proto(message), as_json=arguments.json)
-
-
-def _analyse_tournament_on_server(arguments: argparse.Namespace) -> int:
-    """The tournament's analysis from the server's AnalysisService, shown as a local one is."""
-    with files_cli.analysis_progress() as progress:
-
-        async def ask() -> analysis_pb2.TournamentAnalysis:
-            async with SpadesClient(
-                arguments.server, credentials=channel_credentials(arguments)
-            ) as client:
-                return await client.analyse_tournament(
-                    arguments.file,
-                    worlds=arguments.worlds,
-                    progress=lambda step: progress(step.tables_done, step.tables_total),
-                )
-
-        try:
-            message = asyncio.run(ask())
-        except SpadesError as error:
-            raise Fetched(error) from error
-    return files_cli.show_tournament_analysis(
-        tournament_analysis_from_proto(message), as_json=arguments.json
-    )
 
 
 def _fetch(arguments: argparse.Namespace) -> int:

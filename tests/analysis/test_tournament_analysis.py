@@ -1,12 +1,14 @@
 """A whole tournament analysed (AnalysisService.AnalyseTournament) on a real server: refused
 while it has not ended and for an unknown one; once ended, every table analysed once (a table
 already kept is not judged again), progress streamed, and each entrant's totals its sides'
-plays at its tables; over gRPC on both log backends, over gRPC-Web, and from the command line
-(the server's, and a tournament record file analysed here, which agrees); a tampered
-tournament record refused before anything is judged."""
+plays at its tables; refused with RetryInfo when the pool's queue is full; over gRPC on both
+log backends, over gRPC-Web, and from the command line (the server's, and a tournament record
+file analysed here, which agrees); a tampered tournament record refused before anything is
+judged."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -20,23 +22,31 @@ from spades.analysis.tournament import tournament_analysis_json, tournament_tabl
 from spades.analysis.wire import tournament_analysis_from_proto
 from spades.records.tournament import HOME_SEATS, load_tournament_record
 from spades.v1 import analysis_pb2, analysis_pb2_grpc, tournament_pb2
+from spades_server.processes.analysis_workers import QUEUE_FULL_RETRY
 from tests.support.admin import OPERATOR_TOKEN
 from tests.support.analyses import (
     analyses_counted,
     analysis_steps,
     command_output,
     entered_tournament,
+    next_step,
     played_tournament,
     stream_refusal,
     tournament_steps,
 )
 from tests.support.backends import Storages
+from tests.support.clients import READ_TIMEOUT
 from tests.support.grpc_web import status_details, web_call
 from tests.support.refusals import refused_unchanged
 from tests.support.servers import running_server, web_server
 
 #: Double dummy only (a world costs a solve per card); the tournament's tables are 1 hand each.
-SETTINGS = {"analysis_worlds": 0, "analysis_max_worlds": 1, "operator_token": OPERATOR_TOKEN}
+SETTINGS = {
+    "analysis_worlds": 0,
+    "analysis_max_worlds": 1,
+    "analysis_queue": 1,
+    "operator_token": OPERATOR_TOKEN,
+}
 ANALYSE = "/spades.v1.AnalysisService/AnalyseTournament"
 BIN = Path(sys.executable).parent
 
@@ -172,6 +182,25 @@ async def test_a_tournament_is_analysed_once_it_has_ended_each_table_once(
         again = await tournament_steps(stub.AnalyseTournament(_request(tournament_id, worlds=0)))
         assert [step.analysis for step in again] == [analysis]
         assert analyses_counted("started") == started + 1
+
+        # The pool's queue (one place here) taken by another table's analysis with a world:
+        # a tournament's analysis with a world is refused with RetryInfo, as a table's is.
+        busy = stub.AnalyseTable(
+            analysis_pb2.AnalyseTableRequest(table_id=tables[1].table_id, worlds=1)
+        )
+        assert (await next_step(busy)).HasField("progress")
+        details = await refused_unchanged(
+            server,
+            stream_refusal(stub.AnalyseTournament(_request(tournament_id, worlds=1))),
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            "ANALYSIS_QUEUE_FULL",
+        )
+        assert details.retry_delay == QUEUE_FULL_RETRY
+        abandoned = analyses_counted("abandoned")
+        busy.cancel()
+        async with asyncio.timeout(READ_TIMEOUT):
+            while analyses_counted("abandoned") == abandoned:
+                await asyncio.sleep(0.01)
 
 
 async def test_a_tournament_over_grpc_web_and_from_the_command_line(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ per entrant (:mod:`spades.analysis.tournament`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -22,7 +23,7 @@ import grpc
 from spades.analysis.tournament import tournament_analysis, tournament_tables
 from spades.analysis.wire import analysis_from_proto, tournament_analysis_to_proto
 from spades.reasons import Reason
-from spades.v1 import analysis_pb2, analysis_pb2_grpc, record_pb2
+from spades.v1 import analysis_pb2, analysis_pb2_grpc, record_pb2, tournament_pb2
 from spades_server.domain import checks, errors
 from spades_server.domain.tournaments import FINISHED
 from spades_server.ops import metrics
@@ -32,6 +33,18 @@ from spades_server.store.tournament_store import TournamentStore
 from spades_server.streams.records import record_of
 
 Context = grpc.aio.ServicerContext[Any, Any]
+
+
+def _summed_up(
+    tournament_id: str,
+    events: Sequence[tournament_pb2.TournamentEvent],
+    analyses: Mapping[str, analysis_pb2.Analysis],
+    worlds: int,
+) -> analysis_pb2.TournamentAnalysis:
+    """The tournament's analysis from its tables' (each entrant's sides summed up)."""
+    tables = {table_id: analysis_from_proto(kept) for table_id, kept in analyses.items()}
+    summed = tournament_analysis(tournament_id, events, tables, worlds=worlds)
+    return tournament_analysis_to_proto(summed)
 
 
 class AnalysisServicer(analysis_pb2_grpc.AnalysisServiceServicer):
@@ -82,7 +95,7 @@ class AnalysisServicer(analysis_pb2_grpc.AnalysisServiceServicer):
                 metadata={"tournament_id": tournament_id},
             )
         tables = tournament_tables(tournament.events)
-        analyses = {}
+        analyses: dict[str, analysis_pb2.Analysis] = {}
         for done, table in enumerate(tables):
             kept = await self._workers.kept(table.table_id)
             if kept is None or kept.worlds < worlds:
@@ -100,10 +113,13 @@ class AnalysisServicer(analysis_pb2_grpc.AnalysisServiceServicer):
                         )
                     else:
                         kept = step
-            assert kept is not None  # the job's last step is its analysis
-            analyses[table.table_id] = analysis_from_proto(kept)
-        summed = tournament_analysis(tournament_id, tournament.events, analyses, worlds=worlds)
-        yield analysis_pb2.AnalyseTournamentResponse(analysis=tournament_analysis_to_proto(summed))
+            assert kept is not None  # follow ends with the analysis, or raises
+            analyses[table.table_id] = kept
+        # Off the event loop: a large tournament's tables hold many thousand plays.
+        summed = await asyncio.to_thread(
+            _summed_up, tournament_id, tournament.events, analyses, worlds
+        )
+        yield analysis_pb2.AnalyseTournamentResponse(analysis=summed)
 
     def _worlds(
         self, request: analysis_pb2.AnalyseTableRequest | analysis_pb2.AnalyseTournamentRequest

@@ -24,6 +24,7 @@ from spades_server.app.server import SpadesServer
 from spades_server.processes.analysis_workers import ANALYSES, QUEUE_FULL_RETRY
 from tests.support.admin import OPERATOR_TOKEN
 from tests.support.analyses import (
+    analyses_counted,
     analysis_steps,
     command_output,
     next_step,
@@ -43,10 +44,6 @@ SETTINGS = {
     "analysis_queue": 1,
     "operator_token": OPERATOR_TOKEN,
 }
-
-
-def analyses_counted(result: str) -> float:
-    return REGISTRY.get_sample_value("spades_analyses_total", {"result": result}) or 0.0
 
 
 def analyses(client: Client) -> analysis_pb2_grpc.AnalysisServiceAsyncStub:

@@ -7,11 +7,15 @@ import asyncio
 from typing import Any
 
 import grpc
+from prometheus_client import REGISTRY
 
 from spades.client import AdminClient, SpadesClient
 from spades.engine import Rules
 from spades.v1 import analysis_pb2
+from spades_bots.heuristic import HeuristicBot
+from spades_bots.random_bot import RandomBot
 from tests.support.clients import READ_TIMEOUT
+from tests.support.players import AccountPlayer
 from tests.support.processes import clean_environment
 
 #: How long a one-hand match of house bots may take to end on a loaded machine.
@@ -53,8 +57,64 @@ async def played_out_table(address: str, operator_token: str) -> str:
     return table_id
 
 
+#: The rules of the tournaments analysed: no Nil (the double-dummy solver's slowest positions
+#: are Nil's, docs/solver.md), one board a pairing.
+TOURNAMENT_RULES = Rules(nil_allowed=False)
+
+
+async def entered_tournament(
+    address: str, operator_token: str, names: tuple[str, str] = ("Heuristic", "Random")
+) -> tuple[str, list[AccountPlayer]]:
+    """A duplicate tournament of two new bot accounts named ``names`` (a heuristic and a random
+    one) that starts when its second entrant enters: its id and its players, the first one
+    entered (so it is still entering). :func:`played_tournament` plays it."""
+    async with SpadesClient(address) as client:
+        cup = await client.create_tournament(
+            "Judged Cup",
+            rules=TOURNAMENT_RULES,
+            boards=1,
+            start_when_entrants=2,
+            operator_token=operator_token,
+        )
+        players = []
+        for name, make in zip(names, (HeuristicBot, RandomBot), strict=True):
+            key = (await client.create_account(name)).key
+            players.append(AccountPlayer(address, key, make))
+    async with SpadesClient(address, account_key=players[0].key) as own:
+        await own.enter_tournament(cup.tournament_id)
+    return cup.tournament_id, players
+
+
+async def played_tournament(address: str, tournament_id: str, players: list[AccountPlayer]) -> None:
+    """The second entrant entered (the tournament starts) and every table played to the
+    tournament's end (one round: a pairing's two tables of one hand)."""
+    runs = [asyncio.create_task(player.run()) for player in players]
+    try:
+        async with SpadesClient(address, account_key=players[1].key) as own:
+            await own.enter_tournament(tournament_id)
+        async with SpadesClient(address) as client, asyncio.timeout(MATCH_TIMEOUT):
+            async for update in client.watch_tournament(tournament_id):
+                if update.event.WhichOneof("kind") == "ended":
+                    break
+    finally:
+        for run in runs:
+            run.cancel()
+        for player in players:
+            await player.stop()
+
+
+def analyses_counted(result: str) -> float:
+    """The server's ``spades_analyses_total`` of ``result`` (``started``, ``refused``, ...)."""
+    return REGISTRY.get_sample_value("spades_analyses_total", {"result": result}) or 0.0
+
+
 async def analysis_steps(call: Any) -> list[analysis_pb2.AnalyseTableResponse]:
     """Every message of an AnalyseTable stream, to its end."""
+    return [message async for message in call]
+
+
+async def tournament_steps(call: Any) -> list[analysis_pb2.AnalyseTournamentResponse]:
+    """Every message of an AnalyseTournament stream, to its end."""
     return [message async for message in call]
 
 

@@ -19,6 +19,7 @@ from spades.records.tournament import HOME_SEATS
 from spades.v1 import tournament_pb2
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
+from tests.support.analyses import analyses_counted
 from tests.support.browser import check_accessibility, on_phone, require_site, shoot, texts
 from tests.support.players import AccountPlayer
 from tests.support.servers import web_server
@@ -59,6 +60,16 @@ async def assert_accuracy_shown(
         assert await row.locator(".accuracy").inner_text() == f"{share}%"
     assert sum(plays.values()) == judged >= tables * 13 * 4  # every card of every table, once
     await shoot(page, "tournament-accuracy")
+    # Opened again: every table is kept, so the totals come at once (AnalyseTournament judges
+    # nothing), with no button.
+    started = analyses_counted("started")
+    await page.reload()
+    for line in tournament.standings.lines:
+        row = section.locator(f"tr[data-account-id='{line.account_id}']")
+        assert await row.locator(".plays").inner_text() == str(plays[line.account_id])
+    assert await section.get_by_text(f"({tables} of {tables})").count() == 1
+    assert await section.locator("button[name=analyse-tournament]").count() == 0
+    assert analyses_counted("started") == started
 
 
 @pytest.mark.asyncio

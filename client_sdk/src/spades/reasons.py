@@ -518,6 +518,11 @@ class Reason(StrEnum):
         _PRECONDITION,
         "analysing a table whose match is still on (a live table is never analysed)",
     )
+    TOURNAMENT_NOT_FINISHED = (
+        "TOURNAMENT_NOT_FINISHED",
+        _PRECONDITION,
+        "analysing a tournament that has not ended (its tables may still be live)",
+    )
     ANALYSIS_WORLDS_TOO_MANY = (
         "ANALYSIS_WORLDS_TOO_MANY",
         _INVALID,

@@ -14,6 +14,7 @@ from spades.analysis.report import (
     seat_letter,
     side_letters,
 )
+from spades.analysis.tournament import TournamentAnalysis
 from spades.engine import SEAT_NAMES
 
 #: Colours by the points a card lost double dummy: none, a few (bags), a contract's worth.
@@ -92,6 +93,44 @@ def _bids_line(analysis: Analysis, hand: HandBids) -> Text:
     return line
 
 
+def render_tournament_analysis(analysis: TournamentAnalysis) -> RenderableType:
+    """Each entrant's totals over its tables (in the order of the standings), then each
+    entrant's costliest mistakes, with their tables."""
+    totals = Table(title=f"Tournament {analysis.tournament_id}", title_justify="left")
+    for column in ("#", "Entrant", "Tables", "Plays", "Accuracy", "Points lost", "Per hand"):
+        totals.add_column(column, justify="left" if column == "Entrant" else "right")
+    totals.add_column("Tricks lost", justify="right")
+    totals.add_column("Expected loss", justify="right")
+    for entrant in analysis.entrants:
+        _total_row(totals, entrant.name, entrant.total, (str(entrant.rank),), len(entrant.sides))
+    mistakes = Table(title="Costliest mistakes", title_justify="left")
+    for column in ("Entrant", "Table", "Hand", "Trick", "Seat", "Played", "Lost", "Best"):
+        mistakes.add_column(column, justify="right" if column in ("Hand", "Trick") else "left")
+    for entrant in analysis.entrants:
+        for mistake in entrant.costliest:
+            play = mistake.play
+            mistakes.add_row(
+                entrant.name,
+                mistake.table_id,
+                str(play.hand),
+                str(play.trick),
+                SEAT_NAMES[play.seat],
+                play.card.symbol,
+                Text(f"-{play.loss_points}", style=loss_style(play.loss_points)),
+                " ".join(card.symbol for card in play.best),
+            )
+    tables = len(analysis.tables)
+    note = (
+        f"{tables} table{'' if tables == 1 else 's'}; each entrant's side at every table it "
+        "played. Double dummy: every hand in view. See docs/analysis.md."
+    )
+    return Group(totals, mistakes, Text(note, style="dim"))
+
+
+def print_tournament_analysis(analysis: TournamentAnalysis, console: Console | None = None) -> None:
+    (console or Console()).print(render_tournament_analysis(analysis))
+
+
 def _totals(analysis: Analysis) -> Table:
     table = Table(title="Totals", title_justify="left")
     for column in ("", "Plays", "Accuracy", "Points lost", "Per hand", "Tricks lost"):
@@ -107,11 +146,20 @@ def _totals(analysis: Analysis) -> Table:
     return table
 
 
-def _total_row(table: Table, name: str, summary: Summary) -> None:
+def _total_row(
+    table: Table,
+    name: str,
+    summary: Summary,
+    before: tuple[str, ...] = (),
+    tables: int | None = None,
+) -> None:
+    """A summary's row; ``before`` the cells ahead of the name, ``tables`` a count after it."""
     error = "" if summary.expected_loss_se is None else f" ± {summary.expected_loss_se:.1f}"
     expected = _expected(summary.expected_loss_points)
     table.add_row(
+        *before,
         name,
+        *(() if tables is None else (str(tables),)),
         str(summary.plays),
         f"{summary.accuracy:.0%}",
         str(summary.loss_points),

@@ -119,11 +119,11 @@ def analysis_json(analysis: Analysis) -> dict[str, Any]:
         "hands": [_hand_json(hand, rules) for hand in analysis.hands],
         "plays": [_play_json(play) for play in analysis.plays],
         "seats": {
-            seat_letter(seat): _summary_json(analysis.seat_summary(seat))
+            seat_letter(seat): summary_json(analysis.seat_summary(seat))
             for seat in rules.seating.seats
         },
         "sides": {
-            side_letters(seats): _summary_json(analysis.side_summary(index))
+            side_letters(seats): summary_json(analysis.side_summary(index))
             for index, seats in enumerate(rules.sides)
         },
     }
@@ -164,7 +164,7 @@ def _play_json(play: PlayJudgement) -> dict[str, Any]:
     }
 
 
-def _summary_json(summary: Summary) -> dict[str, Any]:
+def summary_json(summary: Summary) -> dict[str, Any]:
     return {
         "plays": summary.plays,
         "accuracy": round(summary.accuracy, 4),

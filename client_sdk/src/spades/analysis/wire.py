@@ -14,13 +14,27 @@ par, the totals per seat and per side) and the rules, so a client turns it back 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from spades import protocol
 from spades.analysis.judge import HandPar, PlayJudgement
 from spades.analysis.report import Analysis, HandBids, Summary
+from spades.analysis.tournament import (
+    EntrantAnalysis,
+    EntrantSide,
+    Mistake,
+    TournamentAnalysis,
+    TournamentTable,
+)
 from spades.engine import Bid
 from spades.v1 import analysis_pb2, view_pb2
 
-__all__ = ["analysis_from_proto", "analysis_to_proto"]
+__all__ = [
+    "analysis_from_proto",
+    "analysis_to_proto",
+    "tournament_analysis_from_proto",
+    "tournament_analysis_to_proto",
+]
 
 
 def analysis_to_proto(analysis: Analysis) -> analysis_pb2.Analysis:
@@ -122,12 +136,8 @@ def _play_from_proto(message: analysis_pb2.AnalysedPlay) -> PlayJudgement:
         best=protocol.cards_from_proto(message.best, "best"),
         loss_points=message.loss_points,
         loss_tricks=message.loss_tricks,
-        expected_loss_points=(
-            message.expected_loss_points if message.HasField("expected_loss_points") else None
-        ),
-        expected_loss_se=(
-            message.expected_loss_se if message.HasField("expected_loss_se") else None
-        ),
+        expected_loss_points=_optional(message, "expected_loss_points"),
+        expected_loss_se=_optional(message, "expected_loss_se"),
         worlds=message.worlds,
         timed_out=message.timed_out,
     )
@@ -149,3 +159,105 @@ def _summary_to_proto(summary: Summary, seats: tuple[int, ...]) -> analysis_pb2.
     if summary.expected_loss_se is not None:
         message.expected_loss_se = summary.expected_loss_se
     return message
+
+
+def _optional(
+    message: analysis_pb2.AnalysedPlay | analysis_pb2.AnalysisSummary,
+    field: Literal["expected_loss_points", "expected_loss_se"],
+) -> float | None:
+    """An optional number of a play or a summary: None where the message leaves it unset."""
+    return getattr(message, field) if message.HasField(field) else None
+
+
+def _summary_from_proto(message: analysis_pb2.AnalysisSummary) -> Summary:
+    return Summary(
+        plays=message.plays,
+        perfect=round(message.accuracy * message.plays),
+        hands=message.hands,
+        loss_points=message.loss_points,
+        loss_tricks=message.loss_tricks,
+        expected_loss_points=_optional(message, "expected_loss_points"),
+        expected_loss_se=_optional(message, "expected_loss_se"),
+        costliest=tuple(_play_from_proto(play) for play in message.costliest),
+    )
+
+
+def tournament_analysis_to_proto(analysis: TournamentAnalysis) -> analysis_pb2.TournamentAnalysis:
+    """The message of a tournament's analysis (each entrant's costliest plays name their
+    table)."""
+    message = analysis_pb2.TournamentAnalysis(
+        tournament_id=analysis.tournament_id, worlds=analysis.worlds
+    )
+    for table in analysis.tables:
+        message.tables.add(
+            table_id=table.table_id,
+            round=table.round,
+            pairing=table.pairing,
+            leg=table.leg,
+            home_account_id=table.home_account_id,
+            away_account_id=table.away_account_id,
+            worlds=analysis.table_worlds.get(table.table_id, 0),
+        )
+    for entrant in analysis.entrants:
+        total = _summary_to_proto(entrant.total, ())
+        for play, mistake in zip(total.costliest, entrant.costliest, strict=True):
+            play.table_id = mistake.table_id
+        message.entrants.add(
+            account_id=entrant.account_id,
+            name=entrant.name,
+            rank=entrant.rank,
+            total=total,
+            sides=[
+                analysis_pb2.EntrantSide(
+                    table_id=side.table_id, summary=_summary_to_proto(side.summary, side.seats)
+                )
+                for side in entrant.sides
+            ],
+        )
+    return message
+
+
+def tournament_analysis_from_proto(message: analysis_pb2.TournamentAnalysis) -> TournamentAnalysis:
+    """The :class:`TournamentAnalysis` a message carries (its totals as sent). Raises
+    :class:`~spades.protocol.ProtocolError` for a message no analysis makes."""
+    tables = tuple(
+        TournamentTable(
+            table.table_id,
+            table.round,
+            table.pairing,
+            table.leg,
+            table.home_account_id,
+            table.away_account_id,
+        )
+        for table in message.tables
+    )
+    entrants = []
+    for entrant in message.entrants:
+        total = _summary_from_proto(entrant.total)
+        entrants.append(
+            EntrantAnalysis(
+                account_id=entrant.account_id,
+                name=entrant.name,
+                rank=entrant.rank,
+                sides=tuple(
+                    EntrantSide(
+                        side.table_id,
+                        tuple(protocol.seat_from_proto(seat) for seat in side.summary.seats),
+                        _summary_from_proto(side.summary),
+                    )
+                    for side in entrant.sides
+                ),
+                total=total,
+                costliest=tuple(
+                    Mistake(sent.table_id, play)
+                    for sent, play in zip(entrant.total.costliest, total.costliest, strict=True)
+                ),
+            )
+        )
+    return TournamentAnalysis(
+        tournament_id=message.tournament_id,
+        worlds=message.worlds,
+        tables=tables,
+        table_worlds={table.table_id: table.worlds for table in message.tables},
+        entrants=tuple(entrants),
+    )

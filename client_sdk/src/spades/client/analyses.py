@@ -1,5 +1,6 @@
 """Analyses in the async client (AnalysisService, docs/analysis.md): a finished table's
-analysis, computed by the server's worker pool (progress as it goes) or the one it kept.
+analysis, computed by the server's worker pool (progress as it goes) or the one it kept, and a
+finished tournament's, summed up per entrant.
 
 The server sends a ``spades.v1.Analysis``; :func:`spades.analysis.wire.analysis_from_proto`
 turns it into the :class:`spades.analysis.Analysis` that ``spades-record analyse`` prints.
@@ -15,7 +16,7 @@ turns it into the :class:`spades.analysis.Analysis` that ``spades-record analyse
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 
@@ -23,9 +24,13 @@ from spades.client.errors import error_for, from_rpc_error
 from spades.v1 import analysis_pb2, analysis_pb2_grpc
 
 T = TypeVar("T")
+#: What an analysis stream ends with.
+Result = TypeVar("Result", analysis_pb2.Analysis, analysis_pb2.TournamentAnalysis)
 
 #: Told each progress message of an analysis: decisions (and hands) done of all.
 AnalysisProgress = Callable[[analysis_pb2.AnalysisProgress], None]
+#: Told each progress message of a tournament's analysis: tables done of all, and the table's.
+TournamentAnalysisProgress = Callable[[analysis_pb2.TournamentAnalysisProgress], None]
 
 
 class AnalysisCalls:
@@ -58,22 +63,51 @@ class AnalysisCalls:
         request = analysis_pb2.AnalyseTableRequest(table_id=table_id)
         if worlds is not None:
             request.worlds = worlds
-        call = self._analyses.AnalyseTable(request)
-        try:
-            async for message in call:
-                if message.HasField("analysis"):
-                    return message.analysis
-                if progress is not None:
-                    progress(message.progress)
-        except grpc.RpcError as error:
-            raise from_rpc_error(error) from error
-        finally:
-            call.cancel()
-        # A server ends the stream with the analysis or a refusal; anything else is its fault.
-        raise error_for(grpc.StatusCode.INTERNAL, "the analysis stream ended with no analysis")
+        return await _streamed(
+            self._analyses.AnalyseTable(request), progress, analysis_pb2.Analysis
+        )
+
+    async def analyse_tournament(
+        self,
+        tournament_id: str,
+        *,
+        worlds: int | None = None,
+        progress: TournamentAnalysisProgress | None = None,
+    ) -> analysis_pb2.TournamentAnalysis:
+        """The analysis of every table of the finished tournament ``tournament_id``, summed up
+        per entrant (``worlds`` and ``progress`` as for :meth:`analyse_table`; the tables the
+        server already analysed are not judged again). Raises ``SpadesError``:
+        TOURNAMENT_NOT_FINISHED for a tournament that has not ended, TOURNAMENT_NOT_FOUND, and
+        the refusals of :meth:`analyse_table`. No timeout."""
+        request = analysis_pb2.AnalyseTournamentRequest(tournament_id=tournament_id)
+        if worlds is not None:
+            request.worlds = worlds
+        return await _streamed(
+            self._analyses.AnalyseTournament(request), progress, analysis_pb2.TournamentAnalysis
+        )
 
     async def get_analysis(self, table_id: str) -> analysis_pb2.Analysis:
         """The analysis the server kept for ``table_id`` (ANALYSIS_NOT_FOUND when none)."""
         request = analysis_pb2.GetAnalysisRequest(table_id=table_id)
         response = await self._call(self._analyses.GetAnalysis(request, timeout=self.timeout))
         return response.analysis
+
+
+async def _streamed(
+    call: Any, progress: Callable[[Any], None] | None, result: type[Result]
+) -> Result:
+    """The ``analysis`` (a ``result``) an analysis stream ends with, ``progress`` told each
+    other message."""
+    try:
+        async for message in call:
+            if message.HasField("analysis"):
+                analysis: Result = message.analysis
+                return analysis
+            if progress is not None:
+                progress(message.progress)
+    except grpc.RpcError as error:
+        raise from_rpc_error(error) from error
+    finally:
+        call.cancel()
+    # A server ends the stream with the analysis or a refusal; anything else is its fault.
+    raise error_for(grpc.StatusCode.INTERNAL, "the analysis stream ended with no analysis")

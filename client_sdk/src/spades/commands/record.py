@@ -10,6 +10,8 @@ file or straight from the server.
     spades record score TABLE_ID | FILE [--json]        the score table
     spades record tournament TOURNAMENT_ID | FILE       verify a tournament record
     spades record analyse TABLE_ID | FILE [--json]      every card judged (docs/analysis.md)
+    spades record analyse --tournament ID | FILE        every table of a finished tournament,
+                                                        summed up per entrant
 
 A RECORD that names an existing file, or looks like a path (a folder in it, or a ``.json``,
 ``.pb`` or ``.bin`` suffix), is read from the file; anything else is an id, fetched from
@@ -17,7 +19,9 @@ A RECORD that names an existing file, or looks like a path (a folder in it, or a
 
 ``analyse TABLE_ID`` asks the server's AnalysisService: its worker pool analyses the finished
 table (or returns the analysis it kept), with ``--worlds`` or the server's default; with
-``--local`` the record is fetched and analysed here instead (``--jobs``, ``--seed``).
+``--local`` the record is fetched and analysed here instead (``--jobs``, ``--seed``). With
+``--tournament`` the same holds for a tournament: the server's AnalyseTournament, or its record
+fetched (or read from a file), verified and every table analysed here.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
-from spades.analysis.wire import analysis_from_proto
+from spades.analysis.wire import analysis_from_proto, tournament_analysis_from_proto
 from spades.client import SpadesClient, SpadesError
 from spades.commands.common import (
     add_server_flag,
@@ -121,7 +125,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     commands.choices["analyse"].add_argument(
         "--local",
         action="store_true",
-        help="for a table id: fetch the record and analyse it here, not on the server",
+        help="for an id: fetch the record and analyse it here, not on the server",
     )
 
 
@@ -153,13 +157,20 @@ def run(arguments: argparse.Namespace) -> int:
 
 
 def _analyse_on_server(arguments: argparse.Namespace) -> int:
-    """The table's analysis from the server's AnalysisService, shown as a local one is."""
+    """The table's (with ``--tournament``, the tournament's) analysis from the server's
+    AnalysisService, shown as a local one is."""
     with files_cli.analysis_progress() as progress:
 
-        async def ask() -> analysis_pb2.Analysis:
+        async def ask() -> analysis_pb2.Analysis | analysis_pb2.TournamentAnalysis:
             async with SpadesClient(
                 arguments.server, credentials=channel_credentials(arguments)
             ) as client:
+                if arguments.tournament:
+                    return await client.analyse_tournament(
+                        arguments.file,
+                        worlds=arguments.worlds,
+                        progress=lambda step: progress(step.tables_done, step.tables_total),
+                    )
                 return await client.analyse_table(
                     arguments.file,
                     worlds=arguments.worlds,
@@ -170,6 +181,10 @@ def _analyse_on_server(arguments: argparse.Namespace) -> int:
             message = asyncio.run(ask())
         except SpadesError as error:
             raise Fetched(error) from error
+    if isinstance(message, analysis_pb2.TournamentAnalysis):
+        return files_cli.show_tournament_analysis(
+            tournament_analysis_from_proto(message), as_json=arguments.json
+        )
     return files_cli.show_analysis(analysis_from_proto(message), as_json=arguments.json)
 
 

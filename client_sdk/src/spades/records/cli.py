@@ -8,6 +8,9 @@ tournament id, :mod:`spades.commands.record`). ``python -m spades.records.cli`` 
     spades-record tournament cup.json         verify a tournament record (docs/tournaments.md)
     spades-record analyse match.json [--json] judge every card double dummy and by what its
                                               seat could see (docs/analysis.md)
+    spades-record analyse --tournament cup.json [--json]
+                                              every table of a tournament record judged, summed
+                                              up per entrant
 
 Errors (an unreadable file, an illegal action in the record, a bad commitment) print one line
 on stderr and exit with status 1.
@@ -25,7 +28,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from spades.analysis import DEFAULT_WORLDS, Analysis, analyse, analysis_json, default_jobs
-from spades.analysis.render import print_analysis
+from spades.analysis.render import print_analysis, print_tournament_analysis
+from spades.analysis.tournament import (
+    TournamentAnalysis,
+    analyse_tournament,
+    tournament_analysis_json,
+)
 from spades.records.files import Format, load_record
 from spades.records.record import events_of, notes_of
 from spades.records.render import render_match, render_score_table, score_table, score_table_json
@@ -95,6 +103,11 @@ def configure(
     )
     analyse.add_argument("--json", action="store_true", help="print one JSON object")
     analyse.add_argument(
+        "--tournament",
+        action="store_true",
+        help="RECORD is a finished tournament's record: analyse every table, sum it up per entrant",
+    )
+    analyse.add_argument(
         "--worlds",
         type=_count,
         default=None,
@@ -145,6 +158,8 @@ def run(
     try:
         if arguments.command == "tournament":
             return _tournament(tournament_source(arguments.file))
+        if arguments.command == "analyse" and arguments.tournament:
+            return _analyse_tournament(tournament_source(arguments.file), arguments)
         record = source(arguments.file, arguments.format)
         if arguments.command == "score":
             return _score(record, as_json=arguments.json)
@@ -217,6 +232,29 @@ def show_analysis(analysis: Analysis, *, as_json: bool) -> int:
     else:
         print_analysis(analysis)
     return 0
+
+
+def show_tournament_analysis(analysis: TournamentAnalysis, *, as_json: bool) -> int:
+    """Print a tournament's analysis: one JSON object, or the per-entrant tables."""
+    if as_json:
+        print(json.dumps(tournament_analysis_json(analysis), indent=2, ensure_ascii=False))
+    else:
+        print_tournament_analysis(analysis)
+    return 0
+
+
+def _analyse_tournament(
+    record: tournament_pb2.TournamentRecord, arguments: argparse.Namespace
+) -> int:
+    with analysis_progress() as progress:
+        analysis = analyse_tournament(
+            record,
+            worlds=DEFAULT_WORLDS if arguments.worlds is None else arguments.worlds,
+            seed=arguments.seed.encode(),
+            jobs=arguments.jobs,
+            progress=lambda table, tables, done, total: progress(table + (done == total), tables),
+        )
+    return show_tournament_analysis(analysis, as_json=arguments.json)
 
 
 def _analyse(record: record_pb2.GameRecord, arguments: argparse.Namespace) -> int:

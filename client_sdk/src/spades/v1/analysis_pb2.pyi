@@ -362,6 +362,7 @@ class AnalysedPlay(_message.Message):
     EXPECTED_LOSS_SE_FIELD_NUMBER: _builtins.int
     WORLDS_FIELD_NUMBER: _builtins.int
     TIMED_OUT_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     hand: _builtins.int
     """The hand and the trick within it, counted from 1."""
     trick: _builtins.int
@@ -381,6 +382,10 @@ class AnalysedPlay(_message.Message):
     """Worlds sampled for this card (0 when the seat had one legal card)."""
     timed_out: _builtins.bool
     """True when the clock played the card (the seat's time ran out)."""
+    table_id: _builtins.str
+    """The table it was played at: set only where plays of several tables are listed together
+    (an entrant's costliest plays in a TournamentAnalysis).
+    """
     @_builtins.property
     def card(self) -> _cards_pb2.Card:
         """The card played."""
@@ -408,10 +413,11 @@ class AnalysedPlay(_message.Message):
         expected_loss_se: _builtins.float | None = ...,
         worlds: _builtins.int = ...,
         timed_out: _builtins.bool = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_loss_points", b"_expected_loss_points", "_expected_loss_se", b"_expected_loss_se", "card", b"card", "expected_loss_points", b"expected_loss_points", "expected_loss_se", b"expected_loss_se"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_loss_points", b"_expected_loss_points", "_expected_loss_se", b"_expected_loss_se", "best", b"best", "card", b"card", "expected_loss_points", b"expected_loss_points", "expected_loss_se", b"expected_loss_se", "hand", b"hand", "loss_points", b"loss_points", "loss_tricks", b"loss_tricks", "seat", b"seat", "timed_out", b"timed_out", "trick", b"trick", "values", b"values", "worlds", b"worlds"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_loss_points", b"_expected_loss_points", "_expected_loss_se", b"_expected_loss_se", "best", b"best", "card", b"card", "expected_loss_points", b"expected_loss_points", "expected_loss_se", b"expected_loss_se", "hand", b"hand", "loss_points", b"loss_points", "loss_tricks", b"loss_tricks", "seat", b"seat", "table_id", b"table_id", "timed_out", b"timed_out", "trick", b"trick", "values", b"values", "worlds", b"worlds"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_loss_points: _TypeAlias = _typing.Literal["expected_loss_points"]  # noqa: Y015
     _WhichOneofArgType__expected_loss_points: _TypeAlias = _typing.Literal["_expected_loss_points", b"_expected_loss_points"]  # noqa: Y015
@@ -490,3 +496,256 @@ class AnalysisSummary(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_loss_se) -> _WhichOneofReturnType__expected_loss_se | None: ...
 
 Global___AnalysisSummary: _TypeAlias = AnalysisSummary  # noqa: Y015
+
+@_typing.final
+class AnalyseTournamentRequest(_message.Message):
+    """Request for AnalysisService.AnalyseTournament."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    WORLDS_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    """The tournament (at most 64 characters)."""
+    worlds: _builtins.int
+    """Worlds sampled per decision, as for AnalyseTable (unset: the server's default; 0: double
+    dummy only; more than the server's cap: ANALYSIS_WORLDS_TOO_MANY).
+    """
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        worlds: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_worlds", b"_worlds", "worlds", b"worlds"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_worlds", b"_worlds", "tournament_id", b"tournament_id", "worlds", b"worlds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__worlds: _TypeAlias = _typing.Literal["worlds"]  # noqa: Y015
+    _WhichOneofArgType__worlds: _TypeAlias = _typing.Literal["_worlds", b"_worlds"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__worlds) -> _WhichOneofReturnType__worlds | None: ...
+
+Global___AnalyseTournamentRequest: _TypeAlias = AnalyseTournamentRequest  # noqa: Y015
+
+@_typing.final
+class AnalyseTournamentResponse(_message.Message):
+    """Response for AnalysisService.AnalyseTournament: progress, then the analysis."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROGRESS_FIELD_NUMBER: _builtins.int
+    ANALYSIS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def progress(self) -> Global___TournamentAnalysisProgress:
+        """How far the work is."""
+
+    @_builtins.property
+    def analysis(self) -> Global___TournamentAnalysis:
+        """The finished analysis (the stream's last message)."""
+
+    def __init__(
+        self,
+        *,
+        progress: Global___TournamentAnalysisProgress | None = ...,
+        analysis: Global___TournamentAnalysis | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["analysis", b"analysis", "kind", b"kind", "progress", b"progress"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["analysis", b"analysis", "kind", b"kind", "progress", b"progress"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["progress", "analysis"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___AnalyseTournamentResponse: _TypeAlias = AnalyseTournamentResponse  # noqa: Y015
+
+@_typing.final
+class TournamentAnalysisProgress(_message.Message):
+    """How far a tournament's analysis is: whole tables, and the table being judged."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLES_DONE_FIELD_NUMBER: _builtins.int
+    TABLES_TOTAL_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    TABLE_FIELD_NUMBER: _builtins.int
+    tables_done: _builtins.int
+    """Tables whose analysis is ready (kept before, or judged since)."""
+    tables_total: _builtins.int
+    """The tournament's tables in all."""
+    table_id: _builtins.str
+    """The table being judged now."""
+    @_builtins.property
+    def table(self) -> Global___AnalysisProgress:
+        """How far its analysis is."""
+
+    def __init__(
+        self,
+        *,
+        tables_done: _builtins.int = ...,
+        tables_total: _builtins.int = ...,
+        table_id: _builtins.str = ...,
+        table: Global___AnalysisProgress | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table", b"table", "table_id", b"table_id", "tables_done", b"tables_done", "tables_total", b"tables_total"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentAnalysisProgress: _TypeAlias = TournamentAnalysisProgress  # noqa: Y015
+
+@_typing.final
+class TournamentAnalysis(_message.Message):
+    """A finished tournament's analysis: each entrant's play over every table it played
+    (docs/analysis.md, "A tournament").
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    WORLDS_FIELD_NUMBER: _builtins.int
+    TABLES_FIELD_NUMBER: _builtins.int
+    ENTRANTS_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    """The tournament analysed."""
+    worlds: _builtins.int
+    """Worlds asked per decision (a table kept with more worlds counts with its own)."""
+    @_builtins.property
+    def tables(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentTable]:
+        """Every table played, in the order of the rounds and their pairings."""
+
+    @_builtins.property
+    def entrants(self) -> _containers.RepeatedCompositeFieldContainer[Global___EntrantAnalysis]:
+        """Each entrant's totals, in the order of the final standings."""
+
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        worlds: _builtins.int = ...,
+        tables: _abc.Iterable[Global___TournamentTable] | None = ...,
+        entrants: _abc.Iterable[Global___EntrantAnalysis] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entrants", b"entrants", "tables", b"tables", "tournament_id", b"tournament_id", "worlds", b"worlds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentAnalysis: _TypeAlias = TournamentAnalysis  # noqa: Y015
+
+@_typing.final
+class TournamentTable(_message.Message):
+    """One table of a tournament, as analysed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    PAIRING_FIELD_NUMBER: _builtins.int
+    LEG_FIELD_NUMBER: _builtins.int
+    HOME_ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    AWAY_ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    WORLDS_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table."""
+    round: _builtins.int
+    """Its round (from 1), its pairing in the round (from 0), and which of the pairing's two
+    tables it is (0: the home entrant holds North-South, 1: East-West).
+    """
+    pairing: _builtins.int
+    leg: _builtins.int
+    home_account_id: _builtins.str
+    """The pairing's entrants: the home entrant and the away one."""
+    away_account_id: _builtins.str
+    worlds: _builtins.int
+    """The worlds its analysis sampled per decision."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        round: _builtins.int = ...,
+        pairing: _builtins.int = ...,
+        leg: _builtins.int = ...,
+        home_account_id: _builtins.str = ...,
+        away_account_id: _builtins.str = ...,
+        worlds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["away_account_id", b"away_account_id", "home_account_id", b"home_account_id", "leg", b"leg", "pairing", b"pairing", "round", b"round", "table_id", b"table_id", "worlds", b"worlds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentTable: _TypeAlias = TournamentTable  # noqa: Y015
+
+@_typing.final
+class EntrantAnalysis(_message.Message):
+    """One entrant's totals over the tables it played."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    RANK_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    SIDES_FIELD_NUMBER: _builtins.int
+    account_id: _builtins.str
+    """The entrant's account, its name and its rank in the final standings."""
+    name: _builtins.str
+    rank: _builtins.int
+    @_builtins.property
+    def total(self) -> Global___AnalysisSummary:
+        """Every play of its side at every table it played (no seats: all of them); `costliest`
+        names each play's table (AnalysedPlay.table_id). An entrant with only byes has no plays.
+        """
+
+    @_builtins.property
+    def sides(self) -> _containers.RepeatedCompositeFieldContainer[Global___EntrantSide]:
+        """Its side at each table it played, in the order of the tables."""
+
+    def __init__(
+        self,
+        *,
+        account_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        rank: _builtins.int = ...,
+        total: Global___AnalysisSummary | None = ...,
+        sides: _abc.Iterable[Global___EntrantSide] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["total", b"total"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "name", b"name", "rank", b"rank", "sides", b"sides", "total", b"total"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EntrantAnalysis: _TypeAlias = EntrantAnalysis  # noqa: Y015
+
+@_typing.final
+class EntrantSide(_message.Message):
+    """An entrant's side at one table."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table."""
+    @_builtins.property
+    def summary(self) -> Global___AnalysisSummary:
+        """The side's totals there (its seats: North-South or East-West)."""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        summary: Global___AnalysisSummary | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EntrantSide: _TypeAlias = EntrantSide  # noqa: Y015

@@ -55,6 +55,11 @@ class AnalysisServiceStub:
                 request_serializer=spades_dot_v1_dot_analysis__pb2.GetAnalysisRequest.SerializeToString,
                 response_deserializer=spades_dot_v1_dot_analysis__pb2.GetAnalysisResponse.FromString,
                 _registered_method=True)
+        self.AnalyseTournament = channel.unary_stream(
+                '/spades.v1.AnalysisService/AnalyseTournament',
+                request_serializer=spades_dot_v1_dot_analysis__pb2.AnalyseTournamentRequest.SerializeToString,
+                response_deserializer=spades_dot_v1_dot_analysis__pb2.AnalyseTournamentResponse.FromString,
+                _registered_method=True)
 
 
 class AnalysisServiceServicer:
@@ -88,6 +93,17 @@ class AnalysisServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AnalyseTournament(self, request, context):
+        """Analyses every table of a finished tournament and sums it up per entrant: progress
+        messages while a table not analysed yet is judged (each table as AnalyseTable would, kept
+        the same way; a table already kept with at least the worlds asked is not judged again),
+        then one message with the tournament's analysis, and the stream ends. A tournament not
+        finished is refused, TOURNAMENT_NOT_FINISHED; an unknown one, TOURNAMENT_NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AnalysisServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -100,6 +116,11 @@ def add_AnalysisServiceServicer_to_server(servicer, server):
                     servicer.GetAnalysis,
                     request_deserializer=spades_dot_v1_dot_analysis__pb2.GetAnalysisRequest.FromString,
                     response_serializer=spades_dot_v1_dot_analysis__pb2.GetAnalysisResponse.SerializeToString,
+            ),
+            'AnalyseTournament': grpc.unary_stream_rpc_method_handler(
+                    servicer.AnalyseTournament,
+                    request_deserializer=spades_dot_v1_dot_analysis__pb2.AnalyseTournamentRequest.FromString,
+                    response_serializer=spades_dot_v1_dot_analysis__pb2.AnalyseTournamentResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -167,6 +188,33 @@ class AnalysisService:
             '/spades.v1.AnalysisService/GetAnalysis',
             spades_dot_v1_dot_analysis__pb2.GetAnalysisRequest.SerializeToString,
             spades_dot_v1_dot_analysis__pb2.GetAnalysisResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AnalyseTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/spades.v1.AnalysisService/AnalyseTournament',
+            spades_dot_v1_dot_analysis__pb2.AnalyseTournamentRequest.SerializeToString,
+            spades_dot_v1_dot_analysis__pb2.AnalyseTournamentResponse.FromString,
             options,
             channel_credentials,
             insecure,

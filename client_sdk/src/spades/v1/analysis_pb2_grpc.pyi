@@ -53,6 +53,13 @@ class AnalysisServiceStub:
     """The analysis kept for a table (the one with the most worlds); ANALYSIS_NOT_FOUND when none
     was computed yet (AnalyseTable computes one).
     """
+    AnalyseTournament: _grpc.UnaryStreamMultiCallable[_analysis_pb2.AnalyseTournamentRequest, _analysis_pb2.AnalyseTournamentResponse]
+    """Analyses every table of a finished tournament and sums it up per entrant: progress
+    messages while a table not analysed yet is judged (each table as AnalyseTable would, kept
+    the same way; a table already kept with at least the worlds asked is not judged again),
+    then one message with the tournament's analysis, and the stream ends. A tournament not
+    finished is refused, TOURNAMENT_NOT_FINISHED; an unknown one, TOURNAMENT_NOT_FOUND.
+    """
 
 @_typing.type_check_only
 class AnalysisServiceAsyncStub(AnalysisServiceStub):
@@ -78,6 +85,13 @@ class AnalysisServiceAsyncStub(AnalysisServiceStub):
     GetAnalysis: _aio.UnaryUnaryMultiCallable[_analysis_pb2.GetAnalysisRequest, _analysis_pb2.GetAnalysisResponse]  # type: ignore[assignment]
     """The analysis kept for a table (the one with the most worlds); ANALYSIS_NOT_FOUND when none
     was computed yet (AnalyseTable computes one).
+    """
+    AnalyseTournament: _aio.UnaryStreamMultiCallable[_analysis_pb2.AnalyseTournamentRequest, _analysis_pb2.AnalyseTournamentResponse]  # type: ignore[assignment]
+    """Analyses every table of a finished tournament and sums it up per entrant: progress
+    messages while a table not analysed yet is judged (each table as AnalyseTable would, kept
+    the same way; a table already kept with at least the worlds asked is not judged again),
+    then one message with the tournament's analysis, and the stream ends. A tournament not
+    finished is refused, TOURNAMENT_NOT_FINISHED; an unknown one, TOURNAMENT_NOT_FOUND.
     """
 
 class AnalysisServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -113,6 +127,19 @@ class AnalysisServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_analysis_pb2.GetAnalysisResponse, _abc.Awaitable[_analysis_pb2.GetAnalysisResponse]]:
         """The analysis kept for a table (the one with the most worlds); ANALYSIS_NOT_FOUND when none
         was computed yet (AnalyseTable computes one).
+        """
+
+    @_abc_1.abstractmethod
+    def AnalyseTournament(
+        self,
+        request: _analysis_pb2.AnalyseTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_analysis_pb2.AnalyseTournamentResponse], _abc.AsyncIterator[_analysis_pb2.AnalyseTournamentResponse]]:
+        """Analyses every table of a finished tournament and sums it up per entrant: progress
+        messages while a table not analysed yet is judged (each table as AnalyseTable would, kept
+        the same way; a table already kept with at least the worlds asked is not judged again),
+        then one message with the tournament's analysis, and the stream ends. A tournament not
+        finished is refused, TOURNAMENT_NOT_FINISHED; an unknown one, TOURNAMENT_NOT_FOUND.
         """
 
 def add_AnalysisServiceServicer_to_server(servicer: AnalysisServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -413,6 +413,7 @@ class SpadesServer:
             AnalysisServicer(
                 self.store,
                 self.analyses,
+                self.tournaments,
                 default_worlds=self.settings.analysis_worlds,
                 max_worlds=self.settings.analysis_max_worlds,
             ),

@@ -198,10 +198,16 @@ def batch(
     ``start`` up to ``end`` for ``viewer``, then ``results``, then ``prompt`` (a serialised
     TurnPrompt), then ``turn`` (a serialised Turn, :func:`turn_payload`; empty for none)."""
     parts = []
-    for index in range(start, end):
-        payload = event_payload(table, index, viewer)
-        parts.append(BATCH_EVENT_TAG + varint(len(payload)))
-        parts.append(payload)
+    if end > start:
+        # event_payload's lookup, with the table's cache found once for the batch's events.
+        cache = cache_of(table)
+        slot = _PUBLIC if viewer is None else viewer
+        for index in range(start, end):
+            payload = cache.get((index + 1) * _SLOTS + slot)
+            if payload is None:
+                payload = _serialise(table, index, viewer, (index + 1) * _SLOTS + slot)
+            parts.append(BATCH_EVENT_TAG + varint(len(payload)))
+            parts.append(payload)
     for result in results:
         parts.append(framed(BATCH_RESULT_TAG, result.SerializeToString()))
     if prompt is not None:

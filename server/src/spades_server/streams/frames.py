@@ -131,18 +131,21 @@ def event_payload(table: Table, index: int, viewer: Viewer) -> bytes:
     """Stored event number ``index`` (0-based) redacted for ``viewer``, serialised: once per
     viewer while it is among the table's latest sequences, then from the cache."""
     key = (index + 1) * _SLOTS + (_PUBLIC if viewer is None else viewer)
-    cached = cache_of(table).get(key)
+    cache = cache_of(table)
+    cached = cache.get(key)
     if cached is not None:
         return cached
-    return _serialise(table, index, viewer, key)
+    return _serialise(table, index, viewer, key, cache)
 
 
-def _serialise(table: Table, index: int, viewer: Viewer, key: int) -> bytes:
+def _serialise(
+    table: Table, index: int, viewer: Viewer, key: int, cache: dict[int, bytes]
+) -> bytes:
+    """Serialise what ``cache`` (the table's :func:`cache_of`) lacks at ``key``."""
     sequence = index + 1
     if table.finished:
         _forget(table)
         return redacted(table, index, viewer).SerializeToString()
-    cache = cache_of(table)
     if sequence <= table.version - CACHED_SEQUENCES:
         # Far back: a catch-up, one stream at a time, serialised as it goes.
         return redacted(table, index, viewer).SerializeToString()
@@ -205,7 +208,7 @@ def batch(
         for index in range(start, end):
             payload = cache.get((index + 1) * _SLOTS + slot)
             if payload is None:
-                payload = _serialise(table, index, viewer, (index + 1) * _SLOTS + slot)
+                payload = _serialise(table, index, viewer, (index + 1) * _SLOTS + slot, cache)
             parts.append(BATCH_EVENT_TAG + varint(len(payload)))
             parts.append(payload)
     for result in results:

@@ -200,7 +200,9 @@ def batch(
     """The ``batch`` message (of any of the three responses): the events after sequence
     ``start`` up to ``end`` for ``viewer``, then ``results``, then ``prompt`` (a serialised
     TurnPrompt), then ``turn`` (a serialised Turn, :func:`turn_payload`; empty for none)."""
-    parts = []
+    # Each field's tag and length, then its bytes, joined once with the batch's own tag and
+    # length in front: every payload is copied once, into the message.
+    parts = [BATCH_TAG, b""]
     if end > start:
         # event_payload's lookup, with the table's cache found once for the batch's events.
         cache = cache_of(table)
@@ -212,12 +214,17 @@ def batch(
             parts.append(BATCH_EVENT_TAG + varint(len(payload)))
             parts.append(payload)
     for result in results:
-        parts.append(framed(BATCH_RESULT_TAG, result.SerializeToString()))
+        serialised = result.SerializeToString()
+        parts.append(BATCH_RESULT_TAG + varint(len(serialised)))
+        parts.append(serialised)
     if prompt is not None:
-        parts.append(framed(BATCH_PROMPT_TAG, prompt))
+        parts.append(BATCH_PROMPT_TAG + varint(len(prompt)))
+        parts.append(prompt)
     if turn:
-        parts.append(framed(BATCH_TURN_TAG, turn))
-    return framed(BATCH_TAG, b"".join(parts))
+        parts.append(BATCH_TURN_TAG + varint(len(turn)))
+        parts.append(turn)
+    parts[1] = varint(sum(map(len, parts)) - len(BATCH_TAG))
+    return b"".join(parts)
 
 
 def serializer(message_class: type[Message]) -> Callable[[Message | bytes], bytes]:

@@ -228,7 +228,7 @@ class SpectatorFeed:
             viewer = self.viewer
             checked = table.seat_changes  # the credential was checked at this count
             while True:
-                if self.batched:
+                if self.batched and self._unsettled():
                     await self._settle()
                 if table.seat_changes != checked:
                     # Who holds or plays a seat changed: look again before sending anything.
@@ -280,6 +280,11 @@ class SpectatorFeed:
     async def _changed_hands(self, table: Table) -> bool:
         """Check the viewer may go on (after a seat changed hands); True when something was
         appended and the table must be looked at again."""
+        return False
+
+    def _unsettled(self) -> bool:
+        """True when something on its way to the viewer is not ready yet (checked before
+        :meth:`_settle` is awaited: most turns of the loop have nothing to wait for)."""
         return False
 
     async def _settle(self) -> None:
@@ -356,6 +361,9 @@ class SeatFeed(SpectatorFeed):
             await self._reclaim()
             return True
         return False
+
+    def _unsettled(self) -> bool:
+        return bool(self._outbox.deciding)
 
     async def _settle(self) -> None:
         # An action of this stream being decided has (most likely) just changed the table:

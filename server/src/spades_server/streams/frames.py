@@ -131,18 +131,21 @@ def event_payload(table: Table, index: int, viewer: Viewer) -> bytes:
     """Stored event number ``index`` (0-based) redacted for ``viewer``, serialised: once per
     viewer while it is among the table's latest sequences, then from the cache."""
     key = (index + 1) * _SLOTS + (_PUBLIC if viewer is None else viewer)
-    cached = cache_of(table).get(key)
+    cache = cache_of(table)
+    cached = cache.get(key)
     if cached is not None:
         return cached
-    return _serialise(table, index, viewer, key)
+    return _serialise(table, index, viewer, key, cache)
 
 
-def _serialise(table: Table, index: int, viewer: Viewer, key: int) -> bytes:
+def _serialise(
+    table: Table, index: int, viewer: Viewer, key: int, cache: dict[int, bytes]
+) -> bytes:
+    """Serialise what ``cache`` (the table's :func:`cache_of`) lacks at ``key``."""
     sequence = index + 1
     if table.finished:
         _forget(table)
         return redacted(table, index, viewer).SerializeToString()
-    cache = cache_of(table)
     if sequence <= table.version - CACHED_SEQUENCES:
         # Far back: a catch-up, one stream at a time, serialised as it goes.
         return redacted(table, index, viewer).SerializeToString()
@@ -197,18 +200,31 @@ def batch(
     """The ``batch`` message (of any of the three responses): the events after sequence
     ``start`` up to ``end`` for ``viewer``, then ``results``, then ``prompt`` (a serialised
     TurnPrompt), then ``turn`` (a serialised Turn, :func:`turn_payload`; empty for none)."""
-    parts = []
-    for index in range(start, end):
-        payload = event_payload(table, index, viewer)
-        parts.append(BATCH_EVENT_TAG + varint(len(payload)))
-        parts.append(payload)
+    # Each field's tag and length, then its bytes, joined once with the batch's own tag and
+    # length in front: every payload is copied once, into the message.
+    parts = [BATCH_TAG, b""]
+    if end > start:
+        # event_payload's lookup, with the table's cache found once for the batch's events.
+        cache = cache_of(table)
+        slot = _PUBLIC if viewer is None else viewer
+        for index in range(start, end):
+            payload = cache.get((index + 1) * _SLOTS + slot)
+            if payload is None:
+                payload = _serialise(table, index, viewer, (index + 1) * _SLOTS + slot, cache)
+            parts.append(BATCH_EVENT_TAG + varint(len(payload)))
+            parts.append(payload)
     for result in results:
-        parts.append(framed(BATCH_RESULT_TAG, result.SerializeToString()))
+        serialised = result.SerializeToString()
+        parts.append(BATCH_RESULT_TAG + varint(len(serialised)))
+        parts.append(serialised)
     if prompt is not None:
-        parts.append(framed(BATCH_PROMPT_TAG, prompt))
+        parts.append(BATCH_PROMPT_TAG + varint(len(prompt)))
+        parts.append(prompt)
     if turn:
-        parts.append(framed(BATCH_TURN_TAG, turn))
-    return framed(BATCH_TAG, b"".join(parts))
+        parts.append(BATCH_TURN_TAG + varint(len(turn)))
+        parts.append(turn)
+    parts[1] = varint(sum(map(len, parts)) - len(BATCH_TAG))
+    return b"".join(parts)
 
 
 def serializer(message_class: type[Message]) -> Callable[[Message | bytes], bytes]:

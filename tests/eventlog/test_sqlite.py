@@ -16,6 +16,7 @@ import pytest
 
 from spades_server.eventlog import Durability, SqliteEventLog, VersionConflict
 from spades_server.eventlog.sqlite import SCHEMA_VERSION
+from tests.support.time import wait_for_state
 
 pytestmark = pytest.mark.asyncio
 
@@ -104,13 +105,14 @@ async def test_a_transaction_rolled_back_whole_moves_no_stream(
                 blocker = asyncio.ensure_future(log.append("blocker", 0, [b"x"]))
                 while log.writes_waiting:
                     await asyncio.sleep(0.01)
+                # The writer thread took it; from there to waiting on the lock shows nothing.
                 await asyncio.sleep(0.2)
                 both = asyncio.gather(
                     log.append("moved", 1, [b"2"]),
                     log.append("refused", 0, [b"never"]),
                     return_exceptions=True,
                 )
-                await asyncio.sleep(0.2)
+                await wait_for_state(lambda: log.writes_waiting == 2, "both appends queued")
                 admin.execute("COMMIT")
                 await blocker
                 outcomes = await both

@@ -79,6 +79,10 @@ async def test_an_action_in_flight_when_the_connection_drops_is_resent_once(
     resends it under the same id after reconnecting, and the table applies it once."""
     original_send = SeatConnection.send
     drops = {"left": 3}
+    table: list[str] = []  # the table's id, once it is made
+
+    async def applied_after(sequence: int) -> bool:
+        return (await client.get_view(table[0])).sequence > sequence
 
     async def send_then_drop(
         self: SeatConnection,
@@ -92,13 +96,17 @@ async def test_an_action_in_flight_when_the_connection_drops_is_resent_once(
         if isinstance(action, PlayCard) and drops["left"] > 0:
             drops["left"] -= 1
             if drops["left"] % 2 == 0:
-                await asyncio.sleep(0.05)  # let the server apply it first: the resend repeats
+                # The server applies it first: the resend repeats an applied action.
+                await wait_for_state(
+                    lambda: applied_after(sequence), f"the card answering {sequence} applied"
+                )
             self.drop()
         return sent
 
     monkeypatch.setattr(SeatConnection, "send", send_then_drop)
     rules = Rules(max_hands=1)
     table_id, tokens = await seat_bots(client, rules)
+    table.append(table_id)
     outcomes = await play_all(client, [RandomBot(seed) for seed in range(4)], tokens, table_id)
     await audit(client, table_id, outcomes)
     assert sum(outcome.resent for outcome in outcomes) == 3

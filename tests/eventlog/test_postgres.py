@@ -20,7 +20,7 @@ import pytest_asyncio
 from spades_server.eventlog import LogUnavailable, PostgresEventLog, StoredEvent, VersionConflict
 from spades_server.eventlog.base import ClaimTaken
 from tests.support.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
-from tests.support.time import wait_for_state
+from tests.support.time import ManualClock, wait_for_state
 
 pytestmark = pytest.mark.asyncio
 
@@ -300,6 +300,25 @@ async def test_a_lost_listener_reconnects_and_catches_up(
     assert [event.data for event in received] == [b"one", b"two", b"three"]
     assert received_all == received
     assert a.listener_reconnects == 1
+
+
+async def test_the_listeners_reconnect_waits_on_the_logs_clock(
+    make_log: MakeLog, admin: asyncpg.Connection
+) -> None:
+    """The reconnection's delay is slept on the log's ``sleep`` (a server's clock): an hour of
+    a test's clock passes at once, and nothing reconnects before the clock moves."""
+    clock = ManualClock()
+    log = make_log(reconnect_delay=3600.0)
+    log.sleep = clock.sleep
+    await opened(log)
+    listener = log.listener_pid
+    assert listener is not None
+    await admin.execute("SELECT pg_terminate_backend($1)", listener)
+    await clock.sleeping()  # the reconnection waits for the clock
+    assert log.listener_reconnects == 0
+    clock.advance(3600.0)
+    await wait_for_state(lambda: log.listener_reconnects == 1, "the listener reconnected")
+    assert log.listener_pid not in (None, listener)
 
 
 async def test_notifications_are_coalesced(make_log: MakeLog) -> None:

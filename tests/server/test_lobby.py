@@ -383,7 +383,7 @@ async def test_a_stream_that_starts_after_its_seat_was_given_up_gets_no_snapshot
     """The stream is opened (its token still good), but sends `start` only after the player
     left and a newcomer's match was dealt: it must get no view of the newcomer's cards."""
     authenticated: list[tuple[Table, int, bytes]] = []
-    real_seat_holder = play.seat_holder
+    real_seat_holder = auth.seat_holder
 
     async def noted(*arguments: Any) -> tuple[Table, int, bytes]:
         found = await real_seat_holder(*arguments)

@@ -90,6 +90,17 @@ async def drained_status(call: Any) -> tuple[int, grpc.aio.AioRpcError | None]:
         return received, error
 
 
+async def result_of(call: Any, action_id: str) -> play_pb2.ActionResult | None:
+    """Read an (unbatched) Play stream its client did not read, up to the result of
+    ``action_id``; None when the stream ends without one."""
+    with contextlib.suppress(grpc.aio.AioRpcError):
+        async for message in call:
+            result = message.action_result
+            if message.WhichOneof("kind") == "action_result" and result.action_id == action_id:
+                return result  # type: ignore[no-any-return]
+    return None
+
+
 @pytest.mark.asyncio
 async def test_streams_never_read_are_closed_and_no_one_else_waits(storage: Storages) -> None:
     database = storage()
@@ -194,6 +205,9 @@ async def test_a_blocked_stream_replaced_by_a_newer_one_can_no_longer_act(
                     metadata=((TOKEN_KEY, tokens[turn]),)  # type: ignore[call-arg]
                 )
                 await older.write(play_pb2.PlayRequest(start=play_pb2.StartPlay(after_sequence=1)))
+                # Time to fill its window before a newer stream replaces it: a write waiting for
+                # its client shows no state. Lost, the race fails the test below (the older
+                # stream, not stuck, ends at once and never reads its action); it cannot pass it.
                 await asyncio.sleep(0.5)
                 # The newer stream for the same seat takes over and gets the prompt.
                 newer = SeatStream(client.play_service.Play(metadata=((TOKEN_KEY, tokens[turn]),)))  # type: ignore[call-arg]
@@ -210,7 +224,12 @@ async def test_a_blocked_stream_replaced_by_a_newer_one_can_no_longer_act(
                             )
                         )
                     )
-                await asyncio.sleep(1.0)
+                # Its answer: read at last, the older stream sends what it owes, then ends.
+                async with asyncio.timeout(MATCH_BOUND):
+                    answer = await result_of(older, "from-the-older-stream")
+                assert answer is not None, "the older stream ended before it read its action"
+                assert not answer.accepted, answer
+                assert answer.status.code == grpc.StatusCode.ABORTED.value[0], answer
                 applied = [
                     event.sequence
                     for event in await log_events(server, table_id)

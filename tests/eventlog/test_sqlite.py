@@ -23,6 +23,11 @@ pytestmark = pytest.mark.asyncio
 CRASH_WRITER = Path(__file__).with_name("crash_writer.py")
 
 
+def queued(log: SqliteEventLog) -> int:
+    """Writes waiting for the writer thread to take them."""
+    return log.writes_waiting
+
+
 async def test_the_file_is_in_wal_mode_with_a_versioned_schema(tmp_path: Path) -> None:
     path = tmp_path / "events.db"
     async with SqliteEventLog(path) as log:
@@ -112,7 +117,7 @@ async def test_a_transaction_rolled_back_whole_moves_no_stream(
                     log.append("refused", 0, [b"never"]),
                     return_exceptions=True,
                 )
-                await wait_for_state(lambda: log.writes_waiting == 2, "both appends queued")
+                await wait_for_state(lambda: queued(log) == 2, "both appends queued")
                 admin.execute("COMMIT")
                 await blocker
                 outcomes = await both

@@ -14,6 +14,10 @@ from spades.manifest import manifest_of
 from spades_server.app.server import SpadesServer
 from spades_server.processes.presence import Presence
 from tests.support.accounts import play_rated_match, stream_open
+from tests.support.time import ManualClock
+
+#: The name of the presence's heartbeat task (what sleeps on its clock).
+HEARTBEAT = "presence-heartbeat"
 
 pytestmark = pytest.mark.asyncio
 
@@ -74,16 +78,16 @@ async def test_a_replica_that_stops_renewing_stops_counting_and_a_heartbeat_keep
 ) -> None:
     """Two replicas' presence on one log: one (its clock ours) holds a stream open and renews,
     the other's rows were written and never renewed, as a killed replica leaves them."""
-    now = [1_000.0]
-    live = Presence(server.log, ttl=30, clock=lambda: now[0])
-    dead = Presence(server.log, ttl=30, clock=lambda: now[0])
+    clock = ManualClock(start=1_000.0)
+    live = Presence(server.log, ttl=30, clock=clock)
+    dead = Presence(server.log, ttl=30, clock=clock)
     await live.opened("live-bot")
-    now[0] += 1
+    clock.advance(1)
     await dead.opened("dead-bot")
     assert [o.account_id for o in await live.online()] == ["live-bot", "dead-bot"]
-    now[0] += 19
+    clock.advance(19)
     await live.renew()  # the heartbeat: the dead replica renews nothing
-    now[0] += 15
+    clock.advance(15)
     # Past the dead replica's expiry (30 s after its last write), within the live one's.
     assert [o.account_id for o in await live.online()] == ["live-bot"]
     assert [o.account_id for o in await dead.online()] == ["live-bot"]
@@ -94,3 +98,18 @@ async def test_a_replica_that_stops_renewing_stops_counting_and_a_heartbeat_keep
     assert [(o.account_id, o.since) for o in await live.online()] == [("live-bot", 1_000.0)]
     await live.closed("live-bot")
     assert await live.online() == []
+
+
+async def test_the_heartbeat_renews_on_the_clock_it_is_given(server: SpadesServer) -> None:
+    """The heartbeat sleeps on the presence's clock: each of its periods on a test's clock
+    renews the rows, so a bot stays listed well past the rows' lifetime."""
+    clock = ManualClock(start=1_000.0)
+    presence = Presence(server.log, ttl=30, heartbeat=10, clock=clock)
+    await presence.start()
+    try:
+        await presence.opened("kept-bot")
+        for _ in range(6):  # 60 s of the clock: twice the rows' lifetime
+            await clock.pass_time(10, HEARTBEAT)
+        assert [o.account_id for o in await presence.online()] == ["kept-bot"]
+    finally:
+        await presence.stop()

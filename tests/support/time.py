@@ -3,12 +3,13 @@
 A server (``new_server(..., clock=clock)``) or an SDK client (``SpadesClient(...,
 sleep=clock.sleep)``) given a :class:`ManualClock` reads every time from it and sleeps on it:
 the turn clock, the sweepers (unclaimed seats, absent players, challenge expiry, tournaments),
-the house's fill delays, sessions, rate limits, the lobby's checkpoints, each stream's write
-watchdog (a :meth:`ManualClock.call_later` timer), the log's event times and its retries. Nothing it waits
-for happens until the test calls :meth:`ManualClock.advance`, so a test of a 30-second timeout
-moves the clock 30 s instead of waiting them, and a test that "nothing happens for 30 s"
-advances 30 s and waits until the process that would act has gone round and slept again
-(:meth:`ManualClock.sleeping`): it looked, and did nothing.
+the house's fill delays, sessions, rate limits, the lobby's checkpoints, the presence
+heartbeat, each stream's write watchdog (a :meth:`ManualClock.call_later` timer), the log's
+event times and its retries. Nothing it waits for happens until the test calls
+:meth:`ManualClock.advance`, so a test of a 30-second timeout moves the clock 30 s instead of
+waiting them, and a test that "nothing happens for 30 s" advances 30 s and waits until the
+process that would act has gone round and slept again (:meth:`ManualClock.sleeping`): it
+looked, and did nothing.
 
 The only real waits of the tests live here (and in the other ``tests/support`` modules): a
 state polled (:func:`wait_for_state`), a sleeper awaited, both bounded so that a broken test

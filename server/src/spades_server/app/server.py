@@ -236,7 +236,7 @@ class SpadesServer:
         self.challenge_sweeper = ChallengeSweeper(self.challenges)
         self.store.listeners.append(self.challenges.table_changed)
         #: The bots whose account stream is open here, kept in the log for every replica.
-        self.presence = Presence(self.log)
+        self.presence = Presence(self.log, clock=self.time)
         # Every challenge made while it runs (here or on another replica) is known to the sweeper.
         self.projection.stream_listeners.append(self.challenges.store.observe)
         self.tournaments = TournamentStore(self.log)

@@ -1,10 +1,10 @@
 """The one clock the server reads time through: the turn clock, the sweepers, sessions, limits.
 
 Every process that waits for a deadline (the turn clock, unclaimed seats, absent players, the
-challenge sweeper, the tournament driver, the house's fill delays, the lobby's checkpoints, a
-stream's write watchdog) and every use case that compares a time (a challenge's expiry, a
-session's, the sign-in rate) asks a :class:`Clock`
-passed in at wiring (``app/server.py``), :data:`SYSTEM_CLOCK` unless a test gives its own
+challenge sweeper, the tournament driver, the house's fill delays, the lobby's checkpoints, the
+presence heartbeat, a stream's write watchdog) and every use case that compares a time (a
+challenge's expiry, a session's, the sign-in rate) asks a :class:`Clock` passed in at wiring
+(``app/server.py``), :data:`SYSTEM_CLOCK` unless a test gives its own
 (``tests/support/time.py``), which stands still until the test advances it: a test of a
 30-second timeout moves the clock 30 s instead of waiting for them.
 """

@@ -4,10 +4,10 @@ Presence must be right across replicas (a bot connected to one replica is online
 other), so it is kept where every replica reads: in the log's projection rows (the
 ``presence`` projection), one row per account and replica, ``listed`` while the replica holds
 a stream of the account open. A row carries an expiry, which the replica renews every
-``heartbeat`` seconds while the stream lasts; a replica killed without closing its streams
-leaves rows that stop counting once their expiry passes (at most ``ttl`` seconds later). A
-stream that closes unlists its row at once. Rows are derived, short-lived data: dropping them
-only forgets who was online until the next heartbeat.
+``heartbeat`` seconds (of the server's clock) while the stream lasts; a replica killed without
+closing its streams leaves rows that stop counting once their expiry passes (at most ``ttl``
+seconds later). A stream that closes unlists its row at once. Rows are derived, short-lived
+data: dropping them only forgets who was online until the next heartbeat.
 
 Each row's key is ``<account id>@<replica id>`` (a replica id is fresh for each process), and
 only that replica writes it, so its version is the replica's own counter."""
@@ -18,14 +18,13 @@ import asyncio
 import contextlib
 import json
 import secrets
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
 import structlog
 
 from spades_server.eventlog.base import EventLog, ProjectionRow
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 
 log = structlog.get_logger(__name__)
 
@@ -74,7 +73,7 @@ class Presence:
         *,
         ttl: float = DEFAULT_TTL,
         heartbeat: float = DEFAULT_HEARTBEAT,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._log = event_log
         self.ttl = ttl
@@ -104,7 +103,7 @@ class Presence:
 
     async def opened(self, account_id: str) -> None:
         """An account stream opened on this replica."""
-        count, since = self._open.get(account_id, (0, self._clock()))
+        count, since = self._open.get(account_id, (0, self._clock.now()))
         self._open[account_id] = (count + 1, since)
         if count == 0:
             await self._write([(account_id, since, True)])
@@ -127,7 +126,7 @@ class Presence:
     async def online(self) -> list[Online]:
         """Every account with a stream open on any replica whose row has not expired, the
         longest online first."""
-        now = self._clock()
+        now = self._clock.now()
         rows = await self._log.projection_rows(
             PROJECTION, listed_only=True, offset=0, limit=MAX_ROWS
         )
@@ -147,7 +146,7 @@ class Presence:
         if not changes:
             return
         async with self._lock:  # versions in the order rows are written
-            expires = self._clock() + self.ttl
+            expires = self._clock.now() + self.ttl
             rows = []
             for account_id, since, open_ in changes:
                 if open_ and account_id not in self._open:
@@ -161,7 +160,7 @@ class Presence:
 
     async def _run(self) -> None:
         while True:
-            await asyncio.sleep(self.heartbeat)
+            await self._clock.sleep(self.heartbeat)
             try:
                 await self.renew()
             except Exception:

@@ -38,7 +38,6 @@ from typing import Any
 
 import grpc
 import pytest
-from prometheus_client import REGISTRY
 
 from spades import protocol
 from spades.bot import MatchOutcome, play_match
@@ -62,32 +61,18 @@ from tests.support.faults import (
 )
 from tests.support.processes import LOOPBACK
 from tests.support.servers import log_events, running_server
+from tests.support.slow_readers import (
+    SLOW_READER_OPTIONS,
+    drained_status,
+    refused_for_exhaustion,
+)
 
 WRITE_TIMEOUT = 1.0
-#: The channel of a client that never reads: a small stream window that does not grow.
-SLOW_READER_OPTIONS = (("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 1024))
 WATCHED = Rules(max_hands=3)
 #: Seat 0 never answers: its turns time out quickly (or a substitute plays it).
 ABSENT_SEAT_0 = Rules(max_hands=1, clock=Clock(turn_millis=250, extension_millis=0))
 MATCH_BOUND = 45.0
 REASON = f"not read for {WRITE_TIMEOUT:g} s"
-
-
-def refused_for_exhaustion() -> float:
-    return REGISTRY.get_sample_value("spades_errors_total", {"code": "RESOURCE_EXHAUSTED"}) or 0.0
-
-
-async def drained_status(call: Any) -> tuple[int, grpc.aio.AioRpcError | None]:
-    """Read what the client never read: how many messages there were, and the final status."""
-    received = 0
-    try:
-        while True:
-            message = await asyncio.wait_for(call.read(), 10)
-            if message is grpc.aio.EOF:  # type: ignore[attr-defined]
-                return received, None
-            received += 1
-    except grpc.aio.AioRpcError as error:
-        return received, error
 
 
 async def result_of(call: Any, action_id: str) -> play_pb2.ActionResult | None:

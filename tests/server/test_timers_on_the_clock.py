@@ -3,11 +3,8 @@ time on ``ops.clocks.Clock``, so a test's ``ManualClock`` moves them (and real t
 
 from __future__ import annotations
 
-from typing import Any
-
 import grpc
 import pytest
-from prometheus_client import REGISTRY
 
 from spades.engine import Clock, Rules
 from spades.v1 import play_pb2, play_pb2_grpc
@@ -16,6 +13,11 @@ from spades_server.processes.projection import LOBBY
 from tests.support.backends import Storages
 from tests.support.clients import Client
 from tests.support.servers import lobby_caught_up, running_server
+from tests.support.slow_readers import (
+    SLOW_READER_OPTIONS,
+    drained_status,
+    refused_for_exhaustion,
+)
 from tests.support.time import TURN_CLOCK, ManualClock, wait_for_state
 
 #: Longer than any test runs: only the test's clock can make it pass.
@@ -23,9 +25,6 @@ HOUR = 3600.0
 TURN = 30.0
 SLOW = Rules(max_hands=1, clock=Clock(turn_millis=int(TURN * 1000), extension_millis=0))
 NO_SUBSTITUTES: dict[str, object] = {"substitute_after_timeouts": 0, "disconnect_grace": 0}
-#: A channel whose stream window is about 1 KiB and does not grow (tests/faults/
-#: test_slow_consumer.py): a client that never reads fills it within a few dozen events.
-SLOW_READER_OPTIONS = (("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 1024))
 
 
 async def checkpointed(server: SpadesServer) -> int:
@@ -71,20 +70,6 @@ async def _checkpoint_at(server: SpadesServer, position: int) -> bool:
     return await checkpointed(server) == position
 
 
-def refused_for_exhaustion() -> float:
-    return REGISTRY.get_sample_value("spades_errors_total", {"code": "RESOURCE_EXHAUSTED"}) or 0.0
-
-
-async def drained_status(call: Any) -> grpc.aio.AioRpcError | None:
-    """Read what the client never read, then the call's final status."""
-    try:
-        async for _ in call:
-            pass
-    except grpc.aio.AioRpcError as error:
-        return error
-    return None
-
-
 @pytest.mark.asyncio
 async def test_a_stream_not_read_is_closed_after_the_write_timeout_of_the_servers_clock(
     storage: Storages,
@@ -120,6 +105,6 @@ async def test_a_stream_not_read_is_closed_after_the_write_timeout_of_the_server
             return False
 
         await wait_for_state(closed, "the stream not read closed after an hour of the clock")
-        error = await drained_status(watch)
+        _, error = await drained_status(watch)
     assert error is not None and error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED, error
     assert f"not read for {HOUR:g} s" in (error.details() or "")

@@ -18,6 +18,7 @@ from spades_server.eventlog import (
     StoredEvent,
     VersionConflict,
 )
+from tests.support.time import wait_for_state
 
 from .conftest import NewLog
 
@@ -403,10 +404,11 @@ async def test_closing_the_log_ends_subscriptions(log: EventLog) -> None:
 async def test_appends_queued_before_close_are_kept(new_log: NewLog) -> None:
     log = new_log()
     await log.open()
-    appends = [asyncio.create_task(log.append(f"t{n}", 0, [b"x"])) for n in range(50)]
-    await asyncio.sleep(0)
+    finished: list[list[StoredEvent] | BaseException] = []
+    for n in range(50):  # each append is queued when submit() returns
+        log.submit(f"t{n}", 0, [b"x"], finished.append)
     await log.close()
-    finished = await asyncio.gather(*appends, return_exceptions=True)
+    await wait_for_state(lambda: len(finished) == 50, "every queued append answered")
     acknowledged = {result[0].stream_id for result in finished if isinstance(result, list)}
 
     reopened = new_log()

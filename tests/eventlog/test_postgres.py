@@ -20,12 +20,37 @@ import pytest_asyncio
 from spades_server.eventlog import LogUnavailable, PostgresEventLog, StoredEvent, VersionConflict
 from spades_server.eventlog.base import ClaimTaken
 from tests.support.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
+from tests.support.time import ManualClock, wait_for_state
 
 pytestmark = pytest.mark.asyncio
 
 DEADLINE = 15.0
 
 MakeLog = Callable[..., PostgresEventLog]
+
+
+async def hole_examined(log: PostgresEventLog, times: int = 2) -> None:
+    """Wait until the log's order tracker has read storage ``times`` more times to judge the
+    hole it now sees: a second look is where a wrong proof would call the hole final."""
+    start = log.holes_examined
+    await wait_for_state(
+        lambda: log.holes_examined >= start + times, f"the tracker looked at the hole {times}x"
+    )
+
+
+async def blocked_by(holder: asyncpg.Connection) -> None:
+    """Wait until some statement waits for a lock ``holder``'s transaction holds (PostgreSQL's
+    own view of who blocks whom: no time allowed for it, the state itself)."""
+    pid = await holder.fetchval("SELECT pg_backend_pid()")
+
+    async def waiting() -> bool:
+        return bool(
+            await holder.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", pid
+            )
+        )
+
+    await wait_for_state(waiting, f"a statement waits for backend {pid}'s lock")
 
 
 @pytest.fixture
@@ -212,7 +237,8 @@ async def test_positions_committed_out_of_order_are_not_skipped(
         assert await log.read_all() == []  # nothing is final yet
         async with asyncio.timeout(DEADLINE):
             assert [event.data for event in await stream] == [b"fast"]  # streams need no wait
-        await asyncio.sleep(0.3)
+        await hole_examined(log)
+        assert await log.read_all() == []
         assert not subscription.done()  # subscribe_all waits for position 1
         await transaction.commit()
         async with asyncio.timeout(DEADLINE):
@@ -239,7 +265,8 @@ async def test_a_position_that_never_commits_is_skipped_once_final(make_log: Mak
         )
         (fast,) = await log.append("fast", 0, [b"fast"])
         subscription = asyncio.create_task(collect(log.subscribe_all(), 1))
-        await asyncio.sleep(0.2)
+        await hole_examined(log)
+        assert await log.read_all() == []
         assert not subscription.done()
         await transaction.rollback()  # position `held` stays a hole forever
         async with asyncio.timeout(DEADLINE):
@@ -273,6 +300,25 @@ async def test_a_lost_listener_reconnects_and_catches_up(
     assert [event.data for event in received] == [b"one", b"two", b"three"]
     assert received_all == received
     assert a.listener_reconnects == 1
+
+
+async def test_the_listeners_reconnect_waits_on_the_logs_clock(
+    make_log: MakeLog, admin: asyncpg.Connection
+) -> None:
+    """The reconnection's delay is slept on the log's ``sleep`` (a server's clock): an hour of
+    a test's clock passes at once, and nothing reconnects before the clock moves."""
+    clock = ManualClock()
+    log = make_log(reconnect_delay=3600.0)
+    log.sleep = clock.sleep
+    await opened(log)
+    listener = log.listener_pid
+    assert listener is not None
+    await admin.execute("SELECT pg_terminate_backend($1)", listener)
+    await clock.sleeping()  # the reconnection waits for the clock
+    assert log.listener_reconnects == 0
+    clock.advance(3600.0)
+    await wait_for_state(lambda: log.listener_reconnects == 1, "the listener reconnected")
+    assert log.listener_pid not in (None, listener)
 
 
 async def test_notifications_are_coalesced(make_log: MakeLog) -> None:
@@ -317,9 +363,9 @@ async def test_a_writer_with_a_newer_transaction_id_still_counts(
         await first_tx.commit()
         assert gap < later
         subscription = asyncio.create_task(collect(log.subscribe_all(), 2))
-        await asyncio.sleep(0.3)
-        assert not subscription.done()
+        await hole_examined(log)
         assert await log.read_all() == []
+        assert not subscription.done()
         await held_tx.commit()
         async with asyncio.timeout(DEADLINE):
             received = await subscription
@@ -408,18 +454,27 @@ async def test_a_cancelled_caller_does_not_withdraw_its_append(make_log: MakeLog
     """A caller that stops waiting (a gRPC call cancelled) leaves its append in place: it is
     committed and published like any other, and the appends batched with it are not disturbed."""
     log = await opened(make_log())
-    async with asyncio.timeout(DEADLINE):
-        followed = asyncio.create_task(collect(log.subscribe("cancelled"), 1))
-        while not log.notifier.watched_streams():
-            await asyncio.sleep(0.01)
-        cancelled = asyncio.create_task(log.append("cancelled", 0, [b"kept"]))
-        other = asyncio.create_task(log.append("other", 0, [b"also"]))
-        await asyncio.sleep(0)  # both are queued now
-        cancelled.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await cancelled
-        (stored,) = await other
-        (published,) = await followed
+    locker = await asyncpg.connect(POSTGRES_DSN, server_settings={"search_path": log.schema or ""})
+    try:
+        async with asyncio.timeout(DEADLINE):
+            followed = asyncio.create_task(collect(log.subscribe("cancelled"), 1))
+            while not log.notifier.watched_streams():
+                await asyncio.sleep(0.01)
+            # Inserts wait for this lock: the appends' statement is in flight while it is held.
+            holding = locker.transaction()
+            await holding.start()
+            await locker.execute("LOCK TABLE events IN SHARE MODE")
+            cancelled = asyncio.create_task(log.append("cancelled", 0, [b"kept"]))
+            other = asyncio.create_task(log.append("other", 0, [b"also"]))
+            await blocked_by(locker)
+            cancelled.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await cancelled
+            await holding.rollback()
+            (stored,) = await other
+            (published,) = await followed
+    finally:
+        await locker.close()
     assert stored.data == b"also"
     assert published.data == b"kept" and published.version == 1
     assert [event.data for event in await log.read("cancelled")] == [b"kept"]
@@ -446,8 +501,8 @@ async def test_a_unique_key_race_lost_in_a_batch_fails_only_that_append(
         async with asyncio.timeout(DEADLINE):
             raced = asyncio.create_task(log.append("raced", 0, [b"ours"]))
             calm = asyncio.create_task(log.append("calm", 0, [b"calm"]))
-            await asyncio.sleep(0.3)
             # They share one statement, which waits on the key with the other writer.
+            await blocked_by(other)
             assert not raced.done() and not calm.done()
             await transaction.commit()
             with pytest.raises(VersionConflict) as lost:

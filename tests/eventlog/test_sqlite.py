@@ -16,10 +16,16 @@ import pytest
 
 from spades_server.eventlog import Durability, SqliteEventLog, VersionConflict
 from spades_server.eventlog.sqlite import SCHEMA_VERSION
+from tests.support.time import wait_for_state
 
 pytestmark = pytest.mark.asyncio
 
 CRASH_WRITER = Path(__file__).with_name("crash_writer.py")
+
+
+def queued(log: SqliteEventLog) -> int:
+    """Writes waiting for the writer thread to take them."""
+    return log.writes_waiting
 
 
 async def test_the_file_is_in_wal_mode_with_a_versioned_schema(tmp_path: Path) -> None:
@@ -104,13 +110,14 @@ async def test_a_transaction_rolled_back_whole_moves_no_stream(
                 blocker = asyncio.ensure_future(log.append("blocker", 0, [b"x"]))
                 while log.writes_waiting:
                     await asyncio.sleep(0.01)
+                # The writer thread took it; from there to waiting on the lock shows nothing.
                 await asyncio.sleep(0.2)
                 both = asyncio.gather(
                     log.append("moved", 1, [b"2"]),
                     log.append("refused", 0, [b"never"]),
                     return_exceptions=True,
                 )
-                await asyncio.sleep(0.2)
+                await wait_for_state(lambda: queued(log) == 2, "both appends queued")
                 admin.execute("COMMIT")
                 await blocker
                 outcomes = await both

@@ -38,7 +38,6 @@ from typing import Any
 
 import grpc
 import pytest
-from prometheus_client import REGISTRY
 
 from spades import protocol
 from spades.bot import MatchOutcome, play_match
@@ -62,10 +61,13 @@ from tests.support.faults import (
 )
 from tests.support.processes import LOOPBACK
 from tests.support.servers import log_events, running_server
+from tests.support.slow_readers import (
+    SLOW_READER_OPTIONS,
+    drained_status,
+    refused_for_exhaustion,
+)
 
 WRITE_TIMEOUT = 1.0
-#: The channel of a client that never reads: a small stream window that does not grow.
-SLOW_READER_OPTIONS = (("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 1024))
 WATCHED = Rules(max_hands=3)
 #: Seat 0 never answers: its turns time out quickly (or a substitute plays it).
 ABSENT_SEAT_0 = Rules(max_hands=1, clock=Clock(turn_millis=250, extension_millis=0))
@@ -73,21 +75,15 @@ MATCH_BOUND = 45.0
 REASON = f"not read for {WRITE_TIMEOUT:g} s"
 
 
-def refused_for_exhaustion() -> float:
-    return REGISTRY.get_sample_value("spades_errors_total", {"code": "RESOURCE_EXHAUSTED"}) or 0.0
-
-
-async def drained_status(call: Any) -> tuple[int, grpc.aio.AioRpcError | None]:
-    """Read what the client never read: how many messages there were, and the final status."""
-    received = 0
-    try:
-        while True:
-            message = await asyncio.wait_for(call.read(), 10)
-            if message is grpc.aio.EOF:  # type: ignore[attr-defined]
-                return received, None
-            received += 1
-    except grpc.aio.AioRpcError as error:
-        return received, error
+async def result_of(call: Any, action_id: str) -> play_pb2.ActionResult | None:
+    """Read an (unbatched) Play stream its client did not read, up to the result of
+    ``action_id``; None when the stream ends without one."""
+    with contextlib.suppress(grpc.aio.AioRpcError):
+        async for message in call:
+            result = message.action_result
+            if message.WhichOneof("kind") == "action_result" and result.action_id == action_id:
+                return result  # type: ignore[no-any-return]
+    return None
 
 
 @pytest.mark.asyncio
@@ -194,6 +190,9 @@ async def test_a_blocked_stream_replaced_by_a_newer_one_can_no_longer_act(
                     metadata=((TOKEN_KEY, tokens[turn]),)  # type: ignore[call-arg]
                 )
                 await older.write(play_pb2.PlayRequest(start=play_pb2.StartPlay(after_sequence=1)))
+                # Time to fill its window before a newer stream replaces it: a write waiting for
+                # its client shows no state. Lost, the race fails the test below (the older
+                # stream, not stuck, ends at once and never reads its action); it cannot pass it.
                 await asyncio.sleep(0.5)
                 # The newer stream for the same seat takes over and gets the prompt.
                 newer = SeatStream(client.play_service.Play(metadata=((TOKEN_KEY, tokens[turn]),)))  # type: ignore[call-arg]
@@ -210,7 +209,12 @@ async def test_a_blocked_stream_replaced_by_a_newer_one_can_no_longer_act(
                             )
                         )
                     )
-                await asyncio.sleep(1.0)
+                # Its answer: read at last, the older stream sends what it owes, then ends.
+                async with asyncio.timeout(MATCH_BOUND):
+                    answer = await result_of(older, "from-the-older-stream")
+                assert answer is not None, "the older stream ended before it read its action"
+                assert not answer.accepted, answer
+                assert answer.status.code == grpc.StatusCode.ABORTED.value[0], answer
                 applied = [
                     event.sequence
                     for event in await log_events(server, table_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from prometheus_client import REGISTRY
 
 from spades import protocol
 from spades.bot import Backoff, BotView, play_match
@@ -17,6 +18,17 @@ from tests.support.backends import Storages
 from tests.support.bot_matches import audit, play_all, seat_bots
 from tests.support.servers import new_server
 from tests.support.time import ManualClock, wait_for_state
+
+
+def repeated_actions() -> float:
+    """How many actions this process's servers answered with the first result of their id."""
+    return sum(
+        sample.value
+        for metric in REGISTRY.collect()
+        if metric.name == "spades_actions"
+        for sample in metric.samples
+        if sample.name == "spades_actions_total" and sample.labels.get("result") == "repeated"
+    )
 
 
 class Watchful(RandomBot):
@@ -79,6 +91,10 @@ async def test_an_action_in_flight_when_the_connection_drops_is_resent_once(
     resends it under the same id after reconnecting, and the table applies it once."""
     original_send = SeatConnection.send
     drops = {"left": 3}
+    table: list[str] = []  # the table's id, once it is made
+
+    async def applied_after(sequence: int) -> bool:
+        return (await client.get_view(table[0])).sequence > sequence
 
     async def send_then_drop(
         self: SeatConnection,
@@ -92,17 +108,25 @@ async def test_an_action_in_flight_when_the_connection_drops_is_resent_once(
         if isinstance(action, PlayCard) and drops["left"] > 0:
             drops["left"] -= 1
             if drops["left"] % 2 == 0:
-                await asyncio.sleep(0.05)  # let the server apply it first: the resend repeats
+                # The server applies it first: the resend repeats an applied action.
+                await wait_for_state(
+                    lambda: applied_after(sequence), f"the card answering {sequence} applied"
+                )
             self.drop()
         return sent
 
     monkeypatch.setattr(SeatConnection, "send", send_then_drop)
     rules = Rules(max_hands=1)
     table_id, tokens = await seat_bots(client, rules)
+    table.append(table_id)
+    repeated = repeated_actions()
     outcomes = await play_all(client, [RandomBot(seed) for seed in range(4)], tokens, table_id)
     await audit(client, table_id, outcomes)
     assert sum(outcome.resent for outcome in outcomes) == 3
     assert sum(outcome.reconnects for outcome in outcomes) == 3
+    # The two resent after the server applied them came under their first id: the server
+    # answered each with its first result (a repeat), not as a new, stale action.
+    assert repeated_actions() - repeated >= 2
 
 
 @pytest.mark.asyncio

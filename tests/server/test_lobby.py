@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
 
 import grpc
 import pytest
@@ -11,12 +12,13 @@ import pytest
 from spades import protocol
 from spades.engine import Rules
 from spades.v1 import actions_pb2, cards_pb2, lobby_pb2, play_pb2, rules_pb2, view_pb2
-from spades_server.api import auth, lobby
+from spades_server.api import auth, lobby, play
 from spades_server.app.server import SpadesServer
 from spades_server.domain.tables import Table
 from spades_server.store.table_store import TableStore
 from tests.support.clients import TOKEN_KEY, Client, current_view, rpc_error, stream_error
 from tests.support.servers import lobby_caught_up
+from tests.support.time import wait_for_state
 
 SEATS = [cards_pb2.SEAT_NORTH, cards_pb2.SEAT_EAST, cards_pb2.SEAT_SOUTH, cards_pb2.SEAT_WEST]
 
@@ -376,14 +378,23 @@ async def test_a_late_leave_never_frees_a_seat_someone_else_took(
 
 @pytest.mark.asyncio
 async def test_a_stream_that_starts_after_its_seat_was_given_up_gets_no_snapshot(
-    client: Client,
+    client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The stream is opened (its token still good), but sends `start` only after the player
     left and a newcomer's match was dealt: it must get no view of the newcomer's cards."""
+    authenticated: list[tuple[Table, int, bytes]] = []
+    real_seat_holder = auth.seat_holder
+
+    async def noted(*arguments: Any) -> tuple[Table, int, bytes]:
+        found = await real_seat_holder(*arguments)
+        authenticated.append(found)
+        return found
+
     table_id = (await client.create_table(Rules())).table.table_id
     leaver = await client.join(table_id, seat=cards_pb2.SEAT_NORTH, name="leaver")
+    monkeypatch.setattr(play, "seat_holder", noted)
     early = client.seat_stream(leaver.seat_token)
-    await asyncio.sleep(0.1)  # the server has authenticated the call and waits for `start`
+    await wait_for_state(lambda: authenticated, "the server authenticated the early stream")
     await client.lobby.LeaveTable(
         lobby_pb2.LeaveTableRequest(), metadata=((TOKEN_KEY, leaver.seat_token),)
     )

@@ -14,6 +14,10 @@ from spades.manifest import manifest_of
 from spades_server.app.server import SpadesServer
 from spades_server.processes.presence import Presence
 from tests.support.accounts import play_rated_match, stream_open
+from tests.support.time import ManualClock
+
+#: The name of the presence's heartbeat task (what sleeps on its clock).
+HEARTBEAT = "presence-heartbeat"
 
 pytestmark = pytest.mark.asyncio
 
@@ -74,16 +78,16 @@ async def test_a_replica_that_stops_renewing_stops_counting_and_a_heartbeat_keep
 ) -> None:
     """Two replicas' presence on one log: one (its clock ours) holds a stream open and renews,
     the other's rows were written and never renewed, as a killed replica leaves them."""
-    now = [1_000.0]
-    live = Presence(server.log, ttl=30, clock=lambda: now[0])
-    dead = Presence(server.log, ttl=30, clock=lambda: now[0])
+    clock = ManualClock(start=1_000.0)
+    live = Presence(server.log, ttl=30, clock=clock)
+    dead = Presence(server.log, ttl=30, clock=clock)
     await live.opened("live-bot")
-    now[0] += 1
+    clock.advance(1)
     await dead.opened("dead-bot")
     assert [o.account_id for o in await live.online()] == ["live-bot", "dead-bot"]
-    now[0] += 19
+    clock.advance(19)
     await live.renew()  # the heartbeat: the dead replica renews nothing
-    now[0] += 15
+    clock.advance(15)
     # Past the dead replica's expiry (30 s after its last write), within the live one's.
     assert [o.account_id for o in await live.online()] == ["live-bot"]
     assert [o.account_id for o in await dead.online()] == ["live-bot"]
@@ -101,10 +105,10 @@ async def test_the_heartbeat_unlists_the_rows_a_killed_replica_left_and_a_slow_o
 ) -> None:
     """Rows a killed replica left stop being listed at the next sweep (they would pile up with
     every kill), while a replica that was only slow lists itself again when it renews."""
-    now = [1_000.0]
-    live = Presence(server.log, ttl=30, clock=lambda: now[0])
-    killed = Presence(server.log, ttl=30, clock=lambda: now[0])
-    slow = Presence(server.log, ttl=30, clock=lambda: now[0])
+    clock = ManualClock(start=1_000.0)
+    live = Presence(server.log, ttl=30, clock=clock)
+    killed = Presence(server.log, ttl=30, clock=clock)
+    slow = Presence(server.log, ttl=30, clock=clock)
     await live.opened("live-bot")
     await killed.opened("killed-bot")
     await slow.opened("slow-bot")
@@ -114,9 +118,9 @@ async def test_the_heartbeat_unlists_the_rows_a_killed_replica_left_and_a_slow_o
         return sorted(row.key.split("@")[0] for row in rows)
 
     assert await live.sweep() == 0  # nothing has expired yet
-    now[0] += 20
+    clock.advance(20)
     await live.renew()
-    now[0] += 15  # past the killed and the slow replicas' expiry, within the live one's
+    clock.advance(15)  # past the killed and the slow replicas' expiry, within the live one's
     assert await listed() == ["killed-bot", "live-bot", "slow-bot"]
     assert await live.sweep() == 2
     assert await listed() == ["live-bot"]
@@ -124,3 +128,18 @@ async def test_the_heartbeat_unlists_the_rows_a_killed_replica_left_and_a_slow_o
     await slow.renew()  # the slow replica's next write takes its row back
     assert await listed() == ["live-bot", "slow-bot"]
     assert [o.account_id for o in await live.online()] == ["live-bot", "slow-bot"]
+
+
+async def test_the_heartbeat_renews_on_the_clock_it_is_given(server: SpadesServer) -> None:
+    """The heartbeat sleeps on the presence's clock: each of its periods on a test's clock
+    renews the rows, so a bot stays listed well past the rows' lifetime."""
+    clock = ManualClock(start=1_000.0)
+    presence = Presence(server.log, ttl=30, heartbeat=10, clock=clock)
+    await presence.start()
+    try:
+        await presence.opened("kept-bot")
+        for _ in range(6):  # 60 s of the clock: twice the rows' lifetime
+            await clock.pass_time(10, HEARTBEAT)
+        assert [o.account_id for o in await presence.online()] == ["kept-bot"]
+    finally:
+        await presence.stop()

@@ -3,11 +3,13 @@
 A server (``new_server(..., clock=clock)``) or an SDK client (``SpadesClient(...,
 sleep=clock.sleep)``) given a :class:`ManualClock` reads every time from it and sleeps on it:
 the turn clock, the sweepers (unclaimed seats, absent players, challenge expiry, tournaments),
-the house's fill delays, sessions, rate limits and the log's event times. Nothing it waits
-for happens until the test calls :meth:`ManualClock.advance`, so a test of a 30-second timeout
-moves the clock 30 s instead of waiting them, and a test that "nothing happens for 30 s"
-advances 30 s and waits until the process that would act has gone round and slept again
-(:meth:`ManualClock.sleeping`): it looked, and did nothing.
+the house's fill delays, sessions, rate limits, the lobby's checkpoints, the presence
+heartbeat, each stream's write watchdog (a :meth:`ManualClock.call_later` timer), the log's
+event times and its retries. Nothing it waits for happens until the test calls
+:meth:`ManualClock.advance`, so a test of a 30-second timeout moves the clock 30 s instead of
+waiting them, and a test that "nothing happens for 30 s" advances 30 s and waits until the
+process that would act has gone round and slept again (:meth:`ManualClock.sleeping`): it
+looked, and did nothing.
 
 The only real waits of the tests live here (and in the other ``tests/support`` modules): a
 state polled (:func:`wait_for_state`), a sleeper awaited, both bounded so that a broken test
@@ -59,6 +61,8 @@ class ManualClock:
         self._sleepers: list[tuple[float, int, asyncio.Future[None], str]] = []
         self._arrivals = itertools.count()
         self._slept: asyncio.Event | None = None
+        #: (end on the monotonic clock, order of arrival, the timer) of call_later's timers
+        self._timers: list[tuple[float, int, _ManualTimer]] = []
 
     def now(self) -> float:
         return self._wall
@@ -95,6 +99,19 @@ class ManualClock:
             _, _, wake, _ = heapq.heappop(self._sleepers)
             if not wake.done():
                 wake.set_result(None)
+        while self._timers and self._timers[0][0] <= self._monotonic:
+            _, _, timer = heapq.heappop(self._timers)
+            timer.due()
+
+    def call_later(self, seconds: float, callback: Callable[[], object]) -> _ManualTimer:
+        """Run ``callback`` on the event loop once the clock was moved ``seconds`` on."""
+        timer = _ManualTimer(asyncio.get_running_loop(), callback)
+        heapq.heappush(self._timers, (self._monotonic + seconds, next(self._arrivals), timer))
+        return timer
+
+    def timers(self) -> int:
+        """How many call_later timers wait for the clock (not cancelled)."""
+        return sum(1 for _, _, timer in self._timers if not (timer.cancelled or timer.fired))
 
     def sleepers_named(self, name: str | None = None) -> int:
         """How many sleeps are waiting for the clock (of tasks named ``name``, if given)."""
@@ -127,6 +144,28 @@ class ManualClock:
         await self.sleeping(name, count)
         self.advance(seconds)
         await self.sleeping(name, count)
+
+
+class _ManualTimer:
+    """A :meth:`ManualClock.call_later` timer: its callback runs at the event loop's next turn
+    once the clock reaches its end, unless cancelled first."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> None:
+        self._loop = loop
+        self._callback = callback
+        self.cancelled = False
+        self.fired = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def due(self) -> None:
+        self.fired = True
+        self._loop.call_soon(self._run)
+
+    def _run(self) -> None:
+        if not self.cancelled:  # (cancelled between its end and this turn, as asyncio's)
+            self._callback()
 
 
 @overload

@@ -20,6 +20,7 @@ from spades.reasons import Reason
 from spades_server.domain import errors
 from spades_server.eventlog.base import LogUnavailable
 from spades_server.ops import metrics
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock, Timer
 
 log = structlog.get_logger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -29,8 +30,9 @@ class RequestErrors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
     """Turns a RequestError into its status, binds a request id to every log line, and
     bounds how long a stream may wait for its client to read."""
 
-    def __init__(self, write_timeout: float) -> None:
+    def __init__(self, write_timeout: float, clock: Clock = SYSTEM_CLOCK) -> None:
         self._write_timeout = write_timeout
+        self._clock = clock
 
     async def intercept_service(
         self,
@@ -62,15 +64,16 @@ class RequestErrors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             streaming = handler.unary_stream or handler.stream_stream
 
             write_timeout = self._write_timeout
+            clock = self._clock
 
             async def stream(request: Any, context: Context) -> None:
                 structlog.contextvars.bind_contextvars(request_id=uuid.uuid4().hex[:12])
                 # A client that stops reading fills its flow-control window; it gets a bounded
                 # wait, then its stream is closed (no one else waits on it).
-                watch = WriteWatch(write_timeout)
+                watch = WriteWatch(write_timeout, clock)
                 try:
                     async for message in streaming(request, context):
-                        watch.since = watch.loop.time()
+                        watch.since = clock.monotonic()
                         if watch.timer is None:
                             watch.arm()
                         try:
@@ -120,35 +123,36 @@ class WriteWatch:
     costs one timer per ``timeout`` seconds instead of a timer set and cancelled per message
     (asyncio.timeout's), with the same bound: no write waits longer than ``timeout``."""
 
-    __slots__ = ("_cancelling", "_fired", "_task", "_timeout", "loop", "since", "timer")
+    __slots__ = ("_cancelling", "_clock", "_fired", "_task", "_timeout", "since", "timer")
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, clock: Clock) -> None:
         self._timeout = timeout
-        self.loop = asyncio.get_running_loop()
+        self._clock = clock
         task = asyncio.current_task()
         assert task is not None
         self._task = task
         self._cancelling = task.cancelling()
         self._fired = False
-        #: When the write now waiting began (loop time), None while none waits.
+        #: When the write now waiting began (the clock's monotonic time), None while none waits.
         self.since: float | None = None
-        self.timer: asyncio.TimerHandle | None = None
+        self.timer: Timer | None = None
 
     def arm(self) -> None:
         """Start the timer for the write that just began (``since``)."""
         assert self.since is not None
-        self.timer = self.loop.call_at(self.since + self._timeout, self._check)
+        self.timer = self._clock.call_later(self._timeout, self._check)
 
     def _check(self) -> None:
         self.timer = None
         since = self.since
         if since is None:
             return  # no write waits: the next one arms the timer again
-        if self.loop.time() >= since + self._timeout:
+        left = since + self._timeout - self._clock.monotonic()
+        if left <= 0:
             self._fired = True
             self._task.cancel()
         else:
-            self.timer = self.loop.call_at(since + self._timeout, self._check)
+            self.timer = self._clock.call_later(left, self._check)
 
     def expired(self) -> bool:
         """After a CancelledError out of a write: True when this watch cancelled it (and not

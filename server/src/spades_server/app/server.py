@@ -214,12 +214,14 @@ class SpadesServer:
         self.log = event_log or open_event_log(settings)
         #: The one clock every deadline, sweep, expiry and rate is read from (ops.clocks): the
         #: machine's, unless a test gives one it advances by hand; a given clock also dates
-        #: the log's events, which the turn clock's and the sweepers' deadlines follow from.
+        #: the log's events, which the turn clock's and the sweepers' deadlines follow from,
+        #: and paces the log's retries.
         self.time = SYSTEM_CLOCK if clock is None else clock
         if clock is not None:
             self.log.recorded_time = clock.now
+            self.log.sleep = clock.sleep
         self.store = TableStore(self.log, settings.table_cache_size)
-        self.projection = LobbyProjection(self.log)
+        self.projection = LobbyProjection(self.log, clock=self.time)
         self.projection.folded = self.store.folded_entry
         self.accounts = AccountStore(
             self.log, self.time, session_use_interval=settings.session_use_interval
@@ -234,7 +236,7 @@ class SpadesServer:
         self.challenge_sweeper = ChallengeSweeper(self.challenges)
         self.store.listeners.append(self.challenges.table_changed)
         #: The bots whose account stream is open here, kept in the log for every replica.
-        self.presence = Presence(self.log)
+        self.presence = Presence(self.log, clock=self.time)
         # Every challenge made while it runs (here or on another replica) is known to the sweeper.
         self.projection.stream_listeners.append(self.challenges.store.observe)
         self.tournaments = TournamentStore(self.log)
@@ -278,7 +280,10 @@ class SpadesServer:
         self.log_health = LogHealth(self.log, self.health, SERVICE_NAMES)
         self.limits = limits.Limits(settings, self.time.monotonic)
         self.server = grpc.aio.server(
-            interceptors=[RequestErrors(settings.stream_write_timeout), limits.Guard(self.limits)],
+            interceptors=[
+                RequestErrors(settings.stream_write_timeout, self.time),
+                limits.Guard(self.limits),
+            ],
             # No SO_REUSEPORT: a second server on a busy port must fail, not share the port.
             options=[
                 *limits.server_options(settings),

@@ -44,7 +44,7 @@ import abc
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Self
 
 from spades_server.eventlog.errors import (
@@ -140,6 +140,10 @@ class EventLog(abc.ABC):
     #: server given a clock of its own (``ops.clocks``) sets it, so that a test's clock also
     #: dates the events the turn clock's and the sweepers' deadlines follow from.
     recorded_time: Callable[[], float] | None = None
+    #: How the log waits before it tries storage again (a subscription's read, PostgreSQL's
+    #: reconnections): None for ``asyncio.sleep``; a server given a clock of its own sets its
+    #: ``sleep``, so that a test's clock also drives the log's retries.
+    sleep: Callable[[float], Awaitable[None]] | None = None
 
     def __init__(self) -> None:
         self.notifier = AppendNotifier()
@@ -285,6 +289,10 @@ class EventLog(abc.ABC):
         """One atomic write of a projection: its rows and checkpoint, or (``drop``) its
         removal; each backend's own transaction."""
 
+    async def _pause(self, seconds: float) -> None:
+        """Wait ``seconds`` before storage is tried again, on :attr:`sleep`."""
+        await (asyncio.sleep if self.sleep is None else self.sleep)(seconds)
+
     # -- subscriptions ------------------------------------------------------------------------
 
     async def subscribe(
@@ -349,7 +357,7 @@ class EventLog(abc.ABC):
                 try:
                     batch = await self.read_all(cursor, self.subscription_batch_size)
                 except LogUnavailable:
-                    await asyncio.sleep(SUBSCRIPTION_RETRY)
+                    await self._pause(SUBSCRIPTION_RETRY)
                     continue
             if not batch:
                 await notifier.wait_for_position(cursor)

@@ -1,9 +1,10 @@
 """The one clock the server reads time through: the turn clock, the sweepers, sessions, limits.
 
 Every process that waits for a deadline (the turn clock, unclaimed seats, absent players, the
-challenge sweeper, the tournament driver, the house's fill delays) and every use case that
-compares a time (a challenge's expiry, a session's, the sign-in rate) asks a :class:`Clock`
-passed in at wiring (``app/server.py``), :data:`SYSTEM_CLOCK` unless a test gives its own
+challenge sweeper, the tournament driver, the house's fill delays, the lobby's checkpoints, the
+presence heartbeat, a stream's write watchdog) and every use case that compares a time (a
+challenge's expiry, a session's, the sign-in rate) asks a :class:`Clock` passed in at wiring
+(``app/server.py``), :data:`SYSTEM_CLOCK` unless a test gives its own
 (``tests/support/time.py``), which stands still until the test advances it: a test of a
 30-second timeout moves the clock 30 s instead of waiting for them.
 """
@@ -13,7 +14,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from typing import Protocol
+
+
+class Timer(Protocol):
+    """A callback set to run later (``asyncio.TimerHandle`` is one)."""
+
+    def cancel(self) -> None:
+        """Do not run the callback (nothing, once it ran)."""
+        ...
 
 
 class Clock(Protocol):
@@ -31,6 +41,11 @@ class Clock(Protocol):
         """Return once ``seconds`` have passed on this clock."""
         ...
 
+    def call_later(self, seconds: float, callback: Callable[[], object]) -> Timer:
+        """Run ``callback`` on the event loop once ``seconds`` have passed on this clock: a
+        timer without a task, for a watch kept on every stream (``api/interceptors``)."""
+        ...
+
 
 class SystemClock:
     """The machine's clock: ``time.time``, ``time.monotonic`` and ``asyncio.sleep``."""
@@ -43,6 +58,9 @@ class SystemClock:
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
+
+    def call_later(self, seconds: float, callback: Callable[[], object]) -> Timer:
+        return asyncio.get_running_loop().call_later(seconds, callback)
 
 
 #: The clock a server runs with unless it is given another.

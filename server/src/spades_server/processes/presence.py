@@ -4,10 +4,10 @@ Presence must be right across replicas (a bot connected to one replica is online
 other), so it is kept where every replica reads: in the log's projection rows (the
 ``presence`` projection), one row per account and replica, ``listed`` while the replica holds
 a stream of the account open. A row carries an expiry, which the replica renews every
-``heartbeat`` seconds while the stream lasts; a replica killed without closing its streams
-leaves rows that stop counting once their expiry passes (at most ``ttl`` seconds later). A
-stream that closes unlists its row at once. Rows are derived, short-lived data: dropping them
-only forgets who was online until the next heartbeat.
+``heartbeat`` seconds (of the server's clock) while the stream lasts; a replica killed without
+closing its streams leaves rows that stop counting once their expiry passes (at most ``ttl``
+seconds later). A stream that closes unlists its row at once. Rows are derived, short-lived
+data: dropping them only forgets who was online until the next heartbeat.
 
 Each heartbeat also unlists the rows whose expiry has passed, whichever replica wrote them, so
 the rows a killed replica left stop being read by every listing (they would otherwise pile up
@@ -24,14 +24,13 @@ import contextlib
 import dataclasses
 import json
 import secrets
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
 import structlog
 
 from spades_server.eventlog.base import EventLog, ProjectionRow
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 
 log = structlog.get_logger(__name__)
 
@@ -80,7 +79,7 @@ class Presence:
         *,
         ttl: float = DEFAULT_TTL,
         heartbeat: float = DEFAULT_HEARTBEAT,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._log = event_log
         self.ttl = ttl
@@ -110,7 +109,7 @@ class Presence:
 
     async def opened(self, account_id: str) -> None:
         """An account stream opened on this replica."""
-        count, since = self._open.get(account_id, (0, self._clock()))
+        count, since = self._open.get(account_id, (0, self._clock.now()))
         self._open[account_id] = (count + 1, since)
         if count == 0:
             await self._write([(account_id, since, True)])
@@ -132,7 +131,7 @@ class Presence:
 
     async def sweep(self) -> int:
         """Unlist every row, of any replica, whose expiry has passed; how many were."""
-        now = self._clock()
+        now = self._clock.now()
         rows = await self._log.projection_rows(
             PROJECTION, listed_only=True, offset=0, limit=MAX_ROWS
         )
@@ -148,7 +147,7 @@ class Presence:
     async def online(self) -> list[Online]:
         """Every account with a stream open on any replica whose row has not expired, the
         longest online first."""
-        now = self._clock()
+        now = self._clock.now()
         rows = await self._log.projection_rows(
             PROJECTION, listed_only=True, offset=0, limit=MAX_ROWS
         )
@@ -168,7 +167,7 @@ class Presence:
         if not changes:
             return
         async with self._lock:  # versions in the order rows are written
-            expires = self._clock() + self.ttl
+            expires = self._clock.now() + self.ttl
             rows = []
             for account_id, since, open_ in changes:
                 if open_ and account_id not in self._open:
@@ -182,7 +181,7 @@ class Presence:
 
     async def _run(self) -> None:
         while True:
-            await asyncio.sleep(self.heartbeat)
+            await self._clock.sleep(self.heartbeat)
             try:
                 await self.renew()
                 await self.sweep()

@@ -5,9 +5,10 @@ it holds in memory does not grow with history: the tables not finished live in m
 finished table's summary moves to the log's projection rows (``EventLog.save_projection``) once
 it has settled, from where listings page it. Beside the rows it keeps a *checkpoint*: the global
 position it has folded up to and the tables in memory there, written at most every
-``checkpoint_interval`` seconds (in the same transaction as the rows) and at a clean stop, so a
-start folds only the events after it instead of the whole history. A checkpoint the log does not
-reach (a log restored from an older copy) is dropped and the lobby rebuilt from every event.
+``checkpoint_interval`` seconds of the server's clock (in the same transaction as the rows) and
+at a clean stop, so a start folds only the events after it instead of the whole history. A
+checkpoint the log does not reach (a log restored from an older copy) is dropped and the lobby
+rebuilt from every event.
 
 It is the table directory the house bots look tables up in
 (:class:`spades_server.processes.house.TableDirectory`).
@@ -34,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
-import time
 from collections.abc import Callable
 
 import grpc
@@ -59,6 +59,7 @@ from spades_server.eventlog.base import (
     VersionConflict,
 )
 from spades_server.ops import metrics
+from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.processes.games import GamesIndex
 from spades_server.store import journal
 from spades_server.store.stream_kinds import is_table_stream
@@ -86,8 +87,11 @@ class LobbyProjection:
         settle_positions: int = 64,
         move_after: int = 256,
         linger: float = LINGER,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._log = log_
+        #: What the checkpoints' interval is counted on.
+        self._clock = clock
         #: The tables not finished, and the finished ones not moved to the log's rows yet.
         self.tables: dict[str, lobby_pb2.Table] = {}
         self.position = 0
@@ -299,7 +303,7 @@ class LobbyProjection:
 
     async def _checkpoint_when_due(self) -> None:
         if len(self._finished) >= self.move_after or (
-            self.position != self._checkpointed and time.monotonic() >= self._checkpoint_due
+            self.position != self._checkpointed and self._clock.monotonic() >= self._checkpoint_due
         ):
             await self._save()
 
@@ -321,7 +325,7 @@ class LobbyProjection:
                     for digest, (table, seat) in self._quick_match_requests.items()
                 ],
             )
-            self._checkpoint_due = time.monotonic() + self.checkpoint_interval
+            self._checkpoint_due = self._clock.monotonic() + self.checkpoint_interval
             try:
                 await self.games.flush()  # before a checkpoint passes their matches' ends
                 await self._log.save_projection(

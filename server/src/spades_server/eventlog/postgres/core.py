@@ -102,6 +102,8 @@ class PostgresLogCore(EventLog):
         self.commits = 0
         self.notifications_sent = 0
         self.listener_reconnects = 0
+        #: How many times the order tracker read storage to judge a hole (``order.py``).
+        self.holes_examined = 0
         self.instance_id = uuid.uuid4().hex
         self._state: Literal["new", "opening", "open", "closing", "closed"] = "new"
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -185,7 +187,7 @@ class PostgresLogCore(EventLog):
         except (*_STORAGE_FAILURES, asyncpg.PostgresError, LogClosed) as error:
             if self._state == "open":
                 _log.warning("event log: background query failed: %s", error)
-                await asyncio.sleep(self.reconnect_delay)
+                await self._pause(self.reconnect_delay)
             return None
 
 

@@ -36,7 +36,6 @@ to find it in ``pg_stat_activity``; ``listener_reconnects`` counts its reconnect
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
@@ -161,7 +160,7 @@ class Fanout(FinalPrefix):
             await self._listener_lost.wait()
             delay = self.reconnect_delay
             while True:
-                await asyncio.sleep(delay)
+                await self._pause(delay)
                 try:
                     await self._listen()
                 except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:

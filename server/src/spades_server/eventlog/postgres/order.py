@@ -169,6 +169,7 @@ class FinalPrefix(PostgresLogCore):
             final, bound = self._final, self._bound
             row = await self._guarded(self._run(_fetchrow, _POSITIONS_AFTER, final, _TRACK_BATCH))
             if row is not None:
+                self.holes_examined += 1
                 positions: list[int] = list(row["positions"])
                 if positions:
                     self._target = max(self._target, positions[-1])

@@ -62,10 +62,6 @@ def _check_id(table_id: str) -> None:
         raise errors.table_not_found(table_id)
 
 
-def _fold(table: Table, entry: Entry) -> None:
-    table.fold(entry)
-
-
 def _rows(decided: Decided) -> list[bytes]:
     return [journal.encode(draft) for draft in decided.drafts]
 
@@ -143,7 +139,7 @@ TABLES: AggregateKind[Table, Decided, Entry] = AggregateKind(
     prefix="",
     new=Table,
     decode=journal.decode,
-    fold=_fold,
+    fold=Table.fold,
     rows=_rows,
     not_found=errors.table_not_found,
     contended=Contended(Reason.TABLE_BUSY, "the table kept changing under this request; try again"),

@@ -265,8 +265,9 @@ class Repository(Generic[A, D, E]):
 
     def _evict(self) -> None:
         """Drop the least recently used aggregates that no stream or command holds."""
-        if self._cache.over():
-            for aggregate_id in self._cache.evict(self._lock_in_use):
+        cache = self._cache
+        if cache.size is not None and len(cache) > cache.size:  # (cache.over(), inline: hot)
+            for aggregate_id in cache.evict(self._lock_in_use):
                 self._locks.pop(aggregate_id, None)
                 self.hub.drop(aggregate_id)
 
@@ -400,10 +401,14 @@ class Repository(Generic[A, D, E]):
                 metrics.APPEND_SECONDS.observe(time.perf_counter() - started)
                 metrics.EVENTS_APPENDED.inc(len(outcome))
             try:
-                entries = self._settle(aggregate, decided, outcome)
+                settle = self.kind.settle
+                if settle is not None:
+                    entries = settle(aggregate, decided, outcome)
+                else:
+                    entries = self._settle(aggregate, decided, outcome)
                 if on_stored is not None:
                     on_stored(entries)
-                self._changed(aggregate_id, aggregate)
+                self.hub.publish(aggregate_id, aggregate)
             except Exception as error:  # (a listener's fault) the caller hears of it
                 if not done.done():
                     done.set_exception(error)

@@ -129,7 +129,7 @@ async def held_rows(
 async def refused_once_contended(
     storage: LogStorage,
     server: SpadesServer,
-    repository: Repository[Any, Any],
+    repository: Repository[Any, Any, Any],
     aggregate_id: str,
     foreign: Callable[[Any], Any],
     call: Callable[[], Awaitable[object]],

@@ -1,5 +1,8 @@
-"""The store: aggregates loaded from the event log, decided on and appended with the expected
-version; the bytes each stream's rows are (the codecs), first-result claims, the change hub.
+"""The store: one generic repository (``repository``, composing the bounded ``cache``, the
+``following`` of held aggregates on a shared log and the change ``hub``) loads every aggregate
+from the event log, decides on it and appends with the expected version, each aggregate one
+``AggregateKind`` (the table's in ``table_store``); the bytes each stream's rows are (the
+codecs), first-result claims.
 
 May import: ``domain``, ``eventlog`` (its interface, never a backend), ``ops``.
 """

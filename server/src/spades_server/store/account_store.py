@@ -38,7 +38,13 @@ from spades_server.eventlog.base import (
 from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
 from spades_server.store import stream_kinds as streams
 from spades_server.store.codecs import decode_account, encode_account
-from spades_server.store.repository import AggregateKind, Contended, Repository, log_unavailable
+from spades_server.store.repository import (
+    AggregateKind,
+    AggregateStore,
+    Contended,
+    as_stored,
+    log_unavailable,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -90,9 +96,10 @@ def _check_id(account_id: str) -> None:
         raise account_not_found(repr(account_id))
 
 
-ACCOUNTS: AggregateKind[Account, AccountDecided] = AggregateKind(
+ACCOUNTS: AggregateKind[Account, AccountDecided, StoredEvent] = AggregateKind(
     prefix=STREAM_PREFIX,
     new=Account,
+    decode=as_stored,
     fold=_fold,
     rows=_rows,
     not_found=lambda account_id: account_not_found(repr(account_id)),
@@ -103,8 +110,8 @@ ACCOUNTS: AggregateKind[Account, AccountDecided] = AggregateKind(
 )
 
 
-class AccountStore(Repository[Account, AccountDecided]):
-    """The accounts (:class:`~spades_server.store.repository.Repository`), with what only
+class AccountStore(AggregateStore[Account, AccountDecided]):
+    """The accounts (:class:`~spades_server.store.repository.AggregateStore`), with what only
     accounts do: keys, creation by name, request-id claims, the house's accounts."""
 
     def __init__(

@@ -17,7 +17,7 @@ from spades_server.domain.challenges import ChallengeState, challenge_not_found
 from spades_server.eventlog.base import EventLog, StoredEvent, VersionConflict
 from spades_server.store import stream_kinds as streams
 from spades_server.store.codecs import decode_challenge, encode_challenge
-from spades_server.store.repository import AggregateKind, Contended, Repository
+from spades_server.store.repository import AggregateKind, AggregateStore, Contended, as_stored
 from spades_server.v1 import log_pb2
 
 STREAM_PREFIX: Final = streams.CHALLENGE_PREFIX
@@ -41,9 +41,10 @@ def _fold(challenge: ChallengeState, row: StoredEvent) -> None:
     challenge.fold(row.version, decode_challenge(row))
 
 
-CHALLENGES: AggregateKind[ChallengeState, log_pb2.ChallengeLogEntry] = AggregateKind(
+CHALLENGES: AggregateKind[ChallengeState, log_pb2.ChallengeLogEntry, StoredEvent] = AggregateKind(
     prefix=STREAM_PREFIX,
     new=ChallengeState,
+    decode=as_stored,
     fold=_fold,
     rows=lambda entry: [encode_challenge(entry)],
     not_found=challenge_not_found,
@@ -54,8 +55,8 @@ CHALLENGES: AggregateKind[ChallengeState, log_pb2.ChallengeLogEntry] = Aggregate
 )
 
 
-class ChallengeStore(Repository[ChallengeState, log_pb2.ChallengeLogEntry]):
-    """The challenges (:class:`~spades_server.store.repository.Repository`); a replica also
+class ChallengeStore(AggregateStore[ChallengeState, log_pb2.ChallengeLogEntry]):
+    """The challenges (:class:`~spades_server.store.repository.AggregateStore`); a replica also
     remembers each new challenge it sees appended, so that its sweeper knows to expire it."""
 
     def __init__(self, log: EventLog) -> None:
@@ -67,7 +68,7 @@ class ChallengeStore(Repository[ChallengeState, log_pb2.ChallengeLogEntry]):
         if stored.version == 1 and stored.stream_id.startswith(STREAM_PREFIX):
             challenge_id = stored.stream_id.removeprefix(STREAM_PREFIX)
             if self.cached_one(challenge_id) is None:
-                self._cache[challenge_id] = ChallengeState(challenge_id)
+                self._cache.keep(challenge_id, ChallengeState(challenge_id))
         super().observe(stored)
 
     async def create(self, challenge: challenge_pb2.Challenge, request_digest: bytes) -> bool:

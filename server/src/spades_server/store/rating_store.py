@@ -12,7 +12,7 @@ from spades_server.domain.tables import Table
 from spades_server.eventlog.base import EventLog, StoredEvent
 from spades_server.store import stream_kinds as streams
 from spades_server.store.codecs import decode_pool, encode_pool
-from spades_server.store.repository import AggregateKind, Contended, Repository
+from spades_server.store.repository import AggregateKind, AggregateStore, Contended, as_stored
 
 
 def stream_of(pool: str) -> str:
@@ -31,9 +31,10 @@ def _fold(pool: Pool, row: StoredEvent) -> None:
     pool.fold(row.version, decode_pool(row))
 
 
-RATING_POOLS: AggregateKind[Pool, rating_pb2.MatchRated] = AggregateKind(
+RATING_POOLS: AggregateKind[Pool, rating_pb2.MatchRated, StoredEvent] = AggregateKind(
     prefix=streams.POOL_PREFIX,
     new=Pool,
+    decode=as_stored,
     fold=_fold,
     rows=lambda match: [encode_pool(match)],
     not_found=pool_not_found,
@@ -43,8 +44,8 @@ RATING_POOLS: AggregateKind[Pool, rating_pb2.MatchRated] = AggregateKind(
 )
 
 
-class PoolStore(Repository[Pool, rating_pb2.MatchRated]):
-    """The rating pools (:class:`~spades_server.store.repository.Repository`), each rating
+class PoolStore(AggregateStore[Pool, rating_pb2.MatchRated]):
+    """The rating pools (:class:`~spades_server.store.repository.AggregateStore`), each rating
     finished rated tables once."""
 
     def __init__(self, log: EventLog) -> None:

@@ -27,7 +27,7 @@ from spades_server.store.codecs import (
     encode_tournament,
     encode_tournament_listed,
 )
-from spades_server.store.repository import AggregateKind, Contended, Repository
+from spades_server.store.repository import AggregateKind, AggregateStore, Contended, as_stored
 
 STREAM_PREFIX = streams.TOURNAMENT_PREFIX
 
@@ -51,9 +51,10 @@ def _fold(tournament: Tournament, row: StoredEvent) -> None:
     tournament.fold(decode_tournament(row))
 
 
-TOURNAMENTS: AggregateKind[Tournament, Decided] = AggregateKind(
+TOURNAMENTS: AggregateKind[Tournament, Decided, StoredEvent] = AggregateKind(
     prefix=STREAM_PREFIX,
     new=Tournament,
+    decode=as_stored,
     fold=_fold,
     rows=lambda decided: [
         encode_tournament(event, seed, digest) for event, seed, digest in decided
@@ -66,8 +67,8 @@ TOURNAMENTS: AggregateKind[Tournament, Decided] = AggregateKind(
 )
 
 
-class TournamentStore(Repository[Tournament, Decided]):
-    """The tournaments (:class:`~spades_server.store.repository.Repository`), and the index
+class TournamentStore(AggregateStore[Tournament, Decided]):
+    """The tournaments (:class:`~spades_server.store.repository.AggregateStore`), and the index
     stream that lists them."""
 
     def __init__(self, log: EventLog) -> None:

@@ -1,0 +1,80 @@
+"""The one repository, as every aggregate gets it: what the table's store had alone before
+(settling a command in the log's commit callback, the change hub, the bounded cache with pins)
+holds for an account too. The table's own paths are tested where they are used (test_feeds,
+test_table_cache, tests/replicas/test_followed_cache)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from spades.v1 import account_pb2
+from spades_server.domain import accounts, errors
+from spades_server.domain.accounts import Account, AccountDecided
+from spades_server.store.account_store import ACCOUNTS, AccountStore
+from spades_server.store.repository import AggregateStore
+from tests.support.backends import Storages
+
+BOT = account_pb2.ACCOUNT_KIND_BOT
+
+
+@pytest.mark.asyncio
+async def test_an_accounts_command_whose_caller_is_cancelled_mid_append_is_still_folded(
+    storage: Storages,
+) -> None:
+    """The revocation reaches the log before its caller goes: it is folded into the cached
+    account and the account's waiters are woken, so the key is refused at once."""
+    async with storage().new_log() as log:
+        store = AccountStore(log)
+        account, key = await store.create("Gone", BOT)
+        before = account.version
+        woken = store.changed(account.account_id)
+        decided = asyncio.Event()
+
+        def decide(latest: Account) -> AccountDecided | None:
+            try:
+                return accounts.decide_revocation(latest, by_operator=False)
+            finally:
+                decided.set()
+
+        command = asyncio.ensure_future(store.execute(account.account_id, decide))
+        await decided.wait()  # the command went on, without a pause, to its append
+        assert not command.done()
+        command.cancel()
+        await asyncio.wait_for(woken, 5)  # woken by the fold, with no caller left
+        assert command.cancelled()
+        assert account.version == before + 1
+        assert store.cached_one(account.account_id) is account
+        with pytest.raises(errors.RequestError) as refused:
+            await store.authenticate(key)
+        assert refused.value.reason_code == "KEY_REVOKED"
+
+
+@pytest.mark.asyncio
+async def test_an_account_past_the_caches_bound_leaves_it_unless_a_stream_holds_it(
+    storage: Storages,
+) -> None:
+    async with storage().new_log() as log:
+        made = AccountStore(log)
+        first, _ = await made.create("First", BOT)
+        second, _ = await made.create("Second", BOT)
+        store = AggregateStore(log, ACCOUNTS, cache_size=1)
+        async with store.holding(first.account_id) as held:
+            await store.load(second.account_id)
+            # The held one stays (one object for every holder and command); the other goes.
+            assert store.cached_one(first.account_id) is held
+            assert store.cached_version(second.account_id) == -1
+            revoked = await store.execute(
+                first.account_id, lambda a: accounts.decide_revocation(a, by_operator=True)
+            )
+            assert revoked is held and held.version == first.version + 1
+        # Let go, it is the least recently used: the next load past the bound evicts it.
+        assert store.cached_one(first.account_id) is held
+        await store.load(second.account_id)
+        assert store.cached_version(first.account_id) == -1
+        assert store.cached_version(second.account_id) == second.version
+        # Loaded again, it is read whole from the log: a new object, as it was left.
+        again = await store.load(first.account_id)
+        assert again is not held and again.version == held.version
+        assert again.key_sha256 == held.key_sha256 == b""

@@ -77,7 +77,7 @@ def nil_ending(rules: Rules, size: int, rng: random.Random) -> MatchState:
 def test_every_position_of_nil_endings_matches_the_reference(rules: Rules) -> None:
     rng = random.Random(f"nil endings {rules.badges()}")
     checked = 0
-    for round_number in range(16):
+    for round_number in range(40):
         state = nil_ending(rules, 2 + round_number % 2, rng)
         reference = Reference(Objective.POINTS)
         for position in positions_of(state):

@@ -297,13 +297,26 @@ static int card_with_above(uint64_t hand, uint64_t out, int suit, int above) {
 
 /* Tricks the seat on lead can surely take by cashing its top cards, whatever the others do:
    in a side suit, its unbroken run from the top, limited by the length of any opponent who
-   could ruff; in trumps (when it may lead them), its run from the top. `rel` gets the cards
+   could ruff (and, for points, by the side-suit cards of a partner who could be made to ruff);
+   in trumps (when it may lead them), its run from the top. `rel` gets the cards
    cashed (and everything above them). */
 static int quick_tricks(const Search *search, const Node *node, uint64_t *rel) {
     int leader = node->leader;
     int side = search->maximizing[leader];
     uint64_t hand = node->hands[leader];
-    int total = 0;
+    int total = 0, side_suits = 0;
+    /* Points count who wins, not only which side: a partner holding trumps and no other card
+       must ruff the leader's winner, and it holds no other card once it has followed or
+       discarded as many side-suit tricks as it holds side-suit cards. */
+    int partner_cap = 64;
+    if (!search->additive) {
+        for (int seat = 0; seat < search->players; seat++) {
+            if (seat == leader || search->maximizing[seat] != side) continue;
+            if (!(node->hands[seat] & SUIT_FIELD(SPADES))) continue;
+            int others = __builtin_popcountll(node->hands[seat] & ~SUIT_FIELD(SPADES));
+            if (others < partner_cap) partner_cap = others;
+        }
+    }
     for (int suit = 0; suit < 4; suit++) {
         uint64_t field = SUIT_FIELD(suit);
         if (!(hand & field)) continue;
@@ -327,6 +340,17 @@ static int quick_tricks(const Search *search, const Node *node, uint64_t *rel) {
             rest &= ~((uint64_t)1 << top);
         }
         if (!run) continue;
+        if (suit != SPADES) {
+            if (side_suits + run > partner_cap) run = partner_cap - side_suits;
+            if (run <= 0) continue;
+            side_suits += run;
+            lowest = -1;
+            rest = node->out & field;
+            for (int i = 0; i < run; i++) {
+                lowest = highest_bit(rest);
+                rest &= ~((uint64_t)1 << lowest);
+            }
+        }
         *rel |= from_card_up(lowest);
         total += run;
     }

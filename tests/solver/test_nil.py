@@ -18,8 +18,7 @@ from spades.engine.actions import MakeBid
 from spades.engine.cards import iter_cards
 from spades.engine.legal import legal_actions
 from spades.solver import Objective, solve
-from tests.solver.reference import Reference
-from tests.solver.test_reference import positions_of
+from tests.solver.reference import Reference, check_tree
 
 NIL_RULES: tuple[Rules, ...] = (
     Rules(),
@@ -78,16 +77,7 @@ def test_every_position_of_nil_endings_matches_the_reference(rules: Rules) -> No
     rng = random.Random(f"nil endings {rules.badges()}")
     checked = 0
     for round_number in range(40):
-        state = nil_ending(rules, 2 + round_number % 2, rng)
-        reference = Reference(Objective.POINTS)
-        for position in positions_of(state):
-            assert solve(position, Objective.POINTS) == reference.card_values(position), (
-                position.hands,
-                position.trick,
-                position.bids,
-                position.tricks_won,
-            )
-            checked += 1
+        checked += check_tree(nil_ending(rules, 2 + round_number % 2, rng), Objective.POINTS)
     assert checked >= 300
 
 

@@ -5,15 +5,19 @@ trick's winner is the engine's ``TrickWon``, and every finished hand is scored b
 its own ``HandScored`` when the hand really ends, else ``score_side`` with the state's bids,
 tricks and bags (the shortened hands of :mod:`tests.support.endings`). No pruning, no card
 equivalence: slow and obviously right. Values are memoised per (position, side of the actor).
+
+:func:`check_tree` holds the solver to it at every position below a state.
 """
 
 from __future__ import annotations
 
-from spades.engine import PLAY, Card, MatchState, Rules, act, score_side
+from collections.abc import Iterator
+
+from spades.engine import PLAY, Card, MatchState, Phase, Rules, act, score_side
 from spades.engine import events as ev
 from spades.engine.cards import CARDS, iter_cards
 from spades.engine.legal import play_mask
-from spades.solver import Objective
+from spades.solver import Objective, solve
 
 #: (hands, trick, turn, tricks won, spades broken, first trick) of a node.
 NodeKey = tuple[tuple[int, ...], tuple[tuple[int, int], ...], int, tuple[int, ...], bool, bool]
@@ -105,3 +109,32 @@ def _key(state: MatchState) -> NodeKey:
         state.spades_broken,
         not state.completed_tricks,
     )
+
+
+def positions_of(state: MatchState) -> Iterator[MatchState]:
+    """Every position of the tree below ``state`` (``state`` included) until the hand ends."""
+    yield state
+    seat = state.seat_to_act()
+    for number in iter_cards(play_mask(state, seat)):
+        child = state.clone()
+        act(child, seat, PLAY[number])
+        # (after a real hand's last trick the engine is bidding the next hand; after a short
+        # hand's, the hands are empty)
+        if child.phase is Phase.PLAYING and any(child.hands):
+            yield from positions_of(child)
+
+
+def check_tree(state: MatchState, objective: Objective) -> int:
+    """Asserts the solver's values equal the reference's at every position below ``state``
+    (``state`` included); returns how many positions it checked."""
+    reference = Reference(objective)
+    checked = 0
+    for position in positions_of(state):
+        assert solve(position, objective) == reference.card_values(position), (
+            state.rules.badges(),
+            objective,
+            position.hands,
+            position.trick,
+        )
+        checked += 1
+    return checked

@@ -94,6 +94,8 @@ typedef struct {
     int stride[4];
     int tricks_left;
     const int32_t *leaf;
+    int32_t *owned_leaf; /* the leaf table's copy, which `leaf` reads */
+    int32_t *bounds;     /* one allocation for low, high, offset and wins_class */
     int32_t *low;
     int32_t *high;
     int32_t *offset;
@@ -295,13 +297,26 @@ static int card_with_above(uint64_t hand, uint64_t out, int suit, int above) {
 
 /* Tricks the seat on lead can surely take by cashing its top cards, whatever the others do:
    in a side suit, its unbroken run from the top, limited by the length of any opponent who
-   could ruff; in trumps (when it may lead them), its run from the top. `rel` gets the cards
+   could ruff (and, for points, by the side-suit cards of a partner who could be made to ruff);
+   in trumps (when it may lead them), its run from the top. `rel` gets the cards
    cashed (and everything above them). */
 static int quick_tricks(const Search *search, const Node *node, uint64_t *rel) {
     int leader = node->leader;
     int side = search->maximizing[leader];
     uint64_t hand = node->hands[leader];
-    int total = 0;
+    int total = 0, side_suits = 0;
+    /* Points count who wins, not only which side: a partner holding trumps and no other card
+       must ruff the leader's winner, and it holds no other card once it has followed or
+       discarded as many side-suit tricks as it holds side-suit cards. */
+    int partner_cap = 64;
+    if (!search->additive) {
+        for (int seat = 0; seat < search->players; seat++) {
+            if (seat == leader || search->maximizing[seat] != side) continue;
+            if (!(node->hands[seat] & SUIT_FIELD(SPADES))) continue;
+            int others = __builtin_popcountll(node->hands[seat] & ~SUIT_FIELD(SPADES));
+            if (others < partner_cap) partner_cap = others;
+        }
+    }
     for (int suit = 0; suit < 4; suit++) {
         uint64_t field = SUIT_FIELD(suit);
         if (!(hand & field)) continue;
@@ -325,6 +340,17 @@ static int quick_tricks(const Search *search, const Node *node, uint64_t *rel) {
             rest &= ~((uint64_t)1 << top);
         }
         if (!run) continue;
+        if (suit != SPADES) {
+            if (side_suits + run > partner_cap) run = partner_cap - side_suits;
+            if (run <= 0) continue;
+            side_suits += run;
+            lowest = -1;
+            rest = node->out & field;
+            for (int i = 0; i < run; i++) {
+                lowest = highest_bit(rest);
+                rest &= ~((uint64_t)1 << lowest);
+            }
+        }
         *rel |= from_card_up(lowest);
         total += run;
     }
@@ -942,43 +968,117 @@ static int read_int_tuple(PyObject *sequence, int *out, int count, const char *n
     return 0;
 }
 
-static const char solve_doc[] =
-    "solve(players, next_seat, maximizing, hands, trick, leader, must_break, broken, tricks_left,\n"
-    "      leaf, additive, root_cards) -> list[int]\n\n"
-    "The value of each root card (card codes: suit * 16 + strength). Internal: call it through\n"
-    "spades.solver, which translates and checks the position.";
+/* ---- The Python interface: a search context, and the values of a position's cards ---- */
 
-static PyObject *solve(PyObject *module, PyObject *args) {
-    int players, leader, must_break, broken, tricks_left, additive;
-    PyObject *next_seat, *maximizing, *hands, *trick, *root_cards;
+#define CONTEXT_NAME "spades.solver._search.Context"
+
+static void free_search(Search *search) {
+    if (search == NULL) return;
+    free(search->bounds);
+    free(search->owned_leaf);
+    free(search->shapes);
+    free(search->blocks);
+    free(search->totals);
+    for (int seat = 0; seat < 4; seat++) free(search->at_least[seat]);
+    free(search);
+}
+
+static void destroy_context(PyObject *capsule) {
+    free_search(PyCapsule_GetPointer(capsule, CONTEXT_NAME));
+}
+
+static const char context_doc[] =
+    "context(players, next_seat, maximizing, must_break, tricks, leaf, additive) -> Context\n\n"
+    "A search for every position of a hand with these rules, bids and bags: the leaf table\n"
+    "values each way the hand's `tricks` tricks can fall, indexed from the hand's start, and\n"
+    "the transposition table it keeps serves every position solved in it. Internal: call it\n"
+    "through spades.solver.";
+
+static PyObject *context(PyObject *module, PyObject *args) {
+    int players, must_break, tricks, additive;
+    PyObject *next_seat, *maximizing;
     Py_buffer leaf;
-    if (!PyArg_ParseTuple(args, "iOOOOippiy*pO", &players, &next_seat, &maximizing, &hands, &trick,
-                          &leader, &must_break, &broken, &tricks_left, &leaf, &additive,
-                          &root_cards))
+    if (!PyArg_ParseTuple(args, "iOOpiy*p", &players, &next_seat, &maximizing, &must_break,
+                          &tricks, &leaf, &additive))
         return NULL;
-    PyObject *result = NULL;
     Search *search = calloc(1, sizeof(Search));
-    Node root;
-    memset(&root, 0, sizeof root);
-    int32_t *bounds = NULL;
-    int *roots = NULL;
-    int32_t *root_values = NULL;
-    PyObject *trick_fast = NULL, *roots_fast = NULL;
     if (search == NULL) {
         PyBuffer_Release(&leaf);
         return PyErr_NoMemory();
     }
-
-    if (players < 3 || players > 4 || tricks_left < 0 || tricks_left > 18) {
-        PyErr_SetString(PyExc_ValueError, "3 or 4 players and 0..18 tricks left");
-        goto done;
+    if (players < 3 || players > 4 || tricks < 0 || tricks > 18) {
+        PyErr_SetString(PyExc_ValueError, "3 or 4 players and 0..18 tricks");
+        goto failed;
     }
     search->players = players;
     search->must_break = must_break;
     search->additive = additive;
-    search->tricks_left = tricks_left;
-    if (read_int_tuple(next_seat, search->next, players, "next_seat") < 0) goto done;
-    if (read_int_tuple(maximizing, search->maximizing, players, "maximizing") < 0) goto done;
+    search->tricks_left = tricks;
+    if (read_int_tuple(next_seat, search->next, players, "next_seat") < 0) goto failed;
+    if (read_int_tuple(maximizing, search->maximizing, players, "maximizing") < 0) goto failed;
+    int size = 1;
+    for (int seat = 0; seat < players; seat++) {
+        search->stride[seat] = size;
+        size *= tricks + 1;
+    }
+    if (leaf.len != (Py_ssize_t)size * (Py_ssize_t)sizeof(int32_t)) {
+        PyErr_Format(PyExc_ValueError, "the leaf table must hold %d int32 values", size);
+        goto failed;
+    }
+    search->owned_leaf = malloc(sizeof(int32_t) * (size_t)size);
+    search->bounds = malloc(sizeof(int32_t) * 4 * (size_t)size);
+    search->shapes = malloc(sizeof(Shape) << 16);
+    if (search->owned_leaf == NULL || search->bounds == NULL || search->shapes == NULL) {
+        PyErr_NoMemory();
+        goto failed;
+    }
+    memcpy(search->owned_leaf, leaf.buf, sizeof(int32_t) * (size_t)size);
+    search->leaf = search->owned_leaf;
+    search->low = search->bounds;
+    search->high = search->bounds + size;
+    search->offset = search->bounds + 2 * size;
+    search->wins_class = search->bounds + 3 * size;
+    search->size = size;
+    if (classify_wins(search, size) < 0) {
+        PyErr_NoMemory();
+        goto failed;
+    }
+    search->shape_mask = (1u << 16) - 1;
+    clear_table(search);
+    PyBuffer_Release(&leaf);
+    PyObject *capsule = PyCapsule_New(search, CONTEXT_NAME, destroy_context);
+    if (capsule == NULL) free_search(search);
+    return capsule;
+
+failed:
+    PyBuffer_Release(&leaf);
+    free_search(search);
+    return NULL;
+}
+
+static const char solve_doc[] =
+    "solve(context, hands, trick, leader, broken, wins_index, root_cards) -> list[int]\n\n"
+    "The value of each root card (card codes: suit * 16 + strength) of a position of the\n"
+    "context's hand, `wins_index` counting the tricks each seat has taken so far. Not\n"
+    "thread-safe for one context. Internal: call it through spades.solver, which translates\n"
+    "and checks the position.";
+
+static PyObject *solve(PyObject *module, PyObject *args) {
+    PyObject *capsule, *hands, *trick, *root_cards;
+    int leader, broken, wins_index;
+    if (!PyArg_ParseTuple(args, "OOOipiO", &capsule, &hands, &trick, &leader, &broken,
+                          &wins_index, &root_cards))
+        return NULL;
+    Search *search = PyCapsule_GetPointer(capsule, CONTEXT_NAME);
+    if (search == NULL) return NULL;
+    int players = search->players;
+    PyObject *result = NULL;
+    Node root;
+    memset(&root, 0, sizeof root);
+    int *roots = NULL;
+    int32_t *root_values = NULL;
+    PyObject *trick_fast = NULL, *roots_fast = NULL;
+
     PyObject *hands_fast = PySequence_Fast(hands, "hands");
     if (hands_fast == NULL) goto done;
     if (PySequence_Fast_GET_SIZE(hands_fast) != players) {
@@ -995,31 +1095,11 @@ static PyObject *solve(PyObject *module, PyObject *args) {
         root.out |= root.hands[seat];
     }
     Py_DECREF(hands_fast);
-
-    int size = 1;
-    for (int seat = 0; seat < players; seat++) {
-        search->stride[seat] = size;
-        size *= tricks_left + 1;
-    }
-    if (leaf.len != (Py_ssize_t)size * (Py_ssize_t)sizeof(int32_t)) {
-        PyErr_Format(PyExc_ValueError, "the leaf table must hold %d int32 values", size);
+    if (wins_index < 0 || wins_index >= search->size) {
+        PyErr_SetString(PyExc_ValueError, "wins_index outside the leaf table");
         goto done;
     }
-    search->leaf = (const int32_t *)leaf.buf;
-    bounds = malloc(sizeof(int32_t) * 4 * (size_t)size);
-    if (bounds == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    search->low = bounds;
-    search->high = bounds + size;
-    search->offset = bounds + 2 * size;
-    search->wins_class = bounds + 3 * size;
-    search->size = size;
-    if (classify_wins(search, size) < 0) {
-        PyErr_NoMemory();
-        goto done;
-    }
+    root.wins_index = wins_index;
 
     trick_fast = PySequence_Fast(trick, "trick");
     if (trick_fast == NULL) goto done;
@@ -1041,6 +1121,11 @@ static PyObject *solve(PyObject *module, PyObject *args) {
         root.turn = search->next[pair[0]];
     }
     root.trick_length = (int)played;
+    int tricks_left = __builtin_popcountll(root.hands[root.leader]) + (played ? 1 : 0);
+    if (search->totals[wins_index] + tricks_left != search->tricks_left) {
+        PyErr_SetString(PyExc_ValueError, "the tricks taken and the tricks left do not add up");
+        goto done;
+    }
 
     roots_fast = PySequence_Fast(root_cards, "root_cards");
     if (roots_fast == NULL) goto done;
@@ -1061,19 +1146,8 @@ static PyObject *solve(PyObject *module, PyObject *args) {
         roots[i] = (int)card;
     }
 
-    int cards_left = __builtin_popcountll(root.out);
-    int shape_bits = 6 + cards_left / 4;
-    if (shape_bits > 16) shape_bits = 16;
-    search->shape_mask = (1u << shape_bits) - 1;
-    search->shapes = malloc(sizeof(Shape) << shape_bits);
-    if (search->shapes == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    clear_table(search);
-
     Py_BEGIN_ALLOW_THREADS;
-    int32_t guess = (search->low[0] + search->high[0]) / 2;
+    int32_t guess = (search->low[wins_index] + search->high[wins_index]) / 2;
     for (Py_ssize_t i = 0; i < root_count; i++) {
         int bottom = run_bottom(root.hands[root.turn], root.out, roots[i]);
         Py_ssize_t same = -1;
@@ -1096,17 +1170,10 @@ static PyObject *solve(PyObject *module, PyObject *args) {
         PyList_SET_ITEM(result, i, PyLong_FromLong(root_values[i]));
 
 done:
-    PyBuffer_Release(&leaf);
     Py_XDECREF(trick_fast);
     Py_XDECREF(roots_fast);
-    free(bounds);
     free(roots);
     free(root_values);
-    free(search->shapes);
-    free(search->blocks);
-    free(search->totals);
-    for (int seat = 0; seat < 4; seat++) free(search->at_least[seat]);
-    free(search);
     return result;
 }
 
@@ -1124,6 +1191,7 @@ static PyMethodDef methods[] = {
 #ifdef SOLVER_STATS
     {"stats", stats, METH_NOARGS, "The search's counters since the last call (tuning builds)."},
 #endif
+    {"context", context, METH_VARARGS, context_doc},
     {"solve", solve, METH_VARARGS, solve_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -1,16 +1,20 @@
 from collections.abc import Sequence
 
-def solve(
+def context(
     players: int,
     next_seat: Sequence[int],
     maximizing: Sequence[int],
+    must_break: bool,
+    tricks: int,
+    leaf: bytes,
+    additive: bool,
+) -> object: ...
+def solve(
+    context: object,
     hands: Sequence[int],
     trick: Sequence[tuple[int, int]],
     leader: int,
-    must_break: bool,
     broken: bool,
-    tricks_left: int,
-    leaf: bytes,
-    additive: bool,
+    wins_index: int,
     root_cards: Sequence[int],
 ) -> list[int]: ...

@@ -7,10 +7,12 @@ values of the hand's possible ends come from :mod:`spades.solver.values`.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 from types import ModuleType
 
-from spades.engine import CARDS, Card, MatchState, Rules
+from spades.engine import CARDS, Bid, Card, MatchState, Rules
 from spades.engine.cards import iter_cards
 from spades.solver.position import Position
 from spades.solver.values import Objective, leaf_table
@@ -63,32 +65,71 @@ def solve(
         position = Position.of(position)
     rules = position.rules
     code, back = _codes(rules)
-    seating = rules.seating
     actor = position.to_play
-    actor_side = seating.side_of(actor)
-    tricks_left = position.tricks_left
-    leaf = leaf_table(
-        rules,
-        actor,
-        objective,
-        position.bids,
-        position.bags,
-        position.tricks_won,
-        tricks_left,
-    )
+    tricks = sum(position.tricks_won) + position.tricks_left
+    # Partners: every position of the hand is searched from North-South's side (the game is
+    # zero-sum between the sides), so that one context serves both sides' turns. Cutthroat:
+    # the paranoid coalition is against the actor, so each actor has its own.
+    reference = 0 if rules.players == 4 else actor
+    context = _context(rules, reference, objective, position.bids, position.bags, tricks)
+    base = tricks + 1
+    wins_index = sum(won * base**seat for seat, won in enumerate(position.tricks_won))
     roots = [code[number] for number in iter_cards(position.legal)]
     values = _compiled().solve(
-        rules.players,
-        tuple(seating.next(seat) for seat in seating.seats),
-        tuple(int(seating.side_of(seat) == actor_side) for seat in seating.seats),
+        context,
         tuple(_encode(hand, code) for hand in position.hands),
         tuple((play.seat, code[play.card]) for play in position.trick),
         position.leader,
-        rules.spades_must_be_broken,
         position.spades_broken,
-        tricks_left,
-        leaf,
-        objective is Objective.TRICKS,
+        wins_index,
         roots,
     )
+    if rules.seating.side_of(actor) != rules.seating.side_of(reference):
+        # The other side: the opposite difference of points, the rest of the tricks.
+        if objective is Objective.POINTS:
+            values = [-value for value in values]
+        else:
+            values = [tricks - value for value in values]
     return {back[root]: value for root, value in zip(roots, values, strict=True)}
+
+
+#: Each thread's recent search contexts, newest last: their transposition tables serve the
+#: next positions of the same hand (the positions of one hand share most of their subtrees).
+_recent = threading.local()
+_RECENT_CONTEXTS = 2
+
+
+def _context(
+    rules: Rules,
+    reference: int,
+    objective: Objective,
+    bids: tuple[Bid, ...],
+    bags: tuple[int, ...],
+    tricks: int,
+) -> object:
+    """The search context of a hand of ``tricks`` tricks with these bids and bags, valued for
+    ``reference``'s side: made once, then kept while it is among the thread's recent ones."""
+    key = (rules, reference, objective, bids, bags, tricks)
+    contexts: OrderedDict[tuple[object, ...], object] | None = getattr(_recent, "contexts", None)
+    if contexts is None:
+        contexts = _recent.contexts = OrderedDict()
+    context = contexts.get(key)
+    if context is not None:
+        contexts.move_to_end(key)
+        return context
+    seating = rules.seating
+    side = seating.side_of(reference)
+    leaf = leaf_table(rules, reference, objective, bids, bags, (0,) * rules.players, tricks)
+    context = _compiled().context(
+        rules.players,
+        tuple(seating.next(seat) for seat in seating.seats),
+        tuple(int(seating.side_of(seat) == side) for seat in seating.seats),
+        rules.spades_must_be_broken,
+        tricks,
+        leaf,
+        objective is Objective.TRICKS,
+    )
+    contexts[key] = context
+    while len(contexts) > _RECENT_CONTEXTS:
+        contexts.popitem(last=False)
+    return context

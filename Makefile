@@ -156,13 +156,15 @@ lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy +
 contract: $(BUF_STAMP) ## record protos/ as the wire contract `make lint` checks breaking changes against
 	$(BUF) build -o $(CONTRACT)
 
-# The suite runs as two pytest processes side by side, one a core: the fault and cluster suites
-# (marks `faults`, `cluster`: real server processes killed, the deployment's daemons; mostly
-# waiting on other processes) beside the rest. The two marks' expressions split the suite in
-# two with nothing left out. The fault and cluster run's report goes to var/test-faults.log and
-# is printed after the rest's; the target fails if either run (or the pure-Python pass) fails.
-TEST_BESIDE := faults or cluster
-TEST_BESIDE_LOG := var/test-faults.log
+# The suite runs as two pytest processes side by side, one a core: the slow, fault and cluster
+# suites (marks `slow`, `faults`, `cluster`: real processes, the commands run as a person runs
+# them, servers killed, the deployment's daemons; much of their time is other processes' or
+# waiting) beside the rest (the quick run and the browser's pages, then the pure-Python pass).
+# The two marks' expressions split the suite in two with nothing left out; about as long as
+# each other. The slow run's report goes to var/test-slow.log and is printed after the rest's;
+# the target fails if either run (or the pure-Python pass) fails.
+TEST_BESIDE := slow or faults or cluster
+TEST_BESIDE_LOG := var/test-slow.log
 test: lint web browser cluster-tools node-client engine solver ## lint, build the web client, the engine and the solver, then pytest (saying why each skipped test was skipped)
 	@mkdir -p $(dir $(TEST_BESIDE_LOG))
 	@status=0; \
@@ -174,7 +176,7 @@ test: lint web browser cluster-tools node-client engine solver ## lint, build th
 		--deselect tests/engine/test_compiled.py::test_the_compiled_and_the_pure_engine_agree_move_for_move \
 		|| status=1; \
 	wait $$beside || status=1; \
-	echo "the fault and cluster suites (-m \"$(TEST_BESIDE)\"), run beside the rest ($(TEST_BESIDE_LOG)):"; \
+	echo "the slow, fault and cluster suites (-m \"$(TEST_BESIDE)\"), run beside the rest ($(TEST_BESIDE_LOG)):"; \
 	cat $(TEST_BESIDE_LOG); \
 	exit $$status
 

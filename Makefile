@@ -160,8 +160,8 @@ contract: $(BUF_STAMP) ## record protos/ as the wire contract `make lint` checks
 # suites (marks `slow`, `faults`, `cluster`: real processes, the commands run as a person runs
 # them, servers killed, the deployment's daemons; much of their time is other processes' or
 # waiting) beside the rest (the quick run and the browser's pages, then the pure-Python pass).
-# The two marks' expressions split the suite in two with nothing left out; about as long as
-# each other. The slow run's report goes to var/test-slow.log and is printed after the rest's;
+# The two marks' expressions split the suite in two with nothing left out.
+# The slow run's report goes to var/test-slow.log and is printed after the rest's;
 # the target fails if either run (or the pure-Python pass) fails.
 TEST_BESIDE := slow or faults or cluster
 TEST_BESIDE_LOG := var/test-slow.log

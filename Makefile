@@ -175,7 +175,7 @@ test: lint web browser cluster-tools node-client engine solver ## lint, build th
 	SPADES_ENGINE=python $(PY) -m pytest -rs tests/engine tests/test_doctests.py \
 		--deselect tests/engine/test_compiled.py::test_the_compiled_and_the_pure_engine_agree_move_for_move \
 		|| status=1; \
-	wait $$beside || status=1; \
+	wait $$beside || status=1; trap - EXIT; \
 	echo "the slow, fault and cluster suites (-m \"$(TEST_BESIDE)\"), run beside the rest ($(TEST_BESIDE_LOG)):"; \
 	cat $(TEST_BESIDE_LOG); \
 	exit $$status

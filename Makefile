@@ -162,13 +162,16 @@ contract: $(BUF_STAMP) ## record protos/ as the wire contract `make lint` checks
 # waiting) beside the rest (the quick run and the browser's pages, then the pure-Python pass).
 # The two marks' expressions split the suite in two with nothing left out.
 # The slow run's report goes to var/test-slow.log and is printed after the rest's;
-# the target fails if either run (or the pure-Python pass) fails.
+# the target fails if either run (or the pure-Python pass) fails. A shell starts a command in
+# the background with SIGINT ignored, which its processes would inherit (a test's Ctrl-C of a
+# spades-bot it started would do nothing): GNU env gives the slow run SIGINT back.
 TEST_BESIDE := slow or faults or cluster
 TEST_BESIDE_LOG := var/test-slow.log
 test: lint web browser cluster-tools node-client engine solver ## lint, build the web client, the engine and the solver, then pytest (saying why each skipped test was skipped)
 	@mkdir -p $(dir $(TEST_BESIDE_LOG))
 	@status=0; \
-	$(PY) -m pytest -rs -m "$(TEST_BESIDE)" >$(TEST_BESIDE_LOG) 2>&1 & beside=$$!; \
+	env --default-signal=INT $(PY) -m pytest -rs -m "$(TEST_BESIDE)" >$(TEST_BESIDE_LOG) 2>&1 & \
+	beside=$$!; \
 	trap 'kill $$beside 2>/dev/null || true' EXIT; \
 	$(PY) -m pytest -rs -m "not ($(TEST_BESIDE))" || status=1; \
 	echo "the engine's tests and examples again, on the pure-Python engine (SPADES_ENGINE=python):"; \

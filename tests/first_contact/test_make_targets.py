@@ -58,6 +58,8 @@ def test_make_test_adds_the_toolchain_and_prints_skip_reasons() -> None:
     # engine's tests again on the pure-Python engine (the reference, beside the compiled
     # build): each says why a test was skipped, and each one's failure fails the target.
     beside, rest, pure = [line for line in lines if "-m pytest" in line]
+    # In the background, with SIGINT back (a shell ignores it there): tests send it to processes.
+    assert beside.startswith("env --default-signal=INT .venv/bin/python -m pytest")
     assert '-rs -m "slow or faults or cluster" >var/test-slow.log 2>&1 &' in beside
     assert '-rs -m "not (slow or faults or cluster)" || status=1' in rest
     assert pure.strip().startswith("SPADES_ENGINE=python ") and "tests/engine" in pure.split()

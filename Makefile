@@ -156,11 +156,32 @@ lint: $(INSTALL_STAMP) $(BUF_STAMP) ## ruff check + ruff format --check + mypy +
 contract: $(BUF_STAMP) ## record protos/ as the wire contract `make lint` checks breaking changes against
 	$(BUF) build -o $(CONTRACT)
 
+# The suite runs as two pytest processes side by side, one a core: the slow, fault and cluster
+# suites (marks `slow`, `faults`, `cluster`: real processes, the commands run as a person runs
+# them, servers killed, the deployment's daemons; much of their time is other processes' or
+# waiting) beside the rest (the quick run and the browser's pages, then the pure-Python pass).
+# The two marks' expressions split the suite in two with nothing left out.
+# The slow run's report goes to var/test-slow.log and is printed after the rest's;
+# the target fails if either run (or the pure-Python pass) fails. A shell starts a command in
+# the background with SIGINT ignored, which its processes would inherit (a test's Ctrl-C of a
+# spades-bot it started would do nothing): GNU env gives the slow run SIGINT back.
+TEST_BESIDE := slow or faults or cluster
+TEST_BESIDE_LOG := var/test-slow.log
 test: lint web browser cluster-tools node-client engine solver ## lint, build the web client, the engine and the solver, then pytest (saying why each skipped test was skipped)
-	$(PY) -m pytest -rs
-	@echo "the engine's tests and examples again, on the pure-Python engine (SPADES_ENGINE=python):"
+	@mkdir -p $(dir $(TEST_BESIDE_LOG))
+	@status=0; \
+	env --default-signal=INT $(PY) -m pytest -rs -m "$(TEST_BESIDE)" >$(TEST_BESIDE_LOG) 2>&1 & \
+	beside=$$!; \
+	trap 'kill $$beside 2>/dev/null || true' EXIT; \
+	$(PY) -m pytest -rs -m "not ($(TEST_BESIDE))" || status=1; \
+	echo "the engine's tests and examples again, on the pure-Python engine (SPADES_ENGINE=python):"; \
 	SPADES_ENGINE=python $(PY) -m pytest -rs tests/engine tests/test_doctests.py \
-		--deselect tests/engine/test_compiled.py::test_the_compiled_and_the_pure_engine_agree_move_for_move
+		--deselect tests/engine/test_compiled.py::test_the_compiled_and_the_pure_engine_agree_move_for_move \
+		|| status=1; \
+	wait $$beside || status=1; trap - EXIT; \
+	echo "the slow, fault and cluster suites (-m \"$(TEST_BESIDE)\"), run beside the rest ($(TEST_BESIDE_LOG)):"; \
+	cat $(TEST_BESIDE_LOG); \
+	exit $$status
 
 # The server's settings can also come from SPADES_* environment variables (README: "Operating
 # the server"); `make run RUN_ARGS='--log-format json'` passes flags through.

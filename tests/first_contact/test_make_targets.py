@@ -53,9 +53,17 @@ def test_make_test_adds_the_toolchain_and_prints_skip_reasons() -> None:
     runtime, toolchain = installs(lines)
     assert "requirements-dev.txt" not in runtime
     assert "-r requirements-dev.txt" in toolchain and "--constraint" in toolchain
-    # The whole suite, then the engine's tests again on the pure-Python engine (the reference,
-    # beside the compiled build): each says why a test was skipped.
-    whole, pure = [line for line in lines if "-m pytest" in line]
-    assert whole.split()[-1] == "-rs"
-    assert pure.startswith("SPADES_ENGINE=python ") and "tests/engine" in pure.split()
+    # The whole suite in two processes side by side, split by marks so that no test is left
+    # out (the slow, fault and cluster suites in the background, into a log printed after), then the
+    # engine's tests again on the pure-Python engine (the reference, beside the compiled
+    # build): each says why a test was skipped, and each one's failure fails the target.
+    beside, rest, pure = [line for line in lines if "-m pytest" in line]
+    # In the background, with SIGINT back (a shell ignores it there): tests send it to processes.
+    assert beside.startswith("env --default-signal=INT .venv/bin/python -m pytest")
+    assert '-rs -m "slow or faults or cluster" >var/test-slow.log 2>&1 &' in beside
+    assert '-rs -m "not (slow or faults or cluster)" || status=1' in rest
+    assert pure.strip().startswith("SPADES_ENGINE=python ") and "tests/engine" in pure.split()
     assert "-rs" in pure.split()
+    plan = "\n".join(lines)
+    assert "wait $beside || status=1;" in plan and "cat var/test-slow.log;" in plan
+    assert lines[-1] == "exit $status"

@@ -27,7 +27,7 @@ from spades_server.store.table_store import TableStore
 from tests.support.backends import require_postgres
 from tests.support.clients import clients
 from tests.support.followers import two_logs, until_followed
-from tests.support.servers import replicas
+from tests.support.servers import lobby_caught_up, replicas
 
 pytestmark = pytest.mark.asyncio
 
@@ -84,6 +84,11 @@ async def test_house_bots_asked_of_two_replicas_in_turn_have_four_names(tmp_path
         ]
         told = sorted(reply.player_name for reply in added)
         assert told == [f"House Heuristic {n}" for n in range(1, 5)]
+        # Each replica's lobby follows the other's joins a moment after they commit (on a
+        # loaded machine GetTable answered before A had B's last join): the names each shows
+        # once it has caught up with the log.
+        for server in servers:
+            await lobby_caught_up(server, [table_id])
         for client in (a, b):
             table = (
                 await client.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id))

@@ -35,8 +35,9 @@ MARKS_BY_PATH: Mapping[str, tuple[str, ...]] = {
     "demo": ("slow",),
     "arena": ("slow",),
     "node_client": ("slow",),
-    "commands/test_spades_cli.py": ("slow",),  # 8 to 49 s a test
-    "commands/test_play.py": ("slow",),
+    # The commands as a person runs them: a process for every call, most against a server
+    # process (test_spades_cli.py starts one for each of its 54 levels' --help).
+    "commands": ("slow",),
 }
 
 MARKS = ("slow", "faults", "browser", "cluster")

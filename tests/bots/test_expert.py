@@ -324,5 +324,5 @@ def test_in_a_hand_that_may_end_the_match_the_match_outcome_decides() -> None:
     for playing_early in (False, True):
         early = seat_view_of(Rules(), bytes(32), 0, playing_early)
         bot = quick(3)
-        answer = bot.play(early) if playing_early else bot.bid(early)
-        assert "worlds" in answer.note and "the match may end" not in answer.note
+        note = bot.play(early).note if playing_early else bot.bid(early).note
+        assert "worlds" in note and "the match may end" not in note

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from spades.engine import Rules
 from spades_bots.arena.duplicate import MatchResult, MatchSpec, all_specs, play_in_process
-from spades_bots.arena.stats import wilson_interval
+from spades_bots.arena.stats import TeamStats, wilson_interval
 
 #: Each opponent, and the share of matches the expert must win against it.
 TARGETS = {"search": 0.60, "heuristic": 0.90}
@@ -64,6 +64,21 @@ class Tally:
             f"{margin:+.1f} points a hand; target {100 * target:.0f}%: {verdict} "
             f"{'' if verdict != 'not settled:' else 'the interval straddles it'}"
         ).rstrip()
+
+    def profile(self) -> str:
+        """How each team bid and played in the counted matches: points, contracts made, Nil
+        tries and how many were made, bags (overbidding sets contracts, underbidding takes
+        bags, a Nil tried too often is set)."""
+        teams = (TeamStats(EXPERT), TeamStats(self.opponent))
+        for result in self.complete():
+            teams[0].add_match(result.spec.team_a_seats, result.hands, result.end)
+            teams[1].add_match(result.spec.team_b_seats, result.hands, result.end)
+        return "; ".join(
+            f"{team.name} {team.points_per_hand:+.1f} points a hand, contracts made "
+            f"{100 * team.contracts_made_rate:.0f}%, {team.nil_attempts} Nil tries "
+            f"({100 * team.nil_success_rate:.0f}% made), {team.bags_per_hand:.2f} bags a hand"
+            for team in teams
+        )
 
 
 def points_margin(results: Sequence[MatchResult]) -> float:
@@ -154,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("", flush=True)
     for tally in tallies.values():
         print(f"{tally.line()} (at {budget:g} ms a decision)")
+        print(f"  {tally.profile()}")
     return 0
 
 

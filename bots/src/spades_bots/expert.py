@@ -20,6 +20,10 @@ heuristic's count, and Nil for a weak hand) is bid out in every world, the later
 their count of tricks, the hand played by the greedy policy to the horizon and solved double
 dummy from there; the bid is chosen by the search bot's rule (:func:`choose_bid`).
 
+In a hand that may end the match (:func:`may_end_match`) the bids and cards are valued as the
+search bot values them, by the match's outcome in greedy playouts: the solver sees one hand's
+points, and there the match won or lost is what counts.
+
 Time: ``think_ms`` of CPU time per decision, as the search bot (100 ms by default), checked
 after every world; the horizon is chosen so that one world costs at most a
 ``MIN_WORLDS``-th of the budget by the measured solve times, so a decision overruns its budget by

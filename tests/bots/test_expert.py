@@ -26,15 +26,18 @@ from spades.engine import (
 from spades.engine import events as ev
 from spades.solver import Objective, solve
 from spades_bots.expert import (
+    MATCH_REACH,
     PLAYOUT_TRICK_SECONDS,
     SOLVE_SECONDS,
     WORLDS_WANTED,
     ExpertBot,
     SolveCosts,
     bags_charged,
+    may_end_match,
 )
 from spades_bots.random_bot import RandomBot
 from spades_bots.registry import bot_class
+from spades_bots.search import SearchBot, bid_candidates, nil_worth_trying
 
 RULE_SETS = {
     "default": Rules(max_hands=1),
@@ -274,3 +277,52 @@ def test_a_bag_costs_its_share_of_the_penalty() -> None:
 
 def apply_in_place(state: MatchState, action: Action) -> None:
     act(state, state.seat_to_act(), action)
+
+
+# ---------------------------------------------------------------------- the match's end
+
+
+@pytest.mark.parametrize(
+    ("rules", "may_end"),
+    [
+        (Rules(), False),  # 0 points, 500 to go: no hand ends this match yet
+        (Rules(max_hands=1), True),  # the last hand the rules allow
+        (Rules(max_hands=2), False),
+        (Rules(target_score=MATCH_REACH), True),  # the target within reach
+        (Rules(target_score=MATCH_REACH + 10), False),
+        (Rules(loss_threshold=-MATCH_REACH), True),  # the loss threshold within reach
+        (Rules(loss_threshold=-MATCH_REACH - 10), False),
+    ],
+)
+def test_a_hand_may_end_the_match_near_the_target_or_at_the_last_hand(
+    rules: Rules, may_end: bool
+) -> None:
+    assert may_end_match(seat_view_of(rules, bytes(32), 0, False)) is may_end
+
+
+def test_in_a_hand_that_may_end_the_match_the_match_outcome_decides() -> None:
+    # The solver sees one hand's points; the last hand is valued as the search bot values it,
+    # by the match won or lost in playouts scored by the engine: the same bid from the same
+    # worlds, and the note says so.
+    view = seat_view_of(Rules(max_hands=1), bytes(32), 0, False)
+    answer = quick(3).bid(view)
+    search = SearchBot(seed=3, think_ms=60_000, max_worlds=4)
+    assert answer.answer == search.bid(view)
+    prior, _ = search.heuristic.reasoned_bid(view)
+    found = search.measure_bids(
+        view, bid_candidates(prior, view.legal_bids, nil_worth_trying(view))
+    )
+    assert "the match may end this hand" in answer.note
+    for bid in found.cards:
+        assert f"{'Nil' if bid == 0 else bid} {found.mean(bid):+.1f}" in answer.note
+    # ... and the cards likewise.
+    playing = seat_view_of(Rules(max_hands=1), bytes(32), 0, True)
+    card = quick(3).play(playing)
+    assert card.answer == SearchBot(seed=3, think_ms=60_000, max_worlds=4).play(playing)
+    assert "the match may end this hand" in card.note
+    # Earlier in a match the solver's hand points decide.
+    for playing_early in (False, True):
+        early = seat_view_of(Rules(), bytes(32), 0, playing_early)
+        bot = quick(3)
+        note = bot.play(early).note if playing_early else bot.bid(early).note
+        assert "worlds" in note and "the match may end" not in note

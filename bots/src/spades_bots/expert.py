@@ -20,6 +20,10 @@ heuristic's count, and Nil for a weak hand) is bid out in every world, the later
 their count of tricks, the hand played by the greedy policy to the horizon and solved double
 dummy from there; the bid is chosen by the search bot's rule (:func:`choose_bid`).
 
+In a hand that may end the match (:func:`may_end_match`) the bids and cards are valued as the
+search bot values them, by the match's outcome in greedy playouts: the solver sees one hand's
+points, and there the match won or lost is what counts.
+
 Time: ``think_ms`` of CPU time per decision, as the search bot (100 ms by default), checked
 after every world; the horizon is chosen so that one world costs at most a
 ``MIN_WORLDS``-th of the budget by the measured solve times, so a decision overruns its budget by
@@ -87,6 +91,24 @@ LEARNING: Final = 0.2
 WORLDS_WANTED: Final = 12
 #: The likelihood of a play the model would not make (see :func:`play_likelihood`).
 UNLIKELY_PLAY: Final = 0.35
+#: A hand may end the match when a side is within this many points of the target (or of the
+#: loss threshold): about the most a side gains in a hand (a Nil made beside a contract of 5).
+MATCH_REACH: Final = 150
+
+
+def may_end_match(view: BotView) -> bool:
+    """Whether the hand of ``view`` may end the match: the last hand the rules allow, or a side
+    within :data:`MATCH_REACH` points of the target or of the loss threshold. The solver values
+    a hand's points only; in such a hand the match's outcome is what counts (a side at 480
+    that makes any contract wins, whatever the margin), so the expert values its choices as the
+    search bot does, by the match outcome of playouts scored by the engine."""
+    rules = view.rules
+    if rules.max_hands is not None and view.hand_number >= rules.max_hands:
+        return True
+    if max(view.scores) + MATCH_REACH >= rules.target_score:
+        return True
+    threshold = rules.loss_threshold
+    return threshold is not None and min(view.scores) - MATCH_REACH <= threshold
 
 
 def bags_charged(state: MatchState) -> Position:
@@ -171,6 +193,8 @@ class ExpertBot(SearchBot):
         #: and whether that was the whole rest of the hand.
         self.last_horizon = 0
         self.last_whole = False
+        #: Whether the last decision was valued by the match's outcome (:func:`may_end_match`).
+        self.last_match = False
 
     # ------------------------------------------------------------------ bidding
 
@@ -179,7 +203,11 @@ class ExpertBot(SearchBot):
         candidates = bid_candidates(prior, view.legal_bids, nil_worth_trying(view))
         if len(candidates) == 1:
             return Noted(prior, f"bid {_bid_name(prior)}: the heuristic's count, nothing to try")
-        found = self.measure_bids(view, candidates)
+        self.last_match = may_end_match(view)
+        if self.last_match:
+            found = SearchBot.measure_bids(self, view, candidates)
+        else:
+            found = self.measure_bids(view, candidates)
         choice = choose_bid(found, prior)
         return Noted(choice, self._note(f"bid {_bid_name(choice)}", found, prior, _bid_name))
 
@@ -219,9 +247,14 @@ class ExpertBot(SearchBot):
         if len(choices) == 1:
             return Noted(prior, f"{prior}: every legal card plays alike")
         prior_choice = next(choice for choice, same in choices.items() if prior in same)
-        found = self.measure(view, list(choices))
+        self.last_match = may_end_match(view)
+        if self.last_match:
+            found = SearchBot.measure(self, view, list(choices))
+        else:
+            found = self.measure(view, list(choices))
         best = max(choices, key=lambda card: (found.mean(card), card == prior_choice))
-        if self.last_whole:  # exact in every world: the mean decides, by ``errors``
+        if self.last_whole and not self.last_match:
+            # Exact in every world: the mean decides, by ``errors``.
             clear = found.clearly_better(best, prior_choice, 0.0, self.errors)
         else:  # the greedy part errs: the search bot's test (a point, two errors)
             clear = found.clearly_better(best, prior_choice, 1.0, 2.0)
@@ -280,7 +313,9 @@ class ExpertBot(SearchBot):
         """What a decision computed: the worlds, the horizon, each choice's mean value (hand
         points for my side less the others', double dummy) and the heuristic's choice."""
         worlds = len(found.weights)
-        if self.last_whole:
+        if self.last_match:
+            how = "the match may end this hand: played out greedily, the match's outcome counted"
+        elif self.last_whole:
             how = "solved double dummy from here"
         else:
             how = f"played greedily to the last {self.last_horizon} tricks, solved from there"

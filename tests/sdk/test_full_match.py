@@ -57,7 +57,12 @@ async def test_sdk_bots_play_a_whole_match(client: SpadesClient, rules: Rules) -
     final = await audit(client, table_id, outcomes)
     assert [outcome.seat for outcome in outcomes] == list(range(rules.players))
     assert all(outcome.fallbacks == 0 and outcome.reconnects == 0 for outcome in outcomes)
-    assert all(bot.hands_seen == [1, 2] for bot in bots)
+    # Two hands, or more when the scores tie at the top after the hand limit (the rules play
+    # on until the tie is broken: one cutthroat match in a few hundred).
+    assert final.hand_number >= 2
+    assert [bot.hands_seen for bot in bots] == [
+        list(range(1, final.hand_number + 1))
+    ] * rules.players
     assert {outcome.won for outcome in outcomes} == {True, False}
     table = await client.get_table(table_id)
     assert table.status == "finished" and table.scores == tuple(final.scores)

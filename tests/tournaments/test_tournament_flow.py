@@ -87,6 +87,13 @@ def assert_tampering_is_caught(record: tournament_pb2.TournamentRecord) -> None:
     def unknown_derivation(r: tournament_pb2.TournamentRecord) -> None:
         r.events[0].created.shuffle_version = "spades-shuffle-v1+spades-tournament-v0"
 
+    def foreign_card(r: tournament_pb2.TournamentRecord) -> None:
+        # A table's first card changed to one another seat held: the deals still check out,
+        # and only replaying the play shows the seat never had it.
+        played = [e.card_played for e in r.tables[0].events if e.HasField("card_played")]
+        other = next(play for play in played if play.seat != played[0].seat)
+        played[0].card.CopyFrom(other.card)
+
     for change, says in (
         (other_seed, "bad commitment"),
         (older_derivation, "round 1, pairing 1, table 1: its boards are not"),
@@ -95,6 +102,7 @@ def assert_tampering_is_caught(record: tournament_pb2.TournamentRecord) -> None:
         (lost_table, "the record has no table"),
         (swapped_standings, "final standings differ"),
         (other_boards, "round 1, pairing 1, table 1"),
+        (foreign_card, r"round \d, pairing \d, table \d: event \d+: .* is illegal"),
     ):
         with pytest.raises(TournamentVerificationError, match=says):
             verify_tournament(tampered(record, change))

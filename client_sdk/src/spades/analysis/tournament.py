@@ -22,12 +22,9 @@ from typing import Any
 from spades.analysis import analyse
 from spades.analysis.judge import DEFAULT_WORLDS, PlayJudgement
 from spades.analysis.report import COSTLIEST, Analysis, Summary, side_letters, summary_json
-from spades.records.record import RecordError
-from spades.records.replay import replay
 from spades.records.tournament import (
     AWAY_SEATS,
     HOME_SEATS,
-    TournamentVerificationError,
     standings,
     verify_tournament,
 )
@@ -246,19 +243,13 @@ def analyse_tournament(
 ) -> TournamentAnalysis:
     """Every table of the finished tournament of ``record`` analysed
     (:func:`spades.analysis.analyse`, the same ``worlds``, ``seed`` and ``jobs``), then summed up
-    per entrant. The record is checked whole first: verified
-    (:func:`spades.records.tournament.verify_tournament`: the revealed seed, every table's deals,
-    the scores and standings) and every table replayed through the engine, so a tampered or
-    unfinished one raises a :class:`~spades.records.RecordError` before anything is judged."""
+    per entrant. The record is checked whole first
+    (:func:`spades.records.tournament.verify_tournament`: the revealed seed, every table's deals
+    and replay through the engine, the scores and standings), so a tampered or unfinished one
+    raises a :class:`~spades.records.RecordError` before anything is judged."""
     verify_tournament(record)
     records = {table.table_id: table for table in record.tables}
     tables = tournament_tables(record.events)
-    for table in tables:
-        try:
-            replay(records[table.table_id])
-        except RecordError as error:
-            where = f"round {table.round}, pairing {table.pairing + 1}, table {table.leg + 1}"
-            raise TournamentVerificationError(f"{where}: {error}") from error
     analyses: dict[str, Analysis] = {}
     for index, table in enumerate(tables):
 

@@ -131,8 +131,8 @@ def configure(
     commands.add_parser(
         "tournament",
         parents=shared,
-        help="verify a tournament record: every table, the deals against the revealed seed, "
-        "the standings recomputed",
+        help="verify a tournament record: every table (replayed), the deals against the revealed "
+        "seed, the standings recomputed",
     ).add_argument(
         "file",
         metavar="RECORD",

@@ -39,6 +39,7 @@ from spades.engine.cards import iter_cards
 from spades.engine.shuffle import SEED_BYTES, SHUFFLE_VERSION, commitment, deal
 from spades.protocol import rules_from_proto
 from spades.records.record import RecordError, events_of
+from spades.records.replay import replay
 from spades.records.verify import verify
 from spades.v1 import tournament_pb2
 
@@ -386,8 +387,9 @@ class TournamentVerification:
 
 def verify_tournament(record: tournament_pb2.TournamentRecord) -> TournamentVerification:
     """Check a finished tournament's record offline: the seed against its commitment, every
-    table's GameRecord (seed, commitment, deals), each table's boards against the deals the
-    seed derives, every scored board and match against the tables, and the standings.
+    table's GameRecord (seed, commitment, deals; then replayed by the engine, so every card and
+    score is one the rules give), each table's boards against the deals the seed derives, every
+    scored board and match against the tables, and the standings.
 
     Raises :class:`TournamentVerificationError` at the first check that fails."""
     events = list(record.events)
@@ -452,6 +454,7 @@ def verify_tournament(record: tournament_pb2.TournamentRecord) -> TournamentVeri
                     )
                 try:
                     verify(table)
+                    replay(table)  # every action legal and every result the engine's
                 except RecordError as error:
                     raise TournamentVerificationError(f"{where}: {error}") from error
                 table_events = events_of(table)

@@ -9,9 +9,11 @@ import asyncio
 
 import pytest
 
+from spades.reasons import Reason
 from spades.v1 import account_pb2
 from spades_server.domain import accounts, errors
 from spades_server.domain.accounts import Account, AccountDecided
+from spades_server.eventlog.base import StoredEvent
 from spades_server.store.account_store import ACCOUNTS, AccountStore
 from spades_server.store.repository import AggregateStore
 from tests.support.backends import Storages
@@ -78,3 +80,34 @@ async def test_an_account_past_the_caches_bound_leaves_it_unless_a_stream_holds_
         again = await store.load(first.account_id)
         assert again is not held and again.version == held.version
         assert again.key_sha256 == held.key_sha256 == b""
+
+
+@pytest.mark.asyncio
+async def test_a_refusal_on_the_sole_writers_log_reads_nothing_again(storage: Storages) -> None:
+    """A refusal decided on a cache trusted without a read is decided again after one only
+    where the cache may be behind (a log others append to); on the sole writer's log every
+    append went through the cache, so the refusal stands with no read."""
+    async with storage().new_log() as log:
+        store = AccountStore(log)
+        account, _ = await store.create("Refused", BOT)
+        async with store.holding(account.account_id):  # followed on a shared log: trusted
+            reads: list[str] = []
+            read = log.read
+
+            async def counted(
+                stream_id: str, after_version: int = 0, limit: int | None = None
+            ) -> list[StoredEvent]:
+                reads.append(stream_id)
+                return await read(stream_id, after_version, limit)
+
+            log.read = counted  # type: ignore[method-assign]
+
+            def decide(latest: Account) -> AccountDecided | None:
+                raise errors.refuse(Reason.MISSING_FIELD, "refused whatever the account")
+
+            with pytest.raises(errors.RequestError):
+                await store.execute(account.account_id, decide)
+            if log.sole_writer:
+                assert reads == []
+            else:  # read before the refusal stands (by the command, or its follower's catch-up)
+                assert reads

@@ -337,6 +337,9 @@ class Repository(Generic[A, D, E]):
         async with self._lock(aggregate_id):
             for _ in range(self.decide_attempts):
                 aggregate, trusted = await self._load(aggregate_id)
+                # A cache trusted on a shared log may be behind (a commit still being heard
+                # of); on the sole writer's log it cannot be, so nothing is read again there.
+                maybe_behind = trusted and not self.log.sole_writer
                 try:
                     try:
                         decided = decide(aggregate)
@@ -346,12 +349,12 @@ class Repository(Generic[A, D, E]):
                             raise
                         raise refusal from error
                 except errors.RequestError:
-                    if trusted and await self._moved_on(aggregate_id, aggregate):
+                    if maybe_behind and await self._moved_on(aggregate_id, aggregate):
                         continue  # refused on a cache that was behind: decide on the latest
                     raise
                 rows = kind.rows(decided) if decided is not None else ()
                 if not rows or decided is None:
-                    if trusted and await self._moved_on(aggregate_id, aggregate):
+                    if maybe_behind and await self._moved_on(aggregate_id, aggregate):
                         continue
                     return aggregate, []
                 if trusted:

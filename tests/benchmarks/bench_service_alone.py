@@ -21,6 +21,9 @@ all: the engine deciding each action (``decide_action``), its events made into r
 (``journal.encode``) and folded into the table, and each of the four seats' batch redacted and
 serialised (``frames.batch``, the seat on turn with its prompt); the rows' commit is not in it
 (``bench_eventlog.py`` measures the log alone).
+
+Then (``--shape``) asyncio's own work for an action's shape, with nothing else in it: the
+tasks woken and the futures settled per action (see :func:`shape`).
 """
 
 from __future__ import annotations
@@ -217,6 +220,61 @@ def parts(actions: int) -> dict[str, float]:
     return {part: seconds / actions for part, seconds in spent.items()}
 
 
+async def shape(tables: int, seconds: float) -> float:
+    """CPU seconds per action of asyncio's own work for an action's shape, with nothing else:
+    four tasks a table, the one on turn appending (a future settled by a callback run once per
+    loop iteration for every append queued, as the log's commit is), each settled append waking
+    the table's other three, which look at the turn and wait again. What the service spends
+    beyond this and :func:`parts` is its own Python."""
+    loop = asyncio.get_running_loop()
+    queued: list[tuple[asyncio.Future[None], int]] = []
+    waiting: dict[int, list[asyncio.Future[None]]] = {}
+    turns = [0] * tables
+    counts = [0]
+    stop = [False]
+
+    def commit() -> None:
+        batch = queued[:]
+        queued.clear()
+        for appended, table in batch:
+            appended.set_result(None)
+            for waiter in waiting.pop(table, ()):
+                if not waiter.done():
+                    waiter.set_result(None)
+
+    def append(table: int) -> asyncio.Future[None]:
+        if not queued:
+            loop.call_soon(commit)
+        appended = loop.create_future()
+        queued.append((appended, table))
+        return appended
+
+    async def seat(table: int, number: int) -> None:
+        while not stop[0]:
+            if turns[table] == number:
+                turns[table] = (number + 1) % 4
+                await append(table)
+                counts[0] += 1
+                continue
+            waiter = loop.create_future()
+            waiting.setdefault(table, []).append(waiter)
+            await waiter
+
+    seats = [
+        asyncio.ensure_future(seat(table, number)) for table in range(tables) for number in range(4)
+    ]
+    await asyncio.sleep(0.2)
+    before, cpu = counts[0], time.process_time()
+    await asyncio.sleep(seconds)
+    per_action = (time.process_time() - cpu) / max(counts[0] - before, 1)
+    stop[0] = True
+    for waiters in waiting.values():
+        for waiter in waiters:
+            waiter.set_result(None)
+    await asyncio.gather(*seats)
+    return per_action
+
+
 def _played_table(seat_tokens: list[str]) -> Table:
     """A table with four seats taken, folded without a log."""
     table = Table("p")
@@ -269,6 +327,11 @@ if __name__ == "__main__":
     parser.add_argument(
         "--parts", type=int, default=0, metavar="ACTIONS", help="then time the parts over so many"
     )
+    parser.add_argument(
+        "--shape",
+        action="store_true",
+        help="then time asyncio's own work for an action's shape (tasks woken, futures settled)",
+    )
     args = parser.parse_args()
     logs.configure("json", "info")  # as a serving process logs: actions at debug, filtered out
     print(f"the service alone (no gRPC), SQLite, {args.tables} tables, {args.seconds:g} s a round")
@@ -284,3 +347,6 @@ if __name__ == "__main__":
         shown = ", ".join(f"{part} {seconds * 1e6:.1f}" for part, seconds in measured.items())
         total = sum(measured.values()) * 1e6
         print(f"the parts no design avoids, µs per action: {shown}; {total:.1f} in all")
+    if args.shape:
+        floor = asyncio.run(shape(args.tables, min(args.seconds, 2.0)))
+        print(f"asyncio's own work for an action's shape alone: {floor * 1e6:.1f} µs per action")

@@ -26,7 +26,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     # Load that lasts: a benchmark runs for a while and lets its last results arrive.
     "benchmarks/bench_fanout.py": (2, "a benchmark lets the last notifications arrive"),
     "benchmarks/bench_server.py": (1, "a benchmark lets the last results arrive"),
-    "benchmarks/bench_service_alone.py": (1, "a benchmark lets every feed start"),
+    "benchmarks/bench_service_alone.py": (2, "a benchmark lets every feed (or task) start"),
     # Real time is the subject: an outage, a cut link, a bot's pace, a blocked thread.
     "cluster/test_log_outages.py": (2, "PostgreSQL stays down for OUTAGE real seconds"),
     "cluster/test_play.py": (2, "a bot's thinking time, so a match outlasts a few scrapes"),

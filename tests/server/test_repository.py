@@ -6,6 +6,8 @@ test_table_cache, tests/replicas/test_followed_cache)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,7 @@ from spades_server.domain.accounts import Account, AccountDecided
 from spades_server.eventlog.base import StoredEvent
 from spades_server.store.account_store import ACCOUNTS, AccountStore
 from spades_server.store.repository import AggregateStore
+from spades_server.store.turns import Turn
 from tests.support.backends import Storages
 
 BOT = account_pb2.ACCOUNT_KIND_BOT
@@ -111,3 +114,64 @@ async def test_a_refusal_on_the_sole_writers_log_reads_nothing_again(storage: St
                 assert reads == []
             else:  # read before the refusal stands (by the command, or its follower's catch-up)
                 assert reads
+
+
+@pytest.mark.asyncio
+async def test_a_waiting_command_decides_on_what_the_commit_settled_before_the_first_caller_runs(
+    storage: Storages,
+) -> None:
+    """Two commands of one aggregate: the second decides on the first one's rows as soon as
+    the commit settled them, not after the first one's caller was scheduled again (a table's
+    next seat acts while the last one's stream is still being woken). On a log others append
+    to, the second reads the log first (the cache may be behind), and so waits for a read."""
+    async with storage().new_log() as log:
+        store = AccountStore(log)
+        account, _ = await store.create("Busy", BOT)
+        before = account.version
+        seen: list[tuple[int, bool]] = []
+
+        def rotate(latest: Account) -> AccountDecided | None:
+            return accounts.decide_rotation(latest, f"key-{latest.version}", by_operator=True)
+
+        first = asyncio.ensure_future(store.execute(account.account_id, rotate))
+
+        def second_decision(latest: Account) -> AccountDecided | None:
+            seen.append((latest.version, first.done()))
+            return rotate(latest)
+
+        second = asyncio.ensure_future(store.execute(account.account_id, second_decision))
+        await asyncio.wait_for(asyncio.gather(first, second), 10)
+        # Decided once, on the first command's rows; on the sole writer's log (nothing to read
+        # first) while the first command's caller had not run again.
+        assert seen == [(before + 1, False)] if log.sole_writer else seen[0][0] == before + 1
+        assert account.version == before + 2
+
+
+def test_a_turn_let_go_twice_is_handed_on_once() -> None:
+    """A command's hold is let go by whichever comes first, its end (a cancelled caller) or the
+    commit that settled its rows; the later one must not hand on the turn the earlier one
+    handed to the next command, or two commands would decide on one version. (Each waiting
+    ``take`` is run by hand to its wait, so what it waits on can be looked at.)"""
+
+    def finished(take: Coroutine[Any, Any, int]) -> int:
+        with pytest.raises(StopIteration) as done:
+            take.send(None)
+        return int(done.value.value)
+
+    async def run() -> None:
+        turn = Turn()
+        first = turn.take_now()
+        assert first is not None and turn.take_now() is None
+        second, third = turn.take(), turn.take()
+        second_waits, third_waits = second.send(None), third.send(None)
+        turn.release(first)  # the first caller went (cancelled mid-append)
+        assert second_waits.done() and not third_waits.done()
+        second_hold = finished(second)
+        turn.release(first)  # its rows settled later: the turn is the second's, and stays so
+        assert not third_waits.done()
+        turn.release(second_hold)
+        third_hold = finished(third)
+        turn.release(third_hold)
+        assert not turn.in_use() and turn.take_now() is not None
+
+    asyncio.run(run())

@@ -9,8 +9,9 @@ way, after the eventsourcing library's application repository:
   aggregate a stream holds is followed (:mod:`~spades_server.store.following`) and read only
   when another replica was heard to move it. An aggregate loaded cold may be checked whole
   first (its kind's ``history``). One whose stream is empty is NOT_FOUND, in its own words;
-- **execute**: under a per-aggregate lock, load, decide with the aggregate's pure function,
-  append with the expected version (and the decision's claim, if its kind makes one), and
+- **execute**: one command of an aggregate at a time (its turn), load, decide with the
+  aggregate's pure function, append with the expected version (and the decision's claim, if
+  its kind makes one), and
   settle what was stored in the log's own commit callback: folded into the aggregate however
   the caller fared (a client vanishing mid-append), then handed to the caller's ``on_stored``,
   then to the change hub (:mod:`~spades_server.store.hub`: listeners, then waiters). A version
@@ -49,6 +50,7 @@ from spades_server.ops import metrics
 from spades_server.store.cache import AggregateCache
 from spades_server.store.following import Followers
 from spades_server.store.hub import ChangeHub
+from spades_server.store.turns import Turn
 
 #: How often a decision is tried again after version conflicts before it is refused: enough
 #: for any real contention between replicas, few enough that a livelock ends.
@@ -154,7 +156,7 @@ class Repository(Generic[A, D, E]):
         #: How often a decision is tried on conflicts before it is refused (``*_CONTENDED``).
         self.decide_attempts = decide_attempts
         self._cache = AggregateCache[A](cache_size)
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._turns: dict[str, Turn] = {}
         self._followers = Followers(log, self.stream_of, self._refresh_cached, self.cached_version)
         self._refreshing: set[asyncio.Task[None]] = set()
         #: Reads of the log a command skipped because the followed cache was current.
@@ -196,13 +198,24 @@ class Repository(Generic[A, D, E]):
 
     async def _load(self, aggregate_id: str) -> tuple[A, bool]:
         """The aggregate, and whether it came from the cache without reading the log."""
-        kind = self.kind
-        if kind.check_id is not None:
-            kind.check_id(aggregate_id)
+        current = self._served(aggregate_id)
+        if current is not None:
+            return current, True
+        return await self._read_in(aggregate_id), False
+
+    def _served(self, aggregate_id: str) -> A | None:
+        """The aggregate when the cache serves it without a read (:meth:`_current`), as the
+        most recently used; its id checked first."""
+        if self.kind.check_id is not None:
+            self.kind.check_id(aggregate_id)
         current = self._current(aggregate_id)
         if current is not None:
             self._cache.move_to_end(aggregate_id)
-            return current, True
+        return current
+
+    async def _read_in(self, aggregate_id: str) -> A:
+        """The aggregate, its rows past the cached copy (if any) read from the log."""
+        kind = self.kind
         before = self._cache.get(aggregate_id)
         aggregate = before or kind.new(aggregate_id)
         stored = await self._read(aggregate_id, aggregate.version)
@@ -221,7 +234,7 @@ class Repository(Generic[A, D, E]):
         self._keep(aggregate_id, aggregate)
         if stored:
             self._changed(aggregate_id, aggregate)
-        return aggregate, False
+        return aggregate
 
     async def _refresh(self, aggregate_id: str, aggregate: A) -> None:
         """Fold whatever the log has past the cached aggregate (after a conflict: always read)."""
@@ -267,20 +280,19 @@ class Repository(Generic[A, D, E]):
         """Drop the least recently used aggregates that no stream or command holds."""
         cache = self._cache
         if cache.size is not None and len(cache) > cache.size:  # (cache.over(), inline: hot)
-            for aggregate_id in cache.evict(self._lock_in_use):
-                self._locks.pop(aggregate_id, None)
+            for aggregate_id in cache.evict(self._turn_in_use):
+                self._turns.pop(aggregate_id, None)
                 self.hub.drop(aggregate_id)
 
-    def _lock_in_use(self, aggregate_id: str) -> bool:
-        lock = self._locks.get(aggregate_id)
-        # A released lock may still have a waiter about to take it: that one must stay.
-        return lock is not None and (lock.locked() or bool(getattr(lock, "_waiters", None)))
+    def _turn_in_use(self, aggregate_id: str) -> bool:
+        turn = self._turns.get(aggregate_id)
+        return turn is not None and turn.in_use()
 
-    def _lock(self, aggregate_id: str) -> asyncio.Lock:
-        lock = self._locks.get(aggregate_id)
-        if lock is None:
-            lock = self._locks[aggregate_id] = asyncio.Lock()
-        return lock
+    def _turn(self, aggregate_id: str) -> Turn:
+        turn = self._turns.get(aggregate_id)
+        if turn is None:
+            turn = self._turns[aggregate_id] = Turn()
+        return turn
 
     def cached_one(self, aggregate_id: str) -> A | None:
         return self._cache.get(aggregate_id)
@@ -300,8 +312,8 @@ class Repository(Generic[A, D, E]):
         if self._cache.pinned(aggregate_id):
             return
         self._cache.pop(aggregate_id, None)
-        if not self._lock_in_use(aggregate_id):
-            self._locks.pop(aggregate_id, None)
+        if not self._turn_in_use(aggregate_id):
+            self._turns.pop(aggregate_id, None)
 
     # -- commands -----------------------------------------------------------------------------
 
@@ -323,8 +335,8 @@ class Repository(Generic[A, D, E]):
         try:
             return await self._decide_and_append(aggregate_id, decide, on_stored)
         finally:
-            if aggregate_id not in self._cache and not self._lock_in_use(aggregate_id):
-                self._locks.pop(aggregate_id, None)  # none (or evicted): keep no lock for it
+            if aggregate_id not in self._cache and not self._turn_in_use(aggregate_id):
+                self._turns.pop(aggregate_id, None)  # none (or evicted): keep no turn for it
             self._evict()  # it was held while the command ran: it may go now
 
     async def _decide_and_append(
@@ -334,9 +346,16 @@ class Repository(Generic[A, D, E]):
         on_stored: Callable[[list[E]], None] | None,
     ) -> tuple[A, list[E]]:
         kind = self.kind
-        async with self._lock(aggregate_id):
+        turn = self._turn(aggregate_id)
+        hold = turn.take_now()
+        if hold is None:
+            hold = await turn.take()
+        try:
             for _ in range(self.decide_attempts):
-                aggregate, trusted = await self._load(aggregate_id)
+                # A cached aggregate that needs no read is used as it is, with no coroutine.
+                served = self._served(aggregate_id)
+                trusted = served is not None
+                aggregate = served if served is not None else await self._read_in(aggregate_id)
                 # A cache trusted on a shared log may be behind (a commit still being heard
                 # of); on the sole writer's log it cannot be, so nothing is read again there.
                 maybe_behind = trusted and not self.log.sole_writer
@@ -361,7 +380,7 @@ class Repository(Generic[A, D, E]):
                     self.reads_skipped += 1
                 try:
                     entries = await self._append_and_settle(
-                        aggregate_id, aggregate, decided, rows, on_stored
+                        aggregate_id, aggregate, decided, rows, on_stored, (turn, hold)
                     )
                 except VersionConflict:
                     if kind.metered:
@@ -378,6 +397,8 @@ class Repository(Generic[A, D, E]):
                     await self._refresh(aggregate_id, aggregate)
                     continue
                 return aggregate, entries
+        finally:
+            turn.release(hold)  # (nothing when the commit that settled its rows let it go)
         raise errors.refuse(kind.contended.reason_code, kind.contended.reason)
 
     def _append_and_settle(
@@ -387,9 +408,12 @@ class Repository(Generic[A, D, E]):
         decided: D,
         rows: Sequence[bytes],
         on_stored: Callable[[list[E]], None] | None,
+        held: tuple[Turn, int],
     ) -> asyncio.Future[list[E]]:
         """Append a decision's rows at the aggregate's version; once stored, settle them into
-        the aggregate (then ``on_stored``, then the change hub) whoever still awaits."""
+        the aggregate (then ``on_stored``, then the change hub) whoever still awaits, and let
+        the aggregate's turn go: the next command decides on what was settled, without
+        waiting for this one's caller to run again."""
         done: asyncio.Future[list[E]] = asyncio.get_running_loop().create_future()
         started = time.perf_counter()
 
@@ -416,6 +440,8 @@ class Repository(Generic[A, D, E]):
                 if not done.done():
                     done.set_exception(error)
                 return
+            turn, hold = held
+            turn.release(hold)
             if not done.done():
                 done.set_result(entries)
 

@@ -22,8 +22,11 @@ all: the engine deciding each action (``decide_action``), its events made into r
 serialised (``frames.batch``, the seat on turn with its prompt); the rows' commit is not in it
 (``bench_eventlog.py`` measures the log alone).
 
-Then (``--shape``) asyncio's own work for an action's shape, with nothing else in it: the
-tasks woken and the futures settled per action (see :func:`shape`).
+Then (``--calls``) the Python calls per action in one more round under cProfile: a count that
+does not drift with the machine's other load (its time does), for comparing two versions of
+the code on a shared machine. Then (``--shape``) asyncio's own work for an action's shape,
+with nothing else in it: the tasks woken and the futures settled per action (see
+:func:`shape`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
+import pstats
 import random
 import sys
 import tempfile
@@ -138,7 +143,9 @@ async def seat(
     reader.cancel()
 
 
-async def main(tables: int, seconds: float) -> tuple[int, float, float]:
+async def main(
+    tables: int, seconds: float, profile: cProfile.Profile | None = None
+) -> tuple[int, float, float]:
     folder = Path(tempfile.mkdtemp(prefix="bench-service-alone-"))
     async with SqliteEventLog(folder / "events.db") as log:
         store = TableStore(log)
@@ -159,10 +166,14 @@ async def main(tables: int, seconds: float) -> tuple[int, float, float]:
                 )
         await asyncio.sleep(0.5)  # every feed sent its snapshot and first batch
         before, cpu = counts[0], time.process_time()
+        if profile is not None:
+            profile.enable()
         began = time.perf_counter()
         await asyncio.sleep(seconds)
         actions = counts[0] - before
         spent = time.process_time() - cpu
+        if profile is not None:
+            profile.disable()
         wall = time.perf_counter() - began
         stop.set()
         store.wake_all()
@@ -328,6 +339,11 @@ if __name__ == "__main__":
         "--parts", type=int, default=0, metavar="ACTIONS", help="then time the parts over so many"
     )
     parser.add_argument(
+        "--calls",
+        action="store_true",
+        help="then count the Python calls per action in one more round, under cProfile",
+    )
+    parser.add_argument(
         "--shape",
         action="store_true",
         help="then time asyncio's own work for an action's shape (tasks woken, futures settled)",
@@ -347,6 +363,11 @@ if __name__ == "__main__":
         shown = ", ".join(f"{part} {seconds * 1e6:.1f}" for part, seconds in measured.items())
         total = sum(measured.values()) * 1e6
         print(f"the parts no design avoids, µs per action: {shown}; {total:.1f} in all")
+    if args.calls:
+        profile = cProfile.Profile()
+        actions, _, _ = asyncio.run(main(args.tables, args.seconds, profile))
+        calls = pstats.Stats(profile).total_calls  # type: ignore[attr-defined]  # (not in typeshed)
+        print(f"Python calls per action (cProfile, one round): {calls / max(actions, 1):.0f}")
     if args.shape:
         floor = asyncio.run(shape(args.tables, min(args.seconds, 2.0)))
         print(f"asyncio's own work for an action's shape alone: {floor * 1e6:.1f} µs per action")

@@ -278,6 +278,11 @@ class EventLog(abc.ABC):
         """Remove the projection's checkpoint and rows (it is rebuilt from the events)."""
         await self._write_projection(projection, [], None, drop=True)
 
+    async def delete_projection_rows(self, projection: str, rows: Sequence[ProjectionRow]) -> None:
+        """Remove each of ``rows`` (by key) unless its key's row was written again since: only
+        a stored row still at the given ``version`` goes, atomically."""
+        await self._write_projection(projection, [], None, drop=False, deleted=list(rows))
+
     @abc.abstractmethod
     async def _write_projection(
         self,
@@ -286,9 +291,11 @@ class EventLog(abc.ABC):
         checkpoint: ProjectionCheckpoint | None,
         *,
         drop: bool,
+        deleted: Sequence[ProjectionRow] = (),
     ) -> None:
         """One atomic write of a projection: its rows and checkpoint, or (``drop``) its
-        removal; each backend's own transaction."""
+        removal, or the removal of the ``deleted`` rows still at their versions; each backend's
+        own transaction."""
 
     async def pause(self, seconds: float) -> None:
         """Wait ``seconds`` before storage is tried again, on :attr:`sleep`."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from spades.bot import BotView, SeatTracker
 from spades.bot.worlds import Holders, Line, sample_world
 from spades.engine import (
+    Action,
     MatchState,
     Phase,
     PlayCard,
@@ -36,7 +37,8 @@ from spades.engine import events as ev
 from tests.support.rules import PROPERTY_SETTINGS, is_trump, rule_sets, suit_for_following
 
 IN_HAND = (Phase.BLIND_NIL_CHOICE, Phase.BIDDING, Phase.PASSING, Phase.PLAYING)
-#: A random match: any rule set, any seed, random legal play (repeatable by Hypothesis).
+#: A random match: any rule set, any seed, random legal play (repeatable by Hypothesis; a test
+#: draws the whole play with random_play before it checks anything).
 RANDOM_MATCHES: dict[str, st.SearchStrategy[Any]] = {
     "rules": rule_sets(),
     "seed": st.binary(min_size=32, max_size=32),
@@ -57,8 +59,27 @@ class Moment:
         return self.trackers[seat].view(legal)
 
 
-def moments(rules: Rules, seed: bytes, rng: random.Random) -> Iterator[Moment]:
-    """Each moment of a match played with random legal actions, before every action."""
+def random_play(rules: Rules, seed: bytes, rng: random.Random) -> list[Action]:
+    """Every action of a match played with random legal actions, drawn from ``rng`` at once.
+
+    A test draws its play from Hypothesis's random here, before it checks anything: drawn
+    while the checks ran, an example cut short part-way (pytest-timeout on a loaded machine)
+    stopped drawing where the same choices had drawn on before, and Hypothesis reported
+    FlakyStrategyDefinition instead of the timeout."""
+    state, _ = seated_match(rules, seed)
+    actions = []
+    while not state.is_over:
+        seat = state.seat_to_act()
+        action = rng.choice(legal_actions(state, seat))
+        state, _ = apply(state, seat, action)
+        actions.append(action)
+    return actions
+
+
+def moments(
+    rules: Rules, seed: bytes, choose: Callable[[list[Action]], Action]
+) -> Iterator[Moment]:
+    """Each moment of a match whose every action is ``choose(legal actions)``, before it."""
     state, events = seated_match(rules, seed)
     trackers = [SeatTracker(seat) for seat in range(rules.players)]
 
@@ -74,7 +95,7 @@ def moments(rules: Rules, seed: bytes, rng: random.Random) -> Iterator[Moment]:
     while not state.is_over:
         yield Moment(state, events, trackers)
         seat = state.seat_to_act()
-        state, new_events = apply(state, seat, rng.choice(legal_actions(state, seat)))
+        state, new_events = apply(state, seat, choose(legal_actions(state, seat)))
         deliver(new_events)
 
 
@@ -162,7 +183,8 @@ def test_sampled_worlds_never_contradict_the_view(
     rules: Rules, seed: bytes, play: random.Random, every: int
 ) -> None:
     sampler = random.Random(1)
-    for index, moment in enumerate(moments(rules, seed, play)):
+    actions = iter(random_play(rules, seed, play))
+    for index, moment in enumerate(moments(rules, seed, lambda _: next(actions))):
         if index % every or moment.state.phase not in IN_HAND:
             continue
         for seat in range(rules.players):
@@ -188,7 +210,7 @@ def test_sampled_worlds_know_nothing_the_view_does_not(
     swapped between two other seats) give the seat the same view, so the same worlds; and
     since two worlds agree with that view, the sampled worlds vary."""
     seat = 0
-    first_hand = next(moments(rules, seed, random.Random(0))).state.hands
+    first_hand = next(moments(rules, seed, random.Random(0).choice)).state.hands
     others = [s for s in range(1, rules.players)]
     pair = next(
         (
@@ -234,7 +256,7 @@ def test_sampled_worlds_know_nothing_the_view_does_not(
 
 
 def late_moment(rules: Rules, seed: bytes, tricks_left: int) -> Moment:
-    for moment in moments(rules, seed, random.Random(7)):
+    for moment in moments(rules, seed, random.Random(7).choice):
         state = moment.state
         done = len(state.completed_tricks)
         late = state.phase is Phase.PLAYING and rules.hand_size - done == tricks_left

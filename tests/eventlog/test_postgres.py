@@ -20,7 +20,7 @@ import pytest_asyncio
 from spades_server.eventlog import LogUnavailable, PostgresEventLog, StoredEvent, VersionConflict
 from spades_server.eventlog.base import ClaimTaken
 from tests.support.backends import POSTGRES_DSN, drop_schema, require_postgres, schema_for
-from tests.support.time import ManualClock, wait_for_state
+from tests.support.time import LOG_LISTENER, ORDER_TRACKER, ManualClock, wait_for_state
 
 pytestmark = pytest.mark.asyncio
 
@@ -314,11 +314,29 @@ async def test_the_listeners_reconnect_waits_on_the_logs_clock(
     listener = log.listener_pid
     assert listener is not None
     await admin.execute("SELECT pg_terminate_backend($1)", listener)
-    await clock.sleeping()  # the reconnection waits for the clock
+    await clock.sleeping(LOG_LISTENER)  # the reconnection waits for the clock
     assert log.listener_reconnects == 0
     clock.advance(3600.0)
     await wait_for_state(lambda: log.listener_reconnects == 1, "the listener reconnected")
     assert log.listener_pid not in (None, listener)
+
+
+async def test_the_periodic_re_read_waits_on_the_logs_clock(make_log: MakeLog) -> None:
+    """The order tracker's re-read every ``poll_interval`` (the safety net for a notification
+    that never came) waits on the log's ``sleep`` (a server's clock): an event no notification
+    announced reaches ``subscribe_all`` once an hour of a test's clock has passed."""
+    clock = ManualClock()
+    writer = await opened(make_log(notify=False))  # its appends announce nothing
+    log = make_log(poll_interval=3600.0)
+    log.sleep = clock.sleep
+    await opened(log)
+    everything = asyncio.create_task(collect(log.subscribe_all(), 1))
+    stored = await writer.append("table-1", 0, [b"unheard"])
+    await clock.sleeping(ORDER_TRACKER)  # the re-read waits for the clock
+    assert not everything.done()
+    clock.advance(3600.0)
+    async with asyncio.timeout(DEADLINE):
+        assert await everything == stored
 
 
 async def test_notifications_are_coalesced(make_log: MakeLog) -> None:

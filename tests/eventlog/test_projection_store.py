@@ -42,6 +42,21 @@ async def test_rows_page_newest_first_and_survive_a_reopen(new_log: NewLog) -> N
     await log.close()
 
 
+async def test_a_row_is_deleted_only_at_the_version_it_was_read(new_log: NewLog) -> None:
+    """``delete_projection_rows`` removes a row still at the given version; one written again
+    since (a replica renewing what another read as stale) stays, and so do the others."""
+    log = new_log()
+    await log.open()
+    await log.save_projection("presence", [row("gone", 1), row("renewed", 2), row("kept", 3)])
+    read = await log.projection_rows("presence", listed_only=False, offset=0, limit=10)
+    await log.save_projection("presence", [row("renewed", 2, version=2)])
+    await log.delete_projection_rows("presence", [r for r in read if r.key in ("gone", "renewed")])
+    await log.delete_projection_rows("presence", [row("nowhere", 4)])
+    left = await log.projection_rows("presence", listed_only=False, offset=0, limit=10)
+    assert left == [row("kept", 3), row("renewed", 2, version=2)]
+    await log.close()
+
+
 async def test_older_rows_and_checkpoints_do_not_replace_newer_ones(new_log: NewLog) -> None:
     log = new_log()
     await log.open()

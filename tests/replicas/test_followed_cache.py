@@ -19,6 +19,7 @@ from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 
+import asyncpg
 import grpc
 import pytest
 
@@ -31,6 +32,7 @@ from spades_server.domain.decisions import decide_join, decide_new_table
 from spades_server.domain.tables import Decided, Table
 from spades_server.eventlog.postgres import PostgresEventLog
 from spades_server.ops.settings import Settings
+from spades_server.store.following import FOLLOW_RETRY
 from spades_server.store.table_store import TableStore
 from tests.support.backends import (
     NATS_URL,
@@ -44,6 +46,7 @@ from tests.support.backends import (
 from tests.support.clients import Client, close_streams
 from tests.support.followers import two_logs, until_followed
 from tests.support.seats import play_turns
+from tests.support.time import ORDER_TRACKER, ManualClock, wait_for_state
 
 pytestmark = pytest.mark.asyncio
 
@@ -103,6 +106,39 @@ async def test_a_command_on_a_cache_that_is_behind_is_decided_again(tmp_path: Pa
                 "west",
             ]
             assert await log_b.stream_version("t-behind") == entries[-1].sequence
+
+
+async def test_a_follower_the_log_failed_follows_again_after_a_pause_of_the_logs_clock(
+    tmp_path: Path,
+) -> None:
+    """A follower whose read failed waits ``FOLLOW_RETRY`` on the log's ``sleep`` (a server's
+    clock) before it follows again: the table stays unfollowed until the test's clock moves.
+    B's reads of rows fail while their ``data`` column is renamed; its re-read of the heads,
+    which names no such column, still tells the follower that A committed."""
+    clock = ManualClock()
+    followed = "t-failed"
+    async with two_logs(tmp_path, clock.sleep) as (log_a, log_b):
+        a, b = TableStore(log_a), TableStore(log_b)
+        created = decide_new_table(new_match(Rules()), name="t", private=False, join_code="")
+        await a.create(followed, created)
+        admin = await asyncpg.connect(
+            POSTGRES_DSN, server_settings={"search_path": log_b.schema or ""}
+        )
+        try:
+            async with b.holding(followed):
+                await until_followed(b, followed)
+                await a.execute(followed, join_decision("north"))  # B hears nothing of it
+                await admin.execute("ALTER TABLE events RENAME COLUMN data TO gone")
+                await clock.sleeping(ORDER_TRACKER)
+                clock.advance(log_b.poll_interval)  # B's re-read: the follower reads, and fails
+                await clock.sleeping(f"follow-{followed}")
+                assert not b.following(followed) and b.cached_version(followed) == 1
+                await admin.execute("ALTER TABLE events RENAME COLUMN gone TO data")
+                clock.advance(FOLLOW_RETRY)
+                await wait_for_state(lambda: b.following(followed), "the table followed again")
+                assert b.cached_version(followed) == 2
+        finally:
+            await admin.close()
 
 
 @pytest.mark.parametrize("fanout", ["notify", "nats"])

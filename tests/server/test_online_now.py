@@ -143,3 +143,44 @@ async def test_the_heartbeat_renews_on_the_clock_it_is_given(server: SpadesServe
         assert [o.account_id for o in await presence.online()] == ["kept-bot"]
     finally:
         await presence.stop()
+
+
+async def test_the_heartbeat_deletes_rows_unlisted_past_the_grace_and_never_a_listed_one(
+    server: SpadesServer,
+) -> None:
+    """Unlisted rows are deleted once unlisted for ``forget_after`` seconds (a killed replica
+    would otherwise leave rows in the table for ever): a killed replica's, and a stream's that
+    closed on the live replica; the live replica's listed row, renewed, never is."""
+    clock = ManualClock(start=1_000.0)
+    live = Presence(server.log, ttl=30, heartbeat=10, forget_after=600, clock=clock)
+    killed = Presence(server.log, ttl=30, clock=clock)
+    await live.opened("live-bot")
+    await live.opened("closed-bot")
+    await killed.opened("killed-bot")  # its replica writes no more (never started)
+    await live.closed("closed-bot")  # unlisted at 1000
+    await live.start()
+
+    async def stored() -> list[str]:
+        rows = await server.log.projection_rows("presence", listed_only=False, offset=0, limit=50)
+        return sorted(row.key.split("@")[0] for row in rows)
+
+    try:
+        # Heartbeats every 10 s: the killed replica's row expires at 1030 and is unlisted by
+        # that heartbeat; the closed stream's row goes at 1600, the killed replica's at 1630.
+        for _ in range(59):
+            await clock.pass_time(10, HEARTBEAT)
+        assert clock.now() == 1_590.0
+        assert await stored() == ["closed-bot", "killed-bot", "live-bot"]
+        await clock.pass_time(10, HEARTBEAT)
+        assert await stored() == ["killed-bot", "live-bot"]
+        for _ in range(2):
+            await clock.pass_time(10, HEARTBEAT)
+        assert await stored() == ["killed-bot", "live-bot"]
+        await clock.pass_time(10, HEARTBEAT)
+        assert await stored() == ["live-bot"]
+        for _ in range(60):  # well past the grace, the listed row stays
+            await clock.pass_time(10, HEARTBEAT)
+        assert await stored() == ["live-bot"]
+        assert [o.account_id for o in await live.online()] == ["live-bot"]
+    finally:
+        await live.stop()

@@ -2,12 +2,13 @@
 
 ``two_logs`` gives writer A, which sends no notifications, and replica B, whose periodic re-read
 is an hour away: what A commits reaches B only when B reads, so B's cache is behind for certain.
+Given a ``sleep`` (a test's clock's), B waits on it (``EventLog.sleep``: that hour, its retries).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -17,11 +18,14 @@ from tests.support.backends import POSTGRES_DSN, drop_schema, schema_for
 
 
 @asynccontextmanager
-async def two_logs(directory: Path) -> AsyncIterator[tuple[PostgresEventLog, PostgresEventLog]]:
+async def two_logs(
+    directory: Path, sleep: Callable[[float], Awaitable[None]] | None = None
+) -> AsyncIterator[tuple[PostgresEventLog, PostgresEventLog]]:
     """Writer A (sends no notifications) and replica B on one schema."""
     schema = schema_for(directory)
     a = PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=2, notify=False)
     b = PostgresEventLog(POSTGRES_DSN, schema=schema, pool_size=2, poll_interval=3600)
+    b.sleep = sleep  # before it opens: its tasks wait on it from the start
     try:
         await a.open()
         await b.open()

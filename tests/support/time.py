@@ -5,7 +5,7 @@ sleep=clock.sleep)``) given a :class:`ManualClock` reads every time from it and 
 the turn clock, the sweepers (unclaimed seats, absent players, challenge expiry, tournaments),
 the house's fill delays, sessions, rate limits, the lobby's checkpoints, the presence
 heartbeat, each stream's write watchdog (a :meth:`ManualClock.call_later` timer), the log's
-event times and its retries. Nothing it waits for happens until the test calls
+event times, its retries and its polls. Nothing it waits for happens until the test calls
 :meth:`ManualClock.advance`, so a test of a 30-second timeout moves the clock 30 s instead of
 waiting them, and a test that "nothing happens for 30 s" advances 30 s and waits until the
 process that would act has gone round and slept again (:meth:`ManualClock.sleeping`): it
@@ -41,6 +41,10 @@ UNCLAIMED_SEATS = "unclaimed-seats"
 ABSENT_PLAYERS = "absent-players"
 CHALLENGE_SWEEPER = "challenge-sweeper"
 TOURNAMENT_DRIVER = "tournament-driver"
+#: The PostgreSQL log's order tracker, between two periodic re-reads, and its listener before
+#: it reconnects (both on ``EventLog.sleep``).
+ORDER_TRACKER = "eventlog-track"
+LOG_LISTENER = "eventlog-listen"
 
 
 class ManualClock:

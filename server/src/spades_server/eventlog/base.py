@@ -141,8 +141,9 @@ class EventLog(abc.ABC):
     #: dates the events the turn clock's and the sweepers' deadlines follow from.
     recorded_time: Callable[[], float] | None = None
     #: How the log waits before it tries storage again (a subscription's read, PostgreSQL's
-    #: reconnections): None for ``asyncio.sleep``; a server given a clock of its own sets its
-    #: ``sleep``, so that a test's clock also drives the log's retries.
+    #: reconnections and its periodic re-read, a repository's follower after a failed read):
+    #: None for ``asyncio.sleep``; a server given a clock of its own sets its ``sleep``, so that
+    #: a test's clock also drives the log's retries.
     sleep: Callable[[float], Awaitable[None]] | None = None
 
     def __init__(self) -> None:
@@ -277,6 +278,11 @@ class EventLog(abc.ABC):
         """Remove the projection's checkpoint and rows (it is rebuilt from the events)."""
         await self._write_projection(projection, [], None, drop=True)
 
+    async def delete_projection_rows(self, projection: str, rows: Sequence[ProjectionRow]) -> None:
+        """Remove each of ``rows`` (by key) unless its key's row was written again since: only
+        a stored row still at the given ``version`` goes, atomically."""
+        await self._write_projection(projection, [], None, drop=False, deleted=list(rows))
+
     @abc.abstractmethod
     async def _write_projection(
         self,
@@ -285,13 +291,42 @@ class EventLog(abc.ABC):
         checkpoint: ProjectionCheckpoint | None,
         *,
         drop: bool,
+        deleted: Sequence[ProjectionRow] = (),
     ) -> None:
         """One atomic write of a projection: its rows and checkpoint, or (``drop``) its
-        removal; each backend's own transaction."""
+        removal, or the removal of the ``deleted`` rows still at their versions; each backend's
+        own transaction."""
 
-    async def _pause(self, seconds: float) -> None:
+    async def pause(self, seconds: float) -> None:
         """Wait ``seconds`` before storage is tried again, on :attr:`sleep`."""
         await (asyncio.sleep if self.sleep is None else self.sleep)(seconds)
+
+    async def wait_at_most(self, event: asyncio.Event, seconds: float) -> bool:
+        """Wait until ``event`` is set, but at most ``seconds`` on :attr:`sleep`; whether it was
+        set (a poll that a wake-up may bring forward)."""
+        if self.sleep is None:
+            try:
+                await asyncio.wait_for(event.wait(), seconds)
+            except TimeoutError:
+                return False
+            return True
+        # The clock's sleep in a task of its own, named as this one: a test's clock tells its
+        # sleepers apart by their tasks' names.
+        sleep = self.sleep
+
+        async def pausing() -> None:
+            await sleep(seconds)
+
+        current = asyncio.current_task()
+        name = current.get_name() if current is not None else None
+        woken = asyncio.ensure_future(event.wait())
+        paused = asyncio.get_running_loop().create_task(pausing(), name=name)
+        try:
+            await asyncio.wait((woken, paused), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+            paused.cancel()
+        return event.is_set()
 
     # -- subscriptions ------------------------------------------------------------------------
 
@@ -357,7 +392,7 @@ class EventLog(abc.ABC):
                 try:
                     batch = await self.read_all(cursor, self.subscription_batch_size)
                 except LogUnavailable:
-                    await self._pause(SUBSCRIPTION_RETRY)
+                    await self.pause(SUBSCRIPTION_RETRY)
                     continue
             if not batch:
                 await notifier.wait_for_position(cursor)

@@ -13,6 +13,11 @@ Each heartbeat also unlists the rows whose expiry has passed, whichever replica 
 the rows a killed replica left stop being read by every listing (they would otherwise pile up
 with every kill, up to :data:`MAX_ROWS`, and crowd out the live ones). The unlisting row takes
 the next version of the row it replaces, so a replica that was only slow renews its row back.
+An unlisted row (its stream closed, or its replica gone) records when it was unlisted, and the
+heartbeat deletes it once it has been unlisted for ``forget_after`` seconds (10 minutes by
+default), only at the version it read: a row its replica wrote again since stays. So the
+table holds about one row per open stream, not one for every stream any replica ever had, and
+a replica that comes back after that simply writes its row anew.
 
 Each row's key is ``<account id>@<replica id>`` (a replica id is fresh for each process), and
 only that replica writes it, so its version is the replica's own counter."""
@@ -43,6 +48,9 @@ DEFAULT_TTL: Final = 30.0
 #: Seconds between two renewals of a replica's rows.
 DEFAULT_HEARTBEAT: Final = 10.0
 
+#: Seconds an unlisted row is kept before a heartbeat deletes it.
+DEFAULT_FORGET_AFTER: Final = 600.0
+
 #: The most rows one listing reads (accounts online on all replicas together).
 MAX_ROWS: Final = 10_000
 
@@ -56,10 +64,21 @@ class Online:
 
 
 def row_of(
-    account_id: str, replica_id: str, since: float, expires: float, version: int, *, open_: bool
+    account_id: str,
+    replica_id: str,
+    since: float,
+    expires: float,
+    version: int,
+    *,
+    open_: bool,
+    unlisted: float | None = None,
 ) -> ProjectionRow:
-    """The presence row of one account on one replica."""
-    data = json.dumps({"account_id": account_id, "since": since, "expires": expires})
+    """The presence row of one account on one replica; ``unlisted``: since when it is not
+    listed (a closed stream's row)."""
+    fields: dict[str, object] = {"account_id": account_id, "since": since, "expires": expires}
+    if unlisted is not None:
+        fields["unlisted"] = unlisted
+    data = json.dumps(fields)
     return ProjectionRow(
         key=f"{account_id}@{replica_id}",
         sort_key=-int(since * 1000),  # listed highest first: the longest online first
@@ -79,11 +98,13 @@ class Presence:
         *,
         ttl: float = DEFAULT_TTL,
         heartbeat: float = DEFAULT_HEARTBEAT,
+        forget_after: float = DEFAULT_FORGET_AFTER,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._log = event_log
         self.ttl = ttl
         self.heartbeat = heartbeat
+        self.forget_after = forget_after
         self._clock = clock
         self.replica_id = secrets.token_hex(6)
         #: Open streams per account on this replica, and since when the first was open.
@@ -135,14 +156,36 @@ class Presence:
         rows = await self._log.projection_rows(
             PROJECTION, listed_only=True, offset=0, limit=MAX_ROWS
         )
-        expired = [
-            dataclasses.replace(row, listed=False, version=row.version + 1)
-            for row in rows
-            if json.loads(row.data)["expires"] <= now
-        ]
+        expired = []
+        for row in rows:
+            fields = json.loads(row.data)
+            if fields["expires"] <= now:
+                fields["unlisted"] = now
+                data = json.dumps(fields).encode()
+                expired.append(
+                    dataclasses.replace(row, listed=False, version=row.version + 1, data=data)
+                )
         if expired:
             await self._log.save_projection(PROJECTION, expired)
         return len(expired)
+
+    async def forget(self) -> int:
+        """Delete every row, of any replica, unlisted for ``forget_after`` seconds or more (a
+        row unlisted before rows recorded when, since its expiry); how many were."""
+        now = self._clock.now()
+        rows = await self._log.projection_rows(
+            PROJECTION, listed_only=False, offset=0, limit=MAX_ROWS
+        )
+        forgotten = []
+        for row in rows:
+            if row.listed:
+                continue
+            fields = json.loads(row.data)
+            if fields.get("unlisted", fields["expires"]) + self.forget_after <= now:
+                forgotten.append(row)
+        if forgotten:
+            await self._log.delete_projection_rows(PROJECTION, forgotten)
+        return len(forgotten)
 
     async def online(self) -> list[Online]:
         """Every account with a stream open on any replica whose row has not expired, the
@@ -167,14 +210,23 @@ class Presence:
         if not changes:
             return
         async with self._lock:  # versions in the order rows are written
-            expires = self._clock.now() + self.ttl
+            now = self._clock.now()
+            expires = now + self.ttl
             rows = []
             for account_id, since, open_ in changes:
                 if open_ and account_id not in self._open:
                     continue  # closed while this write waited: its closing row went first
                 self._version += 1
                 rows.append(
-                    row_of(account_id, self.replica_id, since, expires, self._version, open_=open_)
+                    row_of(
+                        account_id,
+                        self.replica_id,
+                        since,
+                        expires,
+                        self._version,
+                        open_=open_,
+                        unlisted=None if open_ else now,
+                    )
                 )
             if rows:
                 await self._log.save_projection(PROJECTION, rows)
@@ -185,5 +237,6 @@ class Presence:
             try:
                 await self.renew()
                 await self.sweep()
+                await self.forget()
             except Exception:
                 log.exception("presence heartbeat failed")

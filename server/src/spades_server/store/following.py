@@ -21,7 +21,8 @@ from spades_server.eventlog.base import EventLog, LogClosed
 
 log = structlog.get_logger(__name__)
 
-#: Seconds a follower waits before it follows again after the log failed it.
+#: Seconds a follower waits, on the log's clock (``EventLog.pause``), before it follows again
+#: after the log failed it.
 FOLLOW_RETRY = 0.5
 
 
@@ -90,7 +91,9 @@ class Followers:
                     if notifier.foreign_head(stream_id) > self._version_of(aggregate_id):
                         await self._refresh(aggregate_id)
                         if notifier.foreign_head(stream_id) > self._version_of(aggregate_id):
-                            await asyncio.sleep(0.01)  # not visible to this read yet
+                            # Not visible to this read yet: a moment of real time, as it waits
+                            # for storage, which a test's clock does not move.
+                            await asyncio.sleep(0.01)
             except (LogClosed, asyncio.CancelledError):
                 return
             except Exception as error:  # the log failed a read: follow again a moment later
@@ -99,4 +102,4 @@ class Followers:
                 if self._tasks.get(aggregate_id) is asyncio.current_task():
                     self._watching.discard(aggregate_id)  # (else it was let go, or follows anew)
                 notifier.unwatch_stream(stream_id)
-            await asyncio.sleep(FOLLOW_RETRY)
+            await self._log.pause(FOLLOW_RETRY)

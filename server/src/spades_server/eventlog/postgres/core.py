@@ -187,7 +187,7 @@ class PostgresLogCore(EventLog):
         except (*_STORAGE_FAILURES, asyncpg.PostgresError, LogClosed) as error:
             if self._state == "open":
                 _log.warning("event log: background query failed: %s", error)
-                await self._pause(self.reconnect_delay)
+                await self.pause(self.reconnect_delay)
             return None
 
 

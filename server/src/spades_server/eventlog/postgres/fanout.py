@@ -13,8 +13,9 @@ notifications: their streams' subscribers are woken and read from storage, and t
 tracker reads forward for ``subscribe_all``. Local appends wake local stream subscribers at once,
 with the events in memory. If the listening connection drops, it reconnects with back-off, LISTENs
 again, and then re-reads the head of every watched stream and the newest position, so subscribers
-catch up on whatever was missed; the same re-read runs every ``poll_interval`` seconds as a safety
-net (a replica that died between its commit and its NOTIFY).
+catch up on whatever was missed; the same re-read runs every ``poll_interval`` seconds (of the
+log's clock, ``EventLog.sleep``) as a safety net (a replica that died between its commit and its
+NOTIFY).
 
 Fan-out over NATS instead
 -------------------------
@@ -160,7 +161,7 @@ class Fanout(FinalPrefix):
             await self._listener_lost.wait()
             delay = self.reconnect_delay
             while True:
-                await self._pause(delay)
+                await self.pause(delay)
                 try:
                     await self._listen()
                 except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:

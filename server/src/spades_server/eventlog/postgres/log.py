@@ -39,6 +39,7 @@ from spades_server.eventlog.postgres.core import (
 )
 from spades_server.eventlog.postgres.fanout import Fanout, _channel_for
 from spades_server.eventlog.postgres.schema import (
+    _DELETE_ROW,
     _GET_CHECKPOINT,
     _GET_ROW,
     _LIST_ROWS,
@@ -263,10 +264,11 @@ class PostgresEventLog(Writer, Fanout):
         checkpoint: ProjectionCheckpoint | None,
         *,
         drop: bool,
+        deleted: Sequence[ProjectionRow] = (),
     ) -> None:
         self._check_open()
         try:
-            await self._run(_save_projection, projection, rows, checkpoint, drop)
+            await self._run(_save_projection, projection, rows, checkpoint, drop, deleted)
         except _STORAGE_FAILURES as error:
             if self._state != "open":
                 raise
@@ -343,6 +345,7 @@ async def _save_projection(
     rows: list[ProjectionRow],
     checkpoint: ProjectionCheckpoint | None,
     drop: bool,
+    deleted: Sequence[ProjectionRow],
 ) -> None:
     async with connection.transaction():
         if drop:
@@ -359,6 +362,10 @@ async def _save_projection(
                     (projection, row.key, row.sort_key, row.listed, row.version, row.data)
                     for row in rows
                 ],
+            )
+        if deleted:
+            await connection.executemany(
+                _DELETE_ROW, [(projection, row.key, row.version) for row in deleted]
             )
         if checkpoint is not None:
             await connection.execute(

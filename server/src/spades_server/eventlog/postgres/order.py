@@ -148,13 +148,16 @@ class FinalPrefix(PostgresLogCore):
             if self._target <= self._final:
                 delay = 0.0
                 self._track_wakeup.clear()
-                try:
-                    await asyncio.wait_for(self._track_wakeup.wait(), self.poll_interval)
-                except TimeoutError:
+                # The periodic re-read, on the log's clock (a test's clock moves it); a commit
+                # heard of brings the tracker back sooner.
+                if not await self.wait_at_most(self._track_wakeup, self.poll_interval):
                     await self._guarded(self._resync())
                 continue
             # A hole below the target: most are appends still in flight here or NOTIFYs on
-            # their way, which fill it without a query. Query only if it stays put.
+            # their way, which fill it without a query. Query only if it stays put. These waits
+            # (2 to 50 ms) stay on real time, not on the log's clock: they wait for other
+            # transactions to commit, which a test's clock does not move, and on a clock that
+            # stood still every subscribe_all would stop at the first hole.
             stuck = self._final
             # A follower that allows a lag (the lobby) lets foreign commits gather: one query
             # then proves many positions final instead of one query per notification.

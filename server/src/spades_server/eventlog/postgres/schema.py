@@ -71,6 +71,7 @@ ON CONFLICT (projection, key) DO UPDATE SET
     data = excluded.data
 WHERE excluded.version >= r.version
 """
+_DELETE_ROW = "DELETE FROM projection_rows WHERE projection = $1 AND key = $2 AND version = $3"
 _PUT_CHECKPOINT = """
 INSERT INTO projection_checkpoints AS c (projection, position, data) VALUES ($1, $2, $3)
 ON CONFLICT (projection) DO UPDATE SET position = excluded.position, data = excluded.data

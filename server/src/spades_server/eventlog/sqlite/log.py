@@ -386,9 +386,10 @@ class SqliteEventLog(SqliteWriter):
         checkpoint: ProjectionCheckpoint | None,
         *,
         drop: bool,
+        deleted: Sequence[ProjectionRow] = (),
     ) -> None:
         future: asyncio.Future[None] = self._running_loop().create_future()
-        self._enqueue(_ProjectionWrite(projection, rows, checkpoint, drop, future))
+        self._enqueue(_ProjectionWrite(projection, rows, checkpoint, drop, future, deleted))
         await future
 
     async def load_projection(self, projection: str) -> ProjectionCheckpoint | None:

@@ -66,6 +66,7 @@ _PUT_ROW = (
     " sort_key = excluded.sort_key, listed = excluded.listed, version = excluded.version,"
     " data = excluded.data WHERE excluded.version >= projection_rows.version"
 )
+_DELETE_ROW = "DELETE FROM projection_rows WHERE projection = ? AND key = ? AND version = ?"
 _PUT_CHECKPOINT = (
     "INSERT INTO projection_checkpoints (projection, position, data) VALUES (?, ?, ?)"
     " ON CONFLICT (projection) DO UPDATE SET position = excluded.position, data = excluded.data"

@@ -51,6 +51,7 @@ import os
 import queue
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spades_server.eventlog.base import (
@@ -76,6 +77,7 @@ from spades_server.eventlog.sqlite.marker import (
 from spades_server.eventlog.sqlite.schema import (
     _CLAIM_UNLESS_TAKEN,
     _CURRENT_VERSION,
+    _DELETE_ROW,
     _HEAD,
     _INSERT,
     _MIGRATIONS,
@@ -114,6 +116,8 @@ class _ProjectionWrite:
     checkpoint: ProjectionCheckpoint | None
     drop: bool
     future: asyncio.Future[None]
+    #: Rows to remove, each only while it is still at its version.
+    deleted: Sequence[ProjectionRow] = ()
 
 
 # What the writer hands back for one request: the stored events, or why nothing was stored.
@@ -398,6 +402,9 @@ class SqliteWriter(SqliteCheckpointer):
                     (write.projection, row.key, row.sort_key, row.listed, row.version, row.data)
                     for row in write.rows
                 ],
+            )
+            connection.executemany(
+                _DELETE_ROW, [(write.projection, row.key, row.version) for row in write.deleted]
             )
             if write.checkpoint is not None:
                 checkpoint = write.checkpoint

@@ -42,6 +42,11 @@
    emptied (a whole trick-1 search of a full deal needs far fewer). */
 #define MAX_BLOCKS (1u << 17)
 #define MAX_SHAPE_BITS 22
+/* The last card of a trick reads its children's bounds and table entries first (see
+   alpha_beta) when the hands hold more than this many cards: 1, every trick but the last one
+   (which has no choice), so that the tests' endings of two and three tricks go through it;
+   no higher setting measured faster. */
+#define KNOWN_MIN_CARDS 1
 
 typedef struct {
     uint64_t hands[4];
@@ -600,8 +605,18 @@ static uint64_t close_runs(uint64_t rel, const Move *moves, const int *searched,
     }
 }
 
+/* What the last card of a trick found about the trick boundary it leads to before searching
+   it: its value (`decided`, with `rel`), or else its key and stored best lead. */
+typedef struct {
+    int decided;
+    int32_t value;
+    uint64_t rel;
+    int preferred;
+    Key key;
+} Known;
+
 static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32_t beta,
-                          uint64_t *rel);
+                          uint64_t *rel, const Known *known);
 
 /* Whether a run of move i's suit lying wholly below the relevant cards `all` was searched. */
 static int small_run_searched(const Move *moves, const int *searched, int count, uint64_t all,
@@ -655,128 +670,189 @@ static int32_t last_trick(Search *search, const Node *node, uint64_t *rel) {
 }
 
 static int32_t search_move(Search *search, const Node *node, const Move *move, int32_t alpha,
-                           int32_t beta, uint64_t *rel) {
+                           int32_t beta, uint64_t *rel, const Known *known) {
     Node child = *node;
     uint64_t decided = play(search, &child, move->card);
-    int32_t value = alpha_beta(search, &child, alpha, beta, rel);
+    if (known != NULL && known->decided) {
+        *rel = known->rel | decided;
+        return known->value;
+    }
+    int32_t value = alpha_beta(search, &child, alpha, beta, rel, known);
     *rel |= decided;
     return value;
 }
 
+/* The bounds and the table at a trick boundary: 1 and the value in `value` when they decide
+   it for the window (alpha, beta); else 0, with `key` made and the stored best lead, if any,
+   in `preferred`. */
+static int boundary_bounds(Search *search, const Node *node, int32_t alpha, int32_t beta,
+                           uint64_t *rel, int32_t *value, Key *key, int *preferred) {
+    int32_t low = search->low[node->wins_index], high = search->high[node->wins_index];
+    if (low >= beta || low == high) {
+        *value = low;
+        return 1;
+    }
+    if (high <= alpha) {
+        *value = high;
+        return 1;
+    }
+    if (__builtin_popcountll(node->hands[node->leader]) == 1) {
+        *value = last_trick(search, node, rel);
+        return 1;
+    }
+    if (search->additive) {
+        /* Tricks: the side on lead takes at least its quick tricks. */
+        int owner = 0;
+        uint64_t used = 0;
+        int trumps = top_trumps(search, node, &owner, &used);
+        if (trumps) {
+            if (search->maximizing[owner]) {
+                if (low + trumps >= beta) {
+                    *rel = used;
+                    *value = low + trumps;
+                    return 1;
+                }
+            } else if (high - trumps <= alpha) {
+                *rel = used;
+                *value = high - trumps;
+                return 1;
+            }
+        }
+        used = 0;
+        int quick = quick_tricks(search, node, &used);
+        if (quick) {
+            if (search->maximizing[node->leader]) {
+                if (low + quick >= beta) {
+                    *rel = used;
+                    *value = low + quick;
+                    return 1;
+                }
+            } else if (high - quick <= alpha) {
+                *rel = used;
+                *value = high - quick;
+                return 1;
+            }
+        }
+    } else {
+        /* Points: the top trumps' holder wins their tricks whatever anyone plays, and the
+           seat on lead may cash its quick tricks; the value of every completion that
+           gives them those tricks bounds this one. */
+        int owner = 0;
+        uint64_t used = 0;
+        int trumps = top_trumps(search, node, &owner, &used);
+        const int32_t *table;
+        if (trumps && (table = at_least(search, owner)) != NULL) {
+            int32_t floor = table[2 * (size_t)trumps * search->size + node->wins_index];
+            int32_t ceiling = table[(2 * (size_t)trumps + 1) * search->size + node->wins_index];
+            if (floor >= beta || ceiling <= alpha) {
+                *rel = used;
+                *value = floor >= beta ? floor : ceiling;
+                return 1;
+            }
+        }
+        used = 0;
+        int quick = quick_tricks(search, node, &used);
+        if (quick && (table = at_least(search, node->leader)) != NULL) {
+            size_t layer = 2 * (size_t)quick * search->size + node->wins_index;
+            if (search->maximizing[node->leader]) {
+                if (table[layer] >= beta) {
+                    *rel = used;
+                    *value = table[layer];
+                    return 1;
+                }
+            } else if (table[layer + search->size] <= alpha) {
+                *rel = used;
+                *value = table[layer + search->size];
+                return 1;
+            }
+        }
+    }
+    key_of(search, node, key);
+    int32_t offset = search->offset[node->wins_index];
+    int32_t lower = -INFINITE_VALUE, upper = INFINITE_VALUE;
+    const Entry *lower_entry = NULL, *upper_entry = NULL;
+    STAT(boundary);
+    const Shape *shape = shape_slot(search, key);
+    for (uint32_t index = shape->block; index != NO_ENTRY;
+         index = search->blocks[index].next) {
+        const Block *block = &search->blocks[index];
+        for (uint32_t i = 0; i < block->count; i++) {
+            const Entry *entry = &block->entries[i];
+            STAT(walk);
+            if (!entry_matches(entry, key)) continue;
+            if (entry->lower > -STORED_INFINITY && entry->lower + offset > lower) {
+                lower = entry->lower + offset;
+                lower_entry = entry;
+            }
+            if (entry->upper < STORED_INFINITY && entry->upper + offset < upper) {
+                upper = entry->upper + offset;
+                upper_entry = entry;
+            }
+            if (lower >= beta || upper <= alpha) STAT(hits);
+            if (lower >= beta) {
+                *rel = entry_rel(lower_entry, key);
+                *value = lower;
+                return 1;
+            }
+            if (upper <= alpha) {
+                *rel = entry_rel(upper_entry, key);
+                *value = upper;
+                return 1;
+            }
+            if (*preferred < 0 && entry->best_above >= 0)
+                *preferred = card_with_above(node->hands[node->leader], node->out,
+                                            entry->best_suit, entry->best_above);
+        }
+    }
+    return 0;
+}
+
 static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32_t beta,
-                          uint64_t *rel) {
+                          uint64_t *rel, const Known *known) {
     Key key;
     key.shape = 0, key.extra = 0, key.hash = 0;
     int at_boundary = node->trick_length == 0;
     int preferred = -1;
     *rel = 0;
     STAT(nodes);
-    if (at_boundary) {
-        int32_t low = search->low[node->wins_index], high = search->high[node->wins_index];
-        if (low >= beta || low == high) return low;
-        if (high <= alpha) return high;
-        if (__builtin_popcountll(node->hands[node->leader]) == 1)
-            return last_trick(search, node, rel);
-        if (search->additive) {
-            /* Tricks: the side on lead takes at least its quick tricks. */
-            int owner = 0;
-            uint64_t used = 0;
-            int trumps = top_trumps(search, node, &owner, &used);
-            if (trumps) {
-                if (search->maximizing[owner]) {
-                    if (low + trumps >= beta) {
-                        *rel = used;
-                        return low + trumps;
-                    }
-                } else if (high - trumps <= alpha) {
-                    *rel = used;
-                    return high - trumps;
-                }
-            }
-            used = 0;
-            int quick = quick_tricks(search, node, &used);
-            if (quick) {
-                if (search->maximizing[node->leader]) {
-                    if (low + quick >= beta) {
-                        *rel = used;
-                        return low + quick;
-                    }
-                } else if (high - quick <= alpha) {
-                    *rel = used;
-                    return high - quick;
-                }
-            }
-        } else {
-            /* Points: the top trumps' holder wins their tricks whatever anyone plays, and the
-               seat on lead may cash its quick tricks; the value of every completion that
-               gives them those tricks bounds this one. */
-            int owner = 0;
-            uint64_t used = 0;
-            int trumps = top_trumps(search, node, &owner, &used);
-            const int32_t *table;
-            if (trumps && (table = at_least(search, owner)) != NULL) {
-                int32_t floor = table[2 * (size_t)trumps * search->size + node->wins_index];
-                int32_t ceiling = table[(2 * (size_t)trumps + 1) * search->size + node->wins_index];
-                if (floor >= beta || ceiling <= alpha) {
-                    *rel = used;
-                    return floor >= beta ? floor : ceiling;
-                }
-            }
-            used = 0;
-            int quick = quick_tricks(search, node, &used);
-            if (quick && (table = at_least(search, node->leader)) != NULL) {
-                size_t layer = 2 * (size_t)quick * search->size + node->wins_index;
-                if (search->maximizing[node->leader]) {
-                    if (table[layer] >= beta) {
-                        *rel = used;
-                        return table[layer];
-                    }
-                } else if (table[layer + search->size] <= alpha) {
-                    *rel = used;
-                    return table[layer + search->size];
-                }
-            }
-        }
-        key_of(search, node, &key);
-        int32_t offset = search->offset[node->wins_index];
-        int32_t lower = -INFINITE_VALUE, upper = INFINITE_VALUE;
-        const Entry *lower_entry = NULL, *upper_entry = NULL;
-        STAT(boundary);
-        const Shape *shape = shape_slot(search, &key);
-        for (uint32_t index = shape->block; index != NO_ENTRY;
-             index = search->blocks[index].next) {
-            const Block *block = &search->blocks[index];
-            for (uint32_t i = 0; i < block->count; i++) {
-                const Entry *entry = &block->entries[i];
-                STAT(walk);
-                if (!entry_matches(entry, &key)) continue;
-                if (entry->lower > -STORED_INFINITY && entry->lower + offset > lower) {
-                    lower = entry->lower + offset;
-                    lower_entry = entry;
-                }
-                if (entry->upper < STORED_INFINITY && entry->upper + offset < upper) {
-                    upper = entry->upper + offset;
-                    upper_entry = entry;
-                }
-                if (lower >= beta || upper <= alpha) STAT(hits);
-                if (lower >= beta) {
-                    *rel = entry_rel(lower_entry, &key);
-                    return lower;
-                }
-                if (upper <= alpha) {
-                    *rel = entry_rel(upper_entry, &key);
-                    return upper;
-                }
-                if (preferred < 0 && entry->best_above >= 0)
-                    preferred = card_with_above(node->hands[node->leader], node->out,
-                                                entry->best_suit, entry->best_above);
-            }
-        }
+    if (known != NULL) {
+        key = known->key;
+        preferred = known->preferred;
+    } else if (at_boundary) {
+        int32_t value;
+        if (boundary_bounds(search, node, alpha, beta, rel, &value, &key, &preferred)) return value;
     }
     Move moves[MAX_MOVES];
     int searched[MAX_MOVES];
     int count = moves_of(search, node, moves, preferred);
     int maximizing = search->maximizing[node->turn];
+    /* Enhanced transposition cut-off: at the last card of a trick, the bounds and the table
+       of every trick boundary it can lead to are read first, and a child they decide the node
+       by ends it at once, whatever its place in the move order. A null window (the probes')
+       stays the same until a cut-off, so what was read serves the children's own searches.
+       Points only: the tricks search, whose static move order suits it, gains nothing. */
+    Known knowns[MAX_MOVES];
+    int knowing = !search->additive && node->trick_length == search->players - 1 &&
+                  beta == alpha + 1 &&
+                  __builtin_popcountll(node->hands[node->turn]) > KNOWN_MIN_CARDS;
+    if (knowing) {
+        for (int i = 0; i < count; i++) {
+            Node child = *node;
+            uint64_t decided = play(search, &child, moves[i].card);
+            Known *known_child = &knowns[i];
+            known_child->preferred = -1;
+            known_child->rel = 0;
+            known_child->decided =
+                boundary_bounds(search, &child, alpha, beta, &known_child->rel,
+                                &known_child->value, &known_child->key, &known_child->preferred);
+            if (known_child->decided &&
+                (maximizing ? known_child->value >= beta : known_child->value <= alpha)) {
+                search->history[node->turn * 64 + moves[i].card] += 1;
+                *rel = known_child->rel | decided;
+                return known_child->value;
+            }
+        }
+    }
     int32_t best = maximizing ? -INFINITE_VALUE : INFINITE_VALUE;
     int best_card = -1;
     int32_t a = alpha, b = beta;
@@ -806,7 +882,8 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
             }
         }
         uint64_t child_rel;
-        int32_t value = search_move(search, node, &moves[next], a, b, &child_rel);
+        int32_t value = search_move(search, node, &moves[next], a, b, &child_rel,
+                                    knowing ? &knowns[next] : NULL);
         searched[next] = 1;
         if (maximizing ? value > best : value < best) {
             best = value;
@@ -842,7 +919,7 @@ static int32_t exact_value(Search *search, const Node *node, int32_t guess) {
         if (beta <= lower) beta = lower + 1;
         if (beta > upper) beta = upper;
         uint64_t rel;
-        int32_t value = alpha_beta(search, node, beta - 1, beta, &rel);
+        int32_t value = alpha_beta(search, node, beta - 1, beta, &rel, NULL);
         int direction = value >= beta ? 1 : -1;
         if (direction > 0)
             lower = value;

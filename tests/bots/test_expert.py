@@ -208,6 +208,17 @@ def test_slow_solves_shorten_the_horizon() -> None:
     assert costs.horizon(13, 4, 0.1) < before
 
 
+def test_at_25_ms_the_rest_of_the_hand_is_solved_from_6_tricks_left() -> None:
+    # What a world costs as the expert measured it (docs/expert-bot.md): the first table, 3 to
+    # 10 times too high, solved the whole rest only from 4 tricks left, and the bot never
+    # learnt otherwise (it learns only at the depths it solves).
+    costs = SolveCosts(learn=False)
+    for choices in (2, 4, 8):
+        assert costs.horizon(6, choices, 0.025) == 6
+        assert costs.horizon(7, choices, 0.025) < 7
+    assert costs.horizon(8, 4, 0.1) == 8  # at the default 100 ms, from 8
+
+
 def test_it_learns_what_a_solve_costs() -> None:
     rules = Rules()
     view = seat_view_of(rules, bytes(32), 0, True)

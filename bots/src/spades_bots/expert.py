@@ -63,24 +63,28 @@ from spades_bots.search import (
     nil_worth_trying,
 )
 
-#: CPU seconds the solver takes to value every card of a position with this many tricks left
-#: (index), about the mean over positions from heuristic play, default rules, on the shared
-#: 2-core development machine: where a bot starts (:class:`SolveCosts` learns its own).
+#: CPU seconds one world costs when the solver values every card of a position with this many
+#: tricks left (index): the median over the expert's own decisions at 25 ms with the whole rest
+#: of the hand solved (sampling and weighting the world included; the positions of one decision
+#: share the solver's memory), default rules, on the shared 2-core development machine; from 10
+#: tricks left, extrapolated. Where a bot starts: :class:`SolveCosts` learns its own, but only
+#: at the depths it solves, so a value set too high is never corrected (the first table, 3 to
+#: 10 times too high, kept the whole rest of the hand unsolved until 4 tricks were left).
 SOLVE_SECONDS: Final = (
     0.0,
     0.0002,
     0.0003,
-    0.0006,
-    0.001,
-    0.003,
+    0.0003,
+    0.0003,
+    0.0003,
+    0.0005,
+    0.0026,
     0.004,
-    0.008,
-    0.02,
+    0.012,
     0.04,
-    0.1,
-    0.25,
-    0.8,
-    3.0,
+    0.12,
+    0.4,
+    1.5,
 )
 #: CPU seconds of the greedy policy for one trick (four plays), for the horizon's budget.
 PLAYOUT_TRICK_SECONDS: Final = 0.00003

@@ -208,6 +208,17 @@ def test_slow_solves_shorten_the_horizon() -> None:
     assert costs.horizon(13, 4, 0.1) < before
 
 
+def test_at_25_ms_the_rest_of_the_hand_is_solved_from_6_tricks_left() -> None:
+    # What a world costs as the expert measured it (docs/expert-bot.md): the first table, 3 to
+    # 10 times too high, solved the whole rest only from 4 tricks left, and the bot never
+    # learnt otherwise (it learns only at the depths it solves).
+    costs = SolveCosts(learn=False)
+    for choices in (2, 4, 8):
+        assert costs.horizon(6, choices, 0.025) == 6
+        assert costs.horizon(7, choices, 0.025) < 7
+    assert costs.horizon(8, 4, 0.1) == 8  # at the default 100 ms, from 8
+
+
 def test_it_learns_what_a_solve_costs() -> None:
     rules = Rules()
     view = seat_view_of(rules, bytes(32), 0, True)
@@ -277,6 +288,25 @@ def test_a_bag_costs_its_share_of_the_penalty() -> None:
 
 def apply_in_place(state: MatchState, action: Action) -> None:
     act(state, state.seat_to_act(), action)
+
+
+def test_it_bids_by_the_search_playouts() -> None:
+    # A solve per candidate bid needs the solver's context for that set of bids, built anew
+    # for every candidate in every world: solved bids saw one world in 25 ms and the heuristic's
+    # bid always stood. The expert bids as the search measures, from the same worlds.
+    view = seat_view_of(Rules(), bytes(32), 0, False)
+    expert = quick(3)
+    answer = expert.bid(view)
+    search = SearchBot(seed=3, think_ms=60_000, max_worlds=4)
+    assert answer.answer == search.bid(view)
+    prior, _ = search.heuristic.reasoned_bid(view)
+    found = search.measure_bids(
+        view, bid_candidates(prior, view.legal_bids, nil_worth_trying(view))
+    )
+    assert len(found.cards) > 1 and expert.last_worlds == 4
+    assert "played out greedily, scored by the engine" in answer.note
+    for bid in found.cards:
+        assert f"{'Nil' if bid == 0 else bid} {found.mean(bid):+.1f}" in answer.note
 
 
 # ---------------------------------------------------------------------- the match's end

@@ -15,10 +15,11 @@ heuristic's card stands unless another measures better (by ``errors`` standard e
 difference when the rest of the hand was solved exactly, by the search bot's test when a
 greedy playout came first; the same worlds serve every card).
 
-Bids are simulated the same way: each candidate bid (the search bot's: within two of the
-heuristic's count, and Nil for a weak hand) is bid out in every world, the later seats bidding
-their count of tricks, the hand played by the greedy policy to the horizon and solved double
-dummy from there; the bid is chosen by the search bot's rule (:func:`choose_bid`).
+Bids are the search bot's: each candidate bid (within two of the heuristic's count, and Nil
+for a weak hand) is bid out in every world, the later seats bidding their count of tricks, the
+hand played to its end by the greedy policy and scored by the engine; the bid is chosen by the
+search bot's rule (:func:`choose_bid`). Solving the bids' endings cost more than it told: the
+solver builds a context for each set of bids, and every candidate in every world is a new one.
 
 In a hand that may end the match (:func:`may_end_match`) the bids and cards are valued as the
 search bot values them, by the match's outcome in greedy playouts: the solver sees one hand's
@@ -26,7 +27,7 @@ points, and there the match won or lost is what counts.
 
 Time: ``think_ms`` of CPU time per decision, as the search bot (100 ms by default), checked
 after every world; the horizon is chosen so that one world costs at most a
-``MIN_WORLDS``-th of the budget by the measured solve times, so a decision overruns its budget by
+``WORLDS_WANTED``-th of the budget by the measured solve times, so a decision overruns its budget by
 at most one world. Every decision comes with a sealed note saying what it computed.
 """
 
@@ -48,40 +49,42 @@ from spades.engine import (
     Rules,
     act,
     card_power,
-    cards_of,
     effective_suit,
 )
 from spades.solver import Objective, Position, solve
-from spades_bots.heuristic import Powers, estimate_tricks
+from spades_bots.heuristic import Powers
 from spades_bots.search import (
     Measurements,
     Playout,
     SearchBot,
     bid_candidates,
     bid_likelihood,
-    bid_to_play,
     choose_bid,
     nil_worth_trying,
 )
 
-#: CPU seconds the solver takes to value every card of a position with this many tricks left
-#: (index), about the mean over positions from heuristic play, default rules, on the shared
-#: 2-core development machine: where a bot starts (:class:`SolveCosts` learns its own).
+#: CPU seconds one world costs when the solver values every card of a position with this many
+#: tricks left (index): the median over the expert's own decisions at 25 ms with the whole rest
+#: of the hand solved (sampling and weighting the world included; the positions of one decision
+#: share the solver's memory), default rules, on the shared 2-core development machine; from 10
+#: tricks left, extrapolated. Where a bot starts: :class:`SolveCosts` learns its own, but only
+#: at the depths it solves, so a value set too high is never corrected (the first table, 3 to
+#: 10 times too high, kept the whole rest of the hand unsolved until 4 tricks were left).
 SOLVE_SECONDS: Final = (
     0.0,
     0.0002,
     0.0003,
-    0.0006,
-    0.001,
-    0.003,
+    0.0003,
+    0.0003,
+    0.0003,
+    0.0005,
+    0.0026,
     0.004,
-    0.008,
-    0.02,
+    0.012,
     0.04,
-    0.1,
-    0.25,
-    0.8,
-    3.0,
+    0.12,
+    0.4,
+    1.5,
 )
 #: CPU seconds of the greedy policy for one trick (four plays), for the horizon's budget.
 PLAYOUT_TRICK_SECONDS: Final = 0.00003
@@ -203,38 +206,17 @@ class ExpertBot(SearchBot):
         candidates = bid_candidates(prior, view.legal_bids, nil_worth_trying(view))
         if len(candidates) == 1:
             return Noted(prior, f"bid {_bid_name(prior)}: the heuristic's count, nothing to try")
+        # The search's measure: every candidate bid out and played to the end of the hand by
+        # the greedy policy, scored by the engine. Not solved: the solver builds a context for
+        # each set of bids (the hand's value table and its memory, 1 to 7 ms), and every
+        # candidate in every world (the later seats bid that world's counts) is a new set, so
+        # solved bids saw one world in 25 ms and never overruled the heuristic.
         self.last_match = may_end_match(view)
-        if self.last_match:
-            found = SearchBot.measure_bids(self, view, candidates)
-        else:
-            found = self.measure_bids(view, candidates)
+        self.last_horizon = 0
+        self.last_whole = False
+        found = self.measure_bids(view, candidates)
         choice = choose_bid(found, prior)
         return Noted(choice, self._note(f"bid {_bid_name(choice)}", found, prior, _bid_name))
-
-    def measure_bids(self, view: BotView, bids: Sequence[int]) -> Measurements:
-        """Each bid's value in every world sampled within the time: the later seats bid their
-        count of tricks, the hand is played greedily to the horizon and solved from there."""
-        thinking = self._thinking(view)
-        rng = random.Random(f"{self.seed}:{view.hand_number}:bid:{view.seat}")
-        playout = self._playout(view.rules)
-        powers = Powers(view.rules)
-        hand_size = view.rules.hand_size
-        horizon = self.costs.horizon(hand_size, len(bids), self._planned(thinking))
-        self.last_horizon = horizon
-        self.last_whole = False  # the bids are tried before any card: always a playout first
-
-        def outcomes(world: MatchState) -> list[float]:
-            counts = [
-                max(1, round(estimate_tricks(cards_of(hand), view.rules, powers)))
-                for hand in world.hands
-            ]
-            values = []
-            for bid in bids:
-                state, _ = bid_to_play(world, view.seat, bid, counts)
-                values.append(solved_value(state, view.seat, horizon, playout, self.costs))
-            return values
-
-        return self._worlds(view, thinking, rng, bids, outcomes)
 
     # ------------------------------------------------------------------ play
 
@@ -315,6 +297,8 @@ class ExpertBot(SearchBot):
         worlds = len(found.weights)
         if self.last_match:
             how = "the match may end this hand: played out greedily, the match's outcome counted"
+        elif not self.last_horizon:
+            how = "played out greedily, scored by the engine"
         elif self.last_whole:
             how = "solved double dummy from here"
         else:

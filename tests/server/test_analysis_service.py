@@ -21,7 +21,12 @@ from spades.analysis.wire import analysis_from_proto, analysis_to_proto
 from spades.engine import Rules
 from spades.v1 import analysis_pb2, analysis_pb2_grpc, play_pb2
 from spades_server.app.server import SpadesServer
-from spades_server.processes.analysis_workers import ANALYSES, QUEUE_FULL_RETRY
+from spades_server.processes.analysis_workers import (
+    ANALYSES,
+    QUEUE_FULL_RETRY,
+    AnalysisJob,
+    Progress,
+)
 from tests.support.admin import OPERATOR_TOKEN
 from tests.support.analyses import (
     analyses_counted,
@@ -249,3 +254,21 @@ async def test_spades_record_analyse_asks_the_server_and_local_agrees(
     live = (await analyst_client.create_table(Rules(max_hands=1))).table.table_id
     refused = await command_output(command[0], "record", "analyse", live, *flags, status=1)
     assert "not finished" in refused and "never analysed" in refused
+
+
+def test_the_last_progress_goes_out_before_the_end_even_when_both_came_while_sending() -> None:
+    """A follower busy sending one progress (a slow stream) may find, when it comes back, both
+    the last progress and the analysis done: the last progress still goes out, before the end,
+    so a caller always sees the analysis reach its total."""
+
+    async def run() -> list[Progress]:
+        job = AnalysisJob("t", 0)
+        follow = job.follow()
+        job.tell(Progress(0, 2, 0, 1))
+        sent = [await anext(follow)]  # being sent while the rest happens:
+        job.tell(Progress(2, 2, 1, 1))
+        job.outcome.set_result(analysis_pb2.Analysis())
+        sent.extend([progress async for progress in follow])
+        return sent
+
+    assert asyncio.run(run()) == [Progress(0, 2, 0, 1), Progress(2, 2, 1, 1)]

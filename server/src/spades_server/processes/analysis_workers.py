@@ -98,16 +98,18 @@ class AnalysisJob:
             told = self._told
             if self._version != seen:
                 seen = self._version
-                if self._version > 0:
+                if seen > 0:
                     yield self.progress
+                # Look again before the end: the last progress and the outcome may both have
+                # come while this one was being sent (a slow stream), and the last goes first.
+                continue
             if self.outcome.done():
                 return
-            if self._version == seen:
-                waiter = asyncio.ensure_future(told.wait())
-                try:
-                    await asyncio.wait((waiter, self.outcome), return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    waiter.cancel()
+            waiter = asyncio.ensure_future(told.wait())
+            try:
+                await asyncio.wait((waiter, self.outcome), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
 
 
 class AnalysisWorkers:

@@ -9,12 +9,12 @@ way, after the eventsourcing library's application repository:
   aggregate a stream holds is followed (:mod:`~spades_server.store.following`) and read only
   when another replica was heard to move it. An aggregate loaded cold may be checked whole
   first (its kind's ``history``). One whose stream is empty is NOT_FOUND, in its own words;
-- **execute**: one command of an aggregate at a time (its turn), load, decide with the
-  aggregate's pure function, append with the expected version (and the decision's claim, if
-  its kind makes one), and
-  settle what was stored in the log's own commit callback: folded into the aggregate however
-  the caller fared (a client vanishing mid-append), then handed to the caller's ``on_stored``,
-  then to the change hub (:mod:`~spades_server.store.hub`: listeners, then waiters). A version
+- **execute**: one command of an aggregate at a time (its turn: :mod:`~spades_server.store.turns`),
+  load, decide with the aggregate's pure function, append with the expected version (and the
+  decision's claim, if its kind makes one), and settle what was stored in the log's own commit
+  callback: folded into the aggregate however the caller fared (a client vanishing
+  mid-append), then handed to the caller's ``on_stored``, then to the change hub
+  (:mod:`~spades_server.store.hub`: listeners, then waiters), and the turn let go. A version
   conflict (another replica moved first) reads the rows missed and decides again, at most
   ``decide_attempts`` times in all (:data:`MAX_DECIDE_ATTEMPTS` unless given), then refuses
   with the kind's ``*_CONTENDED`` reason code. A refusal or a no-op decided on a cache trusted

@@ -38,9 +38,10 @@
 #define STORED_INFINITY 32000
 #define SUIT_FIELD(suit) ((uint64_t)0xFFFF << (SUIT_BITS * (suit)))
 #define NO_ENTRY 0xFFFFFFFFu
-/* The transposition table's pool holds at most this many entries; when it is full it is
-   emptied (a whole trick-1 search of a full deal needs far fewer). */
-#define MAX_BLOCKS (1u << 17)
+/* The transposition table's pool holds at most this many entries (80 MB). When it is full its
+   runs are packed to the front, or the table is emptied when its entries would still fill
+   most of it (a whole trick-1 search of a full deal needs fewer). */
+#define MAX_ENTRIES (15u << 17)
 #define MAX_SHAPE_BITS 22
 /* The last card of a trick reads its children's bounds and table entries first (see
    alpha_beta) when the hands hold more than this many cards: 1, every trick but the last one
@@ -74,20 +75,14 @@ typedef struct {
     int8_t best_above;
 } Entry;
 
-/* The entries of one shape, newest block first. */
-#define BLOCK_ENTRIES 15
-typedef struct {
-    Entry entries[BLOCK_ENTRIES];
-    uint32_t next; /* the shape's older block, or NO_ENTRY */
-    uint32_t count;
-} Block;
-
 /* A shape: how many cards of each suit each hand holds (4 bits each), and in `extra` the
    leader, whether spades are broken and the wins class. */
 typedef struct {
     uint64_t shape;
     uint32_t extra;
-    uint32_t block; /* its newest block; NO_ENTRY marks an empty slot */
+    uint32_t start; /* its run of entries in the pool, oldest first; NO_ENTRY: an empty slot */
+    uint32_t count;
+    uint32_t capacity; /* the run's length, of which `count` are used */
 } Shape;
 
 typedef struct {
@@ -114,9 +109,11 @@ typedef struct {
     Shape *shapes;
     uint32_t shape_mask; /* slots - 1 */
     uint32_t shape_count;
-    Block *blocks;
-    uint32_t block_count;
-    uint32_t block_capacity;
+    /* The pool of entries: each shape's lie together in one run, which moves to the pool's
+       end, twice as long, when it is full (a lookup reads them in one sweep of memory). */
+    Entry *entries;
+    uint32_t entry_count; /* used from the pool's start, runs and the space they left */
+    uint32_t entry_capacity;
     /* Per seat and card: how often it cut off a search (the history heuristic), which
        breaks ties of the static move ordering. */
     uint32_t history[4 * 64];
@@ -125,7 +122,8 @@ typedef struct {
 
 /* Counters for tuning, compiled in with -DSOLVER_STATS (read by _search.stats()). */
 #ifdef SOLVER_STATS
-static uint64_t stat_nodes, stat_boundary, stat_walk, stat_hits, stat_clears, stat_entries;
+static uint64_t stat_nodes, stat_boundary, stat_walk, stat_hits, stat_clears, stat_runs,
+    stat_packs;
 #define STAT(counter) (stat_##counter++)
 #else
 #define STAT(counter) ((void)0)
@@ -201,6 +199,18 @@ static int run_bottom(uint64_t hand, uint64_t out, int card) {
         if (!((hand >> next) & 1)) break;
         card = next;
         below &= ~((uint64_t)1 << next);
+    }
+    return card;
+}
+
+/* The highest card of the run of `hand`'s cards that `card` is in. */
+static int run_top(uint64_t hand, uint64_t out, int card) {
+    uint64_t above = out & SUIT_FIELD(card >> 4) & ~(((uint64_t)2 << card) - 1);
+    while (above) {
+        int next = lowest_bit(above);
+        if (!((hand >> next) & 1)) break;
+        card = next;
+        above &= ~((uint64_t)1 << next);
     }
     return card;
 }
@@ -449,7 +459,7 @@ static void clear_table(Search *search) {
     STAT(clears);
     memset(search->shapes, 0xFF, sizeof(Shape) * ((size_t)search->shape_mask + 1));
     search->shape_count = 0;
-    search->block_count = 0;
+    search->entry_count = 0;
 }
 
 /* The slot of the key's shape: where it is, or the empty slot where it would go. */
@@ -457,34 +467,63 @@ static inline Shape *shape_slot(const Search *search, const Key *key) {
     uint32_t slot = (uint32_t)key->hash & search->shape_mask;
     for (;;) {
         Shape *shape = &search->shapes[slot];
-        if (shape->block == NO_ENTRY || (shape->shape == key->shape && shape->extra == key->extra))
+        if (shape->start == NO_ENTRY || (shape->shape == key->shape && shape->extra == key->extra))
             return shape;
         slot = (slot + 1) & search->shape_mask;
     }
 }
 
-/* A fresh block, or NULL when the table had to be emptied for it (or memory ran out). */
-static Block *new_block(Search *search) {
-    if (search->block_count == search->block_capacity) {
-        if (search->block_capacity >= MAX_BLOCKS) {
-            clear_table(search);
-            return NULL;
-        }
-        uint32_t capacity = search->block_capacity ? search->block_capacity * 2 : 256;
-        Block *grown = realloc(search->blocks, sizeof(Block) * capacity);
-        if (grown == NULL) {
-            search->failed = 1;
-            clear_table(search);
-            return NULL;
-        }
-        search->blocks = grown;
-        search->block_capacity = capacity;
+/* Moves every shape's run to the front of the pool, each as long as its entries: 1, or 0 when
+   they would still fill three quarters of it or memory ran out. */
+static int pack_runs(Search *search) {
+    uint32_t live = 0;
+    for (uint32_t i = 0; i <= search->shape_mask; i++)
+        if (search->shapes[i].start != NO_ENTRY) live += search->shapes[i].count;
+    if (live > search->entry_capacity / 4 * 3) return 0;
+    Entry *packed = malloc(sizeof(Entry) * (size_t)search->entry_capacity);
+    if (packed == NULL) {
+        search->failed = 1;
+        return 0;
     }
-    STAT(entries);
-    Block *block = &search->blocks[search->block_count++];
-    block->count = 0;
-    block->next = NO_ENTRY;
-    return block;
+    uint32_t used = 0;
+    for (uint32_t i = 0; i <= search->shape_mask; i++) {
+        Shape *shape = &search->shapes[i];
+        if (shape->start == NO_ENTRY) continue;
+        memcpy(packed + used, search->entries + shape->start, sizeof(Entry) * shape->count);
+        shape->start = used;
+        shape->capacity = shape->count;
+        used += shape->count;
+    }
+    free(search->entries);
+    search->entries = packed;
+    search->entry_count = used;
+    STAT(packs);
+    return 1;
+}
+
+/* Room for `wanted` more entries at the pool's end (the pool grown, or its runs packed): 1, or
+   0 when the table had to be emptied for it (or memory ran out). Shapes keep their slots. */
+static int make_room(Search *search, uint32_t wanted) {
+    if (search->entry_count + wanted <= search->entry_capacity) return 1;
+    if (search->entry_capacity < MAX_ENTRIES) {
+        uint32_t capacity = search->entry_capacity ? search->entry_capacity : 1024;
+        while (capacity < search->entry_count + wanted && capacity < MAX_ENTRIES) capacity *= 2;
+        if (capacity > MAX_ENTRIES) capacity = MAX_ENTRIES;
+        if (search->entry_count + wanted <= capacity) {
+            Entry *grown = realloc(search->entries, sizeof(Entry) * capacity);
+            if (grown == NULL) {
+                search->failed = 1;
+                clear_table(search);
+                return 0;
+            }
+            search->entries = grown;
+            search->entry_capacity = capacity;
+            return 1;
+        }
+    }
+    if (pack_runs(search) && search->entry_count + wanted <= search->entry_capacity) return 1;
+    clear_table(search);
+    return 0;
 }
 
 /* Doubles the shape slots (up to 2^MAX_SHAPE_BITS), or empties the table when it may not. */
@@ -505,14 +544,14 @@ static int grow_shapes(Search *search) {
     search->shape_mask = slots * 2 - 1;
     memset(grown, 0xFF, sizeof(Shape) * (size_t)slots * 2);
     for (uint32_t i = 0; i < slots; i++) {
-        if (old[i].block == NO_ENTRY) continue;
+        if (old[i].start == NO_ENTRY) continue;
         uint64_t hash = (old[i].shape ^ ((uint64_t)old[i].extra << 40) ^
                          ((uint64_t)old[i].extra >> 24)) *
                         0x9E3779B97F4A7C15ULL;
         hash ^= hash >> 29;
         hash *= 0xBF58476D1CE4E5B9ULL;
         uint32_t slot = (uint32_t)(hash ^ (hash >> 32)) & search->shape_mask;
-        while (grown[slot].block != NO_ENTRY) slot = (slot + 1) & search->shape_mask;
+        while (grown[slot].start != NO_ENTRY) slot = (slot + 1) & search->shape_mask;
         grown[slot] = old[i];
     }
     free(old);
@@ -530,52 +569,47 @@ static void store(Search *search, const Key *key, uint64_t rel, int32_t value, i
     int32_t relative = value - offset;
     if (relative > STORED_INFINITY) relative = STORED_INFINITY;
     if (relative < -STORED_INFINITY) relative = -STORED_INFINITY;
+    /* Always a new entry: an older one for the same cards may be in the run, but a lookup
+       takes the tightest bound of every entry that matches, and looking for it walked the
+       whole run at every store to find one about one time in twenty. */
     Shape *shape = shape_slot(search, key);
-    Entry *entry = NULL;
-    if (shape->block != NO_ENTRY) {
-        for (uint32_t index = shape->block; index != NO_ENTRY && entry == NULL;
-             index = search->blocks[index].next) {
-            Block *block = &search->blocks[index];
-            for (uint32_t i = 0; i < block->count; i++) {
-                Entry *candidate = &block->entries[i];
-                if (candidate->mask[0] == mask[0] && candidate->mask[1] == mask[1] &&
-                    candidate->owners[0] == owners[0] && candidate->owners[1] == owners[1]) {
-                    entry = candidate;
-                    break;
-                }
-            }
+    if (shape->start == NO_ENTRY) {
+        if (search->shape_count * 4 >= (search->shape_mask + 1) * 3) {
+            if (!grow_shapes(search) && search->shape_count) return;
         }
+        shape = shape_slot(search, key);
     }
-    if (entry == NULL) {
-        if (shape->block == NO_ENTRY) {
-            if (search->shape_count * 4 >= (search->shape_mask + 1) * 3) {
-                if (!grow_shapes(search) && search->shape_count) return;
-            }
-            shape = shape_slot(search, key);
+    if (shape->start == NO_ENTRY || shape->count == shape->capacity) {
+        /* A run twice as long (two entries to start with) at the pool's end: the last run
+           grows where it lies, any other moves there with its entries. */
+        uint32_t length = shape->start == NO_ENTRY ? 2 : shape->capacity * 2;
+        if (!make_room(search, length)) return;
+        shape = shape_slot(search, key); /* packing the runs keeps the slots */
+        if (shape->start == NO_ENTRY) {
+            shape->shape = key->shape;
+            shape->extra = key->extra;
+            shape->count = 0;
+            shape->start = search->entry_count;
+            search->entry_count += length;
+            search->shape_count++;
+        } else if (shape->start + shape->capacity == search->entry_count) {
+            search->entry_count += length - shape->capacity;
+        } else {
+            memcpy(search->entries + search->entry_count, search->entries + shape->start,
+                   sizeof(Entry) * shape->count);
+            shape->start = search->entry_count;
+            search->entry_count += length;
         }
-        Block *block = shape->block == NO_ENTRY ? NULL : &search->blocks[shape->block];
-        if (block == NULL || block->count == BLOCK_ENTRIES) {
-            uint32_t blocks_before = search->block_count;
-            Block *fresh = new_block(search);
-            if (fresh == NULL) return;
-            if (search->block_count <= blocks_before) return; /* emptied */
-            if (shape->block == NO_ENTRY) {
-                shape->shape = key->shape;
-                shape->extra = key->extra;
-                search->shape_count++;
-            }
-            fresh->next = shape->block;
-            shape->block = (uint32_t)(fresh - search->blocks);
-            block = fresh;
-        }
-        entry = &block->entries[block->count++];
-        entry->mask[0] = mask[0];
-        entry->mask[1] = mask[1];
-        entry->owners[0] = owners[0];
-        entry->owners[1] = owners[1];
-        entry->lower = -STORED_INFINITY;
-        entry->upper = STORED_INFINITY;
+        shape->capacity = length;
+        STAT(runs);
     }
+    Entry *entry = &search->entries[shape->start + shape->count++];
+    entry->mask[0] = mask[0];
+    entry->mask[1] = mask[1];
+    entry->owners[0] = owners[0];
+    entry->owners[1] = owners[1];
+    entry->lower = -STORED_INFINITY;
+    entry->upper = STORED_INFINITY;
     if (value <= alpha) {
         if (relative < entry->upper) entry->upper = (int16_t)relative;
     } else if (value >= beta) {
@@ -773,11 +807,11 @@ static int boundary_bounds(Search *search, const Node *node, int32_t alpha, int3
     const Entry *lower_entry = NULL, *upper_entry = NULL;
     STAT(boundary);
     const Shape *shape = shape_slot(search, key);
-    for (uint32_t index = shape->block; index != NO_ENTRY;
-         index = search->blocks[index].next) {
-        const Block *block = &search->blocks[index];
-        for (uint32_t i = 0; i < block->count; i++) {
-            const Entry *entry = &block->entries[i];
+    if (shape->start != NO_ENTRY) {
+        /* Newest first: a run read from its end. */
+        const Entry *run = search->entries + shape->start;
+        for (uint32_t i = shape->count; i-- > 0;) {
+            const Entry *entry = &run[i];
             STAT(walk);
             if (!entry_matches(entry, key)) continue;
             if (entry->lower > -STORED_INFINITY && entry->lower + offset > lower) {
@@ -910,16 +944,19 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
 /* The exact value of a node: null-window searches until the bounds meet (MTD(f)), starting
    from `guess` within the bounds of the tricks won so far. A run of probes that all fail the
    same way doubles its step (the points objective moves a bag at a time, and a search that
-   only proves "one point less" would otherwise take one probe per point). */
-static int32_t exact_value(Search *search, const Node *node, int32_t guess) {
+   only proves "one point less" would otherwise take one probe per point). `relied` gets the
+   cards every probe relied on, for which the value holds as a search result's does. */
+static int32_t exact_value(Search *search, const Node *node, int32_t guess, uint64_t *relied) {
     int32_t lower = search->low[node->wins_index], upper = search->high[node->wins_index];
     int32_t beta = guess, step = 1;
     int last = 0;
+    *relied = 0;
     while (lower < upper) {
         if (beta <= lower) beta = lower + 1;
         if (beta > upper) beta = upper;
         uint64_t rel;
         int32_t value = alpha_beta(search, node, beta - 1, beta, &rel, NULL);
+        *relied |= rel;
         int direction = value >= beta ? 1 : -1;
         if (direction > 0)
             lower = value;
@@ -1054,7 +1091,7 @@ static void free_search(Search *search) {
     free(search->bounds);
     free(search->owned_leaf);
     free(search->shapes);
-    free(search->blocks);
+    free(search->entries);
     free(search->totals);
     for (int seat = 0; seat < 4; seat++) free(search->at_least[seat]);
     free(search);
@@ -1152,7 +1189,8 @@ static PyObject *solve(PyObject *module, PyObject *args) {
     PyObject *result = NULL;
     Node root;
     memset(&root, 0, sizeof root);
-    int *roots = NULL;
+    int *roots = NULL, *root_tops = NULL;
+    uint64_t *root_rels = NULL;
     int32_t *root_values = NULL;
     PyObject *trick_fast = NULL, *roots_fast = NULL;
 
@@ -1208,8 +1246,10 @@ static PyObject *solve(PyObject *module, PyObject *args) {
     if (roots_fast == NULL) goto done;
     Py_ssize_t root_count = PySequence_Fast_GET_SIZE(roots_fast);
     roots = malloc(sizeof(int) * (size_t)(root_count + 1));
+    root_tops = malloc(sizeof(int) * (size_t)(root_count + 1));
+    root_rels = malloc(sizeof(uint64_t) * (size_t)(root_count + 1));
     root_values = malloc(sizeof(int32_t) * (size_t)(root_count + 1));
-    if (roots == NULL || root_values == NULL) {
+    if (roots == NULL || root_values == NULL || root_tops == NULL || root_rels == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1232,11 +1272,26 @@ static PyObject *solve(PyObject *module, PyObject *args) {
             if (run_bottom(root.hands[root.turn], root.out, roots[j]) == bottom) same = j;
         if (same >= 0) {
             root_values[i] = root_values[same];
+            root_tops[i] = -1;
+            continue;
+        }
+        /* A small card stands for another: an earlier root of its suit whose run, and this
+           one, lie below every card of that suit its value relied on (as in the search). */
+        int top = run_top(root.hands[root.turn], root.out, roots[i]);
+        for (Py_ssize_t j = 0; j < i && same < 0; j++)
+            if (root_tops[j] >= 0 && (root_tops[j] >> 4) == (top >> 4) &&
+                !((root_rels[j] >> root_tops[j]) & 1) && !((root_rels[j] >> top) & 1))
+                same = j;
+        if (same >= 0) {
+            root_values[i] = root_values[same];
+            root_tops[i] = -1;
             continue;
         }
         Node child = root;
-        play(search, &child, roots[i]);
-        root_values[i] = exact_value(search, &child, guess);
+        uint64_t decided = play(search, &child, roots[i]);
+        root_values[i] = exact_value(search, &child, guess, &root_rels[i]);
+        root_rels[i] |= decided;
+        root_tops[i] = top;
         guess = root_values[i];
     }
     Py_END_ALLOW_THREADS;
@@ -1250,16 +1305,18 @@ done:
     Py_XDECREF(trick_fast);
     Py_XDECREF(roots_fast);
     free(roots);
+    free(root_tops);
+    free(root_rels);
     free(root_values);
     return result;
 }
 
 #ifdef SOLVER_STATS
 static PyObject *stats(PyObject *module, PyObject *args) {
-    PyObject *result = Py_BuildValue("{sKsKsKsKsKsK}", "nodes", stat_nodes, "boundary",
+    PyObject *result = Py_BuildValue("{sKsKsKsKsKsKsK}", "nodes", stat_nodes, "boundary",
                                      stat_boundary, "walk", stat_walk, "hits", stat_hits, "clears",
-                                     stat_clears, "blocks", stat_entries);
-    stat_nodes = stat_boundary = stat_walk = stat_hits = stat_clears = stat_entries = 0;
+                                     stat_clears, "runs", stat_runs, "packs", stat_packs);
+    stat_nodes = stat_boundary = stat_walk = stat_hits = stat_clears = stat_runs = stat_packs = 0;
     return result;
 }
 #endif

@@ -38,9 +38,9 @@
 #define STORED_INFINITY 32000
 #define SUIT_FIELD(suit) ((uint64_t)0xFFFF << (SUIT_BITS * (suit)))
 #define NO_ENTRY 0xFFFFFFFFu
-/* The transposition table's pool holds at most this many entries (80 MB). When it is full its
-   runs are packed to the front, or the table is emptied when its entries would still fill
-   most of it (a whole trick-1 search of a full deal needs fewer). */
+/* The transposition table's pool holds at most this many entries (80 MB; a context may be made
+   with fewer). When it is full its runs are packed to the front, or the table is emptied when
+   its entries would still fill most of it (a whole trick-1 search of a full deal needs fewer). */
 #define MAX_ENTRIES (15u << 17)
 #define MAX_SHAPE_BITS 22
 /* The last card of a trick reads its children's bounds and table entries first (see
@@ -114,6 +114,7 @@ typedef struct {
     Entry *entries;
     uint32_t entry_count; /* used from the pool's start, runs and the space they left */
     uint32_t entry_capacity;
+    uint32_t entry_limit; /* the pool's largest size: MAX_ENTRIES, or less when asked */
     /* Per seat and card: how often it cut off a search (the history heuristic), which
        breaks ties of the static move ordering. */
     uint32_t history[4 * 64];
@@ -505,10 +506,11 @@ static int pack_runs(Search *search) {
    0 when the table had to be emptied for it (or memory ran out). Shapes keep their slots. */
 static int make_room(Search *search, uint32_t wanted) {
     if (search->entry_count + wanted <= search->entry_capacity) return 1;
-    if (search->entry_capacity < MAX_ENTRIES) {
+    uint32_t limit = search->entry_limit;
+    if (search->entry_capacity < limit) {
         uint32_t capacity = search->entry_capacity ? search->entry_capacity : 1024;
-        while (capacity < search->entry_count + wanted && capacity < MAX_ENTRIES) capacity *= 2;
-        if (capacity > MAX_ENTRIES) capacity = MAX_ENTRIES;
+        while (capacity < search->entry_count + wanted && capacity < limit) capacity *= 2;
+        if (capacity > limit) capacity = limit;
         if (search->entry_count + wanted <= capacity) {
             Entry *grown = realloc(search->entries, sizeof(Entry) * capacity);
             if (grown == NULL) {
@@ -1102,18 +1104,20 @@ static void destroy_context(PyObject *capsule) {
 }
 
 static const char context_doc[] =
-    "context(players, next_seat, maximizing, must_break, tricks, leaf, additive) -> Context\n\n"
+    "context(players, next_seat, maximizing, must_break, tricks, leaf, additive,\n"
+    "        max_entries=0) -> Context\n\n"
     "A search for every position of a hand with these rules, bids and bags: the leaf table\n"
     "values each way the hand's `tricks` tricks can fall, indexed from the hand's start, and\n"
-    "the transposition table it keeps serves every position solved in it. Internal: call it\n"
+    "the transposition table it keeps serves every position solved in it, holding at most\n"
+    "`max_entries` entries (0: the most it may, about two million). Internal: call it\n"
     "through spades.solver.";
 
 static PyObject *context(PyObject *module, PyObject *args) {
-    int players, must_break, tricks, additive;
+    int players, must_break, tricks, additive, max_entries = 0;
     PyObject *next_seat, *maximizing;
     Py_buffer leaf;
-    if (!PyArg_ParseTuple(args, "iOOpiy*p", &players, &next_seat, &maximizing, &must_break,
-                          &tricks, &leaf, &additive))
+    if (!PyArg_ParseTuple(args, "iOOpiy*p|i", &players, &next_seat, &maximizing, &must_break,
+                          &tricks, &leaf, &additive, &max_entries))
         return NULL;
     Search *search = calloc(1, sizeof(Search));
     if (search == NULL) {
@@ -1124,6 +1128,13 @@ static PyObject *context(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "3 or 4 players and 0..18 tricks");
         goto failed;
     }
+    if (max_entries < 0) {
+        PyErr_SetString(PyExc_ValueError, "max_entries must not be negative");
+        goto failed;
+    }
+    search->entry_limit = max_entries == 0 || (uint32_t)max_entries > MAX_ENTRIES
+                              ? MAX_ENTRIES
+                              : (uint32_t)max_entries;
     search->players = players;
     search->must_break = must_break;
     search->additive = additive;
@@ -1311,6 +1322,55 @@ done:
     return result;
 }
 
+static int by_start(const void *a, const void *b) {
+    const Shape *x = *(const Shape *const *)a, *y = *(const Shape *const *)b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+static const char check_table_doc[] =
+    "check_table(context) -> int\n\n"
+    "Checks the layout of the context's transposition table: every shape's run inside the\n"
+    "pool's used part, holding no more entries than its length, no two runs overlapping, the\n"
+    "pool within its limit. Returns the entries held; raises AssertionError naming the first\n"
+    "broken rule. For tests.";
+
+static PyObject *check_table(PyObject *module, PyObject *capsule) {
+    const Search *search = PyCapsule_GetPointer(capsule, CONTEXT_NAME);
+    if (search == NULL) return NULL;
+    const char *broken = NULL;
+    if (search->entry_count > search->entry_capacity ||
+        search->entry_capacity > search->entry_limit)
+        broken = "the pool's used part, its size and its limit are out of order";
+    uint32_t slots = search->shape_mask + 1, used = 0;
+    const Shape **runs = malloc(sizeof(Shape *) * (size_t)slots);
+    if (runs == NULL) return PyErr_NoMemory();
+    for (uint32_t i = 0; i < slots && broken == NULL; i++) {
+        const Shape *shape = &search->shapes[i];
+        if (shape->start == NO_ENTRY) continue;
+        if (shape->count > shape->capacity)
+            broken = "a run holds more entries than its length";
+        else if ((uint64_t)shape->start + shape->capacity > search->entry_count)
+            broken = "a run reaches past the pool's used part";
+        runs[used++] = shape;
+    }
+    if (broken == NULL && used != search->shape_count)
+        broken = "the shapes counted and the shapes held differ";
+    if (broken == NULL) {
+        qsort(runs, used, sizeof(Shape *), by_start);
+        for (uint32_t i = 1; i < used && broken == NULL; i++)
+            if (runs[i - 1]->start + runs[i - 1]->capacity > runs[i]->start)
+                broken = "two runs overlap";
+    }
+    uint64_t entries = 0;
+    for (uint32_t i = 0; i < used; i++) entries += runs[i]->count;
+    free(runs);
+    if (broken != NULL) {
+        PyErr_SetString(PyExc_AssertionError, broken);
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(entries);
+}
+
 #ifdef SOLVER_STATS
 static PyObject *stats(PyObject *module, PyObject *args) {
     PyObject *result = Py_BuildValue("{sKsKsKsKsKsKsK}", "nodes", stat_nodes, "boundary",
@@ -1326,6 +1386,7 @@ static PyMethodDef methods[] = {
     {"stats", stats, METH_NOARGS, "The search's counters since the last call (tuning builds)."},
 #endif
     {"context", context, METH_VARARGS, context_doc},
+    {"check_table", check_table, METH_O, check_table_doc},
     {"solve", solve, METH_VARARGS, solve_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -8,7 +8,9 @@ def context(
     tricks: int,
     leaf: bytes,
     additive: bool,
+    max_entries: int = 0,
 ) -> object: ...
+def check_table(context: object) -> int: ...
 def solve(
     context: object,
     hands: Sequence[int],

@@ -97,6 +97,18 @@ def solve(
 #: next positions of the same hand (the positions of one hand share most of their subtrees).
 _recent = threading.local()
 _RECENT_CONTEXTS = 2
+#: The entries a new context's table may hold: 0 for the compiled search's most (about two
+#: million, 80 MB). A small table is packed and emptied often, which must change no value
+#: (tests/solver/test_contexts.py).
+TABLE_ENTRIES = 0
+
+
+def check_kept_tables() -> int:
+    """Checks the layout of the tables of this thread's kept search contexts (every run of
+    entries inside its pool, none overlapping another; ``AssertionError`` names a broken rule)
+    and returns the entries they hold. For tests."""
+    contexts: dict[tuple[object, ...], object] = getattr(_recent, "contexts", {})
+    return sum(_compiled().check_table(context) for context in contexts.values())
 
 
 def _context(
@@ -109,7 +121,7 @@ def _context(
 ) -> object:
     """The search context of a hand of ``tricks`` tricks with these bids and bags, valued for
     ``reference``'s side: made once, then kept while it is among the thread's recent ones."""
-    key = (rules, reference, objective, bids, bags, tricks)
+    key = (rules, reference, objective, bids, bags, tricks, TABLE_ENTRIES)
     contexts: OrderedDict[tuple[object, ...], object] | None = getattr(_recent, "contexts", None)
     if contexts is None:
         contexts = _recent.contexts = OrderedDict()
@@ -128,6 +140,7 @@ def _context(
         tricks,
         leaf,
         objective is Objective.TRICKS,
+        TABLE_ENTRIES,
     )
     contexts[key] = context
     while len(contexts) > _RECENT_CONTEXTS:

@@ -610,15 +610,9 @@ static void store(Search *search, const Key *key, uint64_t rel, int32_t value, i
     entry->mask[1] = mask[1];
     entry->owners[0] = owners[0];
     entry->owners[1] = owners[1];
-    entry->lower = -STORED_INFINITY;
-    entry->upper = STORED_INFINITY;
-    if (value <= alpha) {
-        if (relative < entry->upper) entry->upper = (int16_t)relative;
-    } else if (value >= beta) {
-        if (relative > entry->lower) entry->lower = (int16_t)relative;
-    } else {
-        entry->lower = entry->upper = (int16_t)relative;
-    }
+    /* A value at or below alpha is an upper bound, at or above beta a lower one, else exact. */
+    entry->lower = value > alpha ? (int16_t)relative : -STORED_INFINITY;
+    entry->upper = value < beta ? (int16_t)relative : STORED_INFINITY;
     if (best_card >= 0) {
         entry->best_suit = (int8_t)(best_card >> 4);
         entry->best_above = (int8_t)cards_above(out, best_card);

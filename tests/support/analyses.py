@@ -136,14 +136,15 @@ async def stream_refusal(call: Any) -> grpc.aio.AioRpcError:
     raise AssertionError("the stream ended well, but an error status was expected")
 
 
-async def command_output(*command: str, status: int = 0) -> str:
-    """Run a command (``spades ...``) to its end: its stdout, or its stderr when it is to fail
-    (``status`` not 0); fails on any other exit status."""
+async def command_output(*command: str, status: int = 0, **environment: str) -> str:
+    """Run a command (``spades ...``) to its end, with ``environment`` added to the test's: its
+    stdout, or its stderr when it is to fail (``status`` not 0); fails on any other exit
+    status."""
     process = await asyncio.create_subprocess_exec(
         *command,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=clean_environment(),
+        env=clean_environment(**environment),
     )
     async with asyncio.timeout(MATCH_TIMEOUT):
         out, err = await process.communicate()

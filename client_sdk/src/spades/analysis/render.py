@@ -93,19 +93,32 @@ def _bids_line(analysis: Analysis, hand: HandBids) -> Text:
     return line
 
 
+#: The widest an entrant's name is kept whole in a tournament's tables (a longer one may be
+#: cut at a narrow terminal).
+NAME_WIDTH = 24
+
+
 def render_tournament_analysis(analysis: TournamentAnalysis) -> RenderableType:
     """Each entrant's totals over its tables (in the order of the standings), then each
     entrant's costliest mistakes, with their tables."""
     totals = Table(title=f"Tournament {analysis.tournament_id}", title_justify="left")
+    # An entrant's name is never cut (the numbers' columns narrow instead), up to NAME_WIDTH.
+    names = min(NAME_WIDTH, max((len(entrant.name) for entrant in analysis.entrants), default=0))
     for column in ("#", "Entrant", "Tables", "Plays", "Accuracy", "Points lost", "Per hand"):
-        totals.add_column(column, justify="left" if column == "Entrant" else "right")
+        if column == "Entrant":
+            totals.add_column(column, justify="left", no_wrap=True, min_width=names)
+        else:
+            totals.add_column(column, justify="right")
     totals.add_column("Tricks lost", justify="right")
     totals.add_column("Expected loss", justify="right")
     for entrant in analysis.entrants:
         _total_row(totals, entrant.name, entrant.total, (str(entrant.rank),), len(entrant.sides))
     mistakes = Table(title="Costliest mistakes", title_justify="left")
     for column in ("Entrant", "Table", "Hand", "Trick", "Seat", "Played", "Lost", "Best"):
-        mistakes.add_column(column, justify="right" if column in ("Hand", "Trick") else "left")
+        if column == "Entrant":
+            mistakes.add_column(column, no_wrap=True, min_width=names)
+        else:
+            mistakes.add_column(column, justify="right" if column in ("Hand", "Trick") else "left")
     for entrant in analysis.entrants:
         for mistake in entrant.costliest:
             play = mistake.play

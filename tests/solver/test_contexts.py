@@ -65,15 +65,12 @@ def test_a_table_that_fills_is_packed_or_emptied_and_no_value_changes(
     assert small == full
 
 
-def test_a_table_of_negative_size_is_refused() -> None:
-    """The compiled search refuses a context whose table may hold fewer than no entries, and
-    says which argument is wrong; a context that is not one is refused by check_table."""
-    compiled = solver_search._compiled()
-    size = 14**4  # every way 13 tricks can fall among four seats, tricks counted from 0
-    leaf = bytes(4 * size)
-    arguments = (4, (1, 2, 3, 0), (1, 0, 1, 0), True, 13, leaf, True)
-    assert compiled.check_table(compiled.context(*arguments, 64)) == 0
+def test_a_table_of_negative_size_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A context whose table may hold fewer than no entries is refused, and the error says which
+    setting is wrong; nothing is kept for it."""
+    state = ending(Rules(), 2, random.Random("negative table"))
+    monkeypatch.setattr(solver_search, "TABLE_ENTRIES", -1)
+    before = solver_search.check_kept_tables()
     with pytest.raises(ValueError, match="max_entries must not be negative"):
-        compiled.context(*arguments, -1)
-    with pytest.raises(ValueError):
-        compiled.check_table(object())
+        solve(state, Objective.POINTS)
+    assert solver_search.check_kept_tables() == before

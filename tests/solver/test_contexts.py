@@ -7,6 +7,7 @@ Checked against the engine's own minimax (tests/solver/reference.py). Seeded."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 
@@ -34,14 +35,21 @@ def test_positions_scored_otherwise_get_their_own_values(rules: Rules) -> None:
                 check_tree(state, objective)
 
 
-def _values_along(state: MatchState, rng: random.Random) -> list[dict[str, int]]:
+def _values_along(
+    state: MatchState, rng: random.Random, counts: Counter[str] | None = None
+) -> list[dict[str, int]]:
     """Every card's value, both objectives, at every position of ``state`` played out at
-    random from here (in place), the kept tables' layout checked after each."""
+    random from here (in place), the kept tables' layout checked after each; ``counts`` adds
+    up the kept tables' packs, drops and clears after each (a context kept over several calls
+    is counted again each time: in cutthroat each actor has its own, so a hand's contexts do
+    not last to its end)."""
     values = []
     while state.phase is Phase.PLAYING:
         for objective in Objective:
             values.append({str(card): value for card, value in solve(state, objective).items()})
             solver_search.check_kept_tables()  # runs inside the pool, none overlapping
+            if counts is not None:
+                counts.update(solver_search.kept_table_counts())
         seat = state.seat_to_act()
         act(state, seat, PLAY[rng.choice(list(iter_cards(play_mask(state, seat))))])
     return values
@@ -50,19 +58,23 @@ def _values_along(state: MatchState, rng: random.Random) -> list[dict[str, int]]
 @pytest.mark.parametrize(
     "rules", [Rules(), Rules(players=3)], ids=lambda rules: ", ".join(rules.badges())
 )
-def test_a_table_that_fills_is_packed_or_emptied_and_no_value_changes(
+def test_a_table_that_fills_drops_its_shallowest_shapes_and_no_value_changes(
     rules: Rules, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A context's table that fills has its runs of entries packed to the front of its pool, or
-    is emptied when they would still fill most of it. With room for 128 entries both happen a
-    hundred times and more in these endings of eight tricks (counted in a -DSOLVER_STATS build);
-    every value must be the one the full table gives."""
+    """A context's table that fills has its runs of entries packed to the front of its pool,
+    and when they would still fill most of it the shapes of fewest tricks left are dropped
+    (emptied only when nothing would be kept). With room for 128 entries, packs and drops both
+    happen in these endings of eight tricks; every value must be the one the full table gives."""
     seeds = [random.Random(f"small table {rules.badges()} {n}") for n in range(3)]
     endings = [ending(rules, 8, seed) for seed in seeds]
     full = [_values_along(state.clone(), random.Random(n)) for n, state in enumerate(endings)]
     monkeypatch.setattr(solver_search, "TABLE_ENTRIES", 128)
-    small = [_values_along(state.clone(), random.Random(n)) for n, state in enumerate(endings)]
+    counts: Counter[str] = Counter()
+    small = [
+        _values_along(state.clone(), random.Random(n), counts) for n, state in enumerate(endings)
+    ]
     assert small == full
+    assert counts["packs"] > counts["drops"] > 0, counts
 
 
 def test_a_table_of_negative_size_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

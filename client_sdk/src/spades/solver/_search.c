@@ -119,12 +119,14 @@ typedef struct {
        breaks ties of the static move ordering. */
     uint32_t history[4 * 64];
     int failed; /* out of memory */
+    /* How often the table was packed, had its shallowest shapes dropped, or was emptied
+       (read by table_counts, for tests and tuning). */
+    uint64_t packs, drops, clears;
 } Search;
 
 /* Counters for tuning, compiled in with -DSOLVER_STATS (read by _search.stats()). */
 #ifdef SOLVER_STATS
-static uint64_t stat_nodes, stat_boundary, stat_walk, stat_hits, stat_clears, stat_runs,
-    stat_packs;
+static uint64_t stat_nodes, stat_boundary, stat_walk, stat_hits, stat_runs;
 #define STAT(counter) (stat_##counter++)
 #else
 #define STAT(counter) ((void)0)
@@ -406,6 +408,14 @@ typedef struct {
     uint64_t hash;
 } Key;
 
+static inline uint64_t shape_hash(uint64_t shape, uint32_t extra) {
+    uint64_t hash = (shape ^ ((uint64_t)extra << 40) ^ ((uint64_t)extra >> 24)) *
+                    0x9E3779B97F4A7C15ULL;
+    hash ^= hash >> 29;
+    hash *= 0xBF58476D1CE4E5B9ULL;
+    return hash ^ (hash >> 32);
+}
+
 static void key_of(const Search *search, const Node *node, Key *key) {
     uint64_t shape = 0;
     for (int seat = 0; seat < search->players; seat++)
@@ -433,11 +443,7 @@ static void key_of(const Search *search, const Node *node, Key *key) {
     }
     key->owners[0] = lanes[0] | lanes[1] << 32;
     key->owners[1] = lanes[2] | lanes[3] << 32;
-    uint64_t hash = (shape ^ ((uint64_t)key->extra << 40) ^ ((uint64_t)key->extra >> 24)) *
-                    0x9E3779B97F4A7C15ULL;
-    hash ^= hash >> 29;
-    hash *= 0xBF58476D1CE4E5B9ULL;
-    key->hash = hash ^ (hash >> 32);
+    key->hash = shape_hash(shape, key->extra);
 }
 
 static inline int entry_matches(const Entry *entry, const Key *key) {
@@ -457,7 +463,7 @@ static inline uint64_t entry_rel(const Entry *entry, const Key *key) {
 }
 
 static void clear_table(Search *search) {
-    STAT(clears);
+    search->clears++;
     memset(search->shapes, 0xFF, sizeof(Shape) * ((size_t)search->shape_mask + 1));
     search->shape_count = 0;
     search->entry_count = 0;
@@ -474,36 +480,77 @@ static inline Shape *shape_slot(const Search *search, const Key *key) {
     }
 }
 
-/* Moves every shape's run to the front of the pool, each as long as its entries: 1, or 0 when
-   they would still fill three quarters of it or memory ran out. */
-static int pack_runs(Search *search) {
-    uint32_t live = 0;
-    for (uint32_t i = 0; i <= search->shape_mask; i++)
-        if (search->shapes[i].start != NO_ENTRY) live += search->shapes[i].count;
-    if (live > search->entry_capacity / 4 * 3) return 0;
-    Entry *packed = malloc(sizeof(Entry) * (size_t)search->entry_capacity);
-    if (packed == NULL) {
-        search->failed = 1;
+/* The tricks left in a shape's positions (at a trick boundary every hand holds as many). */
+static int shape_tricks(const Search *search, uint64_t shape) {
+    int cards = 0;
+    for (; shape; shape >>= 4) cards += (int)(shape & 15);
+    return cards / search->players;
+}
+
+/* Keeps at most `max_live` entries and `max_shapes` shapes: the shapes of fewest tricks left
+   go first (their searches are the cheapest to repeat), whole tricks at a time. The runs kept
+   are packed to the pool's front, each as long as its entries, and their slots made anew.
+   1, or 0 when nothing would be kept or memory ran out (the table is then emptied). */
+static int keep_deepest(Search *search, uint32_t max_live, uint32_t max_shapes) {
+    uint32_t slots = search->shape_mask + 1;
+    uint32_t live = 0, kept_shapes = search->shape_count;
+    uint32_t live_at[19] = {0}, shapes_at[19] = {0};
+    for (uint32_t i = 0; i < slots; i++) {
+        const Shape *shape = &search->shapes[i];
+        if (shape->start == NO_ENTRY) continue;
+        int tricks = shape_tricks(search, shape->shape);
+        live += shape->count;
+        live_at[tricks] += shape->count;
+        shapes_at[tricks]++;
+    }
+    int fewest = 0; /* the fewest tricks left of a shape kept */
+    while ((live > max_live || kept_shapes > max_shapes) && fewest <= search->tricks_left) {
+        live -= live_at[fewest];
+        kept_shapes -= shapes_at[fewest];
+        fewest++;
+    }
+    /* The runs kept are copied to a new pool; when shapes are dropped, the kept ones are
+       gathered and put back into the emptied slots (a dropped slot would cut probe chains). */
+    Entry *packed = kept_shapes ? malloc(sizeof(Entry) * (size_t)search->entry_capacity) : NULL;
+    Shape *kept = fewest && kept_shapes ? malloc(sizeof(Shape) * (size_t)kept_shapes) : NULL;
+    if (packed == NULL || (fewest && kept == NULL)) {
+        if (kept_shapes) search->failed = 1;
+        free(packed);
+        free(kept);
+        clear_table(search);
         return 0;
     }
-    uint32_t used = 0;
-    for (uint32_t i = 0; i <= search->shape_mask; i++) {
+    uint32_t used = 0, gathered = 0;
+    for (uint32_t i = 0; i < slots; i++) {
         Shape *shape = &search->shapes[i];
-        if (shape->start == NO_ENTRY) continue;
+        if (shape->start == NO_ENTRY || shape_tricks(search, shape->shape) < fewest) continue;
         memcpy(packed + used, search->entries + shape->start, sizeof(Entry) * shape->count);
         shape->start = used;
         shape->capacity = shape->count;
         used += shape->count;
+        if (fewest) kept[gathered++] = *shape;
+    }
+    if (fewest) {
+        memset(search->shapes, 0xFF, sizeof(Shape) * (size_t)slots);
+        for (uint32_t i = 0; i < gathered; i++) {
+            uint32_t slot = (uint32_t)shape_hash(kept[i].shape, kept[i].extra) & search->shape_mask;
+            while (search->shapes[slot].start != NO_ENTRY) slot = (slot + 1) & search->shape_mask;
+            search->shapes[slot] = kept[i];
+        }
+        free(kept);
     }
     free(search->entries);
     search->entries = packed;
     search->entry_count = used;
-    STAT(packs);
+    search->shape_count = kept_shapes;
+    if (fewest) search->drops++;
+    search->packs++;
     return 1;
 }
 
-/* Room for `wanted` more entries at the pool's end (the pool grown, or its runs packed): 1, or
-   0 when the table had to be emptied for it (or memory ran out). Shapes keep their slots. */
+/* Room for `wanted` more entries at the pool's end (the pool grown, or its runs packed,
+   dropping the shallowest shapes when the entries would still fill three quarters of it: to
+   half): 1, or 0 when the table had to be emptied for it (or memory ran out). */
 static int make_room(Search *search, uint32_t wanted) {
     if (search->entry_count + wanted <= search->entry_capacity) return 1;
     uint32_t limit = search->entry_limit;
@@ -523,18 +570,21 @@ static int make_room(Search *search, uint32_t wanted) {
             return 1;
         }
     }
-    if (pack_runs(search) && search->entry_count + wanted <= search->entry_capacity) return 1;
+    uint32_t live = 0;
+    for (uint32_t i = 0; i <= search->shape_mask; i++)
+        if (search->shapes[i].start != NO_ENTRY) live += search->shapes[i].count;
+    uint32_t keep = live > search->entry_capacity / 4 * 3 ? search->entry_capacity / 2 : live;
+    if (!keep_deepest(search, keep, UINT32_MAX)) return 0; /* emptied */
+    if (search->entry_count + wanted <= search->entry_capacity) return 1;
     clear_table(search);
     return 0;
 }
 
-/* Doubles the shape slots (up to 2^MAX_SHAPE_BITS), or empties the table when it may not. */
+/* Doubles the shape slots (up to 2^MAX_SHAPE_BITS; beyond, the shallowest shapes are dropped
+   to half of them), or empties the table when memory runs out. */
 static int grow_shapes(Search *search) {
     uint32_t slots = search->shape_mask + 1;
-    if (slots >= (1u << MAX_SHAPE_BITS)) {
-        clear_table(search);
-        return 0;
-    }
+    if (slots >= (1u << MAX_SHAPE_BITS)) return keep_deepest(search, UINT32_MAX, slots / 2);
     Shape *grown = malloc(sizeof(Shape) * (size_t)slots * 2);
     if (grown == NULL) {
         search->failed = 1;
@@ -547,12 +597,7 @@ static int grow_shapes(Search *search) {
     memset(grown, 0xFF, sizeof(Shape) * (size_t)slots * 2);
     for (uint32_t i = 0; i < slots; i++) {
         if (old[i].start == NO_ENTRY) continue;
-        uint64_t hash = (old[i].shape ^ ((uint64_t)old[i].extra << 40) ^
-                         ((uint64_t)old[i].extra >> 24)) *
-                        0x9E3779B97F4A7C15ULL;
-        hash ^= hash >> 29;
-        hash *= 0xBF58476D1CE4E5B9ULL;
-        uint32_t slot = (uint32_t)(hash ^ (hash >> 32)) & search->shape_mask;
+        uint32_t slot = (uint32_t)shape_hash(old[i].shape, old[i].extra) & search->shape_mask;
         while (grown[slot].start != NO_ENTRY) slot = (slot + 1) & search->shape_mask;
         grown[slot] = old[i];
     }
@@ -1164,6 +1209,7 @@ static PyObject *context(PyObject *module, PyObject *args) {
     }
     search->shape_mask = (1u << 16) - 1;
     clear_table(search);
+    search->clears = 0; /* a new table, not an emptied one */
     PyBuffer_Release(&leaf);
     PyObject *capsule = PyCapsule_New(search, CONTEXT_NAME, destroy_context);
     if (capsule == NULL) free_search(search);
@@ -1345,6 +1391,11 @@ static PyObject *check_table(PyObject *module, PyObject *capsule) {
             broken = "a run holds more entries than its length";
         else if ((uint64_t)shape->start + shape->capacity > search->entry_count)
             broken = "a run reaches past the pool's used part";
+        else {
+            Key key = {.shape = shape->shape, .extra = shape->extra,
+                       .hash = shape_hash(shape->shape, shape->extra)};
+            if (shape_slot(search, &key) != shape) broken = "a shape its slot's probe misses";
+        }
         runs[used++] = shape;
     }
     if (broken == NULL && used != search->shape_count)
@@ -1365,12 +1416,25 @@ static PyObject *check_table(PyObject *module, PyObject *capsule) {
     return PyLong_FromUnsignedLongLong(entries);
 }
 
+static const char table_counts_doc[] =
+    "table_counts(context) -> dict[str, int]\n\n"
+    "How often the context's transposition table was packed ('packs'), had the shapes of\n"
+    "fewest tricks left dropped to make room ('drops'), and was emptied ('clears'). For tests.";
+
+static PyObject *table_counts(PyObject *module, PyObject *capsule) {
+    const Search *search = PyCapsule_GetPointer(capsule, CONTEXT_NAME);
+    if (search == NULL) return NULL;
+    return Py_BuildValue("{sKsKsK}", "packs", (unsigned long long)search->packs, "drops",
+                         (unsigned long long)search->drops, "clears",
+                         (unsigned long long)search->clears);
+}
+
 #ifdef SOLVER_STATS
 static PyObject *stats(PyObject *module, PyObject *args) {
-    PyObject *result = Py_BuildValue("{sKsKsKsKsKsKsK}", "nodes", stat_nodes, "boundary",
-                                     stat_boundary, "walk", stat_walk, "hits", stat_hits, "clears",
-                                     stat_clears, "runs", stat_runs, "packs", stat_packs);
-    stat_nodes = stat_boundary = stat_walk = stat_hits = stat_clears = stat_runs = stat_packs = 0;
+    PyObject *result = Py_BuildValue("{sKsKsKsKsK}", "nodes", stat_nodes, "boundary",
+                                     stat_boundary, "walk", stat_walk, "hits", stat_hits, "runs",
+                                     stat_runs);
+    stat_nodes = stat_boundary = stat_walk = stat_hits = stat_runs = 0;
     return result;
 }
 #endif
@@ -1381,6 +1445,7 @@ static PyMethodDef methods[] = {
 #endif
     {"context", context, METH_VARARGS, context_doc},
     {"check_table", check_table, METH_O, check_table_doc},
+    {"table_counts", table_counts, METH_O, table_counts_doc},
     {"solve", solve, METH_VARARGS, solve_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -111,6 +111,18 @@ def check_kept_tables() -> int:
     return sum(_compiled().check_table(context) for context in contexts.values())
 
 
+def kept_table_counts() -> dict[str, int]:
+    """How often the tables of this thread's kept search contexts were packed (``packs``), had
+    the shapes of fewest tricks left dropped to make room (``drops``), or were emptied
+    (``clears``), summed. For tests."""
+    contexts: dict[tuple[object, ...], object] = getattr(_recent, "contexts", {})
+    counts = {"packs": 0, "drops": 0, "clears": 0}
+    for context in contexts.values():
+        for name, count in _compiled().table_counts(context).items():
+            counts[name] += count
+    return counts
+
+
 def _context(
     rules: Rules,
     reference: int,

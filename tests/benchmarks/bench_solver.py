@@ -13,9 +13,13 @@ What is measured
 * **Whole hand**: random deals under the default rules, played out at random by the engine; at
   each of their 52 positions every legal card is valued in both objectives (points and
   tricks). The time of a whole hand is the sum; its p50, p95 and maximum over the hands are
-  printed (with few hands the p95 is close to the slowest). Hands with a Nil bid are the
-  slow ones (the points search must then tell each seat's tricks apart): ``--hands 20`` holds
-  four of them.
+  printed (with few hands the p95 is close to the slowest: ``--hands 100`` for one worth its
+  name). The bids are random legal bids (``--bids random``, the default), so some hands are
+  bid far beyond what the cards can make, 13 by one seat or 17 by a side: the slow hands are
+  of that kind, or hold a Nil (the points search must then tell each seat's tricks apart), and
+  their searches turn on which side can make the other take tricks it does not want. With
+  ``--bids heuristic`` the heuristic bot bids every seat (knowing the bags carried in), as in
+  the matches the analysis serves.
 
 Times are CPU seconds of this process (``time.process_time``: the search runs on one core, and
 waiting behind other processes on a shared machine does not count); the machine's load average
@@ -25,6 +29,7 @@ is printed with them. Deals come from a fixed seed (``--seed``), so runs compare
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import random
 import statistics
@@ -34,10 +39,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from spades.engine import PLAY, Phase, Rules, act
+from spades.bot import BotView
+from spades.bot.base import ask
+from spades.engine import PLAY, MatchState, Phase, Rules, act, seated_match
 from spades.engine.cards import iter_cards
 from spades.engine.legal import play_mask
 from spades.solver import Objective, Position, solve
+from spades_bots.heuristic import HeuristicBot
 from tests.support.dds import dds_tricks
 from tests.support.endings import dealt_and_bid
 
@@ -73,10 +81,27 @@ def trick_one(deals: int, rng: random.Random) -> tuple[list[float], list[float],
     return ours, theirs, disagreements
 
 
-def whole_hands(hands: int, rng: random.Random) -> list[float]:
+def bid_by_heuristic(rules: Rules, rng: random.Random) -> MatchState:
+    """A match at the first lead of its first hand, random bags carried in, every seat's bid
+    (and Blind Nil choice) the heuristic bot's."""
+    state, _ = seated_match(rules, seed=rng.randbytes(32))
+    state.bags = [rng.randrange(rules.bag_limit) for _ in state.bags]
+    bot = HeuristicBot()
+    while state.phase is not Phase.PLAYING:
+        seat = state.seat_to_act()
+        action, _ = asyncio.run(ask(bot, BotView(state, seat)))
+        act(state, seat, action)
+    return state
+
+
+def whole_hands(hands: int, rng: random.Random, bids: str = "random") -> list[float]:
     times: list[float] = []
     for number in range(hands):
-        state = dealt_and_bid(Rules(), rng)
+        if bids == "heuristic":
+            state = bid_by_heuristic(Rules(), rng)
+        else:
+            state = dealt_and_bid(Rules(), rng)
+        bid = " ".join(f"{bid.tricks}{'B' if bid.blind else ''}" for bid in state.bids if bid)
         total = 0.0
         while state.phase is Phase.PLAYING:
             for objective in Objective:
@@ -86,7 +111,10 @@ def whole_hands(hands: int, rng: random.Random) -> list[float]:
             seat = state.seat_to_act()
             act(state, seat, PLAY[rng.choice(list(iter_cards(play_mask(state, seat))))])
         times.append(total)
-        print(f"  hand {number + 1:>3}: {total:8.2f} s (52 positions, both objectives)", flush=True)
+        print(
+            f"  hand {number + 1:>3}: {total:8.2f} s (52 positions, both objectives; bids {bid})",
+            flush=True,
+        )
     return times
 
 
@@ -95,6 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=10, help="trick-1 deals against DDS")
     parser.add_argument("--hands", type=int, default=5, help="whole hands, both objectives")
     parser.add_argument("--seed", default="bench-solver", help="the deals' seed")
+    parser.add_argument(
+        "--bids",
+        choices=("random", "heuristic"),
+        default="random",
+        help="whole hands: random legal bids, or the heuristic bot's",
+    )
     arguments = parser.parse_args(argv)
     rng = random.Random(arguments.seed)
     print(f"load average before: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
@@ -104,8 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  median DDS {1000 * dds:.1f} ms, ours {1000 * mine:.1f} ms")
     print(f"  ours / DDS: {mine / dds:.1f}x (target at most 10x)")
     print(f"  trick counts that differ from DDS: {disagreements} of {arguments.deals}")
-    print(f"whole hand, {arguments.hands} hands (default rules):")
-    times = whole_hands(arguments.hands, rng)
+    print(f"whole hand, {arguments.hands} hands (default rules, {arguments.bids} bids):")
+    times = whole_hands(arguments.hands, rng, arguments.bids)
     if times:
         print(
             f"  p50 {percentile(times, 0.5):.2f} s, p95 {percentile(times, 0.95):.2f} s "

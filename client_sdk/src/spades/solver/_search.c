@@ -1371,8 +1371,8 @@ static const char check_table_doc[] =
     "check_table(context) -> int\n\n"
     "Checks the layout of the context's transposition table: every shape's run inside the\n"
     "pool's used part, holding no more entries than its length, no two runs overlapping, the\n"
-    "pool within its limit. Returns the entries held; raises AssertionError naming the first\n"
-    "broken rule. For tests.";
+    "pool within its limit, every shape found by its slot's probe. Returns the entries held;\n"
+    "raises AssertionError naming the first broken rule. For tests.";
 
 static PyObject *check_table(PyObject *module, PyObject *capsule) {
     const Search *search = PyCapsule_GetPointer(capsule, CONTEXT_NAME);

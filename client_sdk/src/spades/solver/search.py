@@ -105,8 +105,9 @@ TABLE_ENTRIES = 0
 
 def check_kept_tables() -> int:
     """Checks the layout of the tables of this thread's kept search contexts (every run of
-    entries inside its pool, none overlapping another; ``AssertionError`` names a broken rule)
-    and returns the entries they hold. For tests."""
+    entries inside its pool, none overlapping another, every shape found where a lookup probes
+    for it; ``AssertionError`` names a broken rule) and returns the entries they hold. For
+    tests."""
     contexts: dict[tuple[object, ...], object] = getattr(_recent, "contexts", {})
     return sum(_compiled().check_table(context) for context in contexts.values())
 

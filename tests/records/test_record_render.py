@@ -9,6 +9,8 @@ from spades.demo import play_random_match
 from spades.engine import events as ev
 from spades.engine.views import redact
 from spades.records import render_match, render_score_table, score_table, score_table_json
+from spades.records.tournament import render_standings
+from spades.v1 import tournament_pb2
 
 
 def test_the_account_tells_every_hand(matches: dict[str, list[ev.Event]]) -> None:
@@ -85,3 +87,20 @@ def test_the_demo_refuses_a_bad_seed(capsys: pytest.CaptureFixture[str]) -> None
     with pytest.raises(SystemExit):
         demo_main(["--seed", "xyz"])
     assert "not hexadecimal" in capsys.readouterr().err
+
+
+def test_the_standings_show_every_entrant_name_whole() -> None:
+    """Account names run to 32 characters; two that share their first 24 stay apart, and the
+    columns after the names stay in line."""
+    names = ["North Shore Bidding Club — Alpha", "North Shore Bidding Club — Omega", "Ada"]
+    standings = tournament_pb2.Standings(
+        lines=[
+            tournament_pb2.StandingsLine(rank=rank, name=name, match_points=3 - rank, boards=4)
+            for rank, name in enumerate(names, start=1)
+        ]
+    )
+    header, *rows = render_standings(standings).splitlines()
+    for row, name in zip(rows, names, strict=True):
+        assert f"  {name} " in row, row
+    end = header.index("MP") + len("MP")  # the match points, right-aligned under "MP"
+    assert [row[end - 1 : end + 1] for row in rows] == ["2 ", "1 ", "0 "], rows

@@ -536,14 +536,17 @@ def load_tournament_record(path: str | Path) -> tournament_pb2.TournamentRecord:
 
 
 def render_standings(standings: tournament_pb2.Standings) -> str:
-    """The standings as a plain text table."""
-    lines = [f"{'#':>2}  {'entrant':<24} {'MP':>5} {'W-T-L':>7} {'dup':>6} {'boards':>6}  note"]
+    """The standings as a plain text table; every entrant's name whole (account names run to
+    32 characters: two that begin alike must not look the same)."""
+    width = max([24, *(len(line.name) for line in standings.lines)])
+    heads = f"{'MP':>5} {'W-T-L':>7} {'dup':>6} {'boards':>6}  note"
+    lines = [f"{'#':>2}  {'entrant':<{width}} {heads}"]
     for line in standings.lines:
         note = (
             f"house bot or clock in {line.substituted_matches}" if line.substituted_matches else ""
         )
         lines.append(
-            f"{line.rank:>2}  {line.name[:24]:<24} {line.match_points:>5g} "
+            f"{line.rank:>2}  {line.name:<{width}} {line.match_points:>5g} "
             f"{f'{line.won}-{line.tied}-{line.lost}':>7} {line.duplicate_points:>+6} "
             f"{line.boards:>6}  {note}".rstrip()
         )

@@ -339,6 +339,39 @@ async def test_the_periodic_re_read_waits_on_the_logs_clock(make_log: MakeLog) -
         assert await everything == stored
 
 
+async def test_the_periodic_re_read_is_not_put_off_by_other_streams_traffic(
+    make_log: MakeLog,
+) -> None:
+    """The re-read every ``poll_interval`` runs however often other streams' notifications
+    wake the order tracker: an append no notification announced reaches its stream's
+    subscriber while another stream's appends are heard every few milliseconds. (They used to
+    put the re-read off for as long as they came, each one starting its wait again: a replica
+    cut off from the fan-out for a while then served a table's view from before the cut.)"""
+    quiet = await opened(make_log(notify=False))  # its appends announce nothing
+    busy = await opened(make_log())
+    log = await opened(make_log(poll_interval=0.2))
+    stream = asyncio.create_task(collect(log.subscribe("table-1"), 1))
+    stop = asyncio.Event()
+
+    async def chatter() -> None:
+        version = 0
+        while not stop.is_set():  # bounded by the test's deadline below
+            await busy.append("table-2", version, [b"heard"])
+            version += 1
+            await asyncio.sleep(0.02)
+
+    talking = asyncio.create_task(chatter())
+    try:
+        async with asyncio.timeout(DEADLINE):
+            while not log.notifier.watched_streams():
+                await asyncio.sleep(0.01)
+            stored = await quiet.append("table-1", 0, [b"unheard"])
+            assert await stream == stored
+    finally:
+        stop.set()
+        await talking
+
+
 async def test_notifications_are_coalesced(make_log: MakeLog) -> None:
     log = await opened(make_log(pool_size=8))
     streams = [f"table-{n}" for n in range(32)]

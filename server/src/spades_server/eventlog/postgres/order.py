@@ -144,13 +144,25 @@ class FinalPrefix(PostgresLogCore):
     async def _track(self) -> None:
         """Move ``subscribe_all`` forward to every position proven final."""
         delay = 0.0
+        loop = asyncio.get_running_loop()
+        # On real time, the periodic re-read is due ``poll_interval`` after the last one,
+        # however often commits heard of wake the tracker meanwhile: with a wait started anew
+        # at each wake-up, steady traffic on other streams put it off for as long as it lasted,
+        # and a stream whose notification was lost (a replica cut off from the fan-out) stayed
+        # behind, its cached copy trusted as current.
+        due = loop.time() + self.poll_interval
         while True:
+            if self.sleep is None and loop.time() >= due:
+                due = loop.time() + self.poll_interval
+                await self._guarded(self._resync())
             if self._target <= self._final:
                 delay = 0.0
                 self._track_wakeup.clear()
-                # The periodic re-read, on the log's clock (a test's clock moves it); a commit
-                # heard of brings the tracker back sooner.
-                if not await self.wait_at_most(self._track_wakeup, self.poll_interval):
+                # The periodic re-read, on the log's clock (a test's clock moves it, a whole
+                # interval at a time); a commit heard of brings the tracker back sooner.
+                wait = self.poll_interval if self.sleep is not None else due - loop.time()
+                if not await self.wait_at_most(self._track_wakeup, max(wait, 0.0)):
+                    due = loop.time() + self.poll_interval
                     await self._guarded(self._resync())
                 continue
             # A hole below the target: most are appends still in flight here or NOTIFYs on

@@ -40,11 +40,11 @@ from tests.support.grpc_web import status_details, web_call
 from tests.support.refusals import refused_unchanged
 from tests.support.servers import running_server, web_server
 
-#: Double dummy only (a world costs a solve per card); the tournament's tables are 1 hand each.
 #: The most worlds a request may ask of the server here: what the analysis that holds the
 #: queue's one place samples, so that it lasts (a fresh deal to solve for every decision and
 #: world) while the refusals it causes are checked.
 MAX_WORLDS = 16
+#: Double dummy only (a world costs a solve per card); the tournament's tables are 1 hand each.
 SETTINGS = {
     "analysis_worlds": 0,
     "analysis_max_worlds": MAX_WORLDS,

@@ -229,6 +229,26 @@ static inline int cards_above(uint64_t out, int card) {
     return __builtin_popcountll(out & SUIT_FIELD(card >> 4) & ~(((uint64_t)2 << card) - 1));
 }
 
+/* Whether `card`, played now by the seat to act, would beat whatever the seats of the other
+   side still to play to this trick can play (a higher card of the suit led, or a trump). */
+static int holds_after(const Search *search, const Node *node, int card, int led) {
+    int mine = search->maximizing[node->turn];
+    int seat = search->next[node->turn];
+    uint64_t above = ~(((uint64_t)2 << card) - 1);
+    for (int k = node->trick_length + 1; k < search->players; k++, seat = search->next[seat]) {
+        if (search->maximizing[seat] == mine) continue;
+        uint64_t hand = node->hands[seat];
+        uint64_t followed = hand & SUIT_FIELD(led);
+        if (followed) {
+            if ((card >> 4) == led && (followed & above)) return 0;
+        } else {
+            uint64_t trumps = hand & SUIT_FIELD(SPADES);
+            if (trumps && ((card >> 4) != SPADES || (trumps & above))) return 0;
+        }
+    }
+    return 1;
+}
+
 /* One move per run of equivalent legal cards (its lowest card), best-looking first. */
 static int moves_of(const Search *search, const Node *node, Move *moves, int preferred) {
     uint64_t legal = legal_cards(search, node);
@@ -274,12 +294,20 @@ static int moves_of(const Search *search, const Node *node, Move *moves, int pre
                 score -= 5;
             }
         } else {
-            int top_suit = winning_card >> 4;
+            int top_suit = winning_card >> 4, led = node->trick_cards[0] >> 4;
             int wins = beats(bottom, winning_card) || beats(top, winning_card);
+            /* Before the trick's last card, a winner that the other side's cards still to
+               come cannot beat goes first: over theirs, and over a partner's winner that
+               they can beat (else low under the partner's). */
             if (partner_winning)
-                score = wins ? 10 - rank : 50 - rank;
+                score = !wins ? 50 - rank
+                        : !holds_after(search, node, winning_card, led) &&
+                                  holds_after(search, node, bottom, led)
+                            ? 70 - rank
+                            : 10 - rank;
             else if (wins)
-                score = (last ? 80 : 60) - rank - (suit != top_suit ? 10 : 0);
+                score = (last ? 80 : holds_after(search, node, bottom, led) ? 65 : 60) - rank -
+                        (suit != top_suit ? 10 : 0);
             else
                 score = 40 - rank;
         }

@@ -234,7 +234,7 @@ static inline int cards_above(uint64_t out, int card) {
 static int holds_after(const Search *search, const Node *node, int card, int led) {
     int mine = search->maximizing[node->turn];
     int seat = search->next[node->turn];
-    uint64_t above = ~(((uint64_t)2 << card) - 1);
+    uint64_t above = from_card_up(card); /* the card itself is the mover's */
     for (int k = node->trick_length + 1; k < search->players; k++, seat = search->next[seat]) {
         if (search->maximizing[seat] == mine) continue;
         uint64_t hand = node->hands[seat];
@@ -256,11 +256,13 @@ static int moves_of(const Search *search, const Node *node, Move *moves, int pre
     uint64_t out = node->out;
     int count = 0;
     int mine = search->maximizing[node->turn];
-    int winning_card = -1, partner_winning = 0;
+    int winning_card = -1, partner_winning = 0, led = -1, partner_beatable = 0;
     if (node->trick_length) {
         int best = trick_winner(node, node->trick_length);
         winning_card = node->trick_cards[best];
         partner_winning = search->maximizing[node->trick_seats[best]] == mine;
+        led = node->trick_cards[0] >> 4;
+        partner_beatable = partner_winning && !holds_after(search, node, winning_card, led);
     }
     int last = node->trick_length == search->players - 1;
     while (legal) {
@@ -294,17 +296,15 @@ static int moves_of(const Search *search, const Node *node, Move *moves, int pre
                 score -= 5;
             }
         } else {
-            int top_suit = winning_card >> 4, led = node->trick_cards[0] >> 4;
+            int top_suit = winning_card >> 4;
             int wins = beats(bottom, winning_card) || beats(top, winning_card);
             /* Before the trick's last card, a winner that the other side's cards still to
                come cannot beat goes first: over theirs, and over a partner's winner that
                they can beat (else low under the partner's). */
             if (partner_winning)
                 score = !wins ? 50 - rank
-                        : !holds_after(search, node, winning_card, led) &&
-                                  holds_after(search, node, bottom, led)
-                            ? 70 - rank
-                            : 10 - rank;
+                        : partner_beatable && holds_after(search, node, bottom, led) ? 70 - rank
+                                                                                     : 10 - rank;
             else if (wins)
                 score = (last ? 80 : holds_after(search, node, bottom, led) ? 65 : 60) - rank -
                         (suit != top_suit ? 10 : 0);

@@ -85,10 +85,25 @@ class ClusterError(RuntimeError):
 
 
 def free_port() -> int:
-    """A port nothing listens on now, chosen once per component so restarts keep it."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((LOOPBACK, 0))
-        return int(probe.getsockname()[1])
+    """A port nothing listens on now."""
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` different ports nothing listens on now, chosen once per component so restarts
+    keep them. Every probe stays bound until all are chosen: a probe closed at once lets the
+    kernel hand out the same port again (seen: NATS and Alertmanager given one port, and the
+    Alertmanager readiness check answered by NATS)."""
+    probes: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            probes.append(probe)
+            probe.bind((LOOPBACK, 0))
+        return [int(probe.getsockname()[1]) for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
 
 
 def tool(name: str, *folders: str) -> str:
@@ -305,23 +320,17 @@ class Cluster:
         self.folder = settings.folder.resolve()
         self.folder.mkdir(parents=True, exist_ok=True)
         self.operator_token = secrets.token_hex(16)
-        self.ports = {
-            name: free_port()
-            for name in (
-                "postgres",
-                "nats",
-                "balancer-grpc",
-                "balancer-web",
-                "balancer-metrics",
-                "prometheus",
-                "alertmanager",
-                *(
-                    f"spades-{n}-{kind}"
-                    for n in self._numbers()
-                    for kind in ("grpc", "web", "metrics")
-                ),
-            )
-        }
+        names = (
+            "postgres",
+            "nats",
+            "balancer-grpc",
+            "balancer-web",
+            "balancer-metrics",
+            "prometheus",
+            "alertmanager",
+            *(f"spades-{n}-{kind}" for n in self._numbers() for kind in ("grpc", "web", "metrics")),
+        )
+        self.ports = dict(zip(names, free_ports(len(names)), strict=True))
         self._temporary_postgres: Path | None = None
         self.postgres_user = "postgres" if os.geteuid() == 0 else None
         self.postgres_data = self._postgres_data_folder()

@@ -25,7 +25,7 @@ from spades.engine import Clock, MatchState, Rules
 from spades.engine import events as ev
 from tests.support.backends import LogStorage
 from tests.support.faults import assert_contiguous, engine_events, read_log
-from tests.support.processes import free_port, kill, server_args, server_process
+from tests.support.processes import free_ports, kill, server_args, server_process
 
 TABLES = 3
 KILLS = 3
@@ -55,8 +55,9 @@ async def test_a_replica_killed_while_the_clock_and_house_bots_act(
 ) -> None:
     storage = LogStorage("postgres", tmp_path / "replicas.db")
     await storage.prepare()
-    args_a = server_args(storage, free_port(), *SETTINGS)
-    args_b = server_args(storage, free_port(), *SETTINGS)
+    port_a, port_b = free_ports(2)
+    args_a = server_args(storage, port_a, *SETTINGS)
+    args_b = server_args(storage, port_b, *SETTINGS)
     table_ids: list[str] = []
     killed_mid_play = 0
     started = time.monotonic()

@@ -305,9 +305,22 @@ LOOPBACK = "127.0.0.1"
 def free_port() -> int:
     """A port nothing listens on now (the kernel's choice), to pass to the server explicitly:
     a restarted server must come back on the same address for the SDK to find it."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((LOOPBACK, 0))
-        return int(probe.getsockname()[1])
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` different free ports: every probe stays bound until all are chosen (one closed
+    at once lets the kernel hand the same port out again, to the next probe)."""
+    probes: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            probes.append(probe)
+            probe.bind((LOOPBACK, 0))
+        return [int(probe.getsockname()[1]) for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
 
 
 def server_args(storage: LogStorage | Path, port: int, *extra: str) -> list[str]:

@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from spades import protocol
 from spades.engine import Rules, legal_actions, new_match
 from spades.v1 import play_pb2
-from spades_server.api.limits import Limits
+from spades_server.api.limits import PEER, Limits
 from spades_server.api.play import PlayServicer, Shutdown
 from spades_server.domain import tokens
 from spades_server.domain.decisions import (
@@ -101,6 +101,10 @@ async def seat(
     """One seat: its feed read to the end of the window; on its turn, a random legal action
     through the Play servicer's action path (the result goes out with the events, as on a
     stream)."""
+    # Each seat on a connection of its own, as the interceptor records a bot's: the limit per
+    # connection (4000 actions a second) would otherwise count every seat of the run as one
+    # connection, and refuse some of their actions once the run goes faster than that.
+    PEER.set(f"bench:{table_id}:{number}")
     superseded = asyncio.Event()
     session = SeatSession(
         table_id, number, tokens.digest(token), False, superseded, structlog.get_logger()

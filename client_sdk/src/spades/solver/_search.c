@@ -29,6 +29,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __BMI2__
+#include <immintrin.h>
+#endif
 
 #define SUIT_BITS 16
 #define SPADES 3
@@ -431,9 +434,12 @@ static int top_trumps(const Search *search, const Node *node, int *owner, uint64
 typedef struct {
     uint64_t shape;
     uint32_t extra;
-    uint64_t owners[2];   /* as in Entry, for every card still out */
-    int8_t ranked[4][16]; /* each suit's cards still out, highest first */
+    uint64_t owners[2]; /* as in Entry, for every card still out */
+    uint64_t out;       /* the cards still out */
     uint64_t hash;
+#ifndef __BMI2__
+    int8_t ranked[4][16]; /* each suit's cards still out, highest first */
+#endif
 } Key;
 
 static inline uint64_t shape_hash(uint64_t shape, uint32_t extra) {
@@ -453,22 +459,35 @@ static void key_of(const Search *search, const Node *node, Key *key) {
     key->shape = shape;
     key->extra = (uint32_t)node->leader | (uint32_t)node->broken << 2 |
                  (uint32_t)search->wins_class[node->wins_index] << 3;
+    /* Each suit's lane: 2 bits a card still out (its holder: 1 in the low bit for hands 1 and
+       3, in the high bit for hands 2 and 3), the highest card in the top bits. With BMI2 the
+       holders' bits are gathered at once (pext) and spread into 2-bit fields (pdep). */
     uint64_t lanes[4];
+    uint64_t odd = node->hands[1] | node->hands[3], high = node->hands[2] | node->hands[3];
     for (int suit = 0; suit < 4; suit++) {
-        uint32_t owners = 0;
-        int count = 0;
-        uint64_t rest = node->out & SUIT_FIELD(suit);
-        while (rest) {
-            int card = highest_bit(rest);
-            rest &= ~((uint64_t)1 << card);
-            uint32_t owner = (uint32_t)((node->hands[1] >> card) & 1) |
-                             (uint32_t)((node->hands[2] >> card) & 1) << 1 |
-                             (uint32_t)((node->hands[3] >> card) & 1) * 3;
-            owners |= owner << (30 - 2 * count);
-            key->ranked[suit][count++] = (int8_t)card;
+        uint64_t out = node->out & SUIT_FIELD(suit);
+        int count = __builtin_popcountll(out);
+        if (!count) {
+            lanes[suit] = 0;
+            continue;
+        }
+#ifdef __BMI2__
+        uint64_t ones = _pext_u64(odd, out), twos = _pext_u64(high, out);
+        uint64_t lowest_first =
+            _pdep_u64(ones, 0x5555555555555555ULL) | _pdep_u64(twos, 0xAAAAAAAAAAAAAAAAULL);
+        lanes[suit] = (lowest_first << (32 - 2 * count)) & 0xFFFFFFFFULL;
+#else
+        uint64_t owners = 0;
+        for (int rank = 0; out; rank++) {
+            int card = highest_bit(out);
+            out &= ~((uint64_t)1 << card);
+            owners |= ((odd >> card & 1) | (high >> card & 1) << 1) << (30 - 2 * rank);
+            key->ranked[suit][rank] = (int8_t)card;
         }
         lanes[suit] = owners;
+#endif
     }
+    key->out = node->out;
     key->owners[0] = lanes[0] | lanes[1] << 32;
     key->owners[1] = lanes[2] | lanes[3] << 32;
     key->hash = shape_hash(shape, key->extra);
@@ -485,7 +504,15 @@ static inline uint64_t entry_rel(const Entry *entry, const Key *key) {
     for (int suit = 0; suit < 4; suit++) {
         uint32_t lane = (uint32_t)(entry->mask[suit >> 1] >> (32 * (suit & 1)));
         int top = __builtin_popcount(lane) / 2;
-        if (top) rel |= from_card_up(key->ranked[suit][top - 1]);
+        if (!top) continue;
+        /* The top-th highest card still out in the suit. */
+#ifdef __BMI2__
+        uint64_t out = key->out & SUIT_FIELD(suit);
+        uint64_t nth = _pdep_u64((uint64_t)1 << (__builtin_popcountll(out) - top), out);
+        rel |= from_card_up(lowest_bit(nth));
+#else
+        rel |= from_card_up(key->ranked[suit][top - 1]);
+#endif
     }
     return rel;
 }

@@ -200,25 +200,17 @@ static uint64_t legal_cards(const Search *search, const Node *node) {
    it with no other card still out between them. */
 static int run_bottom(uint64_t hand, uint64_t out, int card) {
     uint64_t below = out & SUIT_FIELD(card >> 4) & (((uint64_t)1 << card) - 1);
-    while (below) {
-        int next = highest_bit(below);
-        if (!((hand >> next) & 1)) break;
-        card = next;
-        below &= ~((uint64_t)1 << next);
-    }
-    return card;
+    uint64_t others = below & ~hand; /* the cards out below it in other hands */
+    if (others) below &= ~(((uint64_t)2 << highest_bit(others)) - 1);
+    return below ? lowest_bit(below) : card;
 }
 
 /* The highest card of the run of `hand`'s cards that `card` is in. */
 static int run_top(uint64_t hand, uint64_t out, int card) {
     uint64_t above = out & SUIT_FIELD(card >> 4) & ~(((uint64_t)2 << card) - 1);
-    while (above) {
-        int next = lowest_bit(above);
-        if (!((hand >> next) & 1)) break;
-        card = next;
-        above &= ~((uint64_t)1 << next);
-    }
-    return card;
+    uint64_t others = above & ~hand; /* the cards out above it in other hands */
+    if (others) above &= ((uint64_t)1 << lowest_bit(others)) - 1;
+    return above ? highest_bit(above) : card;
 }
 
 typedef struct {
@@ -748,14 +740,11 @@ typedef struct {
 static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32_t beta,
                           uint64_t *rel, const Known *known);
 
-/* Whether a run of move i's suit lying wholly below the relevant cards `all` was searched. */
-static int small_run_searched(const Move *moves, const int *searched, int count, uint64_t all,
-                              int i) {
-    int suit = moves[i].card >> 4;
-    for (int j = 0; j < count; j++)
-        if (searched[j] && (moves[j].card >> 4) == suit && !((all >> moves[j].top) & 1))
-            return 1;
-    return 0;
+/* Whether a run of `card`'s suit lying wholly below the relevant cards `all` was searched,
+   `searched_tops` holding the highest card of every run searched (a relevant set holds every
+   card of a suit from some rank up, so a run lies below it when its highest card does). */
+static inline int small_run_searched(uint64_t searched_tops, uint64_t all, int card) {
+    return (searched_tops & SUIT_FIELD(card >> 4) & ~all) != 0;
 }
 
 /* The table of search->at_least[seat], or NULL when memory ran out. */
@@ -991,11 +980,13 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
        small card a suit"): once one is searched, the others are skipped, and checked again
        against the relevant cards at the end (which may have grown since). */
     for (int i = 0; i < count; i++) searched[i] = 0;
+    uint64_t searched_tops = 0;
     for (int cursor = 0;;) {
         int next = -1;
         while (cursor < count && next < 0) {
             int i = cursor++;
-            if ((all >> moves[i].top) & 1 || !small_run_searched(moves, searched, count, all, i))
+            if ((all >> moves[i].top) & 1 ||
+                !small_run_searched(searched_tops, all, moves[i].card))
                 next = i;
         }
         if (next < 0) {
@@ -1004,7 +995,7 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
             all = close_runs(all, moves, searched, count);
             for (int i = 0; i < count && next < 0; i++)
                 if (!searched[i] && ((all >> moves[i].top) & 1 ||
-                                     !small_run_searched(moves, searched, count, all, i)))
+                                     !small_run_searched(searched_tops, all, moves[i].card)))
                     next = i;
             if (next < 0) {
                 *rel = all;
@@ -1015,6 +1006,7 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
         int32_t value = search_move(search, node, &moves[next], a, b, &child_rel,
                                     knowing ? &knowns[next] : NULL);
         searched[next] = 1;
+        searched_tops |= (uint64_t)1 << moves[next].top;
         if (maximizing ? value > best : value < best) {
             best = value;
             best_card = moves[next].card;

@@ -211,8 +211,8 @@ bench-engine: $(BENCH_STAMP) $(ENGINE_STAMP) ## engine micro-benchmark: the mypy
 	$(PY) tests/benchmarks/bench_engine.py
 
 # Our double-dummy solver against DDS (endplay, in requirements-dev.txt) on the same deals in one
-# run: trick 1 medians and their ratio, and the p95 of a whole hand in both objectives; e.g.
-# SOLVER_BENCH_ARGS="--deals 20 --hands 10".
+# run: trick 1 medians and their ratio, and the p95 of a whole hand in both objectives over 100
+# hands (about a minute and a half); e.g. SOLVER_BENCH_ARGS="--deals 20 --hands 10" for a quick look.
 SOLVER_BENCH_ARGS ?=
 bench-solver: $(INSTALL_STAMP) $(ENGINE_STAMP) $(SOLVER_STAMP) ## double-dummy solver vs DDS: trick 1 (ours / DDS) and a whole hand's p95 (SOLVER_BENCH_ARGS=--help)
 	$(PY) tests/benchmarks/bench_solver.py $(SOLVER_BENCH_ARGS)

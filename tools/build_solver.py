@@ -42,14 +42,14 @@ def clean() -> None:
     shutil.rmtree(BUILD, ignore_errors=True)
 
 
-def _machine_flags(cpuinfo: str | None = None) -> list[str]:
+def machine_flags(cpuinfo: str | None = None, machine: str | None = None) -> list[str]:
     """The instruction-set flags worth giving the compiler here: the hardware popcount (the
     search counts cards with it at every node), when this x86-64 processor has it, and BMI2
     (the table's key gathers each suit's holders with ``pext``) where ``pext`` is fast: Intel,
     and AMD from Zen 3 (family 0x19) on, as Zen 1 and 2 run it in microcode. The module is
-    built in place for this machine, never shipped. ``cpuinfo`` is ``/proc/cpuinfo``'s text
-    (read when not given)."""
-    if platform.machine() not in {"x86_64", "AMD64"}:
+    built in place for this machine, never shipped. ``cpuinfo`` is ``/proc/cpuinfo``'s text and
+    ``machine`` the architecture (``platform.machine()``), this machine's when not given."""
+    if (machine or platform.machine()) not in {"x86_64", "AMD64"}:
         return []
     if cpuinfo is None:
         try:
@@ -89,7 +89,7 @@ def build(into: Path | None = None, portable: bool = False) -> None:
             "-Wall",
             "-Wextra",
             "-Wno-unused-parameter",
-            *([] if portable else _machine_flags()),
+            *([] if portable else machine_flags()),
         ],
     )
     distribution = Distribution({"name": "spades-solver-search", "ext_modules": [extension]})

@@ -870,8 +870,18 @@ static int boundary_bounds(Search *search, const Node *node, int32_t alpha, int3
             }
         }
         used = 0;
-        int quick = quick_tricks(search, node, &used);
-        if (quick && (table = at_least(search, node->leader)) != NULL) {
+        /* Quick tricks can decide nothing here when even winning every trick left could not
+           (the bound only tightens with more tricks): then they are not counted. */
+        int most = __builtin_popcountll(node->hands[node->leader]);
+        table = at_least(search, node->leader);
+        int quick = 0;
+        if (table != NULL) {
+            size_t layer = 2 * (size_t)most * search->size + node->wins_index;
+            if (search->maximizing[node->leader] ? table[layer] >= beta
+                                                 : table[layer + search->size] <= alpha)
+                quick = quick_tricks(search, node, &used);
+        }
+        if (quick) {
             size_t layer = 2 * (size_t)quick * search->size + node->wins_index;
             if (search->maximizing[node->leader]) {
                 if (table[layer] >= beta) {

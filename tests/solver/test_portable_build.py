@@ -5,7 +5,8 @@ and BMI2 where ``pext`` is fast), and the table's key then takes a path of its o
 of each suit's cards gathered with ``pext``). The plain C path is what a machine without those
 flags runs, and nothing else here runs it: this test builds it into a copy of the package
 (``build_solver.py --into DIR --portable``) and values the same seeded positions with both
-builds, every rule variation the endings draw, both objectives. Which flags a processor gets is
+builds, under four rule sets (partners; cutthroat; jokers, spades led any time; counter-clockwise,
+Nil tricks for the partner, a bag limit of 5), both objectives. Which flags a processor gets is
 checked on its own."""
 
 from __future__ import annotations

@@ -31,7 +31,6 @@ async def test_a_cancellation_is_never_lost_whenever_it_lands(turns: int) -> Non
 async def test_the_event_or_the_time_ends_the_sleep() -> None:
     event = asyncio.Event()
     waiting = asyncio.create_task(sleep_unless(SystemClock(), event, 3600))
-    await asyncio.sleep(0)
-    event.set()
+    asyncio.get_running_loop().call_soon(event.set)  # once the task waits
     await asyncio.wait_for(waiting, 5)  # the event, long before the hour
     await asyncio.wait_for(sleep_unless(SystemClock(), asyncio.Event(), 0.01), 5)  # the time

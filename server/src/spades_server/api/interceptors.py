@@ -71,8 +71,16 @@ class RequestErrors(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 # A client that stops reading fills its flow-control window; it gets a bounded
                 # wait, then its stream is closed (no one else waits on it).
                 watch = WriteWatch(write_timeout, clock)
+                headers_sent = False
                 try:
                     async for message in streaming(request, context):
+                        if not headers_sent:
+                            # The headers on their own before the first message: grpc notes
+                            # them sent only once a write completes, so an abort after a first
+                            # write the watch cancelled would send them again, which the call
+                            # refuses (TOO_MANY_OPERATIONS), and the client got no status.
+                            await context.send_initial_metadata(())
+                            headers_sent = True
                         watch.since = clock.monotonic()
                         if watch.timer is None:
                             watch.arm()

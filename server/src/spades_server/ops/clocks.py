@@ -12,7 +12,6 @@ challenge's expiry, a session's, the sign-in rate) asks a :class:`Clock` passed 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 from typing import Protocol
@@ -86,6 +85,7 @@ async def sleep_unless(clock: Clock, event: asyncio.Event, seconds: float) -> No
     finally:
         for waiter in waiters:
             waiter.cancel()
-        for waiter in waiters:
-            with contextlib.suppress(asyncio.CancelledError):
-                await waiter
+        # Wait for them to end without awaiting them one by one under a suppressed
+        # CancelledError: that also swallowed a cancellation of this task landing meanwhile
+        # (the turn clock's stop() then waited forever); asyncio.wait raises only this task's.
+        await asyncio.wait(waiters)

@@ -39,6 +39,7 @@ from spades_server.domain.decisions import decide_substitution
 from spades_server.domain.tables import Table
 from spades_server.ops import metrics
 from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
+from spades_server.ops.tasks import stop_tasks
 from spades_server.processes.house import HousePool
 from spades_server.store.table_store import TableStore
 
@@ -97,12 +98,7 @@ class AbsentPlayers:
 
     async def stop(self) -> None:
         self._running = False
-        tasks = [task for task in (self._sweeper, *self._tasks) if task is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await stop_tasks(self._sweeper, *self._tasks)
 
     # ------------------------------------------------------------------ streams
 

@@ -22,7 +22,6 @@ the log too). Only a finished table is ever analysed: the caller checks that fir
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import time
 from collections.abc import AsyncIterator
@@ -39,6 +38,7 @@ from spades.v1 import analysis_pb2, record_pb2
 from spades_server.domain import errors
 from spades_server.eventlog import EventLog, ProjectionRow
 from spades_server.ops import metrics
+from spades_server.ops.tasks import stop_tasks
 
 log = structlog.get_logger(__name__)
 
@@ -246,11 +246,7 @@ class AnalysisWorkers:
     async def stop(self) -> None:
         """Abandon every analysis and end the worker processes (what they were solving is
         lost: nothing of an unfinished analysis is kept)."""
-        for job in list(self._jobs.values()):
-            if job.task is not None:
-                job.task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await job.task
+        await stop_tasks(*(job.task for job in list(self._jobs.values())))
         pool, self._pool = self._pool, None
         if pool is not None:
             # A worker in the middle of a solve would finish it first: end it now instead.

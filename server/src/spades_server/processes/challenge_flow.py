@@ -35,6 +35,7 @@ from spades_server.domain.challenges import (
 from spades_server.domain.decisions import AlreadyJoined, decide_join, decide_new_table
 from spades_server.domain.tables import Decided, Table
 from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
+from spades_server.ops.tasks import stop_tasks
 from spades_server.processes.projection import LobbyProjection, open_table
 from spades_server.store.account_store import AccountStore
 from spades_server.store.challenge_store import ChallengeStore
@@ -343,9 +344,7 @@ class ChallengeSweeper:
     async def stop(self) -> None:
         if self._task is None:
             return
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._task
+        await stop_tasks(self._task)
         self._task = None
 
     async def sweep(self) -> int:

@@ -26,6 +26,7 @@ from spades_server.domain import errors
 from spades_server.domain.decisions import decide_timeout
 from spades_server.domain.tables import Table, timestamp
 from spades_server.ops.clocks import SYSTEM_CLOCK, Clock, sleep_unless
+from spades_server.ops.tasks import stop_tasks
 from spades_server.store.table_store import TableStore
 
 log = structlog.get_logger(__name__)
@@ -106,10 +107,7 @@ class TurnClock:
         self._task = asyncio.create_task(self._run(), name="turn-clock")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await stop_tasks(self._task)
 
     async def _run(self) -> None:
         while True:

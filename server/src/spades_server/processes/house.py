@@ -47,6 +47,7 @@ from spades_server.domain import errors, tokens
 from spades_server.domain.accounts import Account, account_id_for
 from spades_server.domain.errors import LimitExceeded
 from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
+from spades_server.ops.tasks import stop_tasks
 from spades_server.processes import house_accounts
 
 log = structlog.get_logger(__name__)
@@ -172,12 +173,7 @@ class HousePool:
     async def stop(self) -> None:
         """Stop the filler and every bot (their seats are left to the turn clock)."""
         self._address = None
-        tasks = [task for task in (self._filler, *self._tasks()) if task is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await stop_tasks(self._filler, *self._tasks())
         for bot in [*self.bots.values(), *self.substitutes.values()]:
             await bot.client.close()
         self.bots.clear()

@@ -36,6 +36,7 @@ import structlog
 
 from spades_server.eventlog.base import EventLog, ProjectionRow
 from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
+from spades_server.ops.tasks import stop_tasks
 
 log = structlog.get_logger(__name__)
 
@@ -118,11 +119,8 @@ class Presence:
 
     async def stop(self) -> None:
         """Stop renewing, and unlist this replica's rows (its streams are closing)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        await stop_tasks(self._task)
+        self._task = None
         open_ids = list(self._open)
         self._open.clear()
         with contextlib.suppress(Exception):

@@ -33,7 +33,6 @@ it (:meth:`LobbyProjection.fold`): a listing rebuilt from every event, to check 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 from collections.abc import Callable
 
@@ -60,6 +59,7 @@ from spades_server.eventlog.base import (
 )
 from spades_server.ops import metrics
 from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
+from spades_server.ops.tasks import stop_tasks
 from spades_server.processes.games import GamesIndex
 from spades_server.store import journal
 from spades_server.store.stream_kinds import is_table_stream
@@ -154,9 +154,7 @@ class LobbyProjection:
         """Stop following, and checkpoint (with every finished table moved) for the next start."""
         if self._task is None:
             return
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._task
+        await stop_tasks(self._task)
         self._task = None
         await self._save(everything=True)
 

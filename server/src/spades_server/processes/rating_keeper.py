@@ -9,6 +9,7 @@ import structlog
 
 from spades.v1 import rating_pb2
 from spades_server.domain.tables import Table
+from spades_server.ops.tasks import stop_tasks
 from spades_server.store.rating_store import PoolStore
 
 log = structlog.get_logger(__name__)
@@ -67,6 +68,4 @@ class RatingKeeper:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def stop(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await stop_tasks(*self._tasks)

@@ -24,6 +24,7 @@ from spades_server.domain.tables import Table
 from spades_server.domain.tournaments import FINISHED, RUNNING, Tournament, decide_progress
 from spades_server.eventlog.base import VersionConflict
 from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
+from spades_server.ops.tasks import stop_tasks
 from spades_server.store.account_store import AccountStore
 from spades_server.store.table_store import TableStore
 from spades_server.store.tournament_store import TournamentStore
@@ -73,13 +74,8 @@ class TournamentDriver:
         self._sweeper = asyncio.create_task(self._sweep(), name="tournament-driver")
 
     async def stop(self) -> None:
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._sweeper
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await stop_tasks(self._sweeper)
+        await stop_tasks(*self._tasks)  # (those the sweeper started before it stopped)
 
     def watch(self, tournament_id: str) -> None:
         """Run this tournament (a new one, or one entered)."""

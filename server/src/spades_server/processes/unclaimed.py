@@ -31,6 +31,7 @@ from spades_server.domain.decisions import decide_release
 from spades_server.domain.tables import Table
 from spades_server.eventlog.base import LogUnavailable
 from spades_server.ops.clocks import SYSTEM_CLOCK, Clock
+from spades_server.ops.tasks import stop_tasks
 from spades_server.store.table_store import TableStore
 
 log = structlog.get_logger(__name__)
@@ -71,10 +72,7 @@ class UnclaimedSeats:
 
     async def stop(self) -> None:
         self._running = False
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
+        await stop_tasks(self._sweeper)
 
     async def stream_opened(self, table_id: str, seat: int, holder: bytes) -> None:
         """The seat's own player (token digest ``holder``) opened a stream on this server, at a

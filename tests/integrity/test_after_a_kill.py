@@ -35,8 +35,9 @@ async def play_then_kill(database: Path, server_log: Path) -> tuple[str, int]:
             acknowledged = 0
             for _ in range(ACTIONS):
                 seat = await next_turn(seats)
-                assert seat.prompt is not None
-                result = await seat.act(seat.prompt.legal_actions[0], seat.prompt.sequence)
+                prompt = seat.prompt
+                assert prompt is not None
+                result = await seat.act(prompt.legal_actions[0], prompt.sequence)
                 assert result.accepted, result
                 acknowledged = result.sequence
             server.terminate(signal.SIGKILL)

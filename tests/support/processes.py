@@ -224,6 +224,10 @@ class Seat:
         return await until(check, [self], timeout)
 
     async def send(self, action: actions_pb2.Action, sequence: int, action_id: str = "") -> str:
+        if self.prompt is not None and self.prompt.sequence == sequence:
+            # Answered: until this seat's stream brings the action's events, the table still
+            # looks at that sequence, and next_turn would hand this seat its own prompt again.
+            self.prompt = None
         action_id = action_id or uuid.uuid4().hex
         await self.call.write(
             play_pb2.PlayRequest(
@@ -290,7 +294,6 @@ async def play_actions(
         seat = await next_turn(seats)
         prompt = seat.prompt
         assert prompt is not None
-        seat.prompt = None
         result = await seat.act(rng.choice(list(prompt.legal_actions)), prompt.sequence)
         assert result.accepted, result
         played.append((seat, result.action_id, result))

@@ -203,6 +203,8 @@ async def test_the_leaderboard_and_a_players_page_show_the_rated_matches(
     person = page.locator(f"h1[data-account-id='{played.accounts['Pat Person']}']")
     await person.wait_for()
     assert await person.locator(".badge.person").count() == 1
+    # The ratings come after the heading (their own call): wait for the row, then look.
+    await page.locator(".ratings tr[data-pool='partnership']").wait_for()
     assert await page.locator(".ratings .badge.provisional").count() == 1
     await page.goto(f"{server.web_url}#/player/by-name/No%20One")
     await page.locator(".message.error").wait_for()

@@ -27,7 +27,6 @@ back (its token is then refused, and it stops without a restart) or the match en
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -342,10 +341,7 @@ class HousePool:
         return None if bot is None else bot.digest
 
     async def _stop_bot(self, bot: HouseBot) -> None:
-        if bot.task is not None and not bot.task.done():
-            bot.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await bot.task
+        await stop_tasks(bot.task)
         bot.finished = True
         await bot.client.close()
 

@@ -100,9 +100,10 @@ def spades_server(
     *args: str,
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    wrap: Sequence[str] = (),
 ) -> Iterator[ServerProcess]:
-    """Start ``spades-server *args`` (in ``cwd``); wait for its banner; on exit make sure it is
-    gone.
+    """Start ``spades-server *args`` (in ``cwd``; behind the command ``wrap``, which must exec
+    it, when given); wait for its banner; on exit make sure it is gone.
 
     Unless ``args`` or ``env`` choose a web port, the server's is ``127.0.0.1:0`` (any free
     port), so that servers started side by side never fight over the default 8080."""
@@ -111,7 +112,7 @@ def spades_server(
         args = (*args, "--web", "127.0.0.1:0")
     with log_path.open("w") as log_file:
         process = subprocess.Popen(
-            [str(SERVER), *args],
+            [*wrap, str(SERVER), *args],
             stdout=subprocess.PIPE,
             stderr=log_file,
             text=True,

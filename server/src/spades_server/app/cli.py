@@ -15,6 +15,7 @@ from spades_server.app.server import SpadesServer, StartupError, check_ports_fre
 from spades_server.domain import tokens
 from spades_server.eventlog.base import LogDamaged
 from spades_server.ops import logs, metrics
+from spades_server.ops.settings import Settings
 
 
 def scripts_folder() -> tuple[str, str]:
@@ -73,6 +74,17 @@ def banner(
     )
 
 
+def named_ports(settings: Settings) -> set[int]:
+    """The ports the settings name for gRPC and the web port (not 0, not off): bound after the
+    metrics' port, so a metrics port picked by the kernel must not be one of them."""
+    addresses = (settings.listen, settings.web)
+    return {
+        port
+        for address in addresses
+        if address != "off" and (port := config.split_address(address)[1]) != 0
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     if arguments and arguments[0] in integrity.COMMANDS:  # spades-server check|backup ...
@@ -96,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
                 ) from None
         if settings.metrics != "off":
             try:
-                metrics_url, stop_metrics = metrics.serve(*config.split_address(settings.metrics))
+                metrics_url, stop_metrics = metrics.serve(
+                    *config.split_address(settings.metrics), avoid=named_ports(settings)
+                )
             except OSError as error:
                 raise StartupError(
                     f"cannot serve metrics on {settings.metrics}: {error.strerror or error}"

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import math
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Collection, Iterator, Sequence
+from typing import Any
 
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import HistogramMetricFamily
@@ -124,18 +127,30 @@ ANALYSIS_SECONDS = Histogram(
 )
 
 
-def serve(host: str, port: int) -> tuple[str, Callable[[], None]]:
+def serve(host: str, port: int, avoid: Collection[int] = ()) -> tuple[str, Callable[[], None]]:
     """Start the /metrics HTTP server on a daemon thread; returns its URL and a stop function.
 
-    Port 0 picks a free port; the URL carries the bound one.
+    Port 0 picks a free port other than those in ``avoid``; the URL carries the bound one. The
+    service's other ports are bound after this one, so the kernel could hand one of them out
+    here (and the service then could not listen on its own port): a pick in ``avoid`` is kept
+    bound while the kernel picks again, then let go.
     """
-    httpd, thread = start_http_server(port, addr=host)
-    bound = httpd.server_address[1]
+    refused: list[tuple[Any, threading.Thread]] = []
+    try:
+        while True:
+            httpd, thread = start_http_server(port, addr=host)
+            bound = httpd.server_address[1]
+            if port != 0 or bound not in avoid:
+                break
+            refused.append((httpd, thread))
+    finally:
+        for unwanted, its_thread in refused:
+            _stop(unwanted, its_thread)
     shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{bound}/metrics", functools.partial(_stop, httpd, thread)
 
-    def stop() -> None:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
 
-    return f"http://{shown}:{bound}/metrics", stop
+def _stop(httpd: Any, thread: threading.Thread) -> None:
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join(timeout=5)

@@ -24,7 +24,7 @@ from spades.engine import (
     seated_match,
 )
 from spades.engine import events as ev
-from spades.solver import Objective, solve
+from spades.solver import MatchStakes, Objective, solve
 from spades_bots.expert import (
     MATCH_REACH,
     PLAYOUT_TRICK_SECONDS,
@@ -330,10 +330,21 @@ def test_a_hand_may_end_the_match_near_the_target_or_at_the_last_hand(
     assert may_end_match(seat_view_of(rules, bytes(32), 0, False)) is may_end
 
 
+class Recording(SolveCosts):
+    """The cost table fixed, and the stakes of every solve kept."""
+
+    def __init__(self) -> None:
+        super().__init__(learn=False)
+        self.stakes: list[MatchStakes | None] = []
+
+    def solve(self, state: MatchState, stakes: MatchStakes | None = None) -> dict[Card, int]:
+        self.stakes.append(stakes)
+        return super().solve(state, stakes)
+
+
 def test_in_a_hand_that_may_end_the_match_the_match_outcome_decides() -> None:
-    # The solver sees one hand's points; the last hand is valued as the search bot values it,
-    # by the match won or lost in playouts scored by the engine: the same bid from the same
-    # worlds, and the note says so.
+    # The last hand's bids are valued as the search bot values them, by the match won or lost
+    # in playouts scored by the engine: the same bid from the same worlds, and the note says so.
     view = seat_view_of(Rules(max_hands=1), bytes(32), 0, False)
     answer = quick(3).bid(view)
     search = SearchBot(seed=3, think_ms=60_000, max_worlds=4)
@@ -345,14 +356,20 @@ def test_in_a_hand_that_may_end_the_match_the_match_outcome_decides() -> None:
     assert "the match may end this hand" in answer.note
     for bid in found.cards:
         assert f"{'Nil' if bid == 0 else bid} {found.mean(bid):+.1f}" in answer.note
-    # ... and the cards likewise.
+    # Its cards are solved with the match's stakes: the scores before the hand, its number, and
+    # a match won or lost worth the search bot's 300 points.
     playing = seat_view_of(Rules(max_hands=1), bytes(32), 0, True)
-    card = quick(3).play(playing)
-    assert card.answer == SearchBot(seed=3, think_ms=60_000, max_worlds=4).play(playing)
-    assert "the match may end this hand" in card.note
-    # Earlier in a match the solver's hand points decide.
+    bot = quick(3)
+    bot.costs = recording = Recording()
+    card = bot.play(playing)
+    assert "the match may end this hand" in card.note and "outcome counted" in card.note
+    assert recording.stakes and set(recording.stakes) == {MatchStakes((0, 0), 1, 300)}
+    # Earlier in a match the solver's hand points decide, with no stakes.
     for playing_early in (False, True):
         early = seat_view_of(Rules(), bytes(32), 0, playing_early)
         bot = quick(3)
+        bot.costs = recording = Recording()
         note = bot.play(early).note if playing_early else bot.bid(early).note
         assert "worlds" in note and "the match may end" not in note
+        assert set(recording.stakes) <= {None}
+    assert recording.stakes  # (the first card was solved)

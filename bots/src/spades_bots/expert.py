@@ -21,9 +21,10 @@ hand played to its end by the greedy policy and scored by the engine; the bid is
 search bot's rule (:func:`choose_bid`). Solving the bids' endings cost more than it told: the
 solver builds a context for each set of bids, and every candidate in every world is a new one.
 
-In a hand that may end the match (:func:`may_end_match`) the bids and cards are valued as the
-search bot values them, by the match's outcome in greedy playouts: the solver sees one hand's
-points, and there the match won or lost is what counts.
+In a hand that may end the match (:func:`may_end_match`) the cards are solved with the match's
+stakes (:class:`~spades.solver.MatchStakes`): each end of the hand is valued by the standing it
+leaves each side and by the match won or lost, as the search bot values its playouts; there the
+match, not the hand's points, is what counts. The bids of such a hand are the search bot's.
 
 Time: ``think_ms`` of CPU time per decision, as the search bot (100 ms by default), checked
 after every world; the horizon is chosen so that one world costs at most a
@@ -51,9 +52,10 @@ from spades.engine import (
     card_power,
     effective_suit,
 )
-from spades.solver import Objective, Position, solve
+from spades.solver import MatchStakes, Objective, Position, solve
 from spades_bots.heuristic import Powers
 from spades_bots.search import (
+    MATCH_POINTS,
     Measurements,
     Playout,
     SearchBot,
@@ -101,10 +103,9 @@ MATCH_REACH: Final = 150
 
 def may_end_match(view: BotView) -> bool:
     """Whether the hand of ``view`` may end the match: the last hand the rules allow, or a side
-    within :data:`MATCH_REACH` points of the target or of the loss threshold. The solver values
-    a hand's points only; in such a hand the match's outcome is what counts (a side at 480
-    that makes any contract wins, whatever the margin), so the expert values its choices as the
-    search bot does, by the match outcome of playouts scored by the engine."""
+    within :data:`MATCH_REACH` points of the target or of the loss threshold. In such a hand the
+    match's outcome is what counts (a side at 480 that makes any contract wins, whatever the
+    margin), so the expert solves it with the match's stakes (:func:`match_stakes`)."""
     rules = view.rules
     if rules.max_hands is not None and view.hand_number >= rules.max_hands:
         return True
@@ -112,6 +113,12 @@ def may_end_match(view: BotView) -> bool:
         return True
     threshold = rules.loss_threshold
     return threshold is not None and min(view.scores) - MATCH_REACH <= threshold
+
+
+def match_stakes(view: BotView) -> MatchStakes:
+    """The stakes of ``view``'s hand for the solver: the scores before it, its number, and a
+    match won or lost worth the search bot's :data:`~spades_bots.search.MATCH_POINTS`."""
+    return MatchStakes(tuple(view.scores), view.hand_number, round(MATCH_POINTS))
 
 
 def bags_charged(state: MatchState) -> Position:
@@ -141,13 +148,15 @@ class SolveCosts:
         self.learn = learn
         self.seconds = list(SOLVE_SECONDS)
 
-    def solve(self, state: MatchState) -> dict[Card, int]:
-        """The solver's values of ``state`` (points, bags charged: :func:`bags_charged`), its
-        CPU time learnt."""
+    def solve(self, state: MatchState, stakes: MatchStakes | None = None) -> dict[Card, int]:
+        """The solver's values of ``state`` (points, bags charged: :func:`bags_charged`; with
+        ``stakes``, the hand as a step of the match, which charges the bags as well), its CPU
+        time learnt."""
+        position = bags_charged(state) if stakes is None else Position.of(state)
         if not self.learn:
-            return solve(bags_charged(state), Objective.POINTS)
+            return solve(position, Objective.POINTS, stakes)
         started = time.thread_time()
-        values = solve(bags_charged(state), Objective.POINTS)
+        values = solve(position, Objective.POINTS, stakes)
         spent = time.thread_time() - started
         left = min(state.rules.hand_size - len(state.completed_tricks), 13)
         self.seconds[left] += LEARNING * (spent - self.seconds[left])
@@ -230,12 +239,9 @@ class ExpertBot(SearchBot):
             return Noted(prior, f"{prior}: every legal card plays alike")
         prior_choice = next(choice for choice, same in choices.items() if prior in same)
         self.last_match = may_end_match(view)
-        if self.last_match:
-            found = SearchBot.measure(self, view, list(choices))
-        else:
-            found = self.measure(view, list(choices))
+        found = self.measure(view, list(choices))
         best = max(choices, key=lambda card: (found.mean(card), card == prior_choice))
-        if self.last_whole and not self.last_match:
+        if self.last_whole:
             # Exact in every world: the mean decides, by ``errors``.
             clear = found.clearly_better(best, prior_choice, 0.0, self.errors)
         else:  # the greedy part errs: the search bot's test (a point, two errors)
@@ -244,7 +250,8 @@ class ExpertBot(SearchBot):
         return Noted(card, self._note(str(card), found, prior_choice, _card_name))
 
     def measure(self, view: BotView, cards: Sequence[Card]) -> Measurements:
-        """Each card's double-dummy value in every world sampled within the time."""
+        """Each card's double-dummy value in every world sampled within the time (with the
+        match's stakes when the hand may end the match: :attr:`last_match`)."""
         thinking = self._thinking(view)
         rng = random.Random(f"{self.seed}:{view.hand_number}:{len(view.played_cards)}:{view.seat}")
         playout = self._playout(view.rules)
@@ -252,16 +259,17 @@ class ExpertBot(SearchBot):
         horizon = self.costs.horizon(tricks_left, len(cards), self._planned(thinking))
         self.last_horizon = horizon
         self.last_whole = horizon >= tricks_left
+        stakes = match_stakes(view) if self.last_match else None
 
         def outcomes(world: MatchState) -> list[float]:
             if horizon >= tricks_left:
-                solved = self.costs.solve(world)
+                solved = self.costs.solve(world, stakes)
                 return [float(solved[card]) for card in cards]
             values = []
             for card in cards:
                 state = world.clone()
                 act(state, view.seat, PLAY[card])
-                values.append(solved_value(state, view.seat, horizon, playout, self.costs))
+                values.append(solved_value(state, view.seat, horizon, playout, self.costs, stakes))
             return values
 
         return self._worlds(view, thinking, rng, cards, outcomes)
@@ -295,14 +303,14 @@ class ExpertBot(SearchBot):
         """What a decision computed: the worlds, the horizon, each choice's mean value (hand
         points for my side less the others', double dummy) and the heuristic's choice."""
         worlds = len(found.weights)
-        if self.last_match:
-            how = "the match may end this hand: played out greedily, the match's outcome counted"
-        elif not self.last_horizon:
+        if not self.last_horizon:
             how = "played out greedily, scored by the engine"
         elif self.last_whole:
             how = "solved double dummy from here"
         else:
             how = f"played greedily to the last {self.last_horizon} tricks, solved from there"
+        if self.last_match:
+            how = f"the match may end this hand: {how}, the match's outcome counted"
         values = ", ".join(
             f"{name(choice)} {found.mean(choice):+.1f}"
             for choice in sorted(found.cards, key=found.mean, reverse=True)
@@ -332,12 +340,17 @@ def _effective_worlds(weights: Sequence[float]) -> float:
 
 
 def solved_value(
-    state: MatchState, seat: int, horizon: int, playout: Playout, costs: SolveCosts
+    state: MatchState,
+    seat: int,
+    horizon: int,
+    playout: Playout,
+    costs: SolveCosts,
+    stakes: MatchStakes | None = None,
 ) -> float:
     """``seat``'s side's double-dummy value of ``state`` (changed in place): the greedy policy
     plays until at most ``horizon`` tricks are left and a seat of my side is to act (in
     cutthroat: me), then the solver values that position (hand points, my side's less the
-    others'; the best card of the seat to act)."""
+    others', or with ``stakes`` the match's; the best card of the seat to act)."""
     rules = state.rules
     seating = rules.seating
     side = seating.side_of(seat)
@@ -346,7 +359,7 @@ def solved_value(
         turn = state.seat_to_act()
         left = hand_size - len(state.completed_tricks)
         if left <= horizon and seating.side_of(turn) == side:
-            return float(max(costs.solve(state).values()))
+            return float(max(costs.solve(state, stakes).values()))
         act(state, turn, PLAY[playout.card(state, turn)])
 
 

@@ -54,7 +54,7 @@ from spades.engine.errors import IllegalAction, InvalidRules
 from spades.engine.game import Game, card_power, trump_power
 from spades.engine.legal import may_claim_extension, may_concede, pass_choice
 from spades.engine.rules import Clock, Direction, Rules
-from spades.engine.scoring import counting_tricks, score_side
+from spades.engine.scoring import counting_tricks, match_end, score_side
 from spades.engine.seating import SEAT_NAMES, Seat, Seating, seat_name
 from spades.engine.shuffle import SHUFFLE_VERSION, commitment, new_seed
 from spades.engine.state import MatchState, Phase
@@ -114,6 +114,7 @@ __all__ = [
     "format_cards",
     "leave_seat",
     "legal_actions",
+    "match_end",
     "may_claim_extension",
     "may_concede",
     "new_match",

@@ -45,7 +45,7 @@ from spades.engine.legal import (
     turn_refusal,
 )
 from spades.engine.rules import MAX_HAND_SIZE, Rules
-from spades.engine.scoring import score_side
+from spades.engine.scoring import match_end, score_side
 from spades.engine.seating import SEAT_NAMES, Seat, seat_name
 from spades.engine.shuffle import SHUFFLE_VERSION, commitment, first_dealer, new_seed
 from spades.engine.state import (
@@ -377,25 +377,12 @@ def _finish_hand(state: MatchState, out: Events) -> None:
         tuple(seat for seat in state.seating.seats if automatic >> seat & 1) if automatic else ()
     )
     _emit(state, ev.HandScored(state.hand_number, results, seats), out)
-    reason = _end_reason(state)
-    if reason is not None:
-        top = max(state.scores)
-        leaders = [index for index, score in enumerate(state.scores) if score == top]
-        if len(leaders) == 1:
-            _end(state, reason, sides[leaders[0]], out)
-            return
+    ended = match_end(state.rules, state.scores, state.hand_number)
+    if ended is not None:
+        reason, winner = ended
+        _end(state, reason, sides[winner], out)
+        return
     _start_hand(state, out)
-
-
-def _end_reason(state: MatchState) -> ev.EndReason | None:
-    rules = state.rules
-    if max(state.scores) >= rules.target_score:
-        return ev.EndReason.TARGET_SCORE
-    if rules.loss_threshold is not None and min(state.scores) <= rules.loss_threshold:
-        return ev.EndReason.LOSS_THRESHOLD
-    if rules.max_hands is not None and state.hand_number >= rules.max_hands:
-        return ev.EndReason.MAX_HANDS
-    return None
 
 
 def _concede(state: MatchState, seat: Seat) -> Events:

@@ -1,14 +1,20 @@
-"""Scoring one hand for one side (RULES.md section 1, "Scoring a hand").
+"""Scoring one hand for one side (RULES.md section 1, "Scoring a hand"), and whether the match
+ends once the hand is scored ("Winning").
 
 :func:`counting_tricks` says which tricks count toward a side's contract (a Nil bidder's
 tricks do not, unless the table's rules count them for the partner); bots use it to know how
-many tricks their side still needs.
+many tricks their side still needs. :func:`match_end` is the table's own rule for the end of the
+match; the solver reads it too, to value a hand by the match it may decide.
 
 >>> counting_tricks(Rules(), (0, 2), {0: Bid(0), 2: Bid(4)}, {0: 1, 2: 3})
 3
 >>> side = score_side(Rules(), (0, 2), {0: Bid(4), 2: Bid(3)}, {0: 5, 2: 4}, 0, 0)
 >>> side.hand_points, side.bags
 (72, 2)
+>>> match_end(Rules(), [510, 480], hand_number=9)  # North-South (side 0) reached 500
+(<EndReason.TARGET_SCORE: 'target score'>, 0)
+>>> match_end(Rules(), [510, 510], hand_number=9) is None  # tied at the top: play on
+True
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from spades.engine.actions import Bid
-from spades.engine.events import NilResult, SeatResult, SideResult
+from spades.engine.events import EndReason, NilResult, SeatResult, SideResult
 from spades.engine.rules import MAX_HAND_SIZE, Rules
 
 NIL_POINTS: Final = 100
@@ -123,6 +129,27 @@ def score_side(
         total_score=score_before + hand_points,
         total_bags=total_bags,
     )
+
+
+def match_end(
+    rules: Rules, scores: Sequence[int], hand_number: int
+) -> tuple[EndReason, int] | None:
+    """Whether the match ends once hand ``hand_number`` is scored and the sides stand at
+    ``scores``: why, and the winning side's index (into ``rules.sides``); None when it goes on,
+    no end being reached or the highest scores being tied (another hand breaks the tie)."""
+    if max(scores) >= rules.target_score:
+        reason = EndReason.TARGET_SCORE
+    elif rules.loss_threshold is not None and min(scores) <= rules.loss_threshold:
+        reason = EndReason.LOSS_THRESHOLD
+    elif rules.max_hands is not None and hand_number >= rules.max_hands:
+        reason = EndReason.MAX_HANDS
+    else:
+        return None
+    top = max(scores)
+    leaders = [index for index, score in enumerate(scores) if score == top]
+    if len(leaders) != 1:
+        return None
+    return reason, leaders[0]
 
 
 # Every hand scores a result per seat (and per Nil): interned, as they repeat so often. Results

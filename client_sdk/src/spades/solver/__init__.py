@@ -4,7 +4,8 @@
 :class:`Position` read from one) and returns, for each card the player to act may play, the
 value its side gets if everyone then plays perfectly with all the cards in view, under every
 rule variation the engine plays. Two objectives (:class:`Objective`): the hand's points as the
-engine scores them (the actor's side minus the other side) and the actor's side's tricks. With
+engine scores them (the actor's side minus the other side; with :class:`MatchStakes`, as a step
+of the match, winning or losing it counted) and the actor's side's tricks. With
 three players (cutthroat) the two others are assumed to play together against the actor (the
 paranoid assumption). The search is compiled C (``make solver``); see docs/solver.md.
 
@@ -27,6 +28,15 @@ A hand bid 3 all round, played by the clock's cheapest cards until three tricks 
 
 from spades.solver.position import Position, UnsolvablePosition
 from spades.solver.search import solve
-from spades.solver.values import Objective, hand_value, leaf_table
+from spades.solver.values import MatchStakes, Objective, hand_value, leaf_table, match_value
 
-__all__ = ["Objective", "Position", "UnsolvablePosition", "hand_value", "leaf_table", "solve"]
+__all__ = [
+    "MatchStakes",
+    "Objective",
+    "Position",
+    "UnsolvablePosition",
+    "hand_value",
+    "leaf_table",
+    "match_value",
+    "solve",
+]

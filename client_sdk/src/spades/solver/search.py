@@ -15,7 +15,7 @@ from types import ModuleType
 from spades.engine import CARDS, Bid, Card, MatchState, Rules
 from spades.engine.cards import iter_cards
 from spades.solver.position import Position
-from spades.solver.values import Objective, leaf_table
+from spades.solver.values import MatchStakes, Objective, leaf_table
 
 _SPADE_FIELD = 3 * 16
 
@@ -51,11 +51,14 @@ def _encode(mask: int, code: tuple[int, ...]) -> int:
 
 
 def solve(
-    position: Position | MatchState, objective: Objective = Objective.TRICKS
+    position: Position | MatchState,
+    objective: Objective = Objective.TRICKS,
+    stakes: MatchStakes | None = None,
 ) -> dict[Card, int]:
     """The value of every legal card of the player to act, under ``objective``, for that
     player's side (see :class:`~spades.solver.values.Objective`), both sides playing
-    perfectly with every card in view; lowest card first.
+    perfectly with every card in view; lowest card first. With ``stakes`` (points only) the
+    hand is valued as a step of the match (:class:`~spades.solver.values.MatchStakes`).
 
     With three players the two others play together against the player to act (the paranoid
     assumption). A state the solver cannot take raises
@@ -71,7 +74,7 @@ def solve(
     # zero-sum between the sides), so that one context serves both sides' turns. Cutthroat:
     # the paranoid coalition is against the actor, so each actor has its own.
     reference = 0 if rules.players == 4 else actor
-    context = _context(rules, reference, objective, position.bids, position.bags, tricks)
+    context = _context(rules, reference, objective, position.bids, position.bags, tricks, stakes)
     base = tricks + 1
     wins_index = sum(won * base**seat for seat, won in enumerate(position.tricks_won))
     roots = [code[number] for number in iter_cards(position.legal)]
@@ -131,10 +134,12 @@ def _context(
     bids: tuple[Bid, ...],
     bags: tuple[int, ...],
     tricks: int,
+    stakes: MatchStakes | None = None,
 ) -> object:
-    """The search context of a hand of ``tricks`` tricks with these bids and bags, valued for
-    ``reference``'s side: made once, then kept while it is among the thread's recent ones."""
-    key = (rules, reference, objective, bids, bags, tricks, TABLE_ENTRIES)
+    """The search context of a hand of ``tricks`` tricks with these bids and bags (and stakes),
+    valued for ``reference``'s side: made once, then kept while it is among the thread's recent
+    ones."""
+    key = (rules, reference, objective, bids, bags, tricks, stakes, TABLE_ENTRIES)
     contexts: OrderedDict[tuple[object, ...], object] | None = getattr(_recent, "contexts", None)
     if contexts is None:
         contexts = _recent.contexts = OrderedDict()
@@ -144,7 +149,7 @@ def _context(
         return context
     seating = rules.seating
     side = seating.side_of(reference)
-    leaf = leaf_table(rules, reference, objective, bids, bags, (0,) * rules.players, tricks)
+    leaf = leaf_table(rules, reference, objective, bids, bags, (0,) * rules.players, tricks, stakes)
     context = _compiled().context(
         rules.players,
         tuple(seating.next(seat) for seat in seating.seats),

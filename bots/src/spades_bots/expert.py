@@ -251,7 +251,7 @@ class ExpertBot(SearchBot):
 
     def measure(self, view: BotView, cards: Sequence[Card]) -> Measurements:
         """Each card's double-dummy value in every world sampled within the time (with the
-        match's stakes when the hand may end the match: :attr:`last_match`)."""
+        match's stakes when the hand may end the match: :func:`may_end_match`)."""
         thinking = self._thinking(view)
         rng = random.Random(f"{self.seed}:{view.hand_number}:{len(view.played_cards)}:{view.seat}")
         playout = self._playout(view.rules)
@@ -259,7 +259,7 @@ class ExpertBot(SearchBot):
         horizon = self.costs.horizon(tricks_left, len(cards), self._planned(thinking))
         self.last_horizon = horizon
         self.last_whole = horizon >= tricks_left
-        stakes = match_stakes(view) if self.last_match else None
+        stakes = match_stakes(view) if may_end_match(view) else None
 
         def outcomes(world: MatchState) -> list[float]:
             if horizon >= tricks_left:

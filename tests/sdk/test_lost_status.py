@@ -11,8 +11,9 @@ one open in 600 when the client writes only ``start``, as the SDK does (measured
 Before the write, the test holds the event loop for ``HOLD_SECONDS``: grpc's own threads then
 deliver the server's status to the client's core, while the client's event loop, held, cannot
 take it in. Without the hold, a loaded machine (four to six busy processes on two cores) let
-the client take the status in first in 2% to 33% of crossings (runs of 60 and 100), and 3 lost
-in a row then failed to come in 10 tries now and then; with it, 7 crossings of 800 kept it."""
+the client take the status in first in up to a third of crossings (eight runs of 60 or 100:
+from none to 33%), and 3 lost in a row then failed to come in 10 tries now and then; with it,
+7 crossings of 800 kept it."""
 
 from __future__ import annotations
 

@@ -12,7 +12,12 @@ import subprocess
 from pathlib import Path
 
 from tests.support.bot_process import SPADES_BOT, start_bot, wait_for_text
-from tests.support.processes import clean_environment, free_port, spades_server
+from tests.support.processes import (
+    clean_environment,
+    free_port,
+    spades_server,
+    unanswered_address,
+)
 
 MATCH_TIMEOUT = 90
 
@@ -66,28 +71,28 @@ def test_a_bot_started_first_waits_and_its_quick_match_ends(tmp_path: Path) -> N
 def test_a_server_that_is_not_there_is_said_on_the_first_line(tmp_path: Path) -> None:
     """Before the retries (whose call alone takes seconds to fail), the first line says no
     server answers and what to do."""
-    address = f"127.0.0.1:{free_port()}"
     output = tmp_path / "bot.out"
-    bot = start_bot(output, "--server", address, "--quick-match")
-    try:
-        wait_for_text(output, "\n", 30)
-    finally:
-        bot.kill()
-        bot.wait(10)
+    with unanswered_address() as address:
+        bot = start_bot(output, "--server", address, "--quick-match")
+        try:
+            wait_for_text(output, "\n", 30)
+        finally:
+            bot.kill()
+            bot.wait(10)
     first = output.read_text().splitlines()[0]
     assert f"ERROR nothing answers at {address}" in first, first
     assert "is spades-server running there?" in first and "up to 120 s (--retry-for)" in first
 
 
 def test_retry_for_zero_gives_up_on_a_server_that_is_not_there() -> None:
-    address = f"127.0.0.1:{free_port()}"
-    ran = subprocess.run(
-        [str(SPADES_BOT), "--server", address, "--quick-match", "--retry-for", "0"],
-        capture_output=True,
-        text=True,
-        env=clean_environment(),
-        timeout=60,
-    )
+    with unanswered_address() as address:
+        ran = subprocess.run(
+            [str(SPADES_BOT), "--server", address, "--quick-match", "--retry-for", "0"],
+            capture_output=True,
+            text=True,
+            env=clean_environment(),
+            timeout=60,
+        )
     assert ran.returncode == 1
     (line,) = ran.stderr.splitlines()
     assert f"UNAVAILABLE: nothing answers at {address}" in line and line.endswith("gave up")

@@ -327,6 +327,20 @@ def free_ports(count: int) -> list[int]:
             probe.close()
 
 
+@contextlib.contextmanager
+def unanswered_address() -> Iterator[str]:
+    """An address on the loopback where nothing answers while the block runs: a socket bound to
+    it, never listening, refuses every connection, and keeps the port from the kernel's other
+    choices meanwhile. A port found free and let go (:func:`free_port`) is no such address: a
+    server of a test running beside may be given it next, and then answers there."""
+    held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        held.bind((LOOPBACK, 0))
+        yield f"{LOOPBACK}:{held.getsockname()[1]}"
+    finally:
+        held.close()
+
+
 def server_args(storage: LogStorage | Path, port: int, *extra: str) -> list[str]:
     """Flags for a server process on ``storage`` (a PostgreSQL one after ``prepare()``): each
     restart with the same flags comes back on the same log and address."""

@@ -5,7 +5,6 @@ storage a test's server process is given."""
 from __future__ import annotations
 
 import asyncio
-import socket
 from pathlib import Path
 
 import asyncpg
@@ -22,21 +21,15 @@ from tests.support.backends import (
     read_to_head,
     require_postgres,
 )
+from tests.support.processes import unanswered_address
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def closed_port_dsn() -> str:
-    """A DSN on a 127.0.0.1 port nothing listens on (the kernel's choice, released again)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"postgresql://postgres@127.0.0.1:{port}/test"
-
-
 def test_a_postgresql_that_does_not_answer_is_named_with_the_error() -> None:
-    dsn = closed_port_dsn()
-    reason = probe_postgres(dsn)
+    with unanswered_address() as address:
+        dsn = f"postgresql://postgres@{address}/test"
+        reason = probe_postgres(dsn)
     assert reason is not None and dsn in reason, reason
 
 

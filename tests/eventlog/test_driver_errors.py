@@ -9,7 +9,6 @@ The classes that replaced a built-in one still are one (``LogUnreachable`` an ``
 
 from __future__ import annotations
 
-import socket
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -29,16 +28,9 @@ from spades_server.eventlog import (
     SqliteEventLog,
 )
 from tests.support.backends import POSTGRES_DSN, drop_schema, schema_for
+from tests.support.processes import unanswered_address
 
 pytestmark = pytest.mark.asyncio
-
-
-def closed_port() -> int:
-    """An ephemeral port on 127.0.0.1 where nothing listens (bound, then let go)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 @pytest_asyncio.fixture
@@ -99,11 +91,12 @@ async def test_a_file_of_a_newer_schema_is_incompatible(tmp_path: Path) -> None:
 
 
 async def test_a_port_where_nothing_listens_is_unreachable() -> None:
-    port = closed_port()
-    log = PostgresEventLog(f"postgresql://postgres@127.0.0.1:{port}/test", pool_size=1)
-    with pytest.raises(LogUnreachable) as refused:
-        await log.open()
-    await log.close()
+    with unanswered_address() as address:
+        port = address.rsplit(":", 1)[1]
+        log = PostgresEventLog(f"postgresql://postgres@{address}/test", pool_size=1)
+        with pytest.raises(LogUnreachable) as refused:
+            await log.open()
+        await log.close()
     assert isinstance(refused.value, EventLogError) and isinstance(refused.value, OSError)
     assert "Connect call failed" in str(refused.value) and str(port) in str(refused.value)
     assert isinstance(refused.value.__cause__, OSError)  # the driver's own, kept as the cause

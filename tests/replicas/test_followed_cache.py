@@ -200,6 +200,9 @@ async def test_a_replica_does_not_follow_tables_it_does_not_serve(tmp_path: Path
             streams = {seat: here.seat_stream(token) for seat, token in enumerate(tokens_)}
             for stream in streams.values():
                 await stream.start()
+            # Held by the streams, the table is followed once its follower has read it; under
+            # load the first action could come before that, and be decided after a read.
+            await until_followed(servers[0].store, table_id)
             turns = itertools.count()
             await play_turns(
                 here, table_id, streams, random.Random(16), until=lambda _: next(turns) >= 12

@@ -5,6 +5,7 @@ test running beside, which then answered a test expecting silence)."""
 
 from __future__ import annotations
 
+import errno
 import socket
 
 import pytest
@@ -31,8 +32,9 @@ def test_an_unanswered_address_refuses_connections_and_cannot_be_taken_while_hel
         # As the server binds (SO_REUSEADDR, no SO_REUSEPORT): refused while the port is held.
         with socket.socket() as server:
             server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            with pytest.raises(OSError):
+            with pytest.raises(OSError) as refused:
                 server.bind((host, int(port)))
+            assert refused.value.errno == errno.EADDRINUSE, refused.value
         # And the kernel's own choices for the other tests' servers never fall on it.
         chosen = processes.free_ports(200)
         assert int(port) not in chosen

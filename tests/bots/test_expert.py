@@ -38,6 +38,7 @@ from spades_bots.expert import (
 from spades_bots.random_bot import RandomBot
 from spades_bots.registry import bot_class
 from spades_bots.search import SearchBot, bid_candidates, nil_worth_trying
+from tests.support.deals import NIL_TO_SET
 
 RULE_SETS = {
     "default": Rules(max_hands=1),
@@ -253,6 +254,17 @@ def test_the_expert_notes_what_it_computed() -> None:
         assert not decision.replaced
         assert "worlds" in decision.note
         assert "the heuristic's choice" in decision.note
+
+
+def test_it_ducks_under_a_nil_bidders_card_the_heuristic_would_beat() -> None:
+    # The position of the search bot's test (tests/support/deals.py): the heuristic takes
+    # North's 10♥ with the jack, saving North's Nil; the 9 sets it. The two are measured apart
+    # (the 10 is on the table, not gone), and the 9 measures better in every world.
+    bot = ExpertBot(seed=1, think_ms=60_000, max_worlds=16, learn=False, plan_ms=100)
+    decision = bot.play(BotView(NIL_TO_SET.state(), 1))
+    assert decision.answer == Card.parse("9H")
+    assert "plays alike" not in decision.note
+    assert "the heuristic's choice JH" in decision.note
 
 
 def test_it_is_registered_with_a_thinking_time() -> None:

@@ -13,10 +13,8 @@ from spades.bot.thinking import Thinking, turn_seconds
 from spades.commands.bot import make_bot
 from spades.engine import (
     BID,
-    PLAY,
     Card,
     Clock,
-    MatchState,
     Phase,
     Rules,
     apply,
@@ -26,11 +24,11 @@ from spades.engine import (
     seated_match,
 )
 from spades.engine import events as ev
-from spades.engine.shuffle import first_dealer
 from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from spades_bots.registry import bot_class
-from spades_bots.search import SETTLED_WORLDS, Measurements, Playout, SearchBot
+from spades_bots.search import SETTLED_WORLDS, Measurements, Playout, SearchBot, gone
+from tests.support.deals import NIL_TO_SET, dealt_by_west
 
 RULE_SETS = [
     Rules(max_hands=1),
@@ -211,24 +209,19 @@ def test_cards_with_nothing_between_them_are_searched_once() -> None:
     }
 
 
-def dealt_by_west(hands: dict[int, str], bids: list[int], *plays: str) -> MatchState:
-    """West deals ``hands`` (the rest of the deck in order to fill them), North bids first and
-    leads; the bids and cards are played in turn."""
-    given = {seat: list(parse_cards(text)) for seat, text in hands.items()}
-    rest = [n for n in range(52) if all(n not in cards for cards in given.values())]
-    deal: list[list[int]] = []
-    for seat in range(4):
-        cards: list[int] = list(given.get(seat, []))
-        while len(cards) < 13:
-            cards.append(rest.pop(0))
-        deal.append(cards)
-    seed = next(bytes([b]) * 32 for b in range(256) if first_dealer(bytes([b]) * 32, 4) == 3)
-    state, _ = seated_match(Rules(), seed, preset_deals=[deal])
-    for bid in bids:
-        state, _ = apply(state, state.seat_to_act(), BID[bid])
-    for text in plays:
-        state, _ = apply(state, state.seat_to_act(), PLAY[Card.parse(text)])
-    return state
+def test_a_card_on_the_table_keeps_the_cards_either_side_of_it_apart() -> None:
+    # North bid Nil and wins West's 5♥ with the 10 so far; East holds every heart above it.
+    # The 9 sets the Nil, the jack saves it: the 10 is on the table, not gone, so the two do
+    # not play alike. East-West, bidding 12, need every trick left but one, and the heuristic
+    # takes the trick with the jack; the search bot, measuring the 9 on its own, ducks.
+    state = NIL_TO_SET.state()
+    view = BotView(state, 1)
+    assert HeuristicBot().play(view) == Card.parse("JH")
+    groups = Playout(Rules()).distinct(view.legal_cards, gone(view))
+    assert groups[Card.parse("9H")] == [Card.parse("9H")]
+    assert groups[Card.parse("JH")] == parse_cards("JH QH KH AH")
+    bot = SearchBot(seed=1, think_ms=60_000, max_worlds=16)
+    assert bot.play(BotView(state, 1)) == Card.parse("9H")
 
 
 PLAYOUT_HANDS = {0: "AH AC 2D", 1: "2H 2C TD", 2: "3H 3C 3D 9D QD", 3: "4H 4C"}

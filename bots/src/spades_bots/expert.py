@@ -62,6 +62,7 @@ from spades_bots.search import (
     bid_candidates,
     bid_likelihood,
     choose_bid,
+    gone,
     nil_worth_trying,
 )
 
@@ -234,7 +235,7 @@ class ExpertBot(SearchBot):
         if len(legal) == 1:
             return Noted(legal[0], f"{legal[0]}: my only legal card")
         prior = self.heuristic.play(view)
-        choices = self._playout(view.rules).distinct(legal, view.played_cards)
+        choices = self._playout(view.rules).distinct(legal, gone(view))
         if len(choices) == 1:
             return Noted(prior, f"{prior}: every legal card plays alike")
         prior_choice = next(choice for choice, same in choices.items() if prior in same)

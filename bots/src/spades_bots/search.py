@@ -193,7 +193,9 @@ class Playout:
     def distinct(self, hand: Sequence[Card], played: Iterable[int]) -> dict[Card, list[Card]]:
         """The cards of ``hand`` that play differently (the lowest of each group), each with
         the cards that play just like it: cards of one suit with nothing between them but
-        cards already played or held (the 9 and the J of a suit whose 10 is gone)."""
+        cards held or ``played``, the cards of the hand's finished tricks (the 9 and the J of
+        a suit whose 10 is gone). A card on the table is not gone: of the 9 and the J around
+        a 10 played to this trick, one beats it and the other does not (:func:`gone`)."""
         gone = 0
         for card in played:
             gone |= 1 << card
@@ -225,6 +227,12 @@ class Playout:
                 bid += member_bid.tricks
                 won += state.tricks_won[member]
         return won < bid
+
+
+def gone(view: BotView) -> list[Card]:
+    """The cards of the hand's finished tricks, which no card can beat any more (not the
+    cards on the table: :meth:`Playout.distinct`)."""
+    return [play.card for trick in view.tricks for play in trick.plays]
 
 
 def side_values(state: MatchState) -> list[float]:
@@ -353,7 +361,7 @@ class SearchBot(Bot):
         if len(legal) == 1:
             return legal[0]
         prior = self.heuristic.play(view)
-        choices = self._playout(view.rules).distinct(legal, view.played_cards)
+        choices = self._playout(view.rules).distinct(legal, gone(view))
         if len(choices) == 1:
             return prior
         prior_choice = next(choice for choice, same in choices.items() if prior in same)

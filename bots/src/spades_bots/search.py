@@ -196,18 +196,18 @@ class Playout:
         cards held or ``played``, the cards of the hand's finished tricks (the 9 and the J of
         a suit whose 10 is gone). A card on the table is not gone: of the 9 and the J around
         a 10 played to this trick, one beats it and the other does not (:func:`gone`)."""
-        gone = 0
+        passed = 0  # the cards nothing needs to beat: held, or out of play
         for card in played:
-            gone |= 1 << card
+            passed |= 1 << card
         for card in hand:
-            gone |= 1 << card
+            passed |= 1 << card
         groups: dict[Card, list[Card]] = {}
         ordered = sorted(hand, key=lambda card: (effective_suit(card), self.strength[card]))
         lowest: Card | None = None
         for card in ordered:
             if lowest is not None and effective_suit(card) == effective_suit(lowest):
                 between = self.above[lowest] & ~self.above[card] & ~(1 << card)
-                if not between & ~gone:
+                if not between & ~passed:
                     groups[lowest].append(card)
                     continue
             lowest = card

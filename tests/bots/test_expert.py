@@ -38,7 +38,7 @@ from spades_bots.expert import (
 from spades_bots.random_bot import RandomBot
 from spades_bots.registry import bot_class
 from spades_bots.search import SearchBot, bid_candidates, nil_worth_trying
-from tests.support.deals import NIL_TO_SET
+from tests.support.deals import nil_to_set
 
 RULE_SETS = {
     "default": Rules(max_hands=1),
@@ -261,7 +261,7 @@ def test_it_ducks_under_a_nil_bidders_card_the_heuristic_would_beat() -> None:
     # North's 10♥ with the jack, saving North's Nil; the 9 sets it. The two are measured apart
     # (the 10 is on the table, not gone), and the 9 measures better in every world.
     bot = ExpertBot(seed=1, think_ms=60_000, max_worlds=16, learn=False, plan_ms=100)
-    decision = bot.play(BotView(NIL_TO_SET.state(), 1))
+    decision = bot.play(BotView(nil_to_set(), 1))
     assert decision.answer == Card.parse("9H")
     assert "plays alike" not in decision.note
     assert "the heuristic's choice JH" in decision.note

@@ -28,7 +28,7 @@ from spades_bots.heuristic import HeuristicBot
 from spades_bots.random_bot import RandomBot
 from spades_bots.registry import bot_class
 from spades_bots.search import SETTLED_WORLDS, Measurements, Playout, SearchBot, gone
-from tests.support.deals import NIL_TO_SET, dealt_by_west
+from tests.support.deals import dealt_by_west, nil_to_set
 
 RULE_SETS = [
     Rules(max_hands=1),
@@ -214,7 +214,7 @@ def test_a_card_on_the_table_keeps_the_cards_either_side_of_it_apart() -> None:
     # The 9 sets the Nil, the jack saves it: the 10 is on the table, not gone, so the two do
     # not play alike. East-West, bidding 12, need every trick left but one, and the heuristic
     # takes the trick with the jack; the search bot, measuring the 9 on its own, ducks.
-    state = NIL_TO_SET.state()
+    state = nil_to_set()
     view = BotView(state, 1)
     assert HeuristicBot().play(view) == Card.parse("JH")
     groups = Playout(Rules()).distinct(view.legal_cards, gone(view))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from spades.engine import BID, PLAY, Card, MatchState, Rules, apply, parse_cards, seated_match
 from spades.engine.shuffle import first_dealer
 
@@ -28,28 +26,22 @@ def dealt_by_west(hands: dict[int, str], bids: list[int], *plays: str) -> MatchS
     return state
 
 
-@dataclass(frozen=True)
-class Dealt:
-    """A position dealt by West (:func:`dealt_by_west`), made anew each time it is asked for."""
-
-    hands: dict[int, str]
-    bids: list[int]
-    plays: tuple[str, ...]
-
-    def state(self) -> MatchState:
-        return dealt_by_west(self.hands, self.bids, *self.plays)
-
-
-#: North bid Nil, East-West 12. West took the first trick and led the 5♥; North played the
-#: 10♥, and East, to play, holds the 9♥ and every heart above the 10: the 9 sets North's Nil
-#: and East-West still take every other trick (they hold every spade).
-NIL_TO_SET = Dealt(
-    hands={
-        0: "2C TH 2D 3D 4D 5D 6D 7D 8D 2H 3H 4H 6H",
-        1: "3C 9H JH QH KH AH AS KS QS JS TS 9S 8S",
-        2: "4C 5C 6C 7C 8C 9C TC JC QC KC 9D TD JD",
-        3: "AC 5H 7H 8H QD KD AD 2S 3S 4S 5S 6S 7S",
-    },
-    bids=[0, 6, 1, 6],
-    plays=("2C", "3C", "4C", "AC", "5H", "TH"),
-)
+def nil_to_set() -> MatchState:
+    """North bid Nil, East-West 12. West took the first trick and led the 5♥; North played the
+    10♥, and East, to play, holds the 9♥ and every heart above the 10: the 9 sets North's Nil
+    and East-West still take every other trick (they hold every spade)."""
+    return dealt_by_west(
+        {
+            0: "2C TH 2D 3D 4D 5D 6D 7D 8D 2H 3H 4H 6H",
+            1: "3C 9H JH QH KH AH AS KS QS JS TS 9S 8S",
+            2: "4C 5C 6C 7C 8C 9C TC JC QC KC 9D TD JD",
+            3: "AC 5H 7H 8H QD KD AD 2S 3S 4S 5S 6S 7S",
+        },
+        [0, 6, 1, 6],
+        "2C",
+        "3C",
+        "4C",
+        "AC",
+        "5H",
+        "TH",
+    )

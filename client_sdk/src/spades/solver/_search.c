@@ -728,13 +728,17 @@ static uint64_t close_runs(uint64_t rel, const Move *moves, const int *searched,
 }
 
 /* What the last card of a trick found about the trick boundary it leads to before searching
-   it: its value (`decided`, with `rel`), or else its key and stored best lead. */
+   it: the boundary itself (the card played, kept so that searching it does not play it again,
+   and the cards that decided the trick), its value (`decided`, with `rel`), or else its key and
+   stored best lead. */
 typedef struct {
     int decided;
     int32_t value;
     uint64_t rel;
     int preferred;
     Key key;
+    Node child;
+    uint64_t decided_by;
 } Known;
 
 static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32_t beta,
@@ -790,13 +794,18 @@ static int32_t last_trick(Search *search, const Node *node, uint64_t *rel) {
 
 static int32_t search_move(Search *search, const Node *node, const Move *move, int32_t alpha,
                            int32_t beta, uint64_t *rel, const Known *known) {
+    if (known != NULL) {
+        if (known->decided) {
+            *rel = known->rel | known->decided_by;
+            return known->value;
+        }
+        int32_t value = alpha_beta(search, &known->child, alpha, beta, rel, known);
+        *rel |= known->decided_by;
+        return value;
+    }
     Node child = *node;
     uint64_t decided = play(search, &child, move->card);
-    if (known != NULL && known->decided) {
-        *rel = known->rel | decided;
-        return known->value;
-    }
-    int32_t value = alpha_beta(search, &child, alpha, beta, rel, known);
+    int32_t value = alpha_beta(search, &child, alpha, beta, rel, NULL);
     *rel |= decided;
     return value;
 }
@@ -966,13 +975,15 @@ static int32_t alpha_beta(Search *search, const Node *node, int32_t alpha, int32
                   __builtin_popcountll(node->hands[node->turn]) > KNOWN_MIN_CARDS;
     if (knowing) {
         for (int i = 0; i < count; i++) {
-            Node child = *node;
-            uint64_t decided = play(search, &child, moves[i].card);
             Known *known_child = &knowns[i];
+            Node *child_node = &known_child->child;
+            *child_node = *node;
+            uint64_t decided = play(search, child_node, moves[i].card);
+            known_child->decided_by = decided;
             known_child->preferred = -1;
             known_child->rel = 0;
             known_child->decided =
-                boundary_bounds(search, &child, alpha, beta, &known_child->rel,
+                boundary_bounds(search, child_node, alpha, beta, &known_child->rel,
                                 &known_child->value, &known_child->key, &known_child->preferred);
             if (known_child->decided &&
                 (maximizing ? known_child->value >= beta : known_child->value <= alpha)) {
